@@ -1,0 +1,121 @@
+// Finds, checks and loads plugins (Boost.DLL). The core talks to plugins only
+// through the SDK interfaces; a plugin stays loaded while anything it created
+// is alive (PluginHandle holds the library).
+#pragma once
+
+#include <glmrt/base/memory.h>
+#include <glmrt/plugin/plugin.h>
+#include <glmrt/profile/profile.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace glmrt {
+
+/// What `glmrt plugins` lists for one shared object.
+struct PluginInfo {
+  std::filesystem::path path;
+  std::string kind;  // "kernels" | "io" | "draft"
+  std::string name;
+  std::string version;
+  std::string abi;  // "major.minor"
+  std::string description;
+  int score = 0;
+  bool supported = false;
+  std::string reason;  // why unsupported (or the probe's note)
+};
+
+/// Owns the C struct of services lent to plugins: budgeted allocation, the
+/// thread count and parallel_for (OpenMP), logging to stderr.
+class HostServices {
+ public:
+  HostServices(MemoryBudget& budget, int n_threads);
+  HostServices(const HostServices&) = delete;
+  HostServices& operator=(const HostServices&) = delete;
+  const glmrt_host_services* get() const { return &services_; }
+  int n_threads() const { return services_.n_threads; }
+
+ private:
+  glmrt_host_services services_{};
+  MemoryBudget& budget_;
+  friend struct HostServicesAccess;
+};
+
+class LoadedLibrary;  // a dlopen'ed plugin; defined in the host's source
+
+/// Unique owner of one object a plugin created; destroy() on release.
+template <typename Interface>
+class PluginHandle {
+ public:
+  PluginHandle() = default;
+  PluginHandle(std::shared_ptr<LoadedLibrary> library, Interface* object, PluginInfo info)
+      : library_(std::move(library)), object_(object), info_(std::move(info)) {}
+  PluginHandle(PluginHandle&& o) noexcept
+      : library_(std::move(o.library_)), object_(std::exchange(o.object_, nullptr)),
+        info_(std::move(o.info_)) {}
+  PluginHandle& operator=(PluginHandle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      library_ = std::move(o.library_);
+      object_ = std::exchange(o.object_, nullptr);
+      info_ = std::move(o.info_);
+    }
+    return *this;
+  }
+  ~PluginHandle() { reset(); }
+
+  Interface* operator->() const { return object_; }
+  Interface& operator*() const { return *object_; }
+  explicit operator bool() const { return object_ != nullptr; }
+  const PluginInfo& info() const { return info_; }
+
+ private:
+  void reset() {
+    if (object_) object_->destroy();  // before the library can unload
+    object_ = nullptr;
+    library_.reset();
+  }
+  std::shared_ptr<LoadedLibrary> library_;
+  Interface* object_ = nullptr;
+  PluginInfo info_;
+};
+
+class PluginHost {
+ public:
+  /// Search order: profile.plugin_paths, then $GLMRT_PLUGIN_PATH (':'-separated),
+  /// then plugins/ beside the executable, then <prefix>/lib/glmrt/plugins.
+  explicit PluginHost(const Profile& profile);
+  explicit PluginHost(std::vector<std::filesystem::path> search_dirs);
+
+  const std::vector<std::filesystem::path>& search_dirs() const { return search_dirs_; }
+
+  /// Every libglmrt-*.so in the search path (first found wins per file name),
+  /// including ones that fail to load (supported = false, reason says why).
+  std::vector<PluginInfo> discover() const;
+
+  /// Reads a plugin's descriptor and runs its probe; throws glmrt::Error naming
+  /// the file when it is not a glmrt plugin or its ABI major differs.
+  PluginInfo inspect(const std::filesystem::path& shared_object) const;
+
+  /// Resolves a name ("kernels-scalar"), "auto" (kernels only) or a path to a
+  /// file, checking kind, ABI and probe; errors name the file and mismatch
+  /// (and, for a missing name, the folders searched).
+  std::filesystem::path resolve(const PluginChoice& choice, glmrt_plugin_kind kind) const;
+
+  PluginHandle<plugin::Kernels> create_kernels(const PluginChoice& choice,
+                                               const HostServices& host) const;
+  PluginHandle<plugin::Io> create_io(const PluginChoice& choice, const HostServices& host) const;
+  PluginHandle<plugin::Draft> create_draft(const PluginChoice& choice,
+                                           const HostServices& host) const;
+
+  /// Resolves every plugin a profile names; throws with the profile's file:line
+  /// of the offending key on the first failure.
+  void check_profile(const Profile& profile) const;
+
+ private:
+  std::vector<std::filesystem::path> search_dirs_;
+};
+
+}  // namespace glmrt

@@ -1,0 +1,67 @@
+// The tensors of a model directory: one model.safetensors, or shards listed by
+// model.safetensors.index.json. Every header is validated when opened.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace glmrt {
+
+enum class DType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, BOOL, F8_E4M3, F8_E5M2 };
+
+std::string_view dtype_name(DType d);
+size_t dtype_size(DType d);
+
+struct TensorInfo {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  int file_index;        // into TensorDirectory::files()
+  uint64_t offset;       // absolute byte offset in that file
+  uint64_t byte_size;
+  int64_t numel() const;
+};
+
+class TensorDirectory {
+ public:
+  /// Opens DIR/model.safetensors.index.json if present, else DIR/model.safetensors,
+  /// else the only *.safetensors file. Throws glmrt::Error naming the file.
+  static TensorDirectory open(const std::filesystem::path& model_dir);
+  /// Opens one .safetensors file.
+  static TensorDirectory open_file(const std::filesystem::path& file);
+
+  TensorDirectory(TensorDirectory&&) noexcept;
+  TensorDirectory& operator=(TensorDirectory&&) noexcept;
+  ~TensorDirectory();
+
+  const std::vector<std::filesystem::path>& files() const { return files_; }
+  const TensorInfo* find(std::string_view name) const;
+  /// Throws naming the tensor and the directory when absent.
+  const TensorInfo& at(std::string_view name) const;
+  bool contains(std::string_view name) const { return find(name) != nullptr; }
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+
+  /// Raw bytes of a tensor (dst.size() must equal byte_size).
+  void read_raw(const TensorInfo& t, std::span<std::byte> dst) const;
+  /// The tensor as f32 (F32, BF16, F16, F64 converted); dst.size() == numel.
+  void read_f32(const TensorInfo& t, std::span<float> dst) const;
+  std::vector<float> read_f32(const TensorInfo& t) const;
+
+  /// The OS file descriptor of files()[i] (opened read-only, O_CLOEXEC).
+  int fd(int file_index) const { return fds_.at(file_index); }
+
+ private:
+  TensorDirectory() = default;
+  std::vector<std::filesystem::path> files_;
+  std::vector<int> fds_;
+  std::vector<TensorInfo> tensors_;
+  std::unordered_map<std::string, size_t> by_name_;
+};
+
+}  // namespace glmrt

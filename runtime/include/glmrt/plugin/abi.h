@@ -1,0 +1,100 @@
+// glmrt plugin SDK — the binary contract between the glmrt core and a plugin.
+//
+// A plugin is a shared object named libglmrt-<name>.so that exports, with C
+// linkage, one function:
+//
+//   extern "C" const glmrt_plugin_descriptor* glmrt_plugin_describe(void);
+//
+// The host reads the descriptor's struct_size, ABI version and kind before it
+// calls anything else. Rules at the boundary, so a plugin built elsewhere keeps
+// working: no STL types and no exceptions cross it; methods are noexcept and
+// return a glmrt_status; views are pointer + length; the host owns memory (ask
+// glmrt_host_services for buffers) and threading (use its parallel_for).
+//
+// Versioning: major.minor. A different major is refused. Interfaces only grow at
+// their end, so a plugin built against an older minor is accepted; the host
+// calls a method added in minor N only when the plugin's abi_minor >= N.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GLMRT_ABI_MAJOR 1
+#define GLMRT_ABI_MINOR 0
+
+/// Name of the one symbol every plugin exports.
+#define GLMRT_PLUGIN_ENTRY_SYMBOL "glmrt_plugin_describe"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// 0 is success; anything else is an error whose text the object's
+/// last_error() method returns.
+typedef int32_t glmrt_status;
+#define GLMRT_OK 0
+#define GLMRT_ERR_INVALID_ARGUMENT 1
+#define GLMRT_ERR_UNSUPPORTED 2
+#define GLMRT_ERR_IO 3
+#define GLMRT_ERR_OUT_OF_MEMORY 4
+#define GLMRT_ERR_INTERNAL 5
+
+typedef enum glmrt_plugin_kind {
+  GLMRT_PLUGIN_KERNELS = 1,
+  GLMRT_PLUGIN_IO = 2,
+  GLMRT_PLUGIN_DRAFT = 3,
+} glmrt_plugin_kind;
+
+/// One key/value setting from the profile's `plugins.<kind>.settings` map,
+/// as text. A plugin rejects keys it does not know (create() fails with a
+/// message naming the key), so typos in a profile never pass silently.
+typedef struct glmrt_setting {
+  const char* key;
+  const char* value;
+} glmrt_setting;
+
+struct glmrt_host_services;
+
+/// What a probe reports: whether this machine can run the plugin, and how
+/// well (higher is better; `kernels: auto` picks the highest supported score).
+typedef struct glmrt_probe_result {
+  uint32_t struct_size;
+  int32_t supported;  // 1 = runs here, 0 = does not
+  int32_t score;      // meaningful when supported
+  char reason[160];   // why not supported (or a short note), NUL-terminated
+} glmrt_probe_result;
+
+/// Creates the plugin's interface object for its kind (a glmrt::plugin::Kernels*,
+/// Io* or Draft* as void*). On failure returns NULL and writes a NUL-terminated
+/// message into `error` (at most error_len bytes). The object is released by its
+/// own destroy() method, never by `delete` across the boundary.
+typedef void* (*glmrt_create_fn)(const struct glmrt_host_services* host,
+                                 const glmrt_setting* settings, size_t n_settings, char* error,
+                                 size_t error_len);
+
+typedef void (*glmrt_probe_fn)(glmrt_probe_result* out);
+
+typedef struct glmrt_plugin_descriptor {
+  uint32_t struct_size;  // sizeof(glmrt_plugin_descriptor) as the plugin saw it
+  uint16_t abi_major;
+  uint16_t abi_minor;
+  uint32_t kind;  // glmrt_plugin_kind
+  const char* name;
+  const char* version;
+  const char* description;
+  glmrt_probe_fn probe;
+  glmrt_create_fn create;
+} glmrt_plugin_descriptor;
+
+typedef const glmrt_plugin_descriptor* (*glmrt_describe_fn)(void);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+/// Plugins declare their entry point with this macro.
+#if defined(__GNUC__)
+#define GLMRT_PLUGIN_EXPORT extern "C" __attribute__((visibility("default")))
+#else
+#define GLMRT_PLUGIN_EXPORT extern "C"
+#endif

@@ -1,0 +1,81 @@
+// A profile: which plugins a host runs and how, its memory budget, the
+// precision of weights and caches, generation defaults and validate thresholds.
+// Loaded strictly from YAML (see configs/*.yaml and docs/profiles.md).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace glmrt {
+
+/// Bits of a stored weight: 32 = f32, 16 = bf16, 8/4/2 = int8/int4/int2
+/// symmetric with one scale per row.
+enum class WeightBits : int { f32 = 32, bf16 = 16, int8 = 8, int4 = 4, int2 = 2 };
+
+/// Element type of the latent KV and indexer key caches.
+enum class CacheType { f32, bf16 };
+
+struct PluginChoice {
+  /// A plugin name ("kernels-scalar"), "auto" (kernels only: best supported
+  /// score), or a path to a .so (absolute, or relative to the profile file).
+  std::string name;
+  /// Passed verbatim to the plugin's create(); the plugin rejects unknown keys.
+  std::map<std::string, std::string> settings;
+  /// "file:line" of the key that chose it, for error messages.
+  std::string origin;
+};
+
+struct GenerationDefaults {
+  std::optional<double> temperature;  // 0 = greedy
+  std::optional<double> top_p;
+  std::optional<int> top_k;
+  std::optional<double> min_p;
+  std::optional<double> repetition_penalty;
+  std::optional<double> presence_penalty;
+  std::optional<uint64_t> seed;
+  std::optional<int> max_new_tokens;
+};
+
+struct ValidateThresholds {
+  double min_top1 = 1.0;      // teacher-forced top-1 agreement (fraction of checked rows)
+  double max_kl = 1e-6;       // mean KL(reference || ours), nats
+  double max_dlogit = 1e-3;   // max |Δlogit|
+  double min_margin = 1e-3;   // rows whose reference top1-top2 margin is below are not held to top-1
+  bool greedy_identical = true;  // every greedy token must match
+};
+
+struct Profile {
+  std::filesystem::path file;  // where it was loaded from (empty for defaults)
+  std::optional<std::filesystem::path> model;  // resolved against the profile's folder
+  std::vector<std::filesystem::path> plugin_paths;  // resolved likewise
+
+  PluginChoice kernels{"kernels-scalar", {}};
+  PluginChoice io{"io-buffered", {}};
+  std::optional<PluginChoice> draft;  // absent = no speculative decoding
+  int max_draft_tokens = 4;
+
+  int threads = 0;  // 0 = every core the process may use
+
+  WeightBits dense_bits = WeightBits::f32;
+  WeightBits expert_bits = WeightBits::f32;
+  CacheType kv_cache = CacheType::f32;
+
+  uint64_t memory_budget_bytes = 0;  // 0 = no limit beyond the machine
+  int expert_cache_per_layer = 16;   // routed experts kept per MoE layer (LRU)
+  int max_context = 4096;            // tokens the KV cache is sized for
+
+  GenerationDefaults generation;
+  ValidateThresholds validate;
+};
+
+/// Loads a profile strictly: an unknown key, a wrong type, a value out of range
+/// is a glmrt::Error "FILE:LINE: key `a.b`: what was expected". Relative paths
+/// resolve against the profile's folder. Plugins are not resolved here (see
+/// PluginHost::check_profile).
+Profile load_profile(const std::filesystem::path& file);
+
+}  // namespace glmrt

@@ -1,0 +1,91 @@
+#include <glmrt/base/error.h>
+#include <glmrt/base/memory.h>
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace glmrt {
+
+void MemoryBudget::charge(const std::string& category, uint64_t bytes) {
+  std::lock_guard lock(mutex_);
+  uint64_t now = used_.load() + bytes;
+  if (limit_ != 0 && now > limit_) {
+    fail("memory budget exceeded: {} needs {:.1f} MiB more, {:.1f} MiB of {:.1f} MiB already used "
+         "(raise memory.budget in the profile or lower precision / expert_cache)",
+         category, bytes / 1048576.0, used_.load() / 1048576.0, limit_ / 1048576.0);
+  }
+  used_ = now;
+  if (now > peak_.load()) peak_ = now;
+  categories_[category] += bytes;
+}
+
+void MemoryBudget::release(const std::string& category, uint64_t bytes) noexcept {
+  std::lock_guard lock(mutex_);
+  used_ -= bytes;
+  auto it = categories_.find(category);
+  if (it != categories_.end()) it->second -= bytes;
+}
+
+std::map<std::string, uint64_t> MemoryBudget::by_category() const {
+  std::lock_guard lock(mutex_);
+  return categories_;
+}
+
+void FreeDeleter::operator()(void* p) const noexcept { std::free(p); }
+
+AlignedBlock::AlignedBlock(size_t bytes, size_t alignment, MemoryBudget* budget,
+                           std::string category)
+    : size_(bytes), budget_(budget), category_(std::move(category)) {
+  if (budget_) budget_->charge(category_, bytes);
+  size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+  void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
+  if (!p) {
+    release_charge();
+    fail("out of memory allocating {} bytes for {}", bytes, category_.empty() ? "a buffer" : category_);
+  }
+  ptr_.reset(p);
+}
+
+AlignedBlock::AlignedBlock(AlignedBlock&& other) noexcept
+    : ptr_(std::move(other.ptr_)),
+      size_(std::exchange(other.size_, 0)),
+      budget_(std::exchange(other.budget_, nullptr)),
+      category_(std::move(other.category_)) {}
+
+AlignedBlock& AlignedBlock::operator=(AlignedBlock&& other) noexcept {
+  if (this != &other) {
+    release_charge();
+    ptr_ = std::move(other.ptr_);
+    size_ = std::exchange(other.size_, 0);
+    budget_ = std::exchange(other.budget_, nullptr);
+    category_ = std::move(other.category_);
+  }
+  return *this;
+}
+
+AlignedBlock::~AlignedBlock() { release_charge(); }
+
+void AlignedBlock::release_charge() noexcept {
+  if (budget_) budget_->release(category_, size_);
+  budget_ = nullptr;
+}
+
+uint64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
+}
+
+uint64_t current_rss_bytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long pages_total = 0, pages_resident = 0;
+  int n = std::fscanf(f, "%lu %lu", &pages_total, &pages_resident);
+  std::fclose(f);
+  return n == 2 ? pages_resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+}  // namespace glmrt

@@ -1,0 +1,17 @@
+// Every `glmrt <command>`: one function each, in its own file under src/cli/.
+// `args` are the words after the command name (after `glmrt` alone for chat).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace glmrt::cli {
+
+using Args = std::vector<std::string>;
+
+int run_command(const Args& args);       // run.cpp: generate from --prompt-ids / --prompt
+int validate_command(const Args& args);  // validate.cpp: compare a profile with the oracle
+int plugins_command(const Args& args);   // plugins.cpp: list / test plugins
+int profile_command(const Args& args);   // profile.cpp: profile check FILE
+
+}  // namespace glmrt::cli

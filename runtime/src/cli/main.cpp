@@ -1,0 +1,54 @@
+// glmrt: the command-line entry. Dispatches to one function per command.
+#include "commands.h"
+
+#include <glmrt/base/error.h>
+
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <string_view>
+
+namespace {
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;
+  std::function<int(const glmrt::cli::Args&)> run;
+};
+
+const Command kCommands[] = {
+    {"run", "generate a continuation of a prompt", glmrt::cli::run_command},
+    {"validate", "compare a profile's outputs with a reference (the oracle)",
+     glmrt::cli::validate_command},
+    {"plugins", "list the plugins found, or test one", glmrt::cli::plugins_command},
+    {"profile", "check a profile file", glmrt::cli::profile_command},
+};
+
+void print_usage() {
+  std::fputs("usage: glmrt <command> [options]\n\ncommands:\n", stderr);
+  for (const auto& c : kCommands)
+    std::fprintf(stderr, "  %-10.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
+                 static_cast<int>(c.summary.size()), c.summary.data());
+  std::fputs("\n`glmrt <command> --help` shows a command's options.\n", stderr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  glmrt::cli::Args args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    print_usage();
+    return args.empty() ? 2 : 0;
+  }
+  try {
+    for (const auto& c : kCommands) {
+      if (args[0] == c.name) return c.run(glmrt::cli::Args(args.begin() + 1, args.end()));
+    }
+    std::fprintf(stderr, "glmrt: unknown command '%s'\n", args[0].c_str());
+    print_usage();
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "glmrt: error: %s\n", e.what());
+    return 1;
+  }
+}

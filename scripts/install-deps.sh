@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs everything glmrt needs to build, test and benchmark, from Debian packages.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libboost-dev libboost-filesystem-dev libboost-program-options-dev
+  libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libpcre2-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  clang-format
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
