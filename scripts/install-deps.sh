@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libboost-dev libboost-filesystem-dev libboost-program-options-dev
-  libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libpcre2-dev
+  libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libpcre2-dev libicu-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   clang-format
 )

@@ -13,5 +13,7 @@ int run_command(const Args& args);       // run.cpp: generate from --prompt-ids 
 int validate_command(const Args& args);  // validate.cpp: compare a profile with the oracle
 int plugins_command(const Args& args);   // plugins.cpp: list / test plugins
 int profile_command(const Args& args);   // profile.cpp: profile check FILE
+int tokenize_command(const Args& args);  // tokenize.cpp: text <-> token ids
+int template_command(const Args& args);  // template.cpp: render a chat request
 
 }  // namespace glmrt::cli

@@ -22,6 +22,9 @@ const Command kCommands[] = {
      glmrt::cli::validate_command},
     {"plugins", "list the plugins found, or test one", glmrt::cli::plugins_command},
     {"profile", "check a profile file", glmrt::cli::profile_command},
+    {"tokenize", "text on stdin to token ids (or back with --decode)",
+     glmrt::cli::tokenize_command},
+    {"template", "render a chat request into the model's prompt", glmrt::cli::template_command},
 };
 
 void print_usage() {

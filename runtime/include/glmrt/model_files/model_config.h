@@ -53,8 +53,8 @@ struct ModelConfig {
   int bos_token_id = -1;
   int pad_token_id = -1;
 
-  std::vector<MlpKind> mlp_layer_types;     // one per main layer
-  std::vector<IndexerKind> indexer_types;   // one per main layer
+  std::vector<MlpKind> mlp_layer_types;    // one per main layer
+  std::vector<IndexerKind> indexer_types;  // one per main layer
 
   /// Layer kinds of layer i; the MTP layers (i >= num_hidden_layers) are
   /// sparse with a full indexer.

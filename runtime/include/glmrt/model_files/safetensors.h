@@ -17,13 +17,18 @@ enum class DType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, BOOL, F8_E4M3, F8
 
 std::string_view dtype_name(DType d);
 size_t dtype_size(DType d);
+/// True for the dtypes decode_to_f32 accepts (F32, F16, BF16, F64).
+bool is_float_dtype(DType d);
+/// Decodes raw little-endian values of a float dtype into f32 (exact for
+/// F32/BF16/F16); src.size() must be dst.size() * dtype_size(d).
+void decode_to_f32(DType d, std::span<const std::byte> src, std::span<float> dst);
 
 struct TensorInfo {
   std::string name;
   DType dtype;
   std::vector<int64_t> shape;
-  int file_index;        // into TensorDirectory::files()
-  uint64_t offset;       // absolute byte offset in that file
+  int file_index;   // into TensorDirectory::files()
+  uint64_t offset;  // absolute byte offset in that file
   uint64_t byte_size;
   int64_t numel() const;
 };
@@ -58,6 +63,13 @@ class TensorDirectory {
 
  private:
   TensorDirectory() = default;
+  /// Opens `file`, validates its header and adds its tensors; returns its index.
+  int add_file(const std::filesystem::path& file);
+  /// Builds by_name_, refusing a name found in two files.
+  void index_by_name();
+  void close_all() noexcept;
+
+  std::filesystem::path source_;  // the index file, single file or directory: for messages
   std::vector<std::filesystem::path> files_;
   std::vector<int> fds_;
   std::vector<TensorInfo> tensors_;

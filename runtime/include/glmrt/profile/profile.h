@@ -53,8 +53,8 @@ struct Profile {
   std::optional<std::filesystem::path> model;  // resolved against the profile's folder
   std::vector<std::filesystem::path> plugin_paths;  // resolved likewise
 
-  PluginChoice kernels{"kernels-scalar", {}};
-  PluginChoice io{"io-buffered", {}};
+  PluginChoice kernels{"kernels-scalar", {}, {}};
+  PluginChoice io{"io-buffered", {}, {}};
   std::optional<PluginChoice> draft;  // absent = no speculative decoding
   int max_draft_tokens = 4;
 

@@ -1,0 +1,82 @@
+#include "dequantize.h"
+
+#include "simd.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace glmrt::kernels_avx2 {
+namespace {
+
+template <uint32_t kType>
+int32_t code_at(const uint8_t* row, int64_t i) {
+  if constexpr (kType == GLMRT_I8) return static_cast<int8_t>(row[i]);
+  if constexpr (kType == GLMRT_I4) return ((row[i >> 1] >> ((i & 1) * 4)) & 0x0F) - 8;
+  if constexpr (kType == GLMRT_I2) return ((row[i >> 2] >> ((i & 3) * 2)) & 0x03) - 2;
+}
+
+/// Codes i..i+7 as int32 (i a multiple of 8 for the packed types).
+template <uint32_t kType>
+GLMRT_ALWAYS_INLINE __m256i codes8(const uint8_t* row, int64_t i) {
+  if constexpr (kType == GLMRT_I8) {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(row + i)));
+  } else if constexpr (kType == GLMRT_I4) {
+    uint32_t word;
+    std::memcpy(&word, row + i / 2, sizeof(word));
+    const __m256i nibbles = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int32_t>(word)),
+                          _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+        _mm256_set1_epi32(0x0F));
+    return _mm256_sub_epi32(nibbles, _mm256_set1_epi32(8));
+  } else {
+    uint16_t word;
+    std::memcpy(&word, row + i / 4, sizeof(word));
+    const __m256i pairs = _mm256_and_si256(
+        _mm256_srlv_epi32(_mm256_set1_epi32(word), _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14)),
+        _mm256_set1_epi32(0x03));
+    return _mm256_sub_epi32(pairs, _mm256_set1_epi32(2));
+  }
+}
+
+template <uint32_t kType>
+void dequantize(const glmrt_weight_view& w, int64_t row, float* out) {
+  const int64_t cols = w.cols;
+  const int64_t group_size = w.format.group_size;
+  const int64_t span = group_size > 0 ? group_size : cols;
+  const int64_t groups = (cols + span - 1) / span;
+  const uint8_t* codes = static_cast<const uint8_t*>(w.data) + row * w.row_stride_bytes;
+  const float* scales = w.scales + row * (group_size > 0 ? groups : 1);
+  // Vector loads need every group to start on a whole byte of 8 codes.
+  const bool vectorize = span % 8 == 0 || groups == 1;
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t end = std::min(cols, (g + 1) * span);
+    const float scale = scales[g];
+    int64_t i = g * span;
+    if (vectorize) {
+      const __m256 scale8 = _mm256_set1_ps(scale);
+      for (; i + 8 <= end; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_cvtepi32_ps(codes8<kType>(codes, i)), scale8));
+    }
+    for (; i < end; ++i) out[i] = static_cast<float>(code_at<kType>(codes, i)) * scale;
+  }
+}
+
+}  // namespace
+
+void dequantize_row(const glmrt_weight_view& w, int64_t row, float* out) {
+  switch (w.format.element_type) {
+    case GLMRT_I8:
+      dequantize<GLMRT_I8>(w, row, out);
+      break;
+    case GLMRT_I4:
+      dequantize<GLMRT_I4>(w, row, out);
+      break;
+    case GLMRT_I2:
+      dequantize<GLMRT_I2>(w, row, out);
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace glmrt::kernels_avx2

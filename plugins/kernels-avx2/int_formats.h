@@ -1,0 +1,179 @@
+// How each integer weight format meets int8 activations (SIMD sources only).
+//
+// A kernel walks a weight row in steps of 32 bytes. The activations are
+// quantized in blocks of 32 consecutive inputs (one f32 scale each) and stored
+// per step in the order the step's decoded weight bytes come out, so the int8
+// products line up without shuffling weights in the inner loop:
+//
+//   int8: 32 values per step, natural order, one block.
+//   int4: 64 values per step. Decoding gives the low nibbles (elements 0,2,..62)
+//         and the high nibbles (1,3,..63); x is stored [x0 x2 .. x62 | x1 x3 .. x63].
+//         After maddubs + add + madd, int32 lane l holds elements 8l..8l+7, so
+//         lanes 0-3 are block 0 and lanes 4-7 block 1.
+//   int2: 128 values per step. Decoded register j holds elements 4k+j (k = 0..31);
+//         x is stored as four 32-byte runs, run j = [x_j, x_{4+j}, ..]. Int32 lane l
+//         holds elements 16l..16l+15: lanes 2q, 2q+1 are block q.
+//
+// int4 and int2 are decoded unsigned (v + 8, v + 2): maddubs needs one unsigned
+// operand, and sum(v * x) = sum(u * x) - offset * sum(x), with sum(x) per block
+// taken once when quantizing. int8 uses the sign trick: |w| * (x * sign(w)).
+// No int16 sum can saturate: |x| <= 127 and |w| <= 128 (int8), u <= 15 (int4,
+// two products summed twice), u <= 3 (int2, two products summed four times).
+#pragma once
+
+#include "simd.h"
+
+#include <cstdint>
+
+namespace glmrt::kernels_avx2 {
+
+constexpr int kBlockSize = 32;         // activation inputs sharing one scale
+constexpr int kWeightBytesPerStep = 32;
+
+struct Int8Format {
+  static constexpr int kElementsPerStep = 32;
+  static constexpr int kBlocksPerStep = 1;
+  static constexpr int kScalesPerStep = 1;  // one block: broadcast its scale
+  static constexpr int kOffset = 0;
+  // Tile shapes (weight rows x activation rows), chosen by bench/kernels.
+  static constexpr int kRowsAtS1 = 4;
+  static constexpr int kRows = 2;
+  static constexpr int kCols = 4;
+
+  struct Decoded {
+    __m256i signed_w;
+    __m256i abs_w;
+  };
+  static GLMRT_ALWAYS_INLINE Decoded decode(const uint8_t* p) {
+    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return {w, _mm256_sign_epi8(w, w)};
+  }
+  static GLMRT_ALWAYS_INLINE __m256i dot(const Decoded& d, const int8_t* x) {
+    const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+    const __m256i products = _mm256_maddubs_epi16(d.abs_w, _mm256_sign_epi8(xv, d.signed_w));
+    return _mm256_madd_epi16(products, _mm256_set1_epi16(1));
+  }
+  static GLMRT_ALWAYS_INLINE __m256 x_scales(const float* s) { return _mm256_broadcast_ss(s); }
+  /// Weight scales of the step's lanes; `block_group` maps block -> group.
+  static GLMRT_ALWAYS_INLINE __m256 weight_scales(const float* row_scales,
+                                                  const int32_t* block_group, int64_t step) {
+    return _mm256_broadcast_ss(row_scales + block_group[step]);
+  }
+  /// Rearranges one step of quantized activations (natural order) for dot().
+  static GLMRT_ALWAYS_INLINE void arrange(const int8_t* natural, int8_t* out) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(natural)));
+  }
+};
+
+struct Int4Format {
+  static constexpr int kElementsPerStep = 64;
+  static constexpr int kBlocksPerStep = 2;
+  static constexpr int kScalesPerStep = 8;  // lanes 0-3 block 0, lanes 4-7 block 1
+  static constexpr int kOffset = 8;
+  static constexpr int kRowsAtS1 = 4;
+  static constexpr int kRows = 2;
+  static constexpr int kCols = 4;
+
+  struct Decoded {
+    __m256i low;   // elements 0, 2, .., 62 (unsigned, v + 8)
+    __m256i high;  // elements 1, 3, .., 63
+  };
+  static GLMRT_ALWAYS_INLINE Decoded decode(const uint8_t* p) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i mask = _mm256_set1_epi8(0x0F);
+    return {_mm256_and_si256(bytes, mask), _mm256_and_si256(_mm256_srli_epi16(bytes, 4), mask)};
+  }
+  static GLMRT_ALWAYS_INLINE __m256i dot(const Decoded& d, const int8_t* x) {
+    const __m256i x_even = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+    const __m256i x_odd = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32));
+    const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(d.low, x_even),
+                                           _mm256_maddubs_epi16(d.high, x_odd));
+    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+  }
+  static GLMRT_ALWAYS_INLINE __m256 x_scales(const float* s) { return _mm256_loadu_ps(s); }
+  static GLMRT_ALWAYS_INLINE __m256 weight_scales(const float* row_scales,
+                                                  const int32_t* block_group, int64_t step) {
+    const int32_t* groups = block_group + step * kBlocksPerStep;
+    return _mm256_set_m128(_mm_broadcast_ss(row_scales + groups[1]),
+                           _mm_broadcast_ss(row_scales + groups[0]));
+  }
+  static GLMRT_ALWAYS_INLINE void arrange(const int8_t* natural, int8_t* out) {
+    // Per 16-byte lane: evens then odds; then gather the halves across lanes.
+    const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                           0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    auto evens_then_odds = [&](const int8_t* p) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+      return _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, split), 0b11011000);
+    };
+    const __m256i first = evens_then_odds(natural);
+    const __m256i second = evens_then_odds(natural + 32);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                        _mm256_permute2x128_si256(first, second, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32),
+                        _mm256_permute2x128_si256(first, second, 0x31));
+  }
+};
+
+struct Int2Format {
+  static constexpr int kElementsPerStep = 128;
+  static constexpr int kBlocksPerStep = 4;
+  static constexpr int kScalesPerStep = 8;  // lanes 2q, 2q+1 are block q
+  static constexpr int kOffset = 2;
+  static constexpr int kRowsAtS1 = 2;
+  static constexpr int kRows = 1;
+  static constexpr int kCols = 4;
+
+  struct Decoded {
+    __m256i part[4];  // part[j] byte k = element 4k + j (unsigned, v + 2)
+  };
+  static GLMRT_ALWAYS_INLINE Decoded decode(const uint8_t* p) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i mask = _mm256_set1_epi8(0x03);
+    return {{_mm256_and_si256(bytes, mask), _mm256_and_si256(_mm256_srli_epi16(bytes, 2), mask),
+             _mm256_and_si256(_mm256_srli_epi16(bytes, 4), mask),
+             _mm256_and_si256(_mm256_srli_epi16(bytes, 6), mask)}};
+  }
+  static GLMRT_ALWAYS_INLINE __m256i dot(const Decoded& d, const int8_t* x) {
+    __m256i pairs = _mm256_maddubs_epi16(
+        d.part[0], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
+    for (int j = 1; j < 4; ++j) {
+      pairs = _mm256_add_epi16(
+          pairs, _mm256_maddubs_epi16(
+                     d.part[j], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32 * j))));
+    }
+    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+  }
+  static GLMRT_ALWAYS_INLINE __m256 x_scales(const float* s) { return _mm256_loadu_ps(s); }
+  static GLMRT_ALWAYS_INLINE __m256 weight_scales(const float* row_scales,
+                                                  const int32_t* block_group, int64_t step) {
+    const int32_t* groups = block_group + step * kBlocksPerStep;
+    const __m128 four = _mm_setr_ps(row_scales[groups[0]], row_scales[groups[1]],
+                                    row_scales[groups[2]], row_scales[groups[3]]);
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(four),
+                                    _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+  }
+  static GLMRT_ALWAYS_INLINE void arrange(const int8_t* natural, int8_t* out) {
+    // Each 32-value block holds k = 8m..8m+7 for every j: group its bytes by j
+    // (one 8-byte word per j), then transpose the 4x4 words across blocks.
+    const __m256i by_j = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
+                                          0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m256i join_lanes = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    __m256i words[4];
+    for (int m = 0; m < 4; ++m) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(natural + 32 * m));
+      words[m] = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(v, by_j), join_lanes);
+    }
+    const __m256i t0 = _mm256_unpacklo_epi64(words[0], words[1]);
+    const __m256i t1 = _mm256_unpackhi_epi64(words[0], words[1]);
+    const __m256i t2 = _mm256_unpacklo_epi64(words[2], words[3]);
+    const __m256i t3 = _mm256_unpackhi_epi64(words[2], words[3]);
+    auto* o = reinterpret_cast<__m256i*>(out);
+    _mm256_storeu_si256(o + 0, _mm256_permute2x128_si256(t0, t2, 0x20));
+    _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(t1, t3, 0x20));
+    _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(t0, t2, 0x31));
+    _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(t1, t3, 0x31));
+  }
+};
+
+}  // namespace glmrt::kernels_avx2

@@ -1,0 +1,187 @@
+// Integer-weight kernels. Output rows are split among threads in tiles of R
+// weight rows; each tile meets every activation row C at a time, so a weight
+// row comes from RAM once for all S rows and is re-read from L1/L2 after.
+#include "int_matmul.h"
+
+#include "int_formats.h"
+#include "simd.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace glmrt::kernels_avx2 {
+namespace {
+
+/// Fewer multiply-adds than this run on the calling thread: waking the team
+/// costs more than it saves.
+constexpr int64_t kMinParallelWork = 1 << 16;
+
+/// R weight rows of one tile, with the partial last step copied zero padded
+/// (rows past O repeat the last row; their results are dropped).
+template <int R>
+struct RowTile {
+  const uint8_t* row[R];
+  const float* scales[R];
+  alignas(32) uint8_t tail[R][kWeightBytesPerStep];
+};
+
+struct StepCounts {
+  int64_t full_steps;  // steps read straight from the weight row
+  int64_t tail_bytes;  // bytes of the last, partial step (0 = none)
+};
+
+template <class Format, bool kGrouped, int R, int C>
+GLMRT_ALWAYS_INLINE void accumulate_step(__m256 (&acc)[R][C], const uint8_t* const (&w)[R],
+                                         const float* const (&w_scales)[R],
+                                         const int8_t* const (&x)[C],
+                                         const float* const (&x_scales)[C],
+                                         const int32_t* block_group, int64_t step) {
+  typename Format::Decoded decoded[R];
+  [[maybe_unused]] __m256 row_scale[R];
+  for (int r = 0; r < R; ++r) {
+    decoded[r] = Format::decode(w[r]);
+    if constexpr (kGrouped) row_scale[r] = Format::weight_scales(w_scales[r], block_group, step);
+  }
+  for (int c = 0; c < C; ++c) {
+    const __m256 scale_x = Format::x_scales(x_scales[c] + step * Format::kScalesPerStep);
+    const int8_t* xs = x[c] + step * Format::kElementsPerStep;
+    for (int r = 0; r < R; ++r) {
+      __m256 scale = scale_x;
+      if constexpr (kGrouped) scale = _mm256_mul_ps(scale_x, row_scale[r]);
+      acc[r][c] =
+          _mm256_fmadd_ps(_mm256_cvtepi32_ps(Format::dot(decoded[r], xs)), scale, acc[r][c]);
+    }
+  }
+}
+
+/// Applies what the inner loop left out and stores y[c][o]: the per-row scale,
+/// and for int4/int2 the offset of the unsigned decoding.
+template <class Format, bool kGrouped>
+GLMRT_ALWAYS_INLINE void store_output(const IntMatmul& p, int64_t o, int64_t c, float dot) {
+  const glmrt_weight_view& w = *p.weights;
+  const int64_t groups = p.activations.layout.groups;
+  const float* group_sums = p.activations.group_sums + c * groups;
+  float value = dot;
+  if constexpr (kGrouped) {
+    if constexpr (Format::kOffset != 0) {
+      const float* scales = w.scales + o * groups;
+      float offset_sum = 0.0f;
+      for (int64_t g = 0; g < groups; ++g) offset_sum += scales[g] * group_sums[g];
+      value -= Format::kOffset * offset_sum;
+    }
+  } else {
+    value = w.scales[o] * (value - Format::kOffset * group_sums[0]);
+  }
+  p.y[c * w.rows + o] = value;
+}
+
+/// y for the `rows` weight rows of `tile` (from o0) and activation rows
+/// c0..c0+C-1: per row, the sum of (activation scale [x weight group scale]) x
+/// int dot product of each step.
+template <class Format, bool kGrouped, int R, int C>
+void run_columns(const IntMatmul& p, const StepCounts& counts, const RowTile<R>& tile, int64_t o0,
+                 int rows, int64_t c0) {
+  const ActivationLayout& layout = p.activations.layout;
+  const int8_t* x[C];
+  const float* x_scales[C];
+  for (int c = 0; c < C; ++c) {
+    x[c] = p.activations.values + (c0 + c) * layout.row_bytes;
+    x_scales[c] = p.activations.lane_scales + (c0 + c) * layout.scales_per_row;
+  }
+  __m256 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+  const uint8_t* w[R];
+  for (int64_t step = 0; step < counts.full_steps; ++step) {
+    for (int r = 0; r < R; ++r) w[r] = tile.row[r] + step * kWeightBytesPerStep;
+    accumulate_step<Format, kGrouped, R, C>(acc, w, tile.scales, x, x_scales, p.block_group, step);
+  }
+  if (counts.tail_bytes > 0) {
+    for (int r = 0; r < R; ++r) w[r] = tile.tail[r];
+    accumulate_step<Format, kGrouped, R, C>(acc, w, tile.scales, x, x_scales, p.block_group,
+                                            counts.full_steps);
+  }
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < C; ++c)
+      store_output<Format, kGrouped>(p, o0 + r, c0 + c, horizontal_sum(acc[r][c]));
+}
+
+/// The last S % C activation rows, with a tile exactly that wide.
+template <class Format, bool kGrouped, int R, int C>
+void run_remaining_columns(const IntMatmul& p, const StepCounts& counts, const RowTile<R>& tile,
+                           int64_t o0, int rows, int64_t c0, int64_t remaining) {
+  if constexpr (C > 1) {
+    if (remaining == C - 1) {
+      run_columns<Format, kGrouped, R, C - 1>(p, counts, tile, o0, rows, c0);
+    } else {
+      run_remaining_columns<Format, kGrouped, R, C - 1>(p, counts, tile, o0, rows, c0, remaining);
+    }
+  }
+}
+
+template <class Format, bool kGrouped, int R, int C>
+void run_row_tile(const IntMatmul& p, const StepCounts& counts, int64_t o0) {
+  const glmrt_weight_view& w = *p.weights;
+  const int64_t groups = p.activations.layout.groups;
+  const int rows = static_cast<int>(std::min<int64_t>(R, w.rows - o0));
+  RowTile<R> tile;
+  for (int r = 0; r < R; ++r) {
+    const int64_t o = o0 + std::min(r, rows - 1);
+    tile.row[r] = static_cast<const uint8_t*>(w.data) + o * w.row_stride_bytes;
+    tile.scales[r] = w.scales + o * groups;
+    if (counts.tail_bytes > 0) {
+      std::memset(tile.tail[r], 0, kWeightBytesPerStep);
+      std::memcpy(tile.tail[r], tile.row[r] + counts.full_steps * kWeightBytesPerStep,
+                  static_cast<size_t>(counts.tail_bytes));
+    }
+  }
+  int64_t c0 = 0;
+  for (; c0 + C <= p.S; c0 += C) run_columns<Format, kGrouped, R, C>(p, counts, tile, o0, rows, c0);
+  if (c0 < p.S)
+    run_remaining_columns<Format, kGrouped, R, C>(p, counts, tile, o0, rows, c0, p.S - c0);
+}
+
+template <class Format, bool kGrouped, int R, int C>
+void run_all_rows(const IntMatmul& p) {
+  const glmrt_weight_view& w = *p.weights;
+  const int64_t packed_bytes = plugin::packed_row_bytes(w.format.element_type, w.cols);
+  StepCounts counts;
+  counts.full_steps = w.cols / Format::kElementsPerStep;
+  counts.tail_bytes = packed_bytes - counts.full_steps * kWeightBytesPerStep;
+  const int64_t tiles = (w.rows + R - 1) / R;
+  const bool parallel = p.n_threads > 1 && tiles > 1 && w.rows * w.cols * p.S >= kMinParallelWork;
+#pragma omp parallel for schedule(static) num_threads(p.n_threads) if (parallel)
+  for (int64_t t = 0; t < tiles; ++t) run_row_tile<Format, kGrouped, R, C>(p, counts, t * R);
+}
+
+template <class Format, bool kGrouped>
+void dispatch_tile_shape(const IntMatmul& p) {
+  if (p.S == 1) {
+    run_all_rows<Format, kGrouped, Format::kRowsAtS1, 1>(p);
+  } else {
+    run_all_rows<Format, kGrouped, Format::kRows, Format::kCols>(p);
+  }
+}
+
+}  // namespace
+
+void fill_block_groups(int64_t cols, int64_t group_size, int64_t n_blocks, int32_t* block_group) {
+  const int64_t last_group = (cols + group_size - 1) / group_size - 1;
+  for (int64_t b = 0; b < n_blocks; ++b)
+    block_group[b] = static_cast<int32_t>(std::min(b * kBlockSize / group_size, last_group));
+}
+
+template <class Format>
+void int_matmul(const IntMatmul& problem) {
+  if (problem.weights->format.group_size > 0) {
+    dispatch_tile_shape<Format, true>(problem);
+  } else {
+    dispatch_tile_shape<Format, false>(problem);
+  }
+}
+
+template void int_matmul<Int8Format>(const IntMatmul&);
+template void int_matmul<Int4Format>(const IntMatmul&);
+template void int_matmul<Int2Format>(const IntMatmul&);
+
+}  // namespace glmrt::kernels_avx2

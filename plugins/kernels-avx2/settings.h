@@ -1,0 +1,30 @@
+// The profile settings kernels-avx2 understands (plugins.kernels.settings).
+#pragma once
+
+#include <glmrt/plugin/abi.h>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace glmrt::kernels_avx2 {
+
+/// How integer weights meet the activations.
+enum class ActivationMode {
+  /// Quantize x rows to int8 (one scale per 32 inputs) once per call and use
+  /// int8 dot products: fastest; adds the activation rounding error.
+  kInt8,
+  /// Dequantize weights to f32 and use f32 FMAs: exact up to f32 rounding.
+  kF32,
+};
+
+struct Settings {
+  ActivationMode activations = ActivationMode::kInt8;
+};
+
+/// Parses the settings; on an unknown key or bad value returns nullopt and
+/// sets `error` to a message naming the key and what is accepted.
+std::optional<Settings> parse_settings(const glmrt_setting* settings, size_t n_settings,
+                                       std::string& error);
+
+}  // namespace glmrt::kernels_avx2

@@ -1,0 +1,123 @@
+#include "scalar_kernels.h"
+
+#include "weight_checks.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <exception>
+
+namespace glmrt::kernels_scalar {
+namespace {
+
+/// Writes row `src` of `cols` values as f32 into `out`, without scales (for
+/// quantized types these are the integers q, exact in f32). Returns where the
+/// decoded row is: f32 rows that are already aligned are used in place.
+const float* decode_row(uint32_t type, const std::byte* src, int64_t cols, float* out) {
+  switch (type) {
+    case GLMRT_F32:
+      if (reinterpret_cast<uintptr_t>(src) % alignof(float) == 0)
+        return reinterpret_cast<const float*>(src);
+      std::memcpy(out, src, static_cast<size_t>(cols) * sizeof(float));
+      return out;
+    case GLMRT_BF16:
+      for (int64_t i = 0; i < cols; ++i) {
+        uint16_t half;
+        std::memcpy(&half, src + 2 * i, sizeof(half));
+        out[i] = std::bit_cast<float>(static_cast<uint32_t>(half) << 16);
+      }
+      return out;
+    case GLMRT_I8:
+      for (int64_t i = 0; i < cols; ++i) out[i] = static_cast<float>(static_cast<int8_t>(src[i]));
+      return out;
+    case GLMRT_I4:
+      // Element 2k in the low nibble, 2k+1 in the high one, stored as v + 8.
+      for (int64_t i = 0; i < cols; ++i) {
+        const unsigned byte = std::to_integer<unsigned>(src[i >> 1]);
+        const unsigned nibble = (i & 1) ? byte >> 4 : byte & 0x0F;
+        out[i] = static_cast<float>(static_cast<int>(nibble) - 8);
+      }
+      return out;
+    case GLMRT_I2:
+      // Element 4k+j in bits 2j..2j+1, stored as v + 2.
+      for (int64_t i = 0; i < cols; ++i) {
+        const unsigned byte = std::to_integer<unsigned>(src[i >> 2]);
+        const unsigned bits = (byte >> (2 * (i & 3))) & 0x03;
+        out[i] = static_cast<float>(static_cast<int>(bits) - 2);
+      }
+      return out;
+    default:
+      return nullptr;  // excluded by check_format
+  }
+}
+
+double dot(const float* a, const float* b, int64_t n) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(a[i]) * b[i];
+  return sum;
+}
+
+}  // namespace
+
+bool ScalarKernels::supports(const glmrt_weight_format& format) const noexcept {
+  return check_format(format).empty();
+}
+
+glmrt_status ScalarKernels::fail(glmrt_status status, std::string message) noexcept {
+  error_ = std::move(message);
+  return status;
+}
+
+glmrt_status ScalarKernels::matmul(const float* x, int64_t S, const glmrt_weight_view& w,
+                                   float* y) noexcept {
+  try {
+    if (std::string problem = check_view(x, S, w, y); !problem.empty())
+      return fail(check_format(w.format).empty() ? GLMRT_ERR_INVALID_ARGUMENT
+                                                 : GLMRT_ERR_UNSUPPORTED,
+                  "kernels-scalar matmul: " + problem);
+    const int64_t O = w.rows;
+    const int64_t I = w.cols;
+    if (S == 0 || O == 0) return GLMRT_OK;
+    const int threads = static_cast<int>(std::clamp<int64_t>(host_.n_threads, 1, O));
+    if (!scratch_.reserve(static_cast<size_t>(threads) * static_cast<size_t>(std::max<int64_t>(I, 1)) *
+                          sizeof(float)))
+      return fail(GLMRT_ERR_OUT_OF_MEMORY,
+                  "kernels-scalar matmul: the host refused " + std::to_string(threads) +
+                      " scratch rows of " + std::to_string(I) + " floats");
+
+    const uint32_t type = w.format.element_type;
+    const bool quantized = plugin::is_quantized(type);
+    const int64_t group = quantized && w.format.group_size > 0 ? w.format.group_size : I;
+    const int64_t n_groups = group > 0 ? (I + group - 1) / group : 0;
+    const auto* data = static_cast<const std::byte*>(w.data);
+    float* scratch = scratch_.as<float>();
+
+#pragma omp parallel num_threads(threads)
+    {
+      float* decoded = scratch + static_cast<int64_t>(omp_get_thread_num()) * I;
+#pragma omp for schedule(static)
+      for (int64_t o = 0; o < O; ++o) {
+        // Decode the row once, then use it for all S inputs.
+        const float* row = decode_row(type, data + o * w.row_stride_bytes, I, decoded);
+        const float* row_scales = quantized ? w.scales + o * n_groups : nullptr;
+        for (int64_t s = 0; s < S; ++s) {
+          const float* xs = x + s * I;
+          double sum = 0;
+          for (int64_t g = 0; g < n_groups; ++g) {
+            const int64_t begin = g * group;
+            const double part = dot(xs + begin, row + begin, std::min(group, I - begin));
+            sum += row_scales ? part * row_scales[g] : part;
+          }
+          y[s * O + o] = static_cast<float>(sum);
+        }
+      }
+    }
+    return GLMRT_OK;
+  } catch (const std::exception& e) {
+    return fail(GLMRT_ERR_INTERNAL, std::string("kernels-scalar matmul: ") + e.what());
+  }
+}
+
+}  // namespace glmrt::kernels_scalar

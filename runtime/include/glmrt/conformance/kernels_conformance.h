@@ -1,0 +1,35 @@
+// Conformance checks of a kernels plugin: matmul against a float64 reference
+// on every format and many shapes, plus how it treats bad input.
+#pragma once
+
+#include <glmrt/conformance/check_report.h>
+#include <glmrt/conformance/matmul_case.h>
+#include <glmrt/plugin/kernels.h>
+
+#include <filesystem>
+
+namespace glmrt::conformance {
+
+/// Runs one case on `kernels`. Fails when any output is outside its tolerance
+/// or not finite, when y is written outside [0, S*O), or when an aggregate
+/// error exceeds what int8 activation quantization explains. Skips a
+/// non-required format the plugin declines through supports().
+CheckResult check_matmul_case(plugin::Kernels& kernels, const MatmulCase& matmul_case);
+
+/// supports() accepts the required formats and refuses unknown element types
+/// and packings; matmul() refuses an unsupported format or a too-short row
+/// stride with an error status and a message, and treats S = 0 as a no-op.
+CheckReport check_kernels_interface(plugin::Kernels& kernels);
+
+struct KernelsConformanceOptions {
+  /// Thread counts the plugin is created with; every case runs with the first,
+  /// one mid-size case per format with the others.
+  std::vector<int> thread_counts = {2, 1, 3};
+};
+
+/// Loads the plugin at `plugin_file` through PluginHost and runs everything:
+/// the interface checks, every case of every format, and settings rejection.
+CheckReport run_kernels_conformance(const std::filesystem::path& plugin_file,
+                                    const KernelsConformanceOptions& options = {});
+
+}  // namespace glmrt::conformance

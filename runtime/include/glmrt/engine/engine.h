@@ -1,0 +1,56 @@
+// Everything a command needs to run a model under a profile, assembled once:
+// memory budget, plugin host and the chosen plugins, the model's tensors,
+// resident weights and expert store. Members are declared in dependency order
+// so destruction runs the other way.
+#pragma once
+
+#include <glmrt/base/memory.h>
+#include <glmrt/experts/expert_store.h>
+#include <glmrt/host/plugin_host.h>
+#include <glmrt/kv/kv_cache.h>
+#include <glmrt/model/model.h>
+#include <glmrt/model_files/model_config.h>
+#include <glmrt/model_files/safetensors.h>
+#include <glmrt/profile/profile.h>
+
+#include <filesystem>
+#include <memory>
+
+namespace glmrt {
+
+class Engine {
+ public:
+  /// Loads the model in `model_dir` (or the profile's `model` when empty).
+  static std::unique_ptr<Engine> open(const Profile& profile,
+                                      const std::filesystem::path& model_dir = {});
+
+  Model& model() { return *model_; }
+  const Profile& profile() const { return profile_; }
+  MemoryBudget& budget() { return budget_; }
+  ExpertStore& experts() { return *experts_; }
+  const std::filesystem::path& model_dir() const { return model_dir_; }
+  const PluginInfo& kernels_info() const { return kernels_.info(); }
+  const PluginInfo& io_info() const { return io_.info(); }
+
+  /// A fresh cache for one sequence, sized by the profile.
+  KvCache new_cache();
+
+ private:
+  Engine(const Profile& profile, std::filesystem::path model_dir);
+
+  Profile profile_;
+  std::filesystem::path model_dir_;
+  MemoryBudget budget_;
+  HostServices services_;
+  PluginHost host_;
+  PluginHandle<plugin::Kernels> kernels_;
+  PluginHandle<plugin::Io> io_;
+  TensorDirectory tensors_;
+  std::unique_ptr<ExpertStore> experts_;
+  std::unique_ptr<Model> model_;
+};
+
+/// Threads the profile asks for (0 = every core this process may use).
+int effective_threads(const Profile& profile);
+
+}  // namespace glmrt

@@ -1,0 +1,44 @@
+// Where one routed expert's bytes live on disk: its three matrices (and their
+// scales when pre-quantized), coalesced into as few extents as possible. The
+// store thinks in these extents, so a converted container whose experts are
+// one aligned extent each reads with a single request per expert.
+#pragma once
+
+#include <glmrt/model_files/model_config.h>
+#include <glmrt/model_files/safetensors.h>
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace glmrt {
+
+struct ExpertTensorPlace {
+  const TensorInfo* values = nullptr;  // gate/up/down weight
+  const TensorInfo* scales = nullptr;  // `<name>.qs` when pre-quantized
+  int packed_type = -1;                // glmrt_element_type of pre-quantized values
+  int64_t rows = 0, cols = 0;
+};
+
+struct ExpertExtent {
+  int file = 0;
+  uint64_t offset = 0, length = 0;
+};
+
+struct ExpertLayout {
+  std::array<ExpertTensorPlace, 3> tensors;  // gate, up, down
+  std::vector<ExpertExtent> extents;         // sorted by (file, offset), coalesced
+  uint64_t bytes = 0;                        // sum of extent lengths
+  /// Where a tensor's first byte lands in the staging buffer the extents are
+  /// read into back to back.
+  uint64_t staging_offset(const TensorInfo& t) const;
+};
+
+/// Checks presence, dtype and shape of every routed expert of every MoE layer
+/// (main and MTP) and computes their layouts; errors name the tensor and file.
+/// Index: [layer][expert]; empty for dense layers.
+std::vector<std::vector<ExpertLayout>> plan_expert_layouts(const ModelConfig& config,
+                                                           const TensorDirectory& tensors,
+                                                           int n_layers_with_mtp);
+
+}  // namespace glmrt

@@ -1,0 +1,66 @@
+// Resolves the routed experts a step needs: LRU cache per MoE layer, then one
+// batched read through the io plugin for every miss, converted to the
+// profile's expert precision as it arrives (and cached converted).
+#pragma once
+
+#include <glmrt/base/memory.h>
+#include <glmrt/experts/expert_layout.h>
+#include <glmrt/plugin/io.h>
+#include <glmrt/profile/profile.h>
+#include <glmrt/weights/matrix.h>
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace glmrt {
+
+struct Expert {
+  Matrix gate, up, down;
+  uint64_t bytes() const { return gate.bytes() + up.bytes() + down.bytes(); }
+};
+
+struct ExpertStoreStats {
+  uint64_t hits = 0, misses = 0, bytes_read = 0;
+  double read_seconds = 0, convert_seconds = 0;
+  double hit_rate() const { return hits + misses ? double(hits) / double(hits + misses) : 0.0; }
+};
+
+class ExpertStore {
+ public:
+  ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, const TensorDirectory& tensors,
+              plugin::Io& io, WeightBits bits, int cache_per_layer, MemoryBudget* budget);
+
+  /// The experts `ids` of `layer` (distinct ids), in that order. The returned
+  /// pointers stay valid while held, even if the cache evicts them meanwhile.
+  std::vector<std::shared_ptr<const Expert>> acquire(int layer, std::span<const int32_t> ids);
+
+  /// Hints the io plugin that these experts will be wanted soon.
+  void prefetch(int layer, std::span<const int32_t> ids);
+
+  const ExpertStoreStats& stats() const { return stats_; }
+  int cache_per_layer() const { return capacity_; }
+
+ private:
+  struct Entry {
+    int32_t id;
+    std::shared_ptr<const Expert> expert;
+  };
+  std::shared_ptr<const Expert> lookup(int layer, int32_t id);
+  void insert(int layer, int32_t id, std::shared_ptr<const Expert> expert);
+  std::shared_ptr<const Expert> convert(const ExpertLayout& layout,
+                                        std::span<const std::byte> staging) const;
+
+  std::vector<std::vector<ExpertLayout>> layouts_;
+  const TensorDirectory& tensors_;
+  plugin::Io& io_;
+  WeightBits bits_;
+  int capacity_;
+  MemoryBudget* budget_;
+  std::vector<std::list<Entry>> lru_;  // per layer, most recently used first
+  ExpertStoreStats stats_;
+};
+
+}  // namespace glmrt

@@ -1,0 +1,44 @@
+// One conversation's sequence: its tokens and KV cache. Setting a new context
+// keeps the longest common prefix with what is cached and prefills only the
+// rest, so multi-turn chat never recomputes the shared history.
+#pragma once
+
+#include <glmrt/engine/engine.h>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace glmrt {
+
+struct SessionStats {
+  int64_t prefilled_tokens = 0, reused_tokens = 0, decoded_tokens = 0;
+  double prefill_seconds = 0, decode_seconds = 0;
+};
+
+class Session {
+ public:
+  explicit Session(Engine& engine);
+
+  /// Makes the sequence equal `tokens` and returns the logits [vocab] that
+  /// predict the token after them.
+  std::vector<float> set_context(std::span<const int32_t> tokens);
+  /// Appends one token (a decode step) and returns the next logits.
+  std::vector<float> append(int32_t token);
+  /// Forgets everything.
+  void reset();
+
+  const std::vector<int32_t>& tokens() const { return tokens_; }
+  const SessionStats& stats() const { return stats_; }
+  Engine& engine() { return engine_; }
+
+ private:
+  std::vector<float> run(std::span<const int32_t> tokens, bool prefill);
+
+  Engine& engine_;
+  KvCache cache_;
+  std::vector<int32_t> tokens_;
+  SessionStats stats_;
+};
+
+}  // namespace glmrt

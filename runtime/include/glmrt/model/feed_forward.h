@@ -1,0 +1,25 @@
+// The MLP halves of a decoder layer: the dense SwiGLU MLP, and the MoE block
+// (router -> routed experts from the store + the shared expert).
+#pragma once
+
+#include <glmrt/model/layer_context.h>
+#include <glmrt/model/model_weights.h>
+
+#include <span>
+
+namespace glmrt {
+
+/// out[S, hidden] = down(silu(gate(x)) * up(x)).
+void swiglu_mlp(const Matrix& gate, const Matrix& up, const Matrix& down, plugin::Kernels& kernels,
+                std::span<const float> x, int64_t S, std::span<float> out);
+inline void swiglu_mlp(const FeedForwardWeights& w, plugin::Kernels& kernels,
+                       std::span<const float> x, int64_t S, std::span<float> out) {
+  swiglu_mlp(w.gate, w.up, w.down, kernels, x, S, out);
+}
+
+/// Routes every position, resolves each distinct expert once for all S
+/// positions that chose it, adds the shared expert. x: normed hidden [S, hidden].
+void moe_block(const MoeWeights& w, const LayerContext& ctx, std::span<const float> x, int64_t S,
+               std::span<float> out);
+
+}  // namespace glmrt

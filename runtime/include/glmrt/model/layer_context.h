@@ -1,0 +1,32 @@
+// What one decoder layer's computation borrows from the model for a step of S
+// new positions.
+#pragma once
+
+#include <glmrt/experts/expert_store.h>
+#include <glmrt/kv/kv_cache.h>
+#include <glmrt/model/rope.h>
+#include <glmrt/model_files/model_config.h>
+#include <glmrt/plugin/kernels.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace glmrt {
+
+/// Keys each new position may attend to, chosen by the DSA indexer. An empty
+/// row means every visible key (the sequence is still within index_topk).
+struct KeySelection {
+  std::vector<std::vector<int32_t>> rows;  // [S]
+  bool empty() const { return rows.empty(); }
+};
+
+struct LayerContext {
+  const ModelConfig& config;
+  plugin::Kernels& kernels;
+  const Rope& rope;
+  KvCache& cache;
+  ExpertStore& experts;
+  int layer;  // cache and expert-store row (the MTP layer is num_hidden_layers)
+};
+
+}  // namespace glmrt

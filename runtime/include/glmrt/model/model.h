@@ -1,0 +1,58 @@
+// A glm_moe_dsa model ready to run: config, resident weights, and the borrowed
+// kernels plugin and expert store. Stateless between calls: all sequence state
+// lives in the KvCache the caller passes.
+#pragma once
+
+#include <glmrt/experts/expert_store.h>
+#include <glmrt/kv/kv_cache.h>
+#include <glmrt/model/layer_context.h>
+#include <glmrt/model/model_weights.h>
+#include <glmrt/model/rope.h>
+#include <glmrt/plugin/kernels.h>
+
+#include <span>
+#include <vector>
+
+namespace glmrt {
+
+class Model {
+ public:
+  Model(ModelConfig config, ModelWeights weights, ExpertStore& experts, plugin::Kernels& kernels);
+
+  const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return weights_; }
+  bool has_mtp() const { return weights_.mtp.has_value(); }
+
+  /// A cache shaped for this model (main layers + the MTP layer).
+  KvCache make_cache(CacheType type, int64_t max_tokens, MemoryBudget* budget) const;
+
+  /// Runs S new tokens through every layer as one batched step, appending them
+  /// to `cache`. Returns the last layer's hidden states [S, hidden] before the
+  /// final norm.
+  std::vector<float> forward(KvCache& cache, std::span<const int32_t> tokens);
+
+  /// Logits [rows, vocab] of hidden states [rows, hidden] (final norm + lm_head).
+  std::vector<float> logits(std::span<const float> hidden, int64_t rows);
+
+  /// One MTP step for S positions (DeepSeek-V3 style): for each s, combines the
+  /// embedding of next_tokens[s] with main_hidden[s] (the main model's final
+  /// hidden state, before the final norm), runs the MTP layer appending to its
+  /// cache row, and returns the MTP hidden states [S, hidden] (before its head norm).
+  std::vector<float> mtp_forward(KvCache& cache, std::span<const int32_t> next_tokens,
+                                 std::span<const float> main_hidden);
+  /// Logits [rows, vocab] of MTP hidden states (shared_head norm + head).
+  std::vector<float> mtp_logits(std::span<const float> hidden, int64_t rows);
+
+ private:
+  void embed(const Matrix& table, std::span<const int32_t> tokens, std::span<float> out) const;
+  void decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std::span<float> h,
+                     int64_t S, KeySelection& selection);
+
+  ModelConfig config_;
+  ModelWeights weights_;
+  ExpertStore& experts_;
+  plugin::Kernels& kernels_;
+  Rope rope_;
+};
+
+}  // namespace glmrt

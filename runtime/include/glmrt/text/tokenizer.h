@@ -1,0 +1,62 @@
+// A Hugging Face tokenizer.json (byte-level BPE family) loaded into C++:
+// encode text to ids and decode ids to text exactly as the `tokenizers`
+// library does. See docs/tokenizer.md for what is supported.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace glmrt::text {
+
+using TokenId = std::uint32_t;
+
+struct Encoding {
+  std::vector<TokenId> ids;
+  std::vector<std::string> tokens;  // vocabulary spellings, e.g. "Ġworld"
+};
+
+// Immutable after loading; encode/decode are safe to call from several
+// threads at once (the per-word BPE cache has its own lock).
+class Tokenizer {
+ public:
+  // Throws glmrt::Error naming the file and the field for anything malformed
+  // or unsupported.
+  static Tokenizer from_file(const std::filesystem::path& path);
+  // `source` names the JSON in error messages.
+  static Tokenizer from_json_text(std::string_view json_text, std::string_view source);
+
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  ~Tokenizer();
+
+  // `text` must be valid UTF-8 (else glmrt::Error). add_special_tokens runs
+  // the post_processor as the library's encode(text, add_special_tokens) does.
+  std::vector<TokenId> encode(std::string_view text, bool add_special_tokens = false) const;
+  Encoding encode_with_tokens(std::string_view text, bool add_special_tokens = false) const;
+
+  // Unknown ids are skipped, as the library does. Always valid UTF-8.
+  std::string decode(std::span<const TokenId> ids, bool skip_special_tokens = false) const;
+
+  std::optional<TokenId> token_to_id(std::string_view token) const;
+  std::optional<std::string> id_to_token(TokenId id) const;
+  // True for added tokens marked "special" (dropped by skip_special_tokens).
+  bool is_special(TokenId id) const;
+  // One past the largest id in use.
+  std::size_t vocab_size() const;
+
+  // Empties the per-word BPE cache (benchmarks measure cold encoding).
+  void clear_cache() const;
+
+ private:
+  struct Impl;
+  explicit Tokenizer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace glmrt::text

@@ -1,0 +1,64 @@
+// A weight matrix W[O, I] held in memory in one of the formats the kernels
+// plugins understand (f32, bf16, int8/int4/int2 with one scale per row).
+#pragma once
+
+#include <glmrt/base/memory.h>
+#include <glmrt/plugin/weight_format.h>
+#include <glmrt/profile/profile.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace glmrt {
+
+class Matrix {
+ public:
+  Matrix() = default;
+  /// Converts row-major f32 values [rows, cols] into `bits` precision
+  /// (symmetric per-row quantization for the integer formats).
+  static Matrix from_f32(std::span<const float> values, int64_t rows, int64_t cols, WeightBits bits,
+                         MemoryBudget* budget, const std::string& category);
+  /// Adopts data already packed as `type` (a converted container's tensor),
+  /// copying the bytes and per-row scales as they are.
+  static Matrix from_packed(uint32_t type, std::span<const std::byte> packed,
+                            std::span<const float> scales, int64_t rows, int64_t cols,
+                            MemoryBudget* budget, const std::string& category);
+
+  int64_t rows() const { return rows_; }
+  int64_t cols() const { return cols_; }
+  uint32_t element_type() const { return type_; }
+  bool empty() const { return rows_ == 0; }
+  uint64_t bytes() const { return data_.size() + scales_.size(); }
+
+  /// The view a kernels plugin multiplies with.
+  glmrt_weight_view view() const;
+  /// Rows [first, first + count) as a view.
+  glmrt_weight_view view_rows(int64_t first, int64_t count) const;
+
+  /// Row r in f32 (embedding lookup).
+  void dequantize_row(int64_t r, std::span<float> out) const;
+
+ private:
+  int64_t rows_ = 0, cols_ = 0, row_bytes_ = 0;
+  uint32_t type_ = GLMRT_F32;
+  AlignedBlock data_;
+  AlignedBlock scales_;  // f32 [rows] for quantized types
+};
+
+/// Converts a bf16 bit pattern to f32 exactly, and f32 to bf16 rounding to nearest even.
+inline float bf16_to_f32(uint16_t bits) {
+  uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+inline uint16_t f32_to_bf16(float f) {
+  uint32_t u;
+  __builtin_memcpy(&u, &f, 4);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN stays NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+}  // namespace glmrt

@@ -1,0 +1,49 @@
+#include <glmrt/base/error.h>
+#include <glmrt/generate/session.h>
+
+#include <chrono>
+
+namespace glmrt {
+
+Session::Session(Engine& engine) : engine_(engine), cache_(engine.new_cache()) {}
+
+std::vector<float> Session::run(std::span<const int32_t> tokens, bool prefill) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Model& model = engine_.model();
+  const int64_t D = model.config().hidden_size;
+  const auto hidden = model.forward(cache_, tokens);
+  tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
+  auto logits = model.logits(std::span(hidden).subspan(hidden.size() - D), 1);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (prefill) {
+    stats_.prefilled_tokens += static_cast<int64_t>(tokens.size());
+    stats_.prefill_seconds += seconds;
+  } else {
+    stats_.decoded_tokens += static_cast<int64_t>(tokens.size());
+    stats_.decode_seconds += seconds;
+  }
+  return logits;
+}
+
+std::vector<float> Session::set_context(std::span<const int32_t> tokens) {
+  if (tokens.empty()) fail("cannot run an empty context: the prompt has no tokens");
+  size_t common = 0;
+  while (common < tokens_.size() && common < tokens.size() && tokens_[common] == tokens[common])
+    ++common;
+  // The last token must run again to produce its logits.
+  if (common == tokens.size()) --common;
+  cache_.truncate(static_cast<int64_t>(common));
+  tokens_.resize(common);
+  stats_.reused_tokens += static_cast<int64_t>(common);
+  return run(tokens.subspan(common), true);
+}
+
+std::vector<float> Session::append(int32_t token) { return run(std::span(&token, 1), false); }
+
+void Session::reset() {
+  cache_.truncate(0);
+  tokens_.clear();
+}
+
+}  // namespace glmrt

@@ -1,0 +1,95 @@
+// The services every plugin borrows from the host: budgeted aligned memory,
+// the thread count with an OpenMP parallel_for, and logging to stderr.
+#include <glmrt/base/error.h>
+#include <glmrt/host/plugin_host.h>
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+
+namespace glmrt {
+
+/// The C callbacks below receive the HostServices as their context.
+struct HostServicesAccess {
+  static constexpr const char* kCategory = "plugin:alloc";
+  // Each block carries its size and start just before the pointer handed out,
+  // so free() can release exactly what alloc() charged.
+  struct BlockHeader {
+    void* start;
+    size_t bytes;
+  };
+
+  static HostServices& self(void* context) { return *static_cast<HostServices*>(context); }
+
+  static void* alloc(void* context, size_t bytes, size_t alignment) noexcept {
+    if (alignment == 0) alignment = 64;
+    if ((alignment & (alignment - 1)) != 0) return nullptr;  // not a power of two
+    alignment = std::max(alignment, alignof(BlockHeader));
+    const size_t header = (sizeof(BlockHeader) + alignment - 1) / alignment * alignment;
+    const size_t total = (header + bytes + alignment - 1) / alignment * alignment;
+    if (total < bytes) return nullptr;  // overflow
+    try {
+      self(context).budget_.charge(kCategory, bytes);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "glmrt: plugin allocation of %zu bytes refused: %s\n", bytes, e.what());
+      return nullptr;
+    }
+    void* start = std::aligned_alloc(alignment, total);
+    if (!start) {
+      self(context).budget_.release(kCategory, bytes);
+      return nullptr;
+    }
+    auto* user = static_cast<std::byte*>(start) + header;
+    const BlockHeader block{start, bytes};
+    std::memcpy(user - sizeof(BlockHeader), &block, sizeof(BlockHeader));
+    return user;
+  }
+
+  static void free(void* context, void* ptr) noexcept {
+    if (!ptr) return;
+    BlockHeader block{};
+    std::memcpy(&block, static_cast<std::byte*>(ptr) - sizeof(BlockHeader), sizeof(BlockHeader));
+    self(context).budget_.release(kCategory, block.bytes);
+    std::free(block.start);
+  }
+
+  static void parallel_for(void* context, int64_t n, int64_t grain, glmrt_range_fn fn,
+                           void* fn_context) noexcept {
+    if (n <= 0) return;
+    const int64_t threads = std::max(1, self(context).n_threads());
+    const int64_t chunk = std::max<int64_t>({grain, 1, (n + threads - 1) / threads});
+    const int64_t n_chunks = (n + chunk - 1) / chunk;
+    if (n_chunks == 1) {
+      fn(fn_context, 0, n);
+      return;
+    }
+    const int team = static_cast<int>(std::min(threads, n_chunks));
+#pragma omp parallel for num_threads(team) schedule(static, 1)
+    for (int64_t c = 0; c < n_chunks; ++c) fn(fn_context, c * chunk, std::min(n, (c + 1) * chunk));
+  }
+
+  static void log(void*, int32_t level, const char* message) noexcept {
+    static constexpr const char* kLevels[] = {"debug", "info", "warning", "error"};
+    const char* name = level >= 0 && level <= 3 ? kLevels[level] : "log";
+    std::fprintf(stderr, "glmrt: plugin %s: %s\n", name, message ? message : "");
+  }
+};
+
+HostServices::HostServices(MemoryBudget& budget, int n_threads) : budget_(budget) {
+  if (n_threads < 0) fail("thread count must be 0 (all cores) or positive, got {}", n_threads);
+  services_.struct_size = sizeof(glmrt_host_services);
+  services_.abi_major = GLMRT_ABI_MAJOR;
+  services_.abi_minor = GLMRT_ABI_MINOR;
+  services_.n_threads = n_threads == 0 ? omp_get_max_threads() : n_threads;
+  services_.context = this;
+  services_.alloc = &HostServicesAccess::alloc;
+  services_.free = &HostServicesAccess::free;
+  services_.parallel_for = &HostServicesAccess::parallel_for;
+  services_.log = &HostServicesAccess::log;
+}
+
+}  // namespace glmrt

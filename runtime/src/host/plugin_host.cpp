@@ -1,0 +1,222 @@
+// Finding plugins on the search path and turning a profile's choice into a
+// checked, created plugin object.
+#include "loaded_library.h"
+
+#include <glmrt/base/error.h>
+#include <glmrt/host/plugin_host.h>
+
+#include <boost/dll/runtime_symbol_info.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+#include <string_view>
+
+namespace glmrt {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kFilePrefix = "libglmrt-";
+constexpr std::string_view kFileSuffix = ".so";
+
+std::vector<fs::path> split_path_list(std::string_view list) {
+  std::vector<fs::path> dirs;
+  while (!list.empty()) {
+    const size_t colon = list.find(':');
+    std::string_view entry = list.substr(0, colon);
+    if (!entry.empty()) dirs.emplace_back(entry);
+    list = colon == std::string_view::npos ? std::string_view() : list.substr(colon + 1);
+  }
+  return dirs;
+}
+
+/// Search order of the design: the profile's folders, $GLMRT_PLUGIN_PATH,
+/// plugins/ beside the executable, then the install folder.
+std::vector<fs::path> default_search_dirs(const Profile& profile) {
+  std::vector<fs::path> dirs = profile.plugin_paths;
+  if (const char* env = std::getenv("GLMRT_PLUGIN_PATH")) {
+    for (fs::path& dir : split_path_list(env)) dirs.push_back(std::move(dir));
+  }
+  boost::dll::fs::error_code ec;
+  const boost::dll::fs::path exe = boost::dll::program_location(ec);
+  if (!ec) dirs.push_back(fs::path(exe.parent_path().string()) / "plugins");
+  dirs.emplace_back(GLMRT_INSTALL_PLUGIN_DIR);
+  return dirs;
+}
+
+/// Drops repeated folders (the same folder named twice is searched once).
+std::vector<fs::path> unique_dirs(std::vector<fs::path> dirs) {
+  std::vector<fs::path> unique;
+  std::set<fs::path> seen;
+  for (fs::path& dir : dirs) {
+    fs::path normal = fs::absolute(dir).lexically_normal();
+    if (seen.insert(normal).second) unique.push_back(std::move(normal));
+  }
+  return unique;
+}
+
+bool looks_like_path(const std::string& name) {
+  return name.find('/') != std::string::npos ||
+         (name.size() > kFileSuffix.size() && name.ends_with(kFileSuffix));
+}
+
+std::string file_name_of(const std::string& plugin_name) {
+  return fmt::format("{}{}{}", kFilePrefix, plugin_name, kFileSuffix);
+}
+
+std::string join_dirs(const std::vector<fs::path>& dirs) {
+  std::string joined;
+  for (const fs::path& dir : dirs) joined += fmt::format("{}{}", joined.empty() ? "" : ", ", dir.string());
+  return joined.empty() ? "(no folders)" : joined;
+}
+
+/// Runs `body`; errors are prefixed with where the profile chose the plugin.
+template <typename Body>
+auto with_origin(const PluginChoice& choice, glmrt_plugin_kind kind, Body&& body) {
+  try {
+    return body();
+  } catch (const Error& e) {
+    if (choice.origin.empty()) throw;
+    throw Error(fmt::format("{}: key `plugins.{}`: {}", choice.origin, plugin_kind_name(kind),
+                            e.what()));
+  }
+}
+
+/// Loads `file` as a plugin of `kind` that this machine supports.
+std::shared_ptr<LoadedLibrary> open_checked(const fs::path& file, glmrt_plugin_kind kind) {
+  auto library = std::make_shared<LoadedLibrary>(file);
+  library->require_kind(kind);
+  PluginInfo info = library->describe();
+  if (!info.supported)
+    fail("{}: plugin `{}` is not supported on this CPU: {}", file.string(), info.name,
+         info.reason.empty() ? "its probe gave no reason" : info.reason);
+  return library;
+}
+
+std::shared_ptr<LoadedLibrary> open_choice(const PluginHost& host, const PluginChoice& choice,
+                                           glmrt_plugin_kind kind) {
+  return open_checked(host.resolve(choice, kind), kind);
+}
+
+template <typename Interface>
+PluginHandle<Interface> create_handle(const PluginHost& host, const PluginChoice& choice,
+                                      glmrt_plugin_kind kind, const HostServices& services) {
+  return with_origin(choice, kind, [&] {
+    std::shared_ptr<LoadedLibrary> library = open_choice(host, choice, kind);
+    PluginInfo info = library->describe();
+    auto* object = static_cast<Interface*>(library->create(services, choice.settings));
+    return PluginHandle<Interface>(std::move(library), object, std::move(info));
+  });
+}
+
+}  // namespace
+
+PluginHost::PluginHost(const Profile& profile)
+    : search_dirs_(unique_dirs(default_search_dirs(profile))) {}
+
+PluginHost::PluginHost(std::vector<fs::path> search_dirs)
+    : search_dirs_(unique_dirs(std::move(search_dirs))) {}
+
+PluginInfo PluginHost::inspect(const fs::path& shared_object) const {
+  return LoadedLibrary(shared_object).describe();
+}
+
+std::vector<PluginInfo> PluginHost::discover() const {
+  std::vector<PluginInfo> found;
+  std::set<std::string> seen_names;
+  for (const fs::path& dir : search_dirs_) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name.starts_with(kFilePrefix) && name.ends_with(kFileSuffix)) files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const fs::path& file : files) {
+      if (!seen_names.insert(file.filename().string()).second) continue;
+      try {
+        found.push_back(inspect(file));
+      } catch (const Error& e) {
+        PluginInfo broken;
+        broken.path = file;
+        const std::string stem = file.filename().string();
+        broken.name = stem.substr(kFilePrefix.size(),
+                                  stem.size() - kFilePrefix.size() - kFileSuffix.size());
+        broken.kind = "?";
+        broken.reason = e.what();
+        found.push_back(std::move(broken));
+      }
+    }
+  }
+  return found;
+}
+
+fs::path PluginHost::resolve(const PluginChoice& choice, glmrt_plugin_kind kind) const {
+  if (choice.name == "auto") {
+    if (kind != GLMRT_PLUGIN_KERNELS)
+      fail("`auto` chooses among kernels plugins only; name the {} plugin", plugin_kind_name(kind));
+    const std::vector<PluginInfo> all = discover();
+    const PluginInfo* best = nullptr;
+    std::string rejected;
+    for (const PluginInfo& info : all) {
+      if (info.kind != "kernels") continue;
+      if (!info.supported) {
+        rejected += fmt::format("; {} ({}): {}", info.name, info.path.string(), info.reason);
+        continue;
+      }
+      if (!best || info.score > best->score) best = &info;
+    }
+    if (!best)
+      fail("`auto` found no kernels plugin this CPU supports; searched: {}{}",
+           join_dirs(search_dirs_), rejected);
+    open_checked(best->path, kind);
+    return best->path;
+  }
+  if (looks_like_path(choice.name)) {
+    const fs::path file(choice.name);
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) fail("{}: plugin file not found", file.string());
+    open_checked(file, kind);
+    return file;
+  }
+  const std::string file_name = file_name_of(choice.name);
+  for (const fs::path& dir : search_dirs_) {
+    const fs::path file = dir / file_name;
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) continue;
+    open_checked(file, kind);
+    return file;
+  }
+  fail("{} plugin `{}` not found: no {} in the folders searched: {} (add a folder to the "
+       "profile's plugin_paths or to GLMRT_PLUGIN_PATH)",
+       plugin_kind_name(kind), choice.name, file_name, join_dirs(search_dirs_));
+}
+
+PluginHandle<plugin::Kernels> PluginHost::create_kernels(const PluginChoice& choice,
+                                                         const HostServices& host) const {
+  return create_handle<plugin::Kernels>(*this, choice, GLMRT_PLUGIN_KERNELS, host);
+}
+
+PluginHandle<plugin::Io> PluginHost::create_io(const PluginChoice& choice,
+                                               const HostServices& host) const {
+  return create_handle<plugin::Io>(*this, choice, GLMRT_PLUGIN_IO, host);
+}
+
+PluginHandle<plugin::Draft> PluginHost::create_draft(const PluginChoice& choice,
+                                                     const HostServices& host) const {
+  return create_handle<plugin::Draft>(*this, choice, GLMRT_PLUGIN_DRAFT, host);
+}
+
+void PluginHost::check_profile(const Profile& profile) const {
+  // Creating each plugin once also makes it check its settings, so a typo in
+  // `settings:` fails here and not halfway through loading a model.
+  MemoryBudget budget;
+  HostServices services(budget, 1);
+  create_kernels(profile.kernels, services);
+  create_io(profile.io, services);
+  if (profile.draft) create_draft(*profile.draft, services);
+}
+
+}  // namespace glmrt

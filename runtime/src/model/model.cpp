@@ -1,0 +1,103 @@
+#include <glmrt/base/error.h>
+#include <glmrt/model/attention.h>
+#include <glmrt/model/feed_forward.h>
+#include <glmrt/model/model.h>
+#include <glmrt/model/norms.h>
+#include <glmrt/weights/linear.h>
+
+namespace glmrt {
+
+Model::Model(ModelConfig config, ModelWeights weights, ExpertStore& experts,
+             plugin::Kernels& kernels)
+    : config_(std::move(config)),
+      weights_(std::move(weights)),
+      experts_(experts),
+      kernels_(kernels),
+      rope_(config_.qk_rope_head_dim, config_.rope_theta) {}
+
+KvCache Model::make_cache(CacheType type, int64_t max_tokens, MemoryBudget* budget) const {
+  KvCacheShape shape;
+  shape.n_layers = config_.num_hidden_layers + 1;
+  shape.kv_width = config_.kv_lora_rank + config_.qk_rope_head_dim;
+  shape.index_key_width = config_.index_head_dim;
+  for (int i = 0; i < shape.n_layers; ++i)
+    shape.has_index_keys.push_back(config_.indexer_kind(i) == IndexerKind::full);
+  return KvCache(std::move(shape), type, max_tokens, budget);
+}
+
+void Model::embed(const Matrix& table, std::span<const int32_t> tokens, std::span<float> out) const {
+  const int64_t D = config_.hidden_size;
+  for (size_t s = 0; s < tokens.size(); ++s) {
+    if (tokens[s] < 0 || tokens[s] >= table.rows())
+      fail("token id {} is outside the vocabulary (0..{})", tokens[s], table.rows() - 1);
+    table.dequantize_row(tokens[s], out.subspan(s * D, D));
+  }
+}
+
+void Model::decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std::span<float> h,
+                          int64_t S, KeySelection& selection) {
+  const int64_t D = config_.hidden_size;
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  const LayerContext ctx{config_, kernels_, rope_, cache, experts_, layer};
+  std::vector<float> normed(S * D), delta(S * D);
+
+  rms_norm_rows(h, w.input_norm, eps, normed);
+  mla_attention(w.attention, ctx, normed, S, selection, delta);
+  for (int64_t i = 0; i < S * D; ++i) h[i] += delta[i];
+
+  rms_norm_rows(h, w.post_attention_norm, eps, normed);
+  if (w.mlp_kind == MlpKind::dense) swiglu_mlp(w.dense, kernels_, normed, S, delta);
+  else moe_block(w.moe, ctx, normed, S, delta);
+  for (int64_t i = 0; i < S * D; ++i) h[i] += delta[i];
+}
+
+std::vector<float> Model::forward(KvCache& cache, std::span<const int32_t> tokens) {
+  const int64_t S = static_cast<int64_t>(tokens.size());
+  std::vector<float> h(S * config_.hidden_size);
+  embed(weights_.embed, tokens, h);
+  KeySelection selection;
+  for (int i = 0; i < config_.num_hidden_layers; ++i)
+    decoder_layer(weights_.layers[i], i, cache, h, S, selection);
+  return h;
+}
+
+std::vector<float> Model::logits(std::span<const float> hidden, int64_t rows) {
+  const int64_t D = config_.hidden_size;
+  std::vector<float> normed(rows * D), out(rows * config_.vocab_size);
+  rms_norm_rows(hidden.first(rows * D), weights_.final_norm,
+                static_cast<float>(config_.rms_norm_eps), normed);
+  linear(kernels_, normed, rows, weights_.lm_head, out);
+  return out;
+}
+
+std::vector<float> Model::mtp_forward(KvCache& cache, std::span<const int32_t> next_tokens,
+                                      std::span<const float> main_hidden) {
+  if (!weights_.mtp) fail("this checkpoint has no MTP layer");
+  const MtpWeights& m = *weights_.mtp;
+  const int64_t S = static_cast<int64_t>(next_tokens.size()), D = config_.hidden_size;
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  std::vector<float> e(S * D), joined(S * 2 * D), h(S * D), tmp(D);
+  embed(weights_.mtp_embed(), next_tokens, e);
+  for (int64_t s = 0; s < S; ++s) {
+    float* row = joined.data() + s * 2 * D;
+    rms_norm({e.data() + s * D, static_cast<size_t>(D)}, m.enorm, eps, {row, static_cast<size_t>(D)});
+    rms_norm(main_hidden.subspan(s * D, D), weights_.final_norm, eps, tmp);
+    rms_norm(tmp, m.hnorm, eps, {row + D, static_cast<size_t>(D)});
+  }
+  linear(kernels_, joined, S, m.eh_proj, h);
+  KeySelection selection;
+  decoder_layer(m.layer, config_.num_hidden_layers, cache, h, S, selection);
+  return h;
+}
+
+std::vector<float> Model::mtp_logits(std::span<const float> hidden, int64_t rows) {
+  const MtpWeights& m = *weights_.mtp;
+  const int64_t D = config_.hidden_size;
+  std::vector<float> normed(rows * D), out(rows * config_.vocab_size);
+  rms_norm_rows(hidden.first(rows * D), m.head_norm, static_cast<float>(config_.rms_norm_eps),
+                normed);
+  linear(kernels_, normed, rows, weights_.mtp_head(), out);
+  return out;
+}
+
+}  // namespace glmrt

@@ -1,0 +1,152 @@
+#include <glmrt/base/error.h>
+#include <glmrt/model/model_weights.h>
+
+#include <fmt/format.h>
+
+namespace glmrt {
+namespace {
+
+class LayerLoader {
+ public:
+  LayerLoader(const ModelConfig& c, const TensorLoader& t, const Profile& p, int layer)
+      : c_(c), t_(t), bits_(p.dense_bits), prefix_(fmt::format("model.layers.{}.", layer)) {}
+
+  std::string name(const std::string& suffix) const { return prefix_ + suffix; }
+  Matrix matrix(const std::string& suffix, int64_t rows, int64_t cols) const {
+    return t_.matrix(name(suffix), rows, cols, bits_, "dense weights");
+  }
+  Matrix f32_matrix(const std::string& suffix, int64_t rows, int64_t cols) const {
+    return t_.matrix(name(suffix), rows, cols, WeightBits::f32, "dense weights");
+  }
+  std::vector<float> vector(const std::string& suffix, int64_t n) const {
+    return t_.vector(name(suffix), n);
+  }
+  bool has(const std::string& suffix) const { return t_.contains(name(suffix)); }
+
+  FeedForwardWeights feed_forward(const std::string& where, int64_t width) const {
+    const int64_t D = c_.hidden_size;
+    return {matrix(where + ".gate_proj.weight", width, D), matrix(where + ".up_proj.weight", width, D),
+            matrix(where + ".down_proj.weight", D, width)};
+  }
+
+  AttentionWeights attention(bool full_indexer) const;
+  LayerWeights layer(MlpKind kind, bool full_indexer) const;
+
+ private:
+  const ModelConfig& c_;
+  const TensorLoader& t_;
+  WeightBits bits_;
+  std::string prefix_;
+};
+
+AttentionWeights LayerLoader::attention(bool full_indexer) const {
+  const int64_t D = c_.hidden_size, H = c_.num_attention_heads, L = c_.kv_lora_rank;
+  const int64_t nope = c_.qk_nope_head_dim, vd = c_.v_head_dim;
+  AttentionWeights a;
+  a.q_a = matrix("self_attn.q_a_proj.weight", c_.q_lora_rank, D);
+  a.q_a_norm = vector("self_attn.q_a_layernorm.weight", c_.q_lora_rank);
+  a.q_b = matrix("self_attn.q_b_proj.weight", H * c_.qk_head_dim(), c_.q_lora_rank);
+  a.kv_a = matrix("self_attn.kv_a_proj_with_mqa.weight", L + c_.qk_rope_head_dim, D);
+  a.kv_a_norm = vector("self_attn.kv_a_layernorm.weight", L);
+  a.o = matrix("self_attn.o_proj.weight", D, H * vd);
+
+  const std::string kv_b = name("self_attn.kv_b_proj.weight");
+  if (t_.contains(kv_b + ".qs"))
+    fail("tensor {}: pre-quantized kv_b_proj is not supported (absorbed attention needs its key "
+         "block transposed); store it as F32/BF16",
+         kv_b);
+  const std::vector<float> w = t_.f32(kv_b, H * (nope + vd), L);
+  std::vector<float> key_t(H * L * nope), value(H * vd * L);
+  for (int64_t h = 0; h < H; ++h) {
+    const float* block = w.data() + h * (nope + vd) * L;
+    for (int64_t r = 0; r < nope; ++r)
+      for (int64_t l = 0; l < L; ++l) key_t[(h * L + l) * nope + r] = block[r * L + l];
+    std::copy(block + nope * L, block + (nope + vd) * L, value.begin() + h * vd * L);
+  }
+  a.key_absorb = Matrix::from_f32(key_t, H * L, nope, bits_, t_.budget(), "dense weights");
+  a.value = Matrix::from_f32(value, H * vd, L, bits_, t_.budget(), "dense weights");
+
+  const bool has_indexer = has("self_attn.indexer.wk.weight");
+  if (full_indexer) {
+    const int64_t ih = c_.index_n_heads, id = c_.index_head_dim;
+    IndexerWeights ix;
+    ix.wq_b = matrix("self_attn.indexer.wq_b.weight", ih * id, c_.q_lora_rank);
+    ix.wk = matrix("self_attn.indexer.wk.weight", id, D);
+    ix.weights_proj = f32_matrix("self_attn.indexer.weights_proj.weight", ih, D);
+    ix.k_norm_weight = vector("self_attn.indexer.k_norm.weight", id);
+    ix.k_norm_bias = vector("self_attn.indexer.k_norm.bias", id);
+    a.indexer = std::move(ix);
+  } else if (has_indexer) {
+    fail("tensor {} is present but the config marks this layer's indexer \"shared\" (it reuses "
+         "the previous layer's selection and carries no indexer tensors)",
+         name("self_attn.indexer.wk.weight"));
+  }
+  return a;
+}
+
+LayerWeights LayerLoader::layer(MlpKind kind, bool full_indexer) const {
+  const int64_t D = c_.hidden_size;
+  LayerWeights l;
+  l.input_norm = vector("input_layernorm.weight", D);
+  l.post_attention_norm = vector("post_attention_layernorm.weight", D);
+  l.attention = attention(full_indexer);
+  l.mlp_kind = kind;
+  if (kind == MlpKind::dense) {
+    l.dense = feed_forward("mlp", c_.intermediate_size);
+  } else {
+    l.moe.router = f32_matrix("mlp.gate.weight", c_.n_routed_experts, D);
+    l.moe.correction_bias = vector("mlp.gate.e_score_correction_bias", c_.n_routed_experts);
+    l.moe.shared = feed_forward("mlp.shared_experts",
+                                int64_t{c_.moe_intermediate_size} * c_.n_shared_experts);
+  }
+  return l;
+}
+
+}  // namespace
+
+WeightBits boundary_bits(WeightBits dense) {
+  switch (dense) {
+    case WeightBits::f32:
+    case WeightBits::bf16:
+      return dense;
+    case WeightBits::int8:
+      return WeightBits::bf16;
+    default:
+      return WeightBits::int8;
+  }
+}
+
+ModelWeights load_model_weights(const ModelConfig& c, const TensorLoader& t, const Profile& p) {
+  const int64_t V = c.vocab_size, D = c.hidden_size;
+  const WeightBits io_bits = boundary_bits(p.dense_bits);
+  ModelWeights w;
+  w.embed = t.matrix("model.embed_tokens.weight", V, D, io_bits, "dense weights");
+  w.lm_head = c.tie_word_embeddings && !t.contains("lm_head.weight")
+                  ? t.matrix("model.embed_tokens.weight", V, D, io_bits, "dense weights")
+                  : t.matrix("lm_head.weight", V, D, io_bits, "dense weights");
+  w.final_norm = t.vector("model.norm.weight", D);
+  for (int i = 0; i < c.num_hidden_layers; ++i) {
+    LayerLoader l(c, t, p, i);
+    w.layers.push_back(l.layer(c.mlp_kind(i), c.indexer_kind(i) == IndexerKind::full));
+  }
+
+  // The MTP layer is optional: a checkpoint converted without it runs without drafts.
+  const int m = c.num_hidden_layers;
+  LayerLoader l(c, t, p, m);
+  if (c.num_nextn_predict_layers > 0 && l.has("eh_proj.weight")) {
+    MtpWeights mtp;
+    mtp.layer = l.layer(MlpKind::sparse, true);
+    mtp.eh_proj = l.matrix("eh_proj.weight", D, 2 * D);
+    mtp.enorm = l.vector("enorm.weight", D);
+    mtp.hnorm = l.vector("hnorm.weight", D);
+    mtp.head_norm = l.vector("shared_head.norm.weight", D);
+    if (l.has("embed_tokens.weight"))
+      mtp.embed = t.matrix(l.name("embed_tokens.weight"), V, D, io_bits, "dense weights");
+    if (l.has("shared_head.head.weight"))
+      mtp.head = t.matrix(l.name("shared_head.head.weight"), V, D, io_bits, "dense weights");
+    w.mtp = std::move(mtp);
+  }
+  return w;
+}
+
+}  // namespace glmrt

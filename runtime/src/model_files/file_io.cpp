@@ -1,0 +1,67 @@
+#include "file_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "glmrt/base/error.h"
+
+namespace glmrt::model_files {
+
+int open_read_only(const std::filesystem::path& file) {
+  int fd;
+  do {
+    fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) fail("cannot open {} for reading: {}", file, std::strerror(errno));
+  return fd;
+}
+
+void close_fd(int fd) noexcept {
+  // A read-only descriptor has nothing to flush; close errors carry no data loss.
+  if (fd >= 0) ::close(fd);
+}
+
+uint64_t file_size(int fd, const std::filesystem::path& file) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) fail("cannot stat {}: {}", file, std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) fail("{} is not a regular file", file);
+  return static_cast<uint64_t>(st.st_size);
+}
+
+void pread_exact(int fd, uint64_t offset, std::span<std::byte> dst,
+                 const std::filesystem::path& file, std::string_view what) {
+  size_t done = 0;
+  while (done < dst.size()) {
+    // Linux transfers at most ~2 GiB per call; larger tensors take several.
+    const ssize_t n =
+        ::pread(fd, dst.data() + done, dst.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("reading {} from {} at byte {} failed: {}", what, file, offset + done,
+           std::strerror(errno));
+    }
+    if (n == 0) {
+      fail(
+          "{} ends at byte {} while reading {} (expected {} bytes from byte {}); was the file "
+          "truncated after it was opened?",
+          file, offset + done, what, dst.size(), offset);
+    }
+    done += static_cast<size_t>(n);
+  }
+}
+
+std::string read_whole_file(const std::filesystem::path& file) {
+  struct ClosedOnExit {
+    int fd;
+    ~ClosedOnExit() { close_fd(fd); }
+  } const guard{open_read_only(file)};
+  std::string text(file_size(guard.fd, file), '\0');
+  pread_exact(guard.fd, 0, std::as_writable_bytes(std::span(text)), file, "the file");
+  return text;
+}
+
+}  // namespace glmrt::model_files

@@ -1,0 +1,237 @@
+#include "glmrt/model_files/model_config.h"
+
+#include <cmath>
+
+#include "config_fields.h"
+#include "config_layer_kinds.h"
+#include "glmrt/base/error.h"
+
+namespace glmrt {
+
+namespace {
+
+using model_files::ConfigFields;
+using nlohmann::json;
+
+constexpr std::string_view kSupportedModelTypes = "glm_moe_dsa";
+
+void refuse_quantized(const ConfigFields& fields) {
+  const json* quantization = fields.optional("quantization_config");
+  if (quantization == nullptr) return;
+  std::string method = "unspecified";
+  if (quantization->is_object() && quantization->contains("quant_method")) {
+    method = quantization->at("quant_method").dump();
+  }
+  fail(
+      "{}: key 'quantization_config' (quant_method {}) is not supported: glmrt loads F32, BF16 "
+      "or F16 checkpoints and quantizes them itself",
+      fields.file(), method);
+}
+
+// Checks the rope type found at `key` (a dotted path) is the plain one.
+void require_default_rope(const ConfigFields& fields, const json& type, std::string_view key) {
+  const std::string name = fields.as_string(type, key);
+  if (name != "default") {
+    fail("{}: key '{}' is \"{}\": only the \"default\" RoPE (no scaling) is supported",
+         fields.file(), key, name);
+  }
+}
+
+// An object-valued key whose member `member` may be absent or null.
+const json* member_of(const ConfigFields& fields, const json* object, std::string_view key,
+                      std::string_view member) {
+  if (object == nullptr) return nullptr;
+  if (!object->is_object()) {
+    fail("{}: key '{}' must be an object, found {}", fields.file(), key, object->dump());
+  }
+  const auto it = object->find(member);
+  return it == object->end() || it->is_null() ? nullptr : &*it;
+}
+
+double read_rope(const ConfigFields& fields) {
+  const json* parameters = fields.optional("rope_parameters");
+  if (const json* type = member_of(fields, parameters, "rope_parameters", "rope_type")) {
+    require_default_rope(fields, *type, "rope_parameters.rope_type");
+  }
+  if (const json* scaling = fields.optional("rope_scaling")) {
+    const json* type = member_of(fields, scaling, "rope_scaling", "rope_type");
+    const json* legacy_type = member_of(fields, scaling, "rope_scaling", "type");
+    if (type == nullptr && legacy_type == nullptr) {
+      fail("{}: key 'rope_scaling' is {} without a type: only the \"default\" RoPE is supported",
+           fields.file(), scaling->dump());
+    }
+    if (type) require_default_rope(fields, *type, "rope_scaling.rope_type");
+    if (legacy_type) require_default_rope(fields, *legacy_type, "rope_scaling.type");
+  }
+  if (const json* theta = member_of(fields, parameters, "rope_parameters", "rope_theta")) {
+    return fields.as_number(*theta, "rope_parameters.rope_theta");
+  }
+  return fields.optional_number("rope_theta", 10000.0);
+}
+
+std::vector<int> read_eos(const ConfigFields& fields) {
+  const json* eos = fields.optional("eos_token_id");
+  if (eos == nullptr) return {};
+  if (!eos->is_array()) return {fields.as_int(*eos, "eos_token_id")};
+  std::vector<int> ids;
+  for (const json& id : *eos) ids.push_back(fields.as_int(id, "eos_token_id"));
+  return ids;
+}
+
+void require_positive(const ConfigFields& fields, std::string_view key, double value) {
+  if (!(value > 0) || !std::isfinite(value)) {
+    fail("{}: key '{}' must be positive, found {}", fields.file(), key, value);
+  }
+}
+
+void validate(const ModelConfig& c, const ConfigFields& fields) {
+  const std::pair<std::string_view, int> positive[] = {
+      {"vocab_size", c.vocab_size},
+      {"hidden_size", c.hidden_size},
+      {"intermediate_size", c.intermediate_size},
+      {"moe_intermediate_size", c.moe_intermediate_size},
+      {"num_hidden_layers", c.num_hidden_layers},
+      {"num_attention_heads", c.num_attention_heads},
+      {"q_lora_rank", c.q_lora_rank},
+      {"kv_lora_rank", c.kv_lora_rank},
+      {"qk_nope_head_dim", c.qk_nope_head_dim},
+      {"qk_rope_head_dim", c.qk_rope_head_dim},
+      {"v_head_dim", c.v_head_dim},
+      {"n_routed_experts", c.n_routed_experts},
+      {"num_experts_per_tok", c.num_experts_per_tok},
+      {"n_group", c.n_group},
+      {"topk_group", c.topk_group},
+      {"index_topk", c.index_topk},
+      {"index_head_dim", c.index_head_dim},
+      {"index_n_heads", c.index_n_heads},
+      {"max_position_embeddings", c.max_position_embeddings},
+  };
+  for (const auto& [key, value] : positive) require_positive(fields, key, value);
+  require_positive(fields, "rms_norm_eps", c.rms_norm_eps);
+  require_positive(fields, "routed_scaling_factor", c.routed_scaling_factor);
+  require_positive(fields, "rope_theta", c.rope_theta);
+  if (c.n_shared_experts < 0) {
+    fail("{}: key 'n_shared_experts' must not be negative, found {}", fields.file(),
+         c.n_shared_experts);
+  }
+  if (c.num_nextn_predict_layers < 0) {
+    fail("{}: key 'num_nextn_predict_layers' must not be negative, found {}", fields.file(),
+         c.num_nextn_predict_layers);
+  }
+  if (c.qk_rope_head_dim % 2 != 0) {
+    fail("{}: key 'qk_rope_head_dim' is {}, but RoPE rotates pairs of dimensions: expected even",
+         fields.file(), c.qk_rope_head_dim);
+  }
+  if (c.index_head_dim < c.qk_rope_head_dim) {
+    fail("{}: key 'index_head_dim' is {}, smaller than its rope part qk_rope_head_dim = {}",
+         fields.file(), c.index_head_dim, c.qk_rope_head_dim);
+  }
+  if (const json* qk_head_dim = fields.optional("qk_head_dim")) {
+    const int value = fields.as_int(*qk_head_dim, "qk_head_dim");
+    if (value != c.qk_head_dim()) {
+      fail("{}: key 'qk_head_dim' is {}, expected qk_nope_head_dim + qk_rope_head_dim = {}",
+           fields.file(), value, c.qk_head_dim());
+    }
+  }
+  if (c.n_routed_experts % c.n_group != 0) {
+    fail("{}: key 'n_group' ({}) must divide n_routed_experts ({})", fields.file(), c.n_group,
+         c.n_routed_experts);
+  }
+  if (c.topk_group > c.n_group) {
+    fail("{}: key 'topk_group' ({}) exceeds n_group ({})", fields.file(), c.topk_group, c.n_group);
+  }
+  if (c.num_experts_per_tok > c.n_routed_experts) {
+    fail("{}: key 'num_experts_per_tok' ({}) exceeds n_routed_experts ({})", fields.file(),
+         c.num_experts_per_tok, c.n_routed_experts);
+  }
+  const int experts_in_kept_groups = c.topk_group * (c.n_routed_experts / c.n_group);
+  if (c.num_experts_per_tok > experts_in_kept_groups) {
+    fail(
+        "{}: key 'num_experts_per_tok' ({}) exceeds the {} experts of the topk_group ({}) groups "
+        "the router keeps",
+        fields.file(), c.num_experts_per_tok, experts_in_kept_groups, c.topk_group);
+  }
+  if (c.n_group > 1 && c.n_routed_experts / c.n_group < 2) {
+    fail(
+        "{}: key 'n_group' ({}) leaves fewer than 2 experts per group, but a group's score is "
+        "the sum of its top 2",
+        fields.file(), c.n_group);
+  }
+}
+
+}  // namespace
+
+MlpKind ModelConfig::mlp_kind(int layer) const {
+  if (layer < 0) fail("{}: layer {} has no MLP kind: layers are numbered from 0", file, layer);
+  if (layer >= num_hidden_layers) return MlpKind::sparse;
+  if (static_cast<size_t>(layer) >= mlp_layer_types.size()) {
+    fail("{}: MLP kind of layer {} asked of a config listing {} layer kinds", file, layer,
+         mlp_layer_types.size());
+  }
+  return mlp_layer_types[layer];
+}
+
+IndexerKind ModelConfig::indexer_kind(int layer) const {
+  if (layer < 0) fail("{}: layer {} has no indexer kind: layers are numbered from 0", file, layer);
+  if (layer >= num_hidden_layers) return IndexerKind::full;
+  if (static_cast<size_t>(layer) >= indexer_types.size()) {
+    fail("{}: indexer kind of layer {} asked of a config listing {} layer kinds", file, layer,
+         indexer_types.size());
+  }
+  return indexer_types[layer];
+}
+
+ModelConfig load_model_config(const std::filesystem::path& model_dir) {
+  const ConfigFields fields(model_dir / "config.json");
+  ModelConfig c;
+  c.file = fields.file();
+  c.model_type = fields.required_string("model_type");
+  if (c.model_type != kSupportedModelTypes) {
+    fail("{}: key 'model_type' is \"{}\", which glmrt does not run (supported: {})", c.file,
+         c.model_type, kSupportedModelTypes);
+  }
+  refuse_quantized(fields);
+  c.rope_theta = read_rope(fields);
+
+  c.vocab_size = fields.required_int("vocab_size");
+  c.hidden_size = fields.required_int("hidden_size");
+  c.intermediate_size = fields.required_int("intermediate_size");
+  c.moe_intermediate_size = fields.required_int("moe_intermediate_size");
+  c.num_hidden_layers = fields.required_int("num_hidden_layers");
+  c.num_attention_heads = fields.required_int("num_attention_heads");
+  c.q_lora_rank = fields.required_int("q_lora_rank");
+  c.kv_lora_rank = fields.required_int("kv_lora_rank");
+  c.qk_nope_head_dim = fields.required_int("qk_nope_head_dim");
+  c.qk_rope_head_dim = fields.required_int("qk_rope_head_dim");
+  c.v_head_dim = fields.required_int("v_head_dim");
+
+  c.n_routed_experts = fields.required_int("n_routed_experts");
+  c.n_shared_experts = fields.required_int("n_shared_experts");
+  c.num_experts_per_tok = fields.required_int("num_experts_per_tok");
+  c.n_group = fields.optional_int("n_group", 1);
+  c.topk_group = fields.optional_int("topk_group", 1);
+  c.norm_topk_prob = fields.optional_bool("norm_topk_prob", true);
+  c.routed_scaling_factor = fields.required_number("routed_scaling_factor");
+
+  c.rms_norm_eps = fields.required_number("rms_norm_eps");
+  c.rope_interleave = fields.optional_bool("rope_interleave", true);
+  c.indexer_rope_interleave = fields.optional_bool("indexer_rope_interleave", false);
+
+  c.index_topk = fields.required_int("index_topk");
+  c.index_head_dim = fields.required_int("index_head_dim");
+  c.index_n_heads = fields.required_int("index_n_heads");
+
+  c.num_nextn_predict_layers = fields.optional_int("num_nextn_predict_layers", 0);
+  c.max_position_embeddings = fields.required_int("max_position_embeddings");
+  c.tie_word_embeddings = fields.optional_bool("tie_word_embeddings", false);
+  c.eos_token_ids = read_eos(fields);
+  c.bos_token_id = fields.optional_int("bos_token_id", -1);
+  c.pad_token_id = fields.optional_int("pad_token_id", -1);
+
+  validate(c, fields);
+  c.mlp_layer_types = model_files::read_mlp_layer_types(fields, c.num_hidden_layers);
+  c.indexer_types = model_files::read_indexer_types(fields, c.num_hidden_layers);
+  return c;
+}
+
+}  // namespace glmrt

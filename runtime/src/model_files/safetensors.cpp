@@ -1,0 +1,220 @@
+#include "glmrt/model_files/safetensors.h"
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <system_error>
+
+#include "dtype_conversion.h"
+#include "file_io.h"
+#include "glmrt/base/error.h"
+#include "safetensors_header.h"
+#include "safetensors_index.h"
+
+namespace glmrt {
+
+namespace {
+
+using std::filesystem::path;
+using namespace model_files;
+
+constexpr const char* kIndexFile = "model.safetensors.index.json";
+constexpr const char* kSingleFile = "model.safetensors";
+
+// Conversions go through a bounded staging buffer so a multi-GB tensor is
+// never held twice in memory.
+constexpr size_t kConversionChunkBytes = 1 << 20;
+
+bool is_existing_file(const path& p) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec);
+}
+
+std::vector<path> safetensors_files_in(const path& dir) {
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) fail("cannot list model directory {}: {}", dir, ec.message());
+  std::vector<path> found;
+  for (const auto& entry : it) {
+    if (entry.path().extension() == ".safetensors" && is_existing_file(entry.path())) {
+      found.push_back(entry.path());
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+void check_file_index(const TensorInfo& t, size_t file_count, const path& source) {
+  if (t.file_index < 0 || static_cast<size_t>(t.file_index) >= file_count) {
+    fail("tensor '{}' refers to file #{}, but {} has {} file(s)", t.name, t.file_index, source,
+         file_count);
+  }
+}
+
+}  // namespace
+
+int64_t TensorInfo::numel() const {
+  int64_t n = 1;
+  for (int64_t dim : shape) n *= dim;
+  return n;
+}
+
+TensorDirectory::TensorDirectory(TensorDirectory&& other) noexcept
+    : source_(std::move(other.source_)),
+      files_(std::move(other.files_)),
+      fds_(std::move(other.fds_)),
+      tensors_(std::move(other.tensors_)),
+      by_name_(std::move(other.by_name_)) {
+  other.fds_.clear();
+}
+
+TensorDirectory& TensorDirectory::operator=(TensorDirectory&& other) noexcept {
+  if (this != &other) {
+    close_all();
+    source_ = std::move(other.source_);
+    files_ = std::move(other.files_);
+    fds_ = std::move(other.fds_);
+    tensors_ = std::move(other.tensors_);
+    by_name_ = std::move(other.by_name_);
+    other.fds_.clear();
+  }
+  return *this;
+}
+
+TensorDirectory::~TensorDirectory() {
+  close_all();
+}
+
+void TensorDirectory::close_all() noexcept {
+  for (int fd : fds_) close_fd(fd);
+  fds_.clear();
+}
+
+int TensorDirectory::add_file(const path& file) {
+  const int index = static_cast<int>(files_.size());
+  // Register the descriptor before parsing so a header error still closes it.
+  fds_.push_back(open_read_only(file));
+  files_.push_back(file);
+  auto tensors = read_safetensors_header(fds_.back(), file, index);
+  std::move(tensors.begin(), tensors.end(), std::back_inserter(tensors_));
+  return index;
+}
+
+void TensorDirectory::index_by_name() {
+  by_name_.clear();
+  by_name_.reserve(tensors_.size());
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const auto [it, inserted] = by_name_.try_emplace(tensors_[i].name, i);
+    if (!inserted) {
+      fail("tensor '{}' is stored twice, in {} and in {}", tensors_[i].name,
+           files_[tensors_[it->second].file_index], files_[tensors_[i].file_index]);
+    }
+  }
+}
+
+TensorDirectory TensorDirectory::open_file(const path& file) {
+  TensorDirectory dir;
+  dir.source_ = file;
+  dir.add_file(file);
+  dir.index_by_name();
+  return dir;
+}
+
+TensorDirectory TensorDirectory::open(const path& model_dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(model_dir, ec)) {
+    fail("model directory {} does not exist or is not a directory", model_dir);
+  }
+  const path index_file = model_dir / kIndexFile;
+  if (!std::filesystem::exists(index_file, ec)) {
+    if (is_existing_file(model_dir / kSingleFile)) return open_file(model_dir / kSingleFile);
+    const auto candidates = safetensors_files_in(model_dir);
+    if (candidates.size() == 1) return open_file(candidates.front());
+    if (candidates.empty()) {
+      fail("{} holds no {}, no {} and no other *.safetensors file", model_dir, kIndexFile,
+           kSingleFile);
+    }
+    fail("{} holds several *.safetensors files ({}) but no {} saying which tensor is where",
+         model_dir, fmt::join(candidates, ", "), kIndexFile);
+  }
+
+  const ShardIndex index = read_shard_index(index_file);
+  TensorDirectory dir;
+  dir.source_ = index_file;
+  for (const path& shard : index.shards) {
+    if (!is_existing_file(shard)) {
+      fail("{} lists shard {}, which does not exist or is not a file", index_file, shard);
+    }
+    dir.add_file(shard);
+  }
+  dir.index_by_name();
+  for (const auto& entry : index.weight_map) {
+    const path& shard = index.shards[entry.shard];
+    const TensorInfo* t = dir.find(entry.tensor);
+    if (t == nullptr) {
+      fail("{} maps tensor '{}' to shard {}, which has no such tensor", index_file, entry.tensor,
+           shard);
+    }
+    if (dir.files_[t->file_index] != shard) {
+      fail("{} maps tensor '{}' to shard {}, but the tensor is stored in {}", index_file,
+           entry.tensor, shard, dir.files_[t->file_index]);
+    }
+  }
+  return dir;
+}
+
+const TensorInfo* TensorDirectory::find(std::string_view name) const {
+  const auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? nullptr : &tensors_[it->second];
+}
+
+const TensorInfo& TensorDirectory::at(std::string_view name) const {
+  const TensorInfo* t = find(name);
+  if (t == nullptr) fail("tensor '{}' not found in {}", name, source_);
+  return *t;
+}
+
+void TensorDirectory::read_raw(const TensorInfo& t, std::span<std::byte> dst) const {
+  check_file_index(t, files_.size(), source_);
+  if (dst.size() != t.byte_size) {
+    fail("tensor '{}' in {}: destination holds {} bytes, the tensor has {}", t.name,
+         files_[t.file_index], dst.size(), t.byte_size);
+  }
+  pread_exact(fds_[t.file_index], t.offset, dst, files_[t.file_index],
+              fmt::format("tensor '{}'", t.name));
+}
+
+void TensorDirectory::read_f32(const TensorInfo& t, std::span<float> dst) const {
+  check_file_index(t, files_.size(), source_);
+  if (!converts_to_f32(t.dtype)) {
+    fail("tensor '{}' in {} is {}; only F32, BF16, F16 and F64 convert to f32", t.name, source_,
+         dtype_name(t.dtype));
+  }
+  if (dst.size() != static_cast<size_t>(t.numel())) {
+    fail("tensor '{}' in {}: destination holds {} floats, the tensor has {} elements", t.name,
+         source_, dst.size(), t.numel());
+  }
+  if (t.dtype == DType::F32) {
+    read_raw(t, std::as_writable_bytes(dst));
+    return;
+  }
+  const size_t element_size = dtype_size(t.dtype);
+  const size_t chunk_elements = kConversionChunkBytes / element_size;
+  std::vector<std::byte> staging(std::min(dst.size(), chunk_elements) * element_size);
+  const std::string what = fmt::format("tensor '{}'", t.name);
+  for (size_t first = 0; first < dst.size(); first += chunk_elements) {
+    const size_t count = std::min(chunk_elements, dst.size() - first);
+    const std::span<std::byte> src(staging.data(), count * element_size);
+    pread_exact(fds_[t.file_index], t.offset + first * element_size, src, files_[t.file_index],
+                what);
+    convert_to_f32(t.dtype, src, dst.subspan(first, count));
+  }
+}
+
+std::vector<float> TensorDirectory::read_f32(const TensorInfo& t) const {
+  std::vector<float> values(static_cast<size_t>(t.numel()));
+  read_f32(t, values);
+  return values;
+}
+
+}  // namespace glmrt

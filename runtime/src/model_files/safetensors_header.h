@@ -1,0 +1,23 @@
+// Parsing and validation of one safetensors file's header.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "glmrt/model_files/safetensors.h"
+
+namespace glmrt::model_files {
+
+/// Largest header accepted: real checkpoints need well under 1 MB, so a
+/// bigger length means a corrupt file or a file of another format.
+inline constexpr uint64_t kMaxSafetensorsHeaderBytes = 100ull << 20;
+
+/// Reads and validates the header of the open safetensors file `file`: every
+/// entry's dtype, shape and data_offsets, that the bytes lie inside the data
+/// section, match shape x dtype size and overlap no other tensor. Returned
+/// tensors carry absolute file offsets and `file_index`.
+std::vector<TensorInfo> read_safetensors_header(int fd, const std::filesystem::path& file,
+                                                int file_index);
+
+}  // namespace glmrt::model_files

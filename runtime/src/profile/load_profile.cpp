@@ -1,0 +1,190 @@
+// The strict profile loader. The schema is documented in docs/profiles.md;
+// keep the two in step.
+#include "yaml_fields.h"
+
+#include <glmrt/base/error.h>
+#include <glmrt/profile/byte_size.h>
+#include <glmrt/profile/profile.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace glmrt {
+namespace {
+
+using yaml_strict::Field;
+using yaml_strict::Mapping;
+
+/// Reads one file's profile; knows the folder relative paths resolve against.
+class ProfileReader {
+ public:
+  explicit ProfileReader(const std::filesystem::path& file)
+      : file_(file), display_(file.string()), folder_(file.parent_path()) {}
+
+  Profile read(const YAML::Node& root) const {
+    if (!root.IsMap())
+      yaml_strict::fail_at(display_, root.Mark(), "",
+                           fmt::format("expected a mapping of profile keys (plugins, precision, "
+                                       "memory, ...), found {}",
+                                       yaml_strict::describe(root)));
+    Mapping top(display_, root, "",
+                {{"model", "plugin_paths", "plugins", "threads", "precision", "memory",
+                  "generation", "validate"}});
+    Profile profile;
+    profile.file = file_;
+    if (auto model = top.find("model")) profile.model = resolve_path(*model);
+    if (auto paths = top.find("plugin_paths"))
+      for (const Field& element : paths->as_sequence())
+        profile.plugin_paths.push_back(resolve_path(element));
+    read_plugins(top.require("plugins"), profile);
+    if (auto threads = top.find("threads")) profile.threads = static_cast<int>(threads->as_int(0, 1024));
+    if (auto precision = top.find("precision")) read_precision(*precision, profile);
+    if (auto memory = top.find("memory")) read_memory(*memory, profile);
+    if (auto generation = top.find("generation")) read_generation(*generation, profile.generation);
+    if (auto validate = top.find("validate")) read_validate(*validate, profile.validate);
+    return profile;
+  }
+
+ private:
+  std::filesystem::path resolve_path(const Field& field) const {
+    std::string text = field.as_string();
+    if (text.empty()) field.fail("expected a path, found an empty text");
+    return std::filesystem::absolute(folder_ / text).lexically_normal();
+  }
+
+  /// A plugin is chosen by a name, "auto", a path (contains '/' or ends in .so)
+  /// or a mapping {name: ..., settings: {key: value}}.
+  PluginChoice read_choice(const Field& field, bool allow_auto) const {
+    PluginChoice choice;
+    choice.origin = field.origin();
+    Field name_field = field;
+    if (field.node().IsMap()) {
+      Mapping map = field.as_mapping({"name", "settings"});
+      name_field = map.require("name");
+      if (auto settings = map.find("settings")) {
+        const Mapping settings_map = settings->as_free_mapping();
+        for (const Field& setting : settings_map.entries())
+          choice.settings[setting.key()] = setting.as_string();
+      }
+    } else if (!field.node().IsScalar()) {
+      field.fail(fmt::format("expected a plugin name, `auto`, a path to a .so or a mapping "
+                             "{{name: ..., settings: {{...}}}}, found {}",
+                             yaml_strict::describe(field.node())));
+    }
+    choice.name = name_field.as_string();
+    if (choice.name.empty()) name_field.fail("expected a plugin name, found an empty text");
+    if (choice.name == "auto" && !allow_auto)
+      name_field.fail("`auto` chooses among kernels plugins only; name the plugin");
+    if (choice.name == "none")
+      name_field.fail("this plugin is required; `none` is accepted for plugins.draft only");
+    const bool is_path = choice.name.find('/') != std::string::npos ||
+                         (choice.name.size() > 3 && choice.name.ends_with(".so"));
+    if (is_path) choice.name = resolve_path(name_field).string();
+    return choice;
+  }
+
+  void read_plugins(const Field& field, Profile& profile) const {
+    Mapping plugins = field.as_mapping({"kernels", "io", "draft", "max_draft_tokens"});
+    profile.kernels = read_choice(plugins.require("kernels"), true);
+    profile.io = read_choice(plugins.require("io"), false);
+    if (auto draft = plugins.find("draft")) {
+      if (draft->node().IsScalar() && draft->node().Scalar() == "none")
+        profile.draft.reset();
+      else
+        profile.draft = read_choice(*draft, false);
+    }
+    if (auto max_draft = plugins.find("max_draft_tokens"))
+      profile.max_draft_tokens = static_cast<int>(max_draft->as_int(1, 16));
+  }
+
+  static WeightBits read_weight_bits(const Field& field) {
+    const std::string text = field.as_string();
+    if (text == "f32" || text == "32") return WeightBits::f32;
+    if (text == "bf16" || text == "16") return WeightBits::bf16;
+    if (text == "int8" || text == "8") return WeightBits::int8;
+    if (text == "int4" || text == "4") return WeightBits::int4;
+    if (text == "int2" || text == "2") return WeightBits::int2;
+    field.fail(fmt::format("expected f32, bf16, int8, int4 or int2 (or 32/16/8/4/2), found `{}`",
+                           text));
+  }
+
+  static void read_precision(const Field& field, Profile& profile) {
+    Mapping precision = field.as_mapping({"dense", "experts", "kv_cache"});
+    if (auto dense = precision.find("dense")) profile.dense_bits = read_weight_bits(*dense);
+    if (auto experts = precision.find("experts")) profile.expert_bits = read_weight_bits(*experts);
+    if (auto kv = precision.find("kv_cache")) {
+      const std::string text = kv->as_string();
+      if (text == "f32" || text == "32")
+        profile.kv_cache = CacheType::f32;
+      else if (text == "bf16" || text == "16")
+        profile.kv_cache = CacheType::bf16;
+      else
+        kv->fail(fmt::format("expected f32 or bf16, found `{}`", text));
+    }
+  }
+
+  static void read_memory(const Field& field, Profile& profile) {
+    Mapping memory = field.as_mapping({"budget", "expert_cache", "max_context"});
+    if (auto budget = memory.find("budget")) {
+      try {
+        profile.memory_budget_bytes = parse_byte_size(budget->as_string());
+      } catch (const Error& e) {
+        budget->fail(e.what());
+      }
+    }
+    if (auto cache = memory.find("expert_cache"))
+      profile.expert_cache_per_layer = static_cast<int>(cache->as_int(0, 4096));
+    if (auto context = memory.find("max_context"))
+      profile.max_context = static_cast<int>(context->as_int(16, 1048576));
+  }
+
+  static void read_generation(const Field& field, GenerationDefaults& generation) {
+    Mapping map = field.as_mapping({"temperature", "top_p", "top_k", "min_p", "repetition_penalty",
+                                    "presence_penalty", "seed", "max_new_tokens"});
+    if (auto f = map.find("temperature")) generation.temperature = f->as_double(0, 100);
+    if (auto f = map.find("top_p")) generation.top_p = f->as_double(0, 1);
+    if (auto f = map.find("top_k")) generation.top_k = static_cast<int>(f->as_int(0, 1 << 30));
+    if (auto f = map.find("min_p")) generation.min_p = f->as_double(0, 1);
+    if (auto f = map.find("repetition_penalty")) generation.repetition_penalty = f->as_double(0.01, 100);
+    if (auto f = map.find("presence_penalty")) generation.presence_penalty = f->as_double(-100, 100);
+    if (auto f = map.find("seed")) generation.seed = f->as_uint64();
+    if (auto f = map.find("max_new_tokens"))
+      generation.max_new_tokens = static_cast<int>(f->as_int(1, 1048576));
+  }
+
+  static void read_validate(const Field& field, ValidateThresholds& validate) {
+    constexpr double kLarge = std::numeric_limits<float>::max();
+    Mapping map = field.as_mapping(
+        {"min_top1", "max_kl", "max_dlogit", "min_margin", "greedy_identical"});
+    if (auto f = map.find("min_top1")) validate.min_top1 = f->as_double(0, 1);
+    if (auto f = map.find("max_kl")) validate.max_kl = f->as_double(0, kLarge);
+    if (auto f = map.find("max_dlogit")) validate.max_dlogit = f->as_double(0, kLarge);
+    if (auto f = map.find("min_margin")) validate.min_margin = f->as_double(0, kLarge);
+    if (auto f = map.find("greedy_identical")) validate.greedy_identical = f->as_bool();
+  }
+
+  std::filesystem::path file_;
+  std::string display_;
+  std::filesystem::path folder_;
+};
+
+}  // namespace
+
+Profile load_profile(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) fail("{}: cannot read the profile: {}", file.string(), std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.str());
+  } catch (const YAML::Exception& e) {
+    fail("{}:{}: invalid YAML: {}", file.string(), e.mark.line + 1, e.msg);
+  }
+  return ProfileReader(file).read(root);
+}
+
+}  // namespace glmrt

@@ -1,0 +1,40 @@
+#include <glmrt/base/error.h>
+#include <glmrt/text/chat_template.h>
+#include <glmrt/text/text_commands.h>
+
+#include <nlohmann/json.hpp>
+
+namespace glmrt::text {
+
+std::string tokenize_to_json(const Tokenizer& tokenizer, std::string_view input,
+                             bool add_special_tokens) {
+  return nlohmann::json(tokenizer.encode(input, add_special_tokens)).dump();
+}
+
+std::string decode_json_ids(const Tokenizer& tokenizer, std::string_view json_ids) {
+  const nlohmann::json parsed = nlohmann::json::parse(json_ids, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_array())
+    fail("tokenize --decode: stdin must hold a JSON array of token ids");
+  std::vector<TokenId> ids;
+  ids.reserve(parsed.size());
+  for (std::size_t i = 0; i < parsed.size(); ++i) {
+    if (!parsed[i].is_number_unsigned() || parsed[i].get<std::uint64_t>() > 0xFFFFFFFFu)
+      fail("tokenize --decode: element {} ({}) is not a token id", i, parsed[i].dump());
+    ids.push_back(parsed[i].get<TokenId>());
+  }
+  return tokenizer.decode(ids);
+}
+
+std::string render_request_for_model(const std::filesystem::path& model_dir,
+                                     std::string_view request_json, std::string_view source) {
+  nlohmann::ordered_json request;
+  try {
+    request = nlohmann::ordered_json::parse(request_json);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail("{}: invalid JSON: {}", source, e.what());
+  }
+  if (!request.is_object()) fail("{}: the request body must be a JSON object", source);
+  return render_chat_for_model(model_dir, request);
+}
+
+}  // namespace glmrt::text

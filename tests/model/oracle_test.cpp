@@ -1,0 +1,50 @@
+// The forward pass against transformers' outputs for the tiny checkpoint.
+#include <glmrt/engine/engine.h>
+#include <glmrt/validate/oracle.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+namespace glmrt {
+namespace {
+
+const std::filesystem::path kModel = std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny";
+const std::filesystem::path kConfigs = std::filesystem::path(GLMRT_SOURCE_DIR) / "configs";
+
+ValidationReport run(const std::string& profile_name) {
+  Profile profile = load_profile(kConfigs / profile_name);
+  profile.plugin_paths.insert(profile.plugin_paths.begin(),
+                              std::filesystem::path(GLMRT_BUILD_DIR) / "plugins");
+  auto engine = Engine::open(profile, kModel);
+  const auto cases = load_oracle(kModel / "ref.json");
+  auto report = validate(*engine, cases, profile.validate);
+  for (const auto& c : report.cases)
+    std::printf("[%s] %-8s greedy %lld/%lld top1 %.4f max|dlogit| %.3e mean KL %.3e %s\n",
+                profile_name.c_str(), c.name.c_str(), static_cast<long long>(c.greedy_identical),
+                static_cast<long long>(c.greedy_total), c.top1_agree, c.max_abs_dlogit, c.mean_kl,
+                c.pass ? "pass" : "FAIL");
+  return report;
+}
+
+TEST(Oracle, ReferenceProfileMatchesTransformersAtF32Thresholds) {
+  const auto report = run("reference.yaml");
+  ASSERT_EQ(report.cases.size(), 5u);
+  for (const auto& c : report.cases) {
+    EXPECT_TRUE(c.pass) << c.name;
+    EXPECT_EQ(c.greedy_identical, c.greedy_total) << c.name;
+    EXPECT_EQ(c.rows_need_dsa, 0) << c.name;
+    EXPECT_EQ(c.rows_checked, c.rows_total) << c.name;
+    EXPECT_LE(c.max_abs_dlogit, 1e-3) << c.name;
+    EXPECT_EQ(c.top1_agree, 1.0) << c.name;
+  }
+  EXPECT_TRUE(report.pass);
+}
+
+TEST(Oracle, Int8ProfilePassesItsThresholds) {
+  const auto report = run("reference-int8.yaml");
+  EXPECT_TRUE(report.pass);
+}
+
+}  // namespace
+}  // namespace glmrt

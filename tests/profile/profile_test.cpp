@@ -1,0 +1,234 @@
+// The strict profile loader: every field read, and every kind of mistake an
+// error with FILE:LINE and the key.
+#include <glmrt/base/error.h>
+#include <glmrt/profile/profile.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <fstream>
+
+namespace glmrt {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+constexpr const char* kMinimal = "plugins:\n  kernels: kernels-scalar\n  io: io-buffered\n";
+
+class ProfileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           fmt::format("glmrt-profile-test-{}-{}", ::getpid(),
+                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_ / "profiles");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& text) {
+    const fs::path file = dir_ / "profiles" / "p.yaml";
+    std::ofstream(file) << text;
+    return file;
+  }
+
+  /// The error loading `text` gives (empty and a test failure when it loads).
+  std::string error_of(const std::string& text) {
+    try {
+      load_profile(write(text));
+    } catch (const Error& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << "profile loaded:\n" << text;
+    return {};
+  }
+
+  std::string at_line(int line) const {
+    return fmt::format("{}:{}: ", (dir_ / "profiles" / "p.yaml").string(), line);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(ProfileTest, EveryFieldIsRead) {
+  const fs::path file = write(R"(model: ../models/glm_tiny
+plugin_paths: [plugins, /opt/glmrt/plugins]
+plugins:
+  kernels: auto
+  io:
+    name: io-buffered
+    settings: {threads: 8, drop_after_read: true}
+  draft: {name: draft-ngram}
+  max_draft_tokens: 6
+threads: 12
+precision:
+  dense: int8
+  experts: 4
+  kv_cache: bf16
+memory:
+  budget: 20GiB
+  expert_cache: 64
+  max_context: 8192
+generation: {temperature: 0.7, top_p: 0.95, top_k: 40, min_p: 0.05, repetition_penalty: 1.1,
+             presence_penalty: 0.5, seed: 18446744073709551615, max_new_tokens: 256}
+validate: {min_top1: 0.9, max_kl: 0.05, max_dlogit: 1.0, min_margin: 2e-3, greedy_identical: false}
+)");
+  const Profile p = load_profile(file);
+  EXPECT_EQ(p.file, file);
+  ASSERT_TRUE(p.model);
+  EXPECT_EQ(*p.model, (dir_ / "models" / "glm_tiny").lexically_normal());
+  ASSERT_EQ(p.plugin_paths.size(), 2u);
+  EXPECT_EQ(p.plugin_paths[0], dir_ / "profiles" / "plugins");
+  EXPECT_EQ(p.plugin_paths[1], fs::path("/opt/glmrt/plugins"));
+  EXPECT_EQ(p.kernels.name, "auto");
+  EXPECT_EQ(p.kernels.origin, at_line(4).substr(0, at_line(4).size() - 2));
+  EXPECT_EQ(p.io.name, "io-buffered");
+  EXPECT_EQ(p.io.settings, (std::map<std::string, std::string>{{"threads", "8"},
+                                                               {"drop_after_read", "true"}}));
+  ASSERT_TRUE(p.draft);
+  EXPECT_EQ(p.draft->name, "draft-ngram");
+  EXPECT_EQ(p.max_draft_tokens, 6);
+  EXPECT_EQ(p.threads, 12);
+  EXPECT_EQ(p.dense_bits, WeightBits::int8);
+  EXPECT_EQ(p.expert_bits, WeightBits::int4);
+  EXPECT_EQ(p.kv_cache, CacheType::bf16);
+  EXPECT_EQ(p.memory_budget_bytes, 20ull << 30);
+  EXPECT_EQ(p.expert_cache_per_layer, 64);
+  EXPECT_EQ(p.max_context, 8192);
+  EXPECT_EQ(p.generation.temperature, 0.7);
+  EXPECT_EQ(p.generation.top_p, 0.95);
+  EXPECT_EQ(p.generation.top_k, 40);
+  EXPECT_EQ(p.generation.min_p, 0.05);
+  EXPECT_EQ(p.generation.repetition_penalty, 1.1);
+  EXPECT_EQ(p.generation.presence_penalty, 0.5);
+  EXPECT_EQ(p.generation.seed, 18446744073709551615ull);
+  EXPECT_EQ(p.generation.max_new_tokens, 256);
+  EXPECT_EQ(p.validate.min_top1, 0.9);
+  EXPECT_EQ(p.validate.max_kl, 0.05);
+  EXPECT_EQ(p.validate.max_dlogit, 1.0);
+  EXPECT_EQ(p.validate.min_margin, 2e-3);
+  EXPECT_FALSE(p.validate.greedy_identical);
+}
+
+TEST_F(ProfileTest, MinimalProfileGetsTheDocumentedDefaults) {
+  const Profile p = load_profile(write(kMinimal));
+  EXPECT_FALSE(p.model);
+  EXPECT_TRUE(p.plugin_paths.empty());
+  EXPECT_FALSE(p.draft);
+  EXPECT_EQ(p.threads, 0);
+  EXPECT_EQ(p.dense_bits, WeightBits::f32);
+  EXPECT_EQ(p.kv_cache, CacheType::f32);
+  EXPECT_EQ(p.memory_budget_bytes, 0u);
+  EXPECT_EQ(p.expert_cache_per_layer, 16);
+  EXPECT_FALSE(p.generation.temperature);
+  EXPECT_EQ(p.validate.max_kl, 1e-6);
+  EXPECT_TRUE(p.validate.greedy_identical);
+}
+
+TEST_F(ProfileTest, MisspeltKeySuggestsTheClosestOne) {
+  const std::string message =
+      error_of(std::string(kMinimal) + "memory:\n  budget: 1GiB\n  expret_cache: 8\n");
+  EXPECT_THAT(message, AllOf(StartsWith(at_line(6)), HasSubstr("key `memory.expret_cache`"),
+                             HasSubstr("did you mean `expert_cache`?")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "thread: 4\n"),
+              AllOf(StartsWith(at_line(4)), HasSubstr("did you mean `threads`?")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "colour: blue\n"),
+              AllOf(HasSubstr("key `colour`: unknown key"), HasSubstr("valid keys: model")));
+}
+
+TEST_F(ProfileTest, WrongTypesAreNamed) {
+  EXPECT_THAT(error_of(std::string(kMinimal) + "threads: four\n"),
+              AllOf(StartsWith(at_line(4)), HasSubstr("key `threads`"),
+                    HasSubstr("expected an integer from 0 to 1024, found `four`")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "threads: [1, 2]\n"),
+              HasSubstr("found a sequence"));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "threads: 2.5\n"), HasSubstr("found `2.5`"));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "validate:\n  greedy_identical: yes\n"),
+              AllOf(StartsWith(at_line(5)), HasSubstr("key `validate.greedy_identical`"),
+                    HasSubstr("true or false")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "precision:\n  dense: int3\n"),
+              AllOf(HasSubstr("key `precision.dense`"), HasSubstr("found `int3`")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "precision:\n  kv_cache: int8\n"),
+              HasSubstr("expected f32 or bf16"));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "memory: 4GiB\n"),
+              AllOf(HasSubstr("key `memory`"), HasSubstr("expected a mapping")));
+  EXPECT_THAT(error_of("plugins:\n  kernels: [a]\n  io: io-buffered\n"),
+              AllOf(StartsWith(at_line(2)), HasSubstr("key `plugins.kernels`")));
+  EXPECT_THAT(error_of("plugins:\n  kernels: kernels-scalar\n  io:\n    name: io-buffered\n"
+                       "    settings: {threads: [1]}\n"),
+              HasSubstr("key `plugins.io.settings.threads`"));
+}
+
+TEST_F(ProfileTest, OutOfRangeValuesAreRefused) {
+  EXPECT_THAT(error_of(std::string(kMinimal) + "threads: 2000\n"),
+              AllOf(StartsWith(at_line(4)), HasSubstr("2000 is out of range")));
+  EXPECT_THAT(error_of("plugins:\n  kernels: kernels-scalar\n  io: io-buffered\n"
+                       "  max_draft_tokens: 17\n"),
+              AllOf(StartsWith(at_line(4)), HasSubstr("plugins.max_draft_tokens"),
+                    HasSubstr("from 1 to 16")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "memory: {max_context: 8}\n"),
+              HasSubstr("key `memory.max_context`"));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "generation: {top_p: 1.5}\n"),
+              HasSubstr("key `generation.top_p`: 1.5 is out of range"));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "validate: {max_kl: -1}\n"),
+              HasSubstr("key `validate.max_kl`"));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "memory: {budget: 20 parsecs}\n"),
+              AllOf(HasSubstr("key `memory.budget`"), HasSubstr("unknown unit `parsecs`")));
+}
+
+TEST_F(ProfileTest, MissingRequiredAndMisusedChoicesAreRefused) {
+  EXPECT_THAT(error_of("threads: 1\n"), HasSubstr("key `plugins`: required key is missing"));
+  EXPECT_THAT(error_of("plugins:\n  kernels: kernels-scalar\n"),
+              HasSubstr("key `plugins.io`: required key is missing"));
+  EXPECT_THAT(error_of("plugins:\n  kernels: kernels-scalar\n  io: auto\n"),
+              HasSubstr("kernels plugins only"));
+  EXPECT_THAT(error_of("plugins:\n  kernels: none\n  io: io-buffered\n"),
+              HasSubstr("plugins.draft only"));
+  EXPECT_THAT(error_of("plugins:\n  kernels: {settings: {a: 1}}\n  io: io-buffered\n"),
+              HasSubstr("key `plugins.kernels.name`: required key is missing"));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "threads: 1\nthreads: 2\n"),
+              AllOf(StartsWith(at_line(5)), HasSubstr("appears twice")));
+}
+
+TEST_F(ProfileTest, PluginPathsResolveAgainstTheProfileFolder) {
+  const Profile p = load_profile(
+      write("plugins:\n  kernels: ../build/libglmrt-mine.so\n  io: io-buffered\n"
+            "  draft: {name: my-draft.so, settings: {depth: 3}}\n"));
+  EXPECT_EQ(p.kernels.name, (dir_ / "build" / "libglmrt-mine.so").string());
+  ASSERT_TRUE(p.draft);
+  EXPECT_EQ(p.draft->name, (dir_ / "profiles" / "my-draft.so").string());
+  EXPECT_EQ(p.draft->settings.at("depth"), "3");
+  EXPECT_EQ(p.io.name, "io-buffered");  // a name, not a path
+}
+
+TEST_F(ProfileTest, UnreadableOrInvalidFilesAreNamed) {
+  const fs::path missing = dir_ / "nope.yaml";
+  EXPECT_THAT([&] { load_profile(missing); },
+              ::testing::ThrowsMessage<Error>(
+                  AllOf(HasSubstr(missing.string()), HasSubstr("cannot read"))));
+  EXPECT_THAT(error_of("plugins: [unclosed\n"), AllOf(HasSubstr("p.yaml:"), HasSubstr("invalid YAML")));
+  EXPECT_THAT(error_of(""), HasSubstr("expected a mapping of profile keys"));
+  EXPECT_THAT(error_of("- a\n- b\n"), HasSubstr("found a sequence"));
+}
+
+TEST_F(ProfileTest, ShippedConfigsLoad) {
+  for (const char* name : {"reference.yaml", "reference-int8.yaml", "nvme.yaml"}) {
+    const fs::path file = fs::path(GLMRT_SOURCE_DIR) / "configs" / name;
+    EXPECT_NO_THROW(load_profile(file)) << file;
+  }
+  const Profile reference = load_profile(fs::path(GLMRT_SOURCE_DIR) / "configs/reference.yaml");
+  EXPECT_EQ(reference.dense_bits, WeightBits::f32);
+  EXPECT_EQ(reference.kernels.name, "kernels-scalar");
+  EXPECT_FALSE(reference.draft);
+  const Profile nvme = load_profile(fs::path(GLMRT_SOURCE_DIR) / "configs/nvme.yaml");
+  EXPECT_EQ(nvme.expert_bits, WeightBits::int4);
+  EXPECT_EQ(nvme.kv_cache, CacheType::bf16);
+  EXPECT_EQ(nvme.expert_cache_per_layer, 64);
+}
+
+}  // namespace
+}  // namespace glmrt

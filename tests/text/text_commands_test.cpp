@@ -1,0 +1,35 @@
+// The logic behind `glmrt tokenize` and `glmrt template`.
+#include <glmrt/base/error.h>
+#include <glmrt/text/text_commands.h>
+#include <gtest/gtest.h>
+
+#include "fixture_rows.h"
+
+namespace glmrt::text {
+namespace {
+
+using testing::tokenizer_fixture;
+
+TEST(TextCommands, TokenizeAndDecodeRoundTrip) {
+  const Tokenizer tokenizer = Tokenizer::from_file(tokenizer_fixture("qwen3/tokenizer.json"));
+  const std::string text = "Hello, world!\n\xE4\xBD\xA0\xE5\xA5\xBD<think>\n";
+  const std::string json = tokenize_to_json(tokenizer, text, false);
+  EXPECT_EQ(json.front(), '[');
+  EXPECT_EQ(decode_json_ids(tokenizer, json), text);
+  EXPECT_EQ(tokenize_to_json(tokenizer, "", true), "[]");
+  EXPECT_THROW(decode_json_ids(tokenizer, "[1, -2]"), glmrt::Error);
+  EXPECT_THROW(decode_json_ids(tokenizer, "{}"), glmrt::Error);
+}
+
+TEST(TextCommands, TemplateRendersTheRequestForTheModel) {
+  EXPECT_EQ(render_request_for_model(tokenizer_fixture("glm_tiny"),
+                                     R"({"messages": [{"role": "user", "content": "hi"}],
+                                         "chat_template_kwargs": {"enable_thinking": false}})",
+                                     "req.json"),
+            "[gMASK]<sop><|system|>Reasoning Effort: Max<|user|>hi<|assistant|><think></think>");
+  EXPECT_THROW(render_request_for_model(tokenizer_fixture("glm_tiny"), "[", "req.json"),
+               glmrt::Error);
+}
+
+}  // namespace
+}  // namespace glmrt::text

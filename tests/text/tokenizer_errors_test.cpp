@@ -1,0 +1,102 @@
+// Malformed or unsupported tokenizer.json files give errors naming the file
+// and the component; bad input text gives an error, never a crash.
+#include <glmrt/base/error.h>
+#include <glmrt/text/tokenizer.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace glmrt::text {
+namespace {
+
+std::string load_error(std::string_view json) {
+  try {
+    Tokenizer::from_json_text(json, "bad/tokenizer.json");
+  } catch (const glmrt::Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+constexpr std::string_view kModel =
+    R"("model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]})";
+
+std::string with(std::string_view extra) {
+  return "{" + std::string(kModel) + (extra.empty() ? "" : ", ") + std::string(extra) + "}";
+}
+
+TEST(TokenizerErrors, NameTheFileAndTheComponent) {
+  EXPECT_NE(load_error("{").find("bad/tokenizer.json: invalid JSON"), std::string::npos);
+  const std::string unsupported = load_error(with(R"("normalizer": {"type": "BertNormalizer"})"));
+  EXPECT_NE(unsupported.find("bad/tokenizer.json"), std::string::npos);
+  EXPECT_NE(unsupported.find("normalizer"), std::string::npos);
+  EXPECT_NE(unsupported.find("BertNormalizer"), std::string::npos);
+  EXPECT_NE(
+      load_error(
+          with(
+              R"("pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Metaspace"}]})"))
+          .find("pre_tokenizer.pretokenizers[0]: unsupported pre_tokenizer type 'Metaspace'"),
+      std::string::npos);
+  EXPECT_NE(load_error(with(R"("decoder": {"type": "WordPiece"})")).find("WordPiece"),
+            std::string::npos);
+  EXPECT_NE(load_error(R"({"model": {"type": "Unigram", "vocab": []}})").find("Unigram"),
+            std::string::npos);
+  EXPECT_NE(load_error(R"({"model": {"type": "BPE", "dropout": 0.1, "vocab": {}, "merges": []}})")
+                .find("dropout"),
+            std::string::npos);
+  EXPECT_NE(load_error(R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a z"]}})")
+                .find("merges[0]"),
+            std::string::npos);
+  EXPECT_NE(
+      load_error(
+          with(
+              R"("pre_tokenizer": {"type": "Split", "pattern": {"Regex": "("}, "behavior": "Isolated"})"))
+          .find("cannot compile regex"),
+      std::string::npos);
+  EXPECT_NE(load_error(with(R"("truncation": {"max_length": 5})")).find("truncation"),
+            std::string::npos);
+}
+
+TEST(TokenizerErrors, MissingFileAndInvalidUtf8Input) {
+  EXPECT_THROW(Tokenizer::from_file("/nonexistent/tokenizer.json"), glmrt::Error);
+  const Tokenizer tokenizer = Tokenizer::from_json_text(with(""), "tiny");
+  EXPECT_EQ(tokenizer.encode("ab"), (std::vector<TokenId>{2}));
+  EXPECT_THROW(tokenizer.encode("a\xFF"), glmrt::Error);
+  EXPECT_EQ(tokenizer.decode(std::vector<TokenId>{2, 99}), "ab");  // no decoder: tokens joined
+}
+
+TEST(TokenizerComponents, TemplateProcessingAddsSpecialTokens) {
+  const Tokenizer tokenizer = Tokenizer::from_json_text(R"({
+    "added_tokens": [{"id": 3, "content": "<s>", "special": true}],
+    "model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": [["a", "b"]]},
+    "post_processor": {"type": "TemplateProcessing",
+      "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+      "special_tokens": {"<s>": {"id": "<s>", "ids": [3], "tokens": ["<s>"]}}}})",
+                                                        "template");
+  EXPECT_EQ(tokenizer.encode("ab", true), (std::vector<TokenId>{3, 2}));
+  EXPECT_EQ(tokenizer.encode("ab<s>", false), (std::vector<TokenId>{2, 3}));
+  EXPECT_EQ(tokenizer.decode(std::vector<TokenId>{3, 2}, true), "ab");
+}
+
+// Added-token ids follow the library: content missing from the model vocab
+// gets the next id after the vocabulary (6, then 7), whatever the file says.
+TEST(TokenizerComponents, ByteFallbackAndAddedTokenStripping) {
+  const Tokenizer tokenizer = Tokenizer::from_json_text(R"({
+    "added_tokens": [{"id": 6, "content": "<x>", "special": false, "lstrip": true, "rstrip": true,
+                      "normalized": false},
+                     {"id": 7, "content": "cat", "special": false, "single_word": true,
+                      "normalized": true}],
+    "model": {"type": "BPE", "byte_fallback": true,
+              "vocab": {"a": 0, "<0xC3>": 1, "<0xA9>": 2, " ": 3, "c": 4, "t": 5},
+              "merges": []},
+    "decoder": {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]}})",
+                                                        "fallback");
+  EXPECT_EQ(tokenizer.encode("a\xC3\xA9"), (std::vector<TokenId>{0, 1, 2}));
+  EXPECT_EQ(tokenizer.decode(std::vector<TokenId>{0, 1, 2}), "a\xC3\xA9");
+  EXPECT_EQ(tokenizer.encode("a <x> a"), (std::vector<TokenId>{0, 6, 0}));
+  EXPECT_EQ(tokenizer.encode("cat"), (std::vector<TokenId>{7}));
+  EXPECT_EQ(tokenizer.encode("acat"), (std::vector<TokenId>{0, 4, 0, 5}));
+}
+
+}  // namespace
+}  // namespace glmrt::text
