@@ -95,10 +95,9 @@ std::string BufferedIo::read_range(const OpenFile& file, uint64_t offset, uint64
              " bytes): " + std::strerror(error);
     }
     if (got == 0)
-      return "io-buffered: " + file.path() + " ends before offset " +
-             std::to_string(offset + length) + ": wanted " + std::to_string(length) +
-             " bytes at offset " + std::to_string(offset) + ", the file ends at byte " +
-             std::to_string(offset + done);
+      return "io-buffered: " + file.path() + " ends at byte " + std::to_string(offset + done) +
+             ", before the " + std::to_string(length) + " bytes wanted at offset " +
+             std::to_string(offset);
     done += static_cast<uint64_t>(got);
   }
   if (drop_after_read_)
@@ -136,11 +135,13 @@ glmrt_status BufferedIo::read(const glmrt_extent* extents, int64_t n_extents) no
           read_range(file, chunk.offset, chunk.length, chunk.destination);
     }
     // Report the first failing chunk so the message does not depend on timing.
-    for (std::string& error : errors) {
-      if (!error.empty()) {
-        error_ = std::move(error);
-        return GLMRT_ERR_IO;
-      }
+    for (size_t c = 0; c < errors.size(); ++c) {
+      if (errors[c].empty()) continue;
+      const glmrt_extent& extent = extents[chunks[c].extent];
+      error_ = errors[c] + " (extent #" + std::to_string(chunks[c].extent) + ": " +
+               std::to_string(extent.length) + " bytes at offset " +
+               std::to_string(extent.offset) + ")";
+      return GLMRT_ERR_IO;
     }
     return GLMRT_OK;
   } catch (const std::exception& e) {

@@ -107,7 +107,7 @@ class KernelsScalarTest : public ::testing::Test {
  protected:
   PluginHandle<plugin::Kernels> make(int threads) {
     services_.emplace_back(std::make_unique<HostServices>(budget_, threads));
-    return PluginHost({kRealPlugins})
+    return PluginHost(std::vector<std::filesystem::path>{kRealPlugins})
         .create_kernels(PluginChoice{"kernels-scalar", {}, {}}, *services_.back());
   }
 
@@ -240,7 +240,7 @@ TEST_F(KernelsScalarTest, RefusesEverySetting) {
   MemoryBudget budget;
   HostServices services(budget, 1);
   try {
-    PluginHost({kRealPlugins})
+    PluginHost(std::vector<std::filesystem::path>{kRealPlugins})
         .create_kernels(PluginChoice{"kernels-scalar", {{"vector_width", "8"}}, {}}, services);
     FAIL() << "a setting was accepted";
   } catch (const Error& e) {

@@ -137,7 +137,7 @@ TEST_F(PluginHostTest, RefusedSettingsNameTheFileAndTheKey) {
 TEST_F(PluginHostTest, AutoPicksHighestScoreAmongSupportedKernels) {
   // test-unsupported scores 1000 but cannot run; test-best (50) beats kernels-scalar (1).
   EXPECT_EQ(host_.resolve(choose("auto"), GLMRT_PLUGIN_KERNELS), test_plugin("test-best"));
-  PluginHost real_only({kRealPlugins});
+  PluginHost real_only(std::vector<fs::path>{kRealPlugins});
   EXPECT_EQ(real_only.resolve(choose("auto"), GLMRT_PLUGIN_KERNELS).filename(),
             "libglmrt-kernels-scalar.so");
 }
@@ -148,7 +148,7 @@ TEST_F(PluginHostTest, AutoIsOnlyForKernels) {
 }
 
 TEST_F(PluginHostTest, AutoWithNothingSupportedSaysWhy) {
-  PluginHost only_broken({kTestPlugins / "no-such-folder"});
+  PluginHost only_broken(std::vector<fs::path>{kTestPlugins / "no-such-folder"});
   EXPECT_THAT(error_of([&] { only_broken.resolve(choose("auto"), GLMRT_PLUGIN_KERNELS); }),
               AllOf(HasSubstr("no kernels plugin"), HasSubstr("no-such-folder")));
 }
@@ -179,7 +179,7 @@ TEST_F(PluginHostTest, ProfilePathsComeBeforeEnvironmentPath) {
 }
 
 TEST_F(PluginHostTest, DiscoverListsBrokenPluginsAndFirstFoundWins) {
-  PluginHost host({kTestPlugins / "second", kTestPlugins / "first", kTestPlugins, kRealPlugins});
+  PluginHost host(std::vector<fs::path>{kTestPlugins / "second", kTestPlugins / "first", kTestPlugins, kRealPlugins});
   const std::vector<PluginInfo> all = host.discover();
   auto find = [&](const std::string& name) -> const PluginInfo* {
     for (const PluginInfo& p : all)
@@ -212,7 +212,7 @@ TEST_F(PluginHostTest, HandleKeepsPluginUsableAfterHostIsGone) {
   HostServices services(budget, 2);
   PluginHandle<plugin::Kernels> kernels;
   {
-    PluginHost temporary({kRealPlugins});
+    PluginHost temporary(std::vector<fs::path>{kRealPlugins});
     kernels = temporary.create_kernels(choose("kernels-scalar"), services);
   }
   ASSERT_TRUE(kernels);

@@ -77,6 +77,20 @@ TEST(DtypeNames, SizesAndNames) {
   EXPECT_FALSE(model_files::parse_dtype("bf16").has_value());
 }
 
+TEST(DecodeToF32, PublicEntryPoint) {
+  EXPECT_TRUE(is_float_dtype(DType::BF16));
+  EXPECT_FALSE(is_float_dtype(DType::I8));
+  const std::string bytes = test::bytes_of<uint16_t>({0x3C00, 0x0001});
+  std::vector<float> out(2);
+  decode_to_f32(DType::F16, std::as_bytes(std::span(bytes)), out);
+  EXPECT_EQ(out, (std::vector<float>{1.0f, std::ldexp(1.0f, -24)}));
+  test::expect_error([&] { decode_to_f32(DType::I8, std::as_bytes(std::span(bytes)), out); },
+                     {"I8"});
+  std::vector<float> wrong(3);
+  test::expect_error([&] { decode_to_f32(DType::F16, std::as_bytes(std::span(bytes)), wrong); },
+                     {"F16"});
+}
+
 TEST(ReadF32, LargeBf16TensorConvertsAcrossStagingChunks) {
   // More than one 1 MiB staging chunk of BF16 values.
   constexpr size_t count = 700'000;

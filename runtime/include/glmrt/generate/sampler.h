@@ -1,0 +1,58 @@
+// Turns logits into the next token: penalties, temperature, top-k, top-p,
+// min-p, then a seeded draw (or argmax when temperature is 0).
+#pragma once
+
+#include <glmrt/profile/profile.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <span>
+#include <vector>
+
+namespace glmrt {
+
+struct SamplingParams {
+  double temperature = 1.0;  // 0 = greedy
+  int top_k = 0;             // 0 = off
+  double top_p = 1.0;        // 1 = off
+  double min_p = 0.0;        // 0 = off
+  double repetition_penalty = 1.0;  // HF: divides positive logits of seen tokens, multiplies negative
+  double presence_penalty = 0.0;    // OpenAI: subtracted once from every generated token's logit
+  uint64_t seed = 0;
+  int max_new_tokens = 256;
+};
+
+/// Defaults from the model's generation_config.json (when present), then the
+/// profile's `generation:` section on top. Errors name the file and key.
+SamplingParams resolve_sampling(const std::filesystem::path& model_dir, const Profile& profile);
+
+/// A token and its probability after every filter.
+struct TokenProbability {
+  int32_t token;
+  double probability;
+};
+
+class Sampler {
+ public:
+  explicit Sampler(SamplingParams params);
+
+  /// context: every token so far (for the repetition penalty); generated: the
+  /// tokens this answer produced (for the presence penalty).
+  int32_t sample(std::span<const float> logits, std::span<const int32_t> context,
+                 std::span<const int32_t> generated);
+
+  /// The distribution sample() draws from, most probable first (a single token
+  /// with probability 1 when greedy).
+  std::vector<TokenProbability> distribution(std::span<const float> logits,
+                                             std::span<const int32_t> context,
+                                             std::span<const int32_t> generated) const;
+
+  const SamplingParams& params() const { return params_; }
+
+ private:
+  SamplingParams params_;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace glmrt

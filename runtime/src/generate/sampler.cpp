@@ -1,0 +1,92 @@
+#include <glmrt/base/error.h>
+#include <glmrt/generate/sampler.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <unordered_set>
+
+namespace glmrt {
+
+Sampler::Sampler(SamplingParams params) : params_(params), rng_(params.seed) {
+  if (params_.temperature < 0) fail("sampling: temperature must be >= 0, got {}", params_.temperature);
+  if (params_.top_p <= 0 || params_.top_p > 1) fail("sampling: top_p must be in (0, 1], got {}", params_.top_p);
+  if (params_.min_p < 0 || params_.min_p >= 1) fail("sampling: min_p must be in [0, 1), got {}", params_.min_p);
+  if (params_.top_k < 0) fail("sampling: top_k must be >= 0, got {}", params_.top_k);
+  if (params_.repetition_penalty <= 0)
+    fail("sampling: repetition_penalty must be > 0, got {}", params_.repetition_penalty);
+}
+
+std::vector<TokenProbability> Sampler::distribution(std::span<const float> logits,
+                                                    std::span<const int32_t> context,
+                                                    std::span<const int32_t> generated) const {
+  std::vector<double> l(logits.begin(), logits.end());
+  const int32_t V = static_cast<int32_t>(l.size());
+  if (params_.repetition_penalty != 1.0) {
+    std::unordered_set<int32_t> seen(context.begin(), context.end());
+    for (int32_t t : seen)
+      if (t >= 0 && t < V) l[t] = l[t] > 0 ? l[t] / params_.repetition_penalty : l[t] * params_.repetition_penalty;
+  }
+  if (params_.presence_penalty != 0.0) {
+    std::unordered_set<int32_t> seen(generated.begin(), generated.end());
+    for (int32_t t : seen)
+      if (t >= 0 && t < V) l[t] -= params_.presence_penalty;
+  }
+
+  std::vector<int32_t> order(V);
+  std::iota(order.begin(), order.end(), 0);
+  if (params_.temperature == 0.0) {
+    const int32_t best = static_cast<int32_t>(std::max_element(l.begin(), l.end()) - l.begin());
+    return {{best, 1.0}};
+  }
+  // Candidates sorted by logit, best first (ties by token id, deterministic).
+  auto by_logit = [&](int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); };
+  size_t keep = static_cast<size_t>(V);
+  if (params_.top_k > 0 && static_cast<size_t>(params_.top_k) < keep) keep = params_.top_k;
+  std::partial_sort(order.begin(), order.begin() + keep, order.end(), by_logit);
+  order.resize(keep);
+
+  std::vector<TokenProbability> dist;
+  const double max_logit = l[order[0]];
+  double total = 0;
+  for (int32_t t : order) {
+    const double p = std::exp((l[t] - max_logit) / params_.temperature);
+    dist.push_back({t, p});
+    total += p;
+  }
+  for (auto& d : dist) d.probability /= total;
+
+  if (params_.top_p < 1.0) {  // smallest prefix whose mass reaches top_p
+    double cumulative = 0;
+    size_t n = 0;
+    while (n < dist.size()) {
+      cumulative += dist[n++].probability;
+      if (cumulative >= params_.top_p) break;
+    }
+    dist.resize(n);
+  }
+  if (params_.min_p > 0.0) {  // relative to the most probable token
+    const double floor = params_.min_p * dist[0].probability;
+    dist.erase(std::remove_if(dist.begin() + 1, dist.end(),
+                              [&](const TokenProbability& d) { return d.probability < floor; }),
+               dist.end());
+  }
+  double kept = 0;
+  for (const auto& d : dist) kept += d.probability;
+  for (auto& d : dist) d.probability /= kept;
+  return dist;
+}
+
+int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> context,
+                        std::span<const int32_t> generated) {
+  const auto dist = distribution(logits, context, generated);
+  if (dist.size() == 1) return dist[0].token;
+  double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
+  for (const auto& d : dist) {
+    if (u < d.probability) return d.token;
+    u -= d.probability;
+  }
+  return dist.back().token;  // rounding left a sliver of mass
+}
+
+}  // namespace glmrt

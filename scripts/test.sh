@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds glmrt and runs every test: the Release build's suite, then the same
+# suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+ctest --test-dir build --output-on-failure -j "$(nproc)"
+
+if [ "${GLMRT_SKIP_SANITIZERS:-0}" != 1 ]; then
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGLMRT_WERROR=ON \
+    -DGLMRT_SANITIZE=ON -DGLMRT_BUILD_BENCH=OFF >/dev/null
+  cmake --build build-asan -j "$(nproc)"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -LE no-sanitizer
+fi

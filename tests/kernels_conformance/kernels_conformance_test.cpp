@@ -1,0 +1,204 @@
+// Runs the core's kernels conformance checks (glmrt/conformance) on every
+// kernels plugin: one test per plugin and weight format, plus interface,
+// settings and thread-count tests per plugin.
+#include <glmrt/base/error.h>
+#include <glmrt/conformance/kernels_conformance.h>
+#include <glmrt/host/plugin_host.h>
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace glmrt::conformance {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct KernelsPlugin {
+  fs::path file;
+  std::string name;  // a test-name-safe label
+};
+
+std::string label_of(const fs::path& file) {
+  std::string label = file.stem().string();
+  if (label.starts_with("libglmrt-")) label = label.substr(9);
+  for (char& ch : label)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return label;
+}
+
+/// In-tree kernels plugins, then the files named in $GLMRT_CONFORMANCE_PLUGINS.
+std::vector<KernelsPlugin> kernels_plugins() {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(GLMRT_BUILD_DIR) / "plugins", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("libglmrt-kernels-") && name.ends_with(".so")) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  if (const char* extra = std::getenv("GLMRT_CONFORMANCE_PLUGINS")) {
+    std::string_view list = extra;
+    while (!list.empty()) {
+      const size_t colon = list.find(':');
+      if (colon != 0) files.emplace_back(std::string(list.substr(0, colon)));
+      list = colon == std::string_view::npos ? std::string_view() : list.substr(colon + 1);
+    }
+  }
+  std::vector<KernelsPlugin> plugins;
+  for (const fs::path& file : files) plugins.push_back({file, label_of(file)});
+  return plugins;
+}
+
+/// Skips the current test when the plugin cannot run on this CPU.
+#define SKIP_UNLESS_SUPPORTED(file)                                                      \
+  do {                                                                                   \
+    const PluginInfo info = PluginHost(std::vector<fs::path>{}).inspect(file);           \
+    if (!info.supported)                                                                 \
+      GTEST_SKIP() << "plugin `" << info.name << "` does not run on this CPU: " << info.reason; \
+  } while (false)
+
+struct MatmulParam {
+  KernelsPlugin plugin;
+  WeightFormatSpec format;
+};
+
+std::vector<MatmulParam> matmul_params() {
+  std::vector<MatmulParam> params;
+  for (const KernelsPlugin& plugin : kernels_plugins())
+    for (const WeightFormatSpec& format : conformance_formats()) params.push_back({plugin, format});
+  return params;
+}
+
+class KernelsMatmul : public testing::TestWithParam<MatmulParam> {};
+
+TEST_P(KernelsMatmul, MatchesFloat64Reference) {
+  const MatmulParam& param = GetParam();
+  SKIP_UNLESS_SUPPORTED(param.plugin.file);
+  const PluginHost host(std::vector<fs::path>{});
+  MemoryBudget budget;
+  HostServices services(budget, 2);
+  PluginHandle<plugin::Kernels> kernels =
+      host.create_kernels(PluginChoice{param.plugin.file.string(), {}, {}}, services);
+  const std::vector<MatmulCase> cases = conformance_cases(param.format);
+  size_t skipped = 0;
+  for (const MatmulCase& c : cases) {
+    const CheckResult result = check_matmul_case(*kernels, c);
+    if (result.outcome == Outcome::kFail) ADD_FAILURE() << result.name << ": " << result.detail;
+    if (result.outcome == Outcome::kSkip) ++skipped;
+  }
+  if (skipped == cases.size())
+    GTEST_SKIP() << param.plugin.name << " declines " << param.format.name() << " (supports() = false)";
+}
+
+INSTANTIATE_TEST_SUITE_P(Plugins, KernelsMatmul, testing::ValuesIn(matmul_params()),
+                         [](const testing::TestParamInfo<MatmulParam>& info) {
+                           std::string format = info.param.format.name();
+                           for (char& ch : format)
+                             if (ch == '-') ch = '_';
+                           return info.param.plugin.name + "__" + format;
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(KernelsMatmul);
+
+class KernelsPluginTest : public testing::TestWithParam<KernelsPlugin> {};
+
+TEST_P(KernelsPluginTest, RefusesBadInput) {
+  SKIP_UNLESS_SUPPORTED(GetParam().file);
+  const PluginHost host(std::vector<fs::path>{});
+  MemoryBudget budget;
+  HostServices services(budget, 2);
+  PluginHandle<plugin::Kernels> kernels =
+      host.create_kernels(PluginChoice{GetParam().file.string(), {}, {}}, services);
+  for (const CheckResult& result : check_kernels_interface(*kernels).results())
+    EXPECT_NE(result.outcome, Outcome::kFail) << result.name << ": " << result.detail;
+}
+
+TEST_P(KernelsPluginTest, RejectsUnknownSettings) {
+  SKIP_UNLESS_SUPPORTED(GetParam().file);
+  const PluginHost host(std::vector<fs::path>{});
+  MemoryBudget budget;
+  HostServices services(budget, 1);
+  PluginChoice choice{GetParam().file.string(), {{"no_such_setting", "1"}}, {}};
+  try {
+    host.create_kernels(choice, services);
+    FAIL() << "create() accepted the setting `no_such_setting`";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_setting"), std::string::npos) << e.what();
+  }
+}
+
+TEST_P(KernelsPluginTest, AnyThreadCountGivesConformingResults) {
+  SKIP_UNLESS_SUPPORTED(GetParam().file);
+  const PluginHost host(std::vector<fs::path>{});
+  for (int threads : {1, 3, 4}) {
+    MemoryBudget budget;
+    HostServices services(budget, threads);
+    PluginHandle<plugin::Kernels> kernels =
+        host.create_kernels(PluginChoice{GetParam().file.string(), {}, {}}, services);
+    for (const WeightFormatSpec& format : conformance_formats()) {
+      // O not a multiple of any tile height, S not of any tile width.
+      const MatmulCase c{format, 7, 157, 700, ActivationKind::kExactInt8, false, 99};
+      const CheckResult result = check_matmul_case(*kernels, c);
+      EXPECT_NE(result.outcome, Outcome::kFail)
+          << threads << " threads, " << result.name << ": " << result.detail;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Plugins, KernelsPluginTest, testing::ValuesIn(kernels_plugins()),
+                         [](const testing::TestParamInfo<KernelsPlugin>& info) {
+                           return info.param.name;
+                         });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(KernelsPluginTest);
+
+TEST(KernelsConformance, FindsTheInTreePlugins) {
+  std::vector<std::string> names;
+  for (const KernelsPlugin& plugin : kernels_plugins()) names.push_back(plugin.name);
+  for (const char* expected : {"kernels_scalar", "kernels_avx2"})
+    EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end())
+        << expected << " was not found in " << GLMRT_BUILD_DIR << "/plugins";
+}
+
+TEST(KernelsConformance, ExactActivationCasesCatchAWrongWeight) {
+  // The suite must be able to fail: a reference off by one weight code in one
+  // output is outside the exact-activation tolerance.
+  const MatmulCase c{{GLMRT_I4, 0}, 1, 1, 64, ActivationKind::kExactInt8, false, 5};
+  class OffByOneCode final : public plugin::Kernels {
+   public:
+    explicit OffByOneCode(plugin::Kernels& inner) : inner_(inner) {}
+    bool supports(const glmrt_weight_format& f) const noexcept override { return inner_.supports(f); }
+    glmrt_status matmul(const float* x, int64_t S, const glmrt_weight_view& w,
+                        float* y) noexcept override {
+      const glmrt_status status = inner_.matmul(x, S, w, y);
+      // As if the last input's weight code were one larger.
+      y[0] += x[w.cols - 1] * w.scales[0];
+      return status;
+    }
+    const char* last_error() const noexcept override { return inner_.last_error(); }
+    void destroy() noexcept override {}
+   private:
+    plugin::Kernels& inner_;
+  };
+  const fs::path scalar = fs::path(GLMRT_BUILD_DIR) / "plugins" / "libglmrt-kernels-scalar.so";
+  const PluginHost host(std::vector<fs::path>{});
+  MemoryBudget budget;
+  HostServices services(budget, 1);
+  PluginHandle<plugin::Kernels> kernels = host.create_kernels(PluginChoice{scalar.string(), {}, {}}, services);
+  EXPECT_EQ(check_matmul_case(*kernels, c).outcome, Outcome::kPass);
+  OffByOneCode wrong(*kernels);
+  // x[I-1] may be 0 in the ternary activations; pick a case where it is not.
+  CheckResult result = check_matmul_case(wrong, c);
+  for (uint64_t seed = 6; result.outcome == Outcome::kPass && seed < 20; ++seed) {
+    MatmulCase other = c;
+    other.seed = seed;
+    result = check_matmul_case(wrong, other);
+  }
+  EXPECT_EQ(result.outcome, Outcome::kFail) << result.detail;
+}
+
+}  // namespace
+}  // namespace glmrt::conformance
