@@ -90,9 +90,8 @@ std::string BufferedIo::read_range(const OpenFile& file, uint64_t offset, uint64
     if (got < 0) {
       if (errno == EINTR) continue;
       const int error = errno;
-      return "io-buffered: reading " + file.path() + " at offset " +
-             std::to_string(offset + done) + " (" + std::to_string(length - done) +
-             " bytes): " + std::strerror(error);
+      return "io-buffered: reading " + file.path() + " at offset " + std::to_string(offset + done) +
+             " (" + std::to_string(length - done) + " bytes): " + std::strerror(error);
     }
     if (got == 0)
       return "io-buffered: " + file.path() + " ends at byte " + std::to_string(offset + done) +
@@ -126,7 +125,8 @@ glmrt_status BufferedIo::read(const glmrt_extent* extents, int64_t n_extents) no
     }
     const int64_t n_chunks = static_cast<int64_t>(chunks.size());
     std::vector<std::string> errors(chunks.size());
-    const int team = static_cast<int>(std::clamp<int64_t>(threads_, 1, std::max<int64_t>(n_chunks, 1)));
+    const int team =
+        static_cast<int>(std::clamp<int64_t>(threads_, 1, std::max<int64_t>(n_chunks, 1)));
 #pragma omp parallel for num_threads(team) schedule(dynamic, 1)
     for (int64_t c = 0; c < n_chunks; ++c) {
       const Chunk& chunk = chunks[static_cast<size_t>(c)];
@@ -139,8 +139,8 @@ glmrt_status BufferedIo::read(const glmrt_extent* extents, int64_t n_extents) no
       if (errors[c].empty()) continue;
       const glmrt_extent& extent = extents[chunks[c].extent];
       error_ = errors[c] + " (extent #" + std::to_string(chunks[c].extent) + ": " +
-               std::to_string(extent.length) + " bytes at offset " +
-               std::to_string(extent.offset) + ")";
+               std::to_string(extent.length) + " bytes at offset " + std::to_string(extent.offset) +
+               ")";
       return GLMRT_ERR_IO;
     }
     return GLMRT_OK;
@@ -155,8 +155,7 @@ void BufferedIo::prefetch(const glmrt_extent* extents, int64_t n_extents) noexce
   for (int64_t e = 0; e < n_extents; ++e) {
     const glmrt_extent& extent = extents[e];
     // A zero length would advise the whole rest of the file.
-    if (extent.length == 0 || extent.file < 0 ||
-        static_cast<size_t>(extent.file) >= files_.size())
+    if (extent.length == 0 || extent.file < 0 || static_cast<size_t>(extent.file) >= files_.size())
       continue;
     ::posix_fadvise(files_[static_cast<size_t>(extent.file)].fd(),
                     static_cast<off_t>(extent.offset), static_cast<off_t>(extent.length),

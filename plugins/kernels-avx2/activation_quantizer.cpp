@@ -46,8 +46,9 @@ QuantizedBlock quantize_block(const float* x, int64_t n, int8_t* out) {
   const __m256i words01 = _mm256_packs_epi32(q[0], q[1]);
   const __m256i words23 = _mm256_packs_epi32(q[2], q[3]);
   const __m256i bytes = _mm256_packs_epi16(words01, words23);
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
-                      _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  _mm256_storeu_si256(
+      reinterpret_cast<__m256i*>(out),
+      _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
   return {amax / 127.0f, sum};
 }
 
@@ -80,7 +81,8 @@ void quantize_activations(const float* x, int64_t S, int64_t cols, int64_t group
       for (int b = 0; b < Format::kBlocksPerStep; ++b) {
         const int64_t first = step * Format::kElementsPerStep + b * kBlockSize;
         const int64_t n = std::clamp<int64_t>(cols - first, 0, kBlockSize);
-        const QuantizedBlock block = quantize_block(row + std::min(first, cols), n, natural + b * kBlockSize);
+        const QuantizedBlock block =
+            quantize_block(row + std::min(first, cols), n, natural + b * kBlockSize);
         block_scale[b] = block.scale;
         if (n > 0) {
           const int64_t group = blocks_per_group > 0 ? (first / kBlockSize) / blocks_per_group : 0;
@@ -95,9 +97,9 @@ void quantize_activations(const float* x, int64_t S, int64_t cols, int64_t group
   }
 }
 
-#define GLMRT_INSTANTIATE_QUANTIZER(Format)                                                   \
-  template ActivationLayout activation_layout<Format>(int64_t, int64_t);                      \
-  template void quantize_activations<Format>(const float*, int64_t, int64_t, int64_t,         \
+#define GLMRT_INSTANTIATE_QUANTIZER(Format)                                           \
+  template ActivationLayout activation_layout<Format>(int64_t, int64_t);              \
+  template void quantize_activations<Format>(const float*, int64_t, int64_t, int64_t, \
                                              const QuantizedActivations&);
 GLMRT_INSTANTIATE_QUANTIZER(Int8Format)
 GLMRT_INSTANTIATE_QUANTIZER(Int4Format)

@@ -98,8 +98,8 @@ class Avx2Kernels final : public plugin::Kernels {
     if (!supports(w.format))
       return fail(GLMRT_ERR_UNSUPPORTED,
                   "unsupported weight format: %s, group size %u, packing %u (struct_size %u)",
-                  element_type_name(w.format.element_type), w.format.group_size,
-                  w.format.packing, w.format.struct_size);
+                  element_type_name(w.format.element_type), w.format.group_size, w.format.packing,
+                  w.format.struct_size);
     if (S < 0 || w.rows < 0 || w.cols < 0)
       return fail(GLMRT_ERR_INVALID_ARGUMENT, "bad shape: S = %lld, O = %lld, I = %lld",
                   static_cast<long long>(S), static_cast<long long>(w.rows),
@@ -127,7 +127,8 @@ class Avx2Kernels final : public plugin::Kernels {
     const int64_t n_blocks = layout.steps * Format::kBlocksPerStep;
     ScratchPlan plan;
     const size_t values_at = plan.add(static_cast<size_t>(S * layout.row_bytes));
-    const size_t scales_at = plan.add(static_cast<size_t>(S * layout.scales_per_row) * sizeof(float));
+    const size_t scales_at =
+        plan.add(static_cast<size_t>(S * layout.scales_per_row) * sizeof(float));
     const size_t sums_at = plan.add(static_cast<size_t>(S * layout.groups) * sizeof(float));
     const size_t groups_at = plan.add(static_cast<size_t>(n_blocks) * sizeof(int32_t));
     if (!scratch_.ensure(plan.total()))
@@ -160,7 +161,8 @@ class Avx2Kernels final : public plugin::Kernels {
     problem.y = y;
     problem.n_threads = n_threads_;
     if (plugin::is_quantized(w.format.element_type)) {
-      const size_t bytes = static_cast<size_t>(dequant_scratch_floats(w.cols, n_threads_)) * sizeof(float);
+      const size_t bytes =
+          static_cast<size_t>(dequant_scratch_floats(w.cols, n_threads_)) * sizeof(float);
       if (!scratch_.ensure(bytes))
         return fail(GLMRT_ERR_OUT_OF_MEMORY, "the host refused %zu bytes of dequantization scratch",
                     bytes);

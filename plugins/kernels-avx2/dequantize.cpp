@@ -23,10 +23,10 @@ GLMRT_ALWAYS_INLINE __m256i codes8(const uint8_t* row, int64_t i) {
   } else if constexpr (kType == GLMRT_I4) {
     uint32_t word;
     std::memcpy(&word, row + i / 2, sizeof(word));
-    const __m256i nibbles = _mm256_and_si256(
-        _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int32_t>(word)),
-                          _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
-        _mm256_set1_epi32(0x0F));
+    const __m256i nibbles =
+        _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int32_t>(word)),
+                                           _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28)),
+                         _mm256_set1_epi32(0x0F));
     return _mm256_sub_epi32(nibbles, _mm256_set1_epi32(8));
   } else {
     uint16_t word;
@@ -55,7 +55,8 @@ void dequantize(const glmrt_weight_view& w, int64_t row, float* out) {
     if (vectorize) {
       const __m256 scale8 = _mm256_set1_ps(scale);
       for (; i + 8 <= end; i += 8)
-        _mm256_storeu_ps(out + i, _mm256_mul_ps(_mm256_cvtepi32_ps(codes8<kType>(codes, i)), scale8));
+        _mm256_storeu_ps(out + i,
+                         _mm256_mul_ps(_mm256_cvtepi32_ps(codes8<kType>(codes, i)), scale8));
     }
     for (; i < end; ++i) out[i] = static_cast<float>(code_at<kType>(codes, i)) * scale;
   }

@@ -32,8 +32,8 @@ struct Bf16Row {
 };
 
 template <class Row, int R, int C>
-void dot_tile(const typename Row::Element* const (&w)[R], const float* const (&x)[C],
-              int64_t cols, float (&out)[R][C]) {
+void dot_tile(const typename Row::Element* const (&w)[R], const float* const (&x)[C], int64_t cols,
+              float (&out)[R][C]) {
   __m256 acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
@@ -84,8 +84,7 @@ void run_remaining_columns(const FloatMatmul& p, const typename Row::Element* co
 /// Weight rows o0..o0+R-1 (rows past O repeat the last one), straight from the
 /// view or dequantized into this thread's scratch.
 template <class Row, bool kDequantize, int R>
-void tile_rows(const FloatMatmul& p, int64_t o0, int rows,
-               const typename Row::Element* (&w)[R]) {
+void tile_rows(const FloatMatmul& p, int64_t o0, int rows, const typename Row::Element* (&w)[R]) {
   const glmrt_weight_view& view = *p.weights;
   for (int r = 0; r < R; ++r) {
     const int64_t o = o0 + std::min(r, rows - 1);

@@ -27,7 +27,7 @@
 
 namespace glmrt::kernels_avx2 {
 
-constexpr int kBlockSize = 32;         // activation inputs sharing one scale
+constexpr int kBlockSize = 32;  // activation inputs sharing one scale
 constexpr int kWeightBytesPerStep = 32;
 
 struct Int8Format {
@@ -71,7 +71,7 @@ struct Int4Format {
   static constexpr int kBlocksPerStep = 2;
   static constexpr int kScalesPerStep = 8;  // lanes 0-3 block 0, lanes 4-7 block 1
   static constexpr int kOffset = 8;
-  static constexpr int kRowsAtS1 = 4;
+  static constexpr int kRowsAtS1 = 1;
   static constexpr int kRows = 2;
   static constexpr int kCols = 4;
 
@@ -87,8 +87,8 @@ struct Int4Format {
   static GLMRT_ALWAYS_INLINE __m256i dot(const Decoded& d, const int8_t* x) {
     const __m256i x_even = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
     const __m256i x_odd = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32));
-    const __m256i pairs = _mm256_add_epi16(_mm256_maddubs_epi16(d.low, x_even),
-                                           _mm256_maddubs_epi16(d.high, x_odd));
+    const __m256i pairs =
+        _mm256_add_epi16(_mm256_maddubs_epi16(d.low, x_even), _mm256_maddubs_epi16(d.high, x_odd));
     return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
   }
   static GLMRT_ALWAYS_INLINE __m256 x_scales(const float* s) { return _mm256_loadu_ps(s); }
@@ -100,8 +100,8 @@ struct Int4Format {
   }
   static GLMRT_ALWAYS_INLINE void arrange(const int8_t* natural, int8_t* out) {
     // Per 16-byte lane: evens then odds; then gather the halves across lanes.
-    const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
-                                           0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+    const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15, 0,
+                                           2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
     auto evens_then_odds = [&](const int8_t* p) {
       const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
       return _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, split), 0b11011000);
@@ -120,7 +120,7 @@ struct Int2Format {
   static constexpr int kBlocksPerStep = 4;
   static constexpr int kScalesPerStep = 8;  // lanes 2q, 2q+1 are block q
   static constexpr int kOffset = 2;
-  static constexpr int kRowsAtS1 = 2;
+  static constexpr int kRowsAtS1 = 1;
   static constexpr int kRows = 1;
   static constexpr int kCols = 4;
 
@@ -135,8 +135,8 @@ struct Int2Format {
              _mm256_and_si256(_mm256_srli_epi16(bytes, 6), mask)}};
   }
   static GLMRT_ALWAYS_INLINE __m256i dot(const Decoded& d, const int8_t* x) {
-    __m256i pairs = _mm256_maddubs_epi16(
-        d.part[0], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
+    __m256i pairs =
+        _mm256_maddubs_epi16(d.part[0], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
     for (int j = 1; j < 4; ++j) {
       pairs = _mm256_add_epi16(
           pairs, _mm256_maddubs_epi16(
@@ -156,8 +156,8 @@ struct Int2Format {
   static GLMRT_ALWAYS_INLINE void arrange(const int8_t* natural, int8_t* out) {
     // Each 32-value block holds k = 8m..8m+7 for every j: group its bytes by j
     // (one 8-byte word per j), then transpose the 4x4 words across blocks.
-    const __m256i by_j = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,
-                                          0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m256i by_j = _mm256_setr_epi8(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15, 0,
+                                          4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     const __m256i join_lanes = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     __m256i words[4];
     for (int m = 0; m < 4; ++m) {

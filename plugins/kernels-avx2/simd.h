@@ -27,7 +27,8 @@ GLMRT_ALWAYS_INLINE float horizontal_max(__m256 v) {
 
 /// Loads 8 bf16 values (the upper halves of f32s) as 8 floats.
 GLMRT_ALWAYS_INLINE __m256 load_bf16x8(const uint16_t* p) {
-  const __m256i widened = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m256i widened =
+      _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   return _mm256_castsi256_ps(_mm256_slli_epi32(widened, 16));
 }
 

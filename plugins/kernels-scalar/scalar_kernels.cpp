@@ -74,18 +74,18 @@ glmrt_status ScalarKernels::matmul(const float* x, int64_t S, const glmrt_weight
                                    float* y) noexcept {
   try {
     if (std::string problem = check_view(x, S, w, y); !problem.empty())
-      return fail(check_format(w.format).empty() ? GLMRT_ERR_INVALID_ARGUMENT
-                                                 : GLMRT_ERR_UNSUPPORTED,
-                  "kernels-scalar matmul: " + problem);
+      return fail(
+          check_format(w.format).empty() ? GLMRT_ERR_INVALID_ARGUMENT : GLMRT_ERR_UNSUPPORTED,
+          "kernels-scalar matmul: " + problem);
     const int64_t O = w.rows;
     const int64_t I = w.cols;
     if (S == 0 || O == 0) return GLMRT_OK;
     const int threads = static_cast<int>(std::clamp<int64_t>(host_.n_threads, 1, O));
-    if (!scratch_.reserve(static_cast<size_t>(threads) * static_cast<size_t>(std::max<int64_t>(I, 1)) *
-                          sizeof(float)))
-      return fail(GLMRT_ERR_OUT_OF_MEMORY,
-                  "kernels-scalar matmul: the host refused " + std::to_string(threads) +
-                      " scratch rows of " + std::to_string(I) + " floats");
+    if (!scratch_.reserve(static_cast<size_t>(threads) *
+                          static_cast<size_t>(std::max<int64_t>(I, 1)) * sizeof(float)))
+      return fail(GLMRT_ERR_OUT_OF_MEMORY, "kernels-scalar matmul: the host refused " +
+                                               std::to_string(threads) + " scratch rows of " +
+                                               std::to_string(I) + " floats");
 
     const uint32_t type = w.format.element_type;
     const bool quantized = plugin::is_quantized(type);

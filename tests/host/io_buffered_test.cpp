@@ -33,7 +33,8 @@ class IoBufferedTest : public ::testing::Test {
     std::mt19937 rng(11);
     for (auto& byte : contents_) byte = static_cast<char>(rng());
     file_ = dir_ / "experts.bin";
-    std::ofstream(file_, std::ios::binary).write(contents_.data(), std::streamsize(contents_.size()));
+    std::ofstream(file_, std::ios::binary)
+        .write(contents_.data(), std::streamsize(contents_.size()));
     small_ = dir_ / "small.bin";
     std::ofstream(small_, std::ios::binary) << "0123456789";
   }
@@ -67,9 +68,9 @@ TEST_F(IoBufferedTest, ReadsEveryExtentExactly) {
       uint64_t offset, length;
     };
     const uint64_t size = contents_.size();
-    const Want wants[] = {{0, 0, 1},           {0, 1, 4095},          {0, (4u << 20) - 7, 100},
-                          {0, 5, size - 5},    {0, size - 1, 1},      {0, 12345, 0},
-                          {1, 3, 7},           {0, 1u << 20, 9u << 20}};
+    const Want wants[] = {{0, 0, 1},        {0, 1, 4095},           {0, (4u << 20) - 7, 100},
+                          {0, 5, size - 5}, {0, size - 1, 1},       {0, 12345, 0},
+                          {1, 3, 7},        {0, 1u << 20, 9u << 20}};
     std::vector<std::vector<char>> buffers;
     std::vector<glmrt_extent> extents;
     for (const Want& w : wants) {

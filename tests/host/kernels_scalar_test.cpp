@@ -91,8 +91,8 @@ EncodedWeights encode(const std::vector<float>& w, int64_t O, int64_t I, uint32_
         if (type == GLMRT_I8) {
           row[i] = static_cast<uint8_t>(static_cast<int8_t>(q));
         } else if (type == GLMRT_I4) {
-          row[i / 2] = static_cast<uint8_t>(
-              (i % 2 == 0) ? (row[i / 2] & 0xF0) | (q + 8) : (row[i / 2] & 0x0F) | ((q + 8) << 4));
+          row[i / 2] = static_cast<uint8_t>((i % 2 == 0) ? (row[i / 2] & 0xF0) | (q + 8)
+                                                         : (row[i / 2] & 0x0F) | ((q + 8) << 4));
         } else {
           const int shift = 2 * static_cast<int>(i % 4);
           row[i / 4] = static_cast<uint8_t>((row[i / 4] & ~(3 << shift)) | ((q + 2) << shift));

@@ -53,8 +53,8 @@ class F32Kernels final : public glmrt::plugin::Kernels {
       return GLMRT_ERR_UNSUPPORTED;
     }
     for (int64_t o = 0; o < w.rows; ++o) {
-      const auto* row = reinterpret_cast<const float*>(static_cast<const char*>(w.data) +
-                                                       o * w.row_stride_bytes);
+      const auto* row =
+          reinterpret_cast<const float*>(static_cast<const char*>(w.data) + o * w.row_stride_bytes);
       for (int64_t s = 0; s < S; ++s) {
         float sum = 0;
         for (int64_t i = 0; i < w.cols; ++i) sum += x[s * w.cols + i] * row[i];
@@ -80,8 +80,8 @@ void probe(glmrt_probe_result* out) {
 void* create(const glmrt_host_services*, const glmrt_setting* settings, size_t n_settings,
              char* error, size_t error_len) {
   if (n_settings > 0) {
-    std::snprintf(error, error_len, "%s takes no settings; unknown setting `%s`",
-                  TEST_PLUGIN_NAME, settings[0].key);
+    std::snprintf(error, error_len, "%s takes no settings; unknown setting `%s`", TEST_PLUGIN_NAME,
+                  settings[0].key);
     return nullptr;
   }
   if (TEST_KIND != GLMRT_PLUGIN_KERNELS) {
@@ -107,7 +107,9 @@ const glmrt_plugin_descriptor kDescriptor = {
 
 #ifdef TEST_NO_ENTRY
 // A valid shared object that is not a glmrt plugin.
-GLMRT_PLUGIN_EXPORT const glmrt_plugin_descriptor* some_other_entry(void) { return &kDescriptor; }
+GLMRT_PLUGIN_EXPORT const glmrt_plugin_descriptor* some_other_entry(void) {
+  return &kDescriptor;
+}
 #else
 GLMRT_PLUGIN_EXPORT const glmrt_plugin_descriptor* glmrt_plugin_describe(void) {
   return &kDescriptor;

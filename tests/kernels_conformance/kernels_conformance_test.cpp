@@ -10,6 +10,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,7 +39,8 @@ std::vector<KernelsPlugin> kernels_plugins() {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(fs::path(GLMRT_BUILD_DIR) / "plugins", ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.starts_with("libglmrt-kernels-") && name.ends_with(".so")) files.push_back(entry.path());
+    if (name.starts_with("libglmrt-kernels-") && name.ends_with(".so"))
+      files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   if (const char* extra = std::getenv("GLMRT_CONFORMANCE_PLUGINS")) {
@@ -55,10 +57,10 @@ std::vector<KernelsPlugin> kernels_plugins() {
 }
 
 /// Skips the current test when the plugin cannot run on this CPU.
-#define SKIP_UNLESS_SUPPORTED(file)                                                      \
-  do {                                                                                   \
-    const PluginInfo info = PluginHost(std::vector<fs::path>{}).inspect(file);           \
-    if (!info.supported)                                                                 \
+#define SKIP_UNLESS_SUPPORTED(file)                                                             \
+  do {                                                                                          \
+    const PluginInfo info = PluginHost(std::vector<fs::path>{}).inspect(file);                  \
+    if (!info.supported)                                                                        \
       GTEST_SKIP() << "plugin `" << info.name << "` does not run on this CPU: " << info.reason; \
   } while (false)
 
@@ -66,6 +68,13 @@ struct MatmulParam {
   KernelsPlugin plugin;
   WeightFormatSpec format;
 };
+
+void PrintTo(const KernelsPlugin& plugin, std::ostream* out) {
+  *out << plugin.file.string();
+}
+void PrintTo(const MatmulParam& param, std::ostream* out) {
+  *out << param.plugin.file.string() << " " << param.format.name();
+}
 
 std::vector<MatmulParam> matmul_params() {
   std::vector<MatmulParam> params;
@@ -92,7 +101,8 @@ TEST_P(KernelsMatmul, MatchesFloat64Reference) {
     if (result.outcome == Outcome::kSkip) ++skipped;
   }
   if (skipped == cases.size())
-    GTEST_SKIP() << param.plugin.name << " declines " << param.format.name() << " (supports() = false)";
+    GTEST_SKIP() << param.plugin.name << " declines " << param.format.name()
+                 << " (supports() = false)";
 }
 
 INSTANTIATE_TEST_SUITE_P(Plugins, KernelsMatmul, testing::ValuesIn(matmul_params()),
@@ -170,7 +180,9 @@ TEST(KernelsConformance, ExactActivationCasesCatchAWrongWeight) {
   class OffByOneCode final : public plugin::Kernels {
    public:
     explicit OffByOneCode(plugin::Kernels& inner) : inner_(inner) {}
-    bool supports(const glmrt_weight_format& f) const noexcept override { return inner_.supports(f); }
+    bool supports(const glmrt_weight_format& f) const noexcept override {
+      return inner_.supports(f);
+    }
     glmrt_status matmul(const float* x, int64_t S, const glmrt_weight_view& w,
                         float* y) noexcept override {
       const glmrt_status status = inner_.matmul(x, S, w, y);
@@ -180,6 +192,7 @@ TEST(KernelsConformance, ExactActivationCasesCatchAWrongWeight) {
     }
     const char* last_error() const noexcept override { return inner_.last_error(); }
     void destroy() noexcept override {}
+
    private:
     plugin::Kernels& inner_;
   };
@@ -187,7 +200,8 @@ TEST(KernelsConformance, ExactActivationCasesCatchAWrongWeight) {
   const PluginHost host(std::vector<fs::path>{});
   MemoryBudget budget;
   HostServices services(budget, 1);
-  PluginHandle<plugin::Kernels> kernels = host.create_kernels(PluginChoice{scalar.string(), {}, {}}, services);
+  PluginHandle<plugin::Kernels> kernels =
+      host.create_kernels(PluginChoice{scalar.string(), {}, {}}, services);
   EXPECT_EQ(check_matmul_case(*kernels, c).outcome, Outcome::kPass);
   OffByOneCode wrong(*kernels);
   // x[I-1] may be 0 in the ternary activations; pick a case where it is not.

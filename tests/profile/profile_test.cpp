@@ -87,8 +87,8 @@ validate: {min_top1: 0.9, max_kl: 0.05, max_dlogit: 1.0, min_margin: 2e-3, greed
   EXPECT_EQ(p.kernels.name, "auto");
   EXPECT_EQ(p.kernels.origin, at_line(4).substr(0, at_line(4).size() - 2));
   EXPECT_EQ(p.io.name, "io-buffered");
-  EXPECT_EQ(p.io.settings, (std::map<std::string, std::string>{{"threads", "8"},
-                                                               {"drop_after_read", "true"}}));
+  EXPECT_EQ(p.io.settings,
+            (std::map<std::string, std::string>{{"threads", "8"}, {"drop_after_read", "true"}}));
   ASSERT_TRUE(p.draft);
   EXPECT_EQ(p.draft->name, "draft-ngram");
   EXPECT_EQ(p.max_draft_tokens, 6);
@@ -144,8 +144,7 @@ TEST_F(ProfileTest, WrongTypesAreNamed) {
   EXPECT_THAT(error_of(std::string(kMinimal) + "threads: four\n"),
               AllOf(StartsWith(at_line(4)), HasSubstr("key `threads`"),
                     HasSubstr("expected an integer from 0 to 1024, found `four`")));
-  EXPECT_THAT(error_of(std::string(kMinimal) + "threads: [1, 2]\n"),
-              HasSubstr("found a sequence"));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "threads: [1, 2]\n"), HasSubstr("found a sequence"));
   EXPECT_THAT(error_of(std::string(kMinimal) + "threads: 2.5\n"), HasSubstr("found `2.5`"));
   EXPECT_THAT(error_of(std::string(kMinimal) + "validate:\n  greedy_identical: yes\n"),
               AllOf(StartsWith(at_line(5)), HasSubstr("key `validate.greedy_identical`"),
@@ -195,9 +194,9 @@ TEST_F(ProfileTest, MissingRequiredAndMisusedChoicesAreRefused) {
 }
 
 TEST_F(ProfileTest, PluginPathsResolveAgainstTheProfileFolder) {
-  const Profile p = load_profile(
-      write("plugins:\n  kernels: ../build/libglmrt-mine.so\n  io: io-buffered\n"
-            "  draft: {name: my-draft.so, settings: {depth: 3}}\n"));
+  const Profile p =
+      load_profile(write("plugins:\n  kernels: ../build/libglmrt-mine.so\n  io: io-buffered\n"
+                         "  draft: {name: my-draft.so, settings: {depth: 3}}\n"));
   EXPECT_EQ(p.kernels.name, (dir_ / "build" / "libglmrt-mine.so").string());
   ASSERT_TRUE(p.draft);
   EXPECT_EQ(p.draft->name, (dir_ / "profiles" / "my-draft.so").string());
@@ -210,7 +209,8 @@ TEST_F(ProfileTest, UnreadableOrInvalidFilesAreNamed) {
   EXPECT_THAT([&] { load_profile(missing); },
               ::testing::ThrowsMessage<Error>(
                   AllOf(HasSubstr(missing.string()), HasSubstr("cannot read"))));
-  EXPECT_THAT(error_of("plugins: [unclosed\n"), AllOf(HasSubstr("p.yaml:"), HasSubstr("invalid YAML")));
+  EXPECT_THAT(error_of("plugins: [unclosed\n"),
+              AllOf(HasSubstr("p.yaml:"), HasSubstr("invalid YAML")));
   EXPECT_THAT(error_of(""), HasSubstr("expected a mapping of profile keys"));
   EXPECT_THAT(error_of("- a\n- b\n"), HasSubstr("found a sequence"));
 }

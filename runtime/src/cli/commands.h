@@ -9,11 +9,13 @@ namespace glmrt::cli {
 
 using Args = std::vector<std::string>;
 
-int run_command(const Args& args);       // run.cpp: generate from --prompt-ids / --prompt
-int validate_command(const Args& args);  // validate.cpp: compare a profile with the oracle
-int plugins_command(const Args& args);   // plugins.cpp: list / test plugins
-int profile_command(const Args& args);   // profile.cpp: profile check FILE
-int tokenize_command(const Args& args);  // tokenize.cpp: text <-> token ids
-int template_command(const Args& args);  // template.cpp: render a chat request
+int run_command(const Args& args);           // run.cpp: generate from --prompt-ids / --prompt
+int chat_command(const Args& args);          // chat.cpp: conversation (also `glmrt --profile P`)
+int validate_command(const Args& args);      // validate.cpp: compare a profile with the oracle
+int plugins_command(const Args& args);       // plugins.cpp: list / test plugins
+int plugins_test_command(const Args& args);  // plugins_test.cpp: `plugins test PATH` conformance
+int profile_command(const Args& args);       // profile.cpp: profile check FILE
+int tokenize_command(const Args& args);      // tokenize.cpp: text <-> token ids
+int template_command(const Args& args);      // template.cpp: render a chat request
 
 }  // namespace glmrt::cli

@@ -18,6 +18,7 @@ struct Command {
 
 const Command kCommands[] = {
     {"run", "generate a continuation of a prompt", glmrt::cli::run_command},
+    {"chat", "talk with the model (also `glmrt --profile P` alone)", glmrt::cli::chat_command},
     {"validate", "compare a profile's outputs with a reference (the oracle)",
      glmrt::cli::validate_command},
     {"plugins", "list the plugins found, or test one", glmrt::cli::plugins_command},
@@ -28,7 +29,10 @@ const Command kCommands[] = {
 };
 
 void print_usage() {
-  std::fputs("usage: glmrt <command> [options]\n\ncommands:\n", stderr);
+  std::fputs(
+      "usage: glmrt <command> [options]\n       glmrt --profile P [--model DIR]  "
+      "(chat)\n\ncommands:\n",
+      stderr);
   for (const auto& c : kCommands)
     std::fprintf(stderr, "  %-10.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
                  static_cast<int>(c.summary.size()), c.summary.data());
@@ -44,6 +48,8 @@ int main(int argc, char** argv) {
     return args.empty() ? 2 : 0;
   }
   try {
+    // `glmrt --profile P [--model DIR]`: no command word means chat.
+    if (args[0].starts_with("--")) return glmrt::cli::chat_command(args);
     for (const auto& c : kCommands) {
       if (args[0] == c.name) return c.run(glmrt::cli::Args(args.begin() + 1, args.end()));
     }

@@ -36,7 +36,7 @@ void print_table(const std::vector<PluginInfo>& plugins, const PluginHost& host)
 }
 
 void print_json(const std::vector<PluginInfo>& plugins) {
-  nlohmann::json list = nlohmann::json::array();
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const PluginInfo& p : plugins) {
     list.push_back({{"kind", p.kind},
                     {"name", p.name},
@@ -50,16 +50,19 @@ void print_json(const std::vector<PluginInfo>& plugins) {
   std::cout << list.dump(2) << '\n';
 }
 
+std::string subcommand_names();
+
 int list_plugins(const Args& args) {
   po::options_description options("glmrt plugins [list] [options]");
-  options.add_options()("help,h", "show this help")(
-      "profile", po::value<std::string>(), "search the profile's plugin_paths first")(
+  options.add_options()("help,h", "show this help")("profile", po::value<std::string>(),
+                                                    "search the profile's plugin_paths first")(
       "json", "print a JSON array of {kind,name,version,abi,score,supported,path,reason}");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   po::notify(vm);
   if (vm.count("help")) {
-    std::cout << options << "\nsubcommands: list (default)\n";
+    std::cout << options << "\nsubcommands:" << subcommand_names()
+              << " (list is the default; `glmrt plugins <subcommand> --help`)\n";
     return 0;
   }
   const Profile profile =
@@ -80,7 +83,14 @@ struct Subcommand {
 
 constexpr Subcommand kSubcommands[] = {
     {"list", list_plugins},
+    {"test", plugins_test_command},
 };
+
+std::string subcommand_names() {
+  std::string names;
+  for (const Subcommand& sub : kSubcommands) names += fmt::format(" {}", sub.name);
+  return names;
+}
 
 }  // namespace
 
@@ -88,9 +98,7 @@ int plugins_command(const Args& args) {
   if (!args.empty() && !args[0].starts_with("-")) {
     for (const Subcommand& sub : kSubcommands)
       if (args[0] == sub.name) return sub.run(Args(args.begin() + 1, args.end()));
-    std::string names;
-    for (const Subcommand& sub : kSubcommands) names += fmt::format(" {}", sub.name);
-    fail("glmrt plugins: unknown subcommand `{}` (available:{})", args[0], names);
+    fail("glmrt plugins: unknown subcommand `{}` (available:{})", args[0], subcommand_names());
   }
   try {
     return list_plugins(args);

@@ -75,7 +75,8 @@ int profile_command(const Args& args) {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
   }
-  if (args[0] != "check") fail("glmrt profile: unknown subcommand `{}` (available: check)", args[0]);
+  if (args[0] != "check")
+    fail("glmrt profile: unknown subcommand `{}` (available: check)", args[0]);
   if (args.size() == 2 && (args[1] == "--help" || args[1] == "-h")) {
     std::fputs(kUsage, stdout);
     return 0;
@@ -83,7 +84,7 @@ int profile_command(const Args& args) {
   if (args.size() != 2 || args[1].starts_with("-"))
     fail("glmrt profile check: expected exactly one profile file{}",
          args.size() > 1 && args[1].starts_with("-") ? fmt::format(", found option `{}`", args[1])
-                                                      : std::string());
+                                                     : std::string());
   return check(args[1]);
 }
 

@@ -1,21 +1,32 @@
-// glmrt run: generate a continuation of a prompt given as token ids.
+// glmrt run: generate a continuation of a prompt given as text (streamed back
+// as text) or as token ids (answered with ids).
+#include "chat_flags.h"
 #include "commands.h"
+#include "generation_report.h"
+#include "sampling_flags.h"
+#include "text_stream.h"
 
 #include <glmrt/base/error.h>
-#include <glmrt/base/memory.h>
 #include <glmrt/engine/engine.h>
+#include <glmrt/generate/conversation.h>
+#include <glmrt/generate/generator.h>
 #include <glmrt/generate/session.h>
+#include <glmrt/generate/stop_tokens.h>
+#include <glmrt/text/tokenizer.h>
 
-#include <boost/algorithm/string.hpp>
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <boost/algorithm/string.hpp>
+#include <boost/program_options.hpp>
 
-#include <algorithm>
+#include <climits>
 #include <iostream>
+#include <optional>
 
 namespace glmrt::cli {
 namespace {
+
+namespace po = boost::program_options;
 
 std::vector<int32_t> parse_ids(const std::string& text) {
   std::vector<std::string> parts;
@@ -30,63 +41,88 @@ std::vector<int32_t> parse_ids(const std::string& text) {
     } catch (const std::exception&) {
     }
     if (used != p.size() || v < 0 || v > INT32_MAX)
-      fail("--prompt-ids: `{}` is not a token id (expected comma-separated non-negative integers)", p);
+      fail("--prompt-ids: `{}` is not a token id (expected comma-separated non-negative integers)",
+           p);
     ids.push_back(static_cast<int32_t>(v));
   }
   if (ids.empty()) fail("--prompt-ids: no token ids given");
   return ids;
 }
 
+// --prompt: the text (raw, or wrapped as one user turn with --chat) encoded
+// with the model's tokenizer. A raw prompt gets the tokenizer's special
+// tokens as transformers' tokenizer(text) does; a chat prompt already has them.
+std::vector<int32_t> encode_prompt(const text::Tokenizer& tokenizer, const std::string& prompt,
+                                   const std::optional<ChatOptions>& chat, const Engine& engine) {
+  std::vector<text::TokenId> ids;
+  if (chat) {
+    Conversation conversation(*chat);
+    conversation.add_user(prompt);
+    ids = tokenizer.encode(conversation.render(engine.model_dir()), false);
+  } else {
+    ids = tokenizer.encode(prompt, true);
+  }
+  if (ids.empty()) fail("--prompt: the text encodes to no tokens (give a non-empty prompt)");
+  return {ids.begin(), ids.end()};
+}
+
 }  // namespace
 
 int run_command(const Args& args) {
-  namespace po = boost::program_options;
-  po::options_description options("glmrt run --profile P [--model DIR] --prompt-ids IDS [-n N]");
-  std::string profile_path, model_dir, prompt_ids;
-  int n_tokens = 32;
-  options.add_options()("help,h", "show this help")(
-      "profile", po::value(&profile_path)->required(), "profile YAML")(
+  po::options_description options(
+      "glmrt run --profile P [--model DIR] (--prompt TEXT | --prompt-ids IDS) [-n N]");
+  std::string profile_path, model_dir;
+  options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
+                                                    "profile YAML")(
       "model", po::value(&model_dir), "model directory (default: the profile's `model`)")(
-      "prompt-ids", po::value(&prompt_ids)->required(), "prompt as comma-separated token ids")(
-      "n,n", po::value(&n_tokens), "tokens to generate (default 32)");
+      "prompt", po::value<std::string>(), "prompt text; the continuation is streamed as text")(
+      "prompt-ids", po::value<std::string>(), "prompt as comma-separated token ids; prints ids")(
+      "chat", "wrap --prompt in the chat template as one user turn")(
+      "ignore-eos", "do not stop at end-of-sequence tokens");
+  options.add(sampling_flags()).add(chat_flags());
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) {
-    std::cout << options;
+    std::cout << options << '\n';
     return 0;
   }
   po::notify(vm);
-  if (n_tokens < 0) fail("-n must be non-negative, got {}", n_tokens);
+  if (vm.count("prompt") == vm.count("prompt-ids"))
+    fail("run: give exactly one of --prompt TEXT or --prompt-ids IDS");
+  if (vm.count("chat") && !vm.count("prompt")) fail("run: --chat needs --prompt TEXT");
+  check_sampling_flags(vm);
+  std::optional<ChatOptions> chat;
+  if (vm.count("chat")) chat = chat_options_from(vm);
 
   const Profile profile = load_profile(profile_path);
   auto engine = Engine::open(profile, model_dir);
+  const SamplingParams sampling =
+      apply_sampling_flags(resolve_sampling(engine->model_dir(), profile), vm);
+  Sampler sampler(sampling);
+  std::vector<int32_t> stop;
+  if (!vm.count("ignore-eos")) stop = stop_token_ids(engine->model().config(), engine->model_dir());
+  const GenerationLimits limits{sampling.max_new_tokens, stop};
   Session session(*engine);
-  const auto prompt = parse_ids(prompt_ids);
 
-  std::vector<int32_t> generated;
-  if (n_tokens > 0) {
-    auto logits = session.set_context(prompt);
-    for (int i = 0; i < n_tokens; ++i) {
-      const int32_t next =
-          static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
-      generated.push_back(next);
-      if (i + 1 < n_tokens) logits = session.append(next);
-    }
+  Generation generation;
+  if (vm.count("prompt-ids")) {
+    generation = generate(session, sampler, parse_ids(vm["prompt-ids"].as<std::string>()), limits);
+    fmt::print("{}\n", fmt::join(generation.tokens, ","));
+  } else {
+    const auto tokenizer = text::Tokenizer::from_file(engine->model_dir() / "tokenizer.json");
+    const auto prompt = encode_prompt(tokenizer, vm["prompt"].as<std::string>(), chat, *engine);
+    TextStream stream(tokenizer, stdout);
+    generation = generate(session, sampler, prompt, limits, [&](int32_t token) {
+      stream.push(token);
+      return true;
+    });
+    stream.finish();
+    fmt::print("\n");
   }
-  fmt::print("{}\n", fmt::join(generated, ","));
-
-  const auto& s = session.stats();
-  const auto& e = engine->experts().stats();
-  fmt::print(stderr,
-             "prefill: {} tokens in {:.3f} s ({:.2f} tokens/s); decode: {} tokens in {:.3f} s "
-             "({:.2f} tokens/s)\nexpert cache: hit rate {:.1f}% ({} hits, {} misses, {:.1f} MiB "
-             "read)\npeak RSS: {:.1f} MiB; budgeted memory peak {:.1f} MiB\n",
-             s.prefilled_tokens, s.prefill_seconds,
-             s.prefill_seconds > 0 ? s.prefilled_tokens / s.prefill_seconds : 0.0,
-             s.decoded_tokens, s.decode_seconds,
-             s.decode_seconds > 0 ? s.decoded_tokens / s.decode_seconds : 0.0,
-             100.0 * e.hit_rate(), e.hits, e.misses, e.bytes_read / 1048576.0,
-             peak_rss_bytes() / 1048576.0, engine->budget().peak() / 1048576.0);
+  std::fflush(stdout);
+  fmt::print(stderr, "stopped: {} ({} tokens)\n", to_string(generation.reason),
+             generation.tokens.size());
+  print_generation_report(stderr, session.stats(), *engine);
   return 0;
 }
 

@@ -34,19 +34,22 @@ nlohmann::json to_json(const ValidationReport& r) {
                           {"top1_agree", c.top1_agree},
                           {"max_abs_dlogit", c.max_abs_dlogit},
                           {"mean_kl", c.mean_kl},
+                          {"mtp_checked", c.mtp_checked},
+                          {"mtp_top1_agree", c.mtp_top1_agree},
                           {"pass", c.pass}});
   }
   return j;
 }
 
 void print_text(const ValidationReport& r) {
-  fmt::print("{:<12} {:>6} {:>9} {:>8} {:>12} {:>12}  {}\n", "case", "rows", "greedy", "top1",
-             "max|dlogit|", "mean KL", "result");
+  fmt::print("{:<12} {:>6} {:>9} {:>8} {:>12} {:>12} {:>8}  {}\n", "case", "rows", "greedy",
+             "top1", "max|dlogit|", "mean KL", "mtp top1", "result");
   double worst_dlogit = 0, kl_sum = 0;
   for (const auto& c : r.cases) {
-    fmt::print("{:<12} {:>6} {:>4}/{:<4} {:>8.4f} {:>12.3e} {:>12.3e}  {}\n", c.name,
+    fmt::print("{:<12} {:>6} {:>4}/{:<4} {:>8.4f} {:>12.3e} {:>12.3e} {:>8}  {}\n", c.name,
                c.rows_checked, c.greedy_identical, c.greedy_total, c.top1_agree, c.max_abs_dlogit,
-               c.mean_kl, c.pass ? "pass" : "FAIL");
+               c.mean_kl, c.mtp_checked ? fmt::format("{:.4f}", c.mtp_top1_agree) : "-",
+               c.pass ? "pass" : "FAIL");
     worst_dlogit = std::max(worst_dlogit, c.max_abs_dlogit);
     kl_sum += c.mean_kl;
   }

@@ -38,8 +38,9 @@ void CheckReport::append(const CheckReport& other) {
 }
 
 size_t CheckReport::count(Outcome outcome) const {
-  return static_cast<size_t>(std::count_if(results_.begin(), results_.end(),
-                                           [&](const CheckResult& r) { return r.outcome == outcome; }));
+  return static_cast<size_t>(
+      std::count_if(results_.begin(), results_.end(),
+                    [&](const CheckResult& r) { return r.outcome == outcome; }));
 }
 
 }  // namespace glmrt::conformance

@@ -37,9 +37,8 @@ void check_proposal(CheckReport& report, plugin::Draft& draft, StubModel& model,
                     const std::string& name) {
   std::vector<int32_t> out(static_cast<size_t>(max_tokens) + 8, -7);
   int32_t n_out = -1;
-  const glmrt_status status = draft.propose(model, history.data(),
-                                            static_cast<int64_t>(history.size()), max_tokens,
-                                            out.data(), &n_out);
+  const glmrt_status status = draft.propose(
+      model, history.data(), static_cast<int64_t>(history.size()), max_tokens, out.data(), &n_out);
   if (status != GLMRT_OK) {
     const std::string message = draft.last_error() ? draft.last_error() : "";
     report.expect(!message.empty(), name, "propose failed without a message");
@@ -64,9 +63,8 @@ CheckReport run_draft_conformance(const std::filesystem::path& plugin_file) {
   const PluginHost host(std::vector<std::filesystem::path>{});
   MemoryBudget budget;
   HostServices services(budget, 2);
-  check_rejects_unknown_setting(report, plugin_file, [&](const PluginChoice& bogus) {
-    host.create_draft(bogus, services);
-  });
+  check_rejects_unknown_setting(
+      report, plugin_file, [&](const PluginChoice& bogus) { host.create_draft(bogus, services); });
   PluginHandle<plugin::Draft> draft;
   try {
     draft = host.create_draft(PluginChoice{plugin_file.string(), {}, {}}, services);

@@ -14,8 +14,8 @@ GuardedBuffer::GuardedBuffer(size_t bytes) : bytes_(bytes) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   const size_t data_pages = (bytes + page - 1) / page;
   mapping_bytes_ = (data_pages + 1) * page;
-  mapping_ = mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                  -1, 0);
+  mapping_ =
+      mmap(nullptr, mapping_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mapping_ == MAP_FAILED) {
     mapping_ = nullptr;
     fail("conformance: cannot map {} bytes: {}", mapping_bytes_, std::strerror(errno));

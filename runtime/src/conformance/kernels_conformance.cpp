@@ -73,11 +73,12 @@ CheckResult check_matmul_case(plugin::Kernels& kernels, const MatmulCase& c) {
   for (size_t k = 0; k < ref.y.size(); ++k) {
     const double got = y.data()[k];
     if (!std::isfinite(got))
-      return failed(c, fmt::format("y[s={}, o={}] = {} is not finite (expected {:.6g})",
-                                   k / c.O, k % c.O, got, ref.y[k]));
+      return failed(c, fmt::format("y[s={}, o={}] = {} is not finite (expected {:.6g})", k / c.O,
+                                   k % c.O, got, ref.y[k]));
     const double error = std::abs(got - ref.y[k]);
-    const double ratio = ref.tolerance[k] > 0 ? error / ref.tolerance[k]
-                                              : (error > 0 ? std::numeric_limits<double>::infinity() : 0);
+    const double ratio = ref.tolerance[k] > 0
+                             ? error / ref.tolerance[k]
+                             : (error > 0 ? std::numeric_limits<double>::infinity() : 0);
     if (ratio > worst_ratio) {
       worst_ratio = ratio;
       worst = k;
@@ -99,7 +100,8 @@ CheckResult check_matmul_case(plugin::Kernels& kernels, const MatmulCase& c) {
   const double count = static_cast<double>(ref.y.size());
   if (squared_sigma > 0 && count >= 64) {
     const double rms = std::sqrt(squared_error / count);
-    const double allowed = 2.0 * std::sqrt(squared_sigma / count) + std::sqrt(squared_rounding / count);
+    const double allowed =
+        2.0 * std::sqrt(squared_sigma / count) + std::sqrt(squared_rounding / count);
     if (rms > allowed)
       return failed(c, fmt::format("RMS error {:.3g} over {} outputs exceeds {:.3g} (twice the "
                                    "RMS of per-row int8 activation rounding)",

@@ -27,7 +27,9 @@ uint16_t to_bf16(float value) {
   return static_cast<uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16);  // nearest even
 }
 
-float from_bf16(uint16_t value) { return std::bit_cast<float>(uint32_t{value} << 16); }
+float from_bf16(uint16_t value) {
+  return std::bit_cast<float>(uint32_t{value} << 16);
+}
 
 /// Mostly N(0, 1), with one value in a hundred eight times larger, so int8
 /// activation blocks see the outliers real hidden states have.
@@ -61,7 +63,9 @@ MatmulProblem::MatmulProblem(const MatmulCase& matmul_case)
   fill_activations(random());
 }
 
-int64_t MatmulProblem::groups_per_row() const { return groups_for(spec_); }
+int64_t MatmulProblem::groups_per_row() const {
+  return groups_for(spec_);
+}
 
 glmrt_weight_view MatmulProblem::view() const {
   glmrt_weight_view view{};

@@ -9,23 +9,31 @@
 namespace glmrt {
 
 Sampler::Sampler(SamplingParams params) : params_(params), rng_(params.seed) {
-  if (params_.temperature < 0) fail("sampling: temperature must be >= 0, got {}", params_.temperature);
-  if (params_.top_p <= 0 || params_.top_p > 1) fail("sampling: top_p must be in (0, 1], got {}", params_.top_p);
-  if (params_.min_p < 0 || params_.min_p >= 1) fail("sampling: min_p must be in [0, 1), got {}", params_.min_p);
+  if (params_.temperature < 0)
+    fail("sampling: temperature must be >= 0, got {}", params_.temperature);
+  if (params_.top_p <= 0 || params_.top_p > 1)
+    fail("sampling: top_p must be in (0, 1], got {}", params_.top_p);
+  if (params_.min_p < 0 || params_.min_p >= 1)
+    fail("sampling: min_p must be in [0, 1), got {}", params_.min_p);
   if (params_.top_k < 0) fail("sampling: top_k must be >= 0, got {}", params_.top_k);
   if (params_.repetition_penalty <= 0)
     fail("sampling: repetition_penalty must be > 0, got {}", params_.repetition_penalty);
+  if (params_.max_new_tokens < 0)
+    fail("sampling: max_new_tokens must be >= 0, got {}", params_.max_new_tokens);
 }
 
 std::vector<TokenProbability> Sampler::distribution(std::span<const float> logits,
                                                     std::span<const int32_t> context,
                                                     std::span<const int32_t> generated) const {
+  if (logits.empty())
+    fail("sampling: the logits are empty (expected one value per vocabulary token)");
   std::vector<double> l(logits.begin(), logits.end());
   const int32_t V = static_cast<int32_t>(l.size());
   if (params_.repetition_penalty != 1.0) {
     std::unordered_set<int32_t> seen(context.begin(), context.end());
     for (int32_t t : seen)
-      if (t >= 0 && t < V) l[t] = l[t] > 0 ? l[t] / params_.repetition_penalty : l[t] * params_.repetition_penalty;
+      if (t >= 0 && t < V)
+        l[t] = l[t] > 0 ? l[t] / params_.repetition_penalty : l[t] * params_.repetition_penalty;
   }
   if (params_.presence_penalty != 0.0) {
     std::unordered_set<int32_t> seen(generated.begin(), generated.end());
@@ -33,12 +41,14 @@ std::vector<TokenProbability> Sampler::distribution(std::span<const float> logit
       if (t >= 0 && t < V) l[t] -= params_.presence_penalty;
   }
 
-  std::vector<int32_t> order(V);
-  std::iota(order.begin(), order.end(), 0);
-  if (params_.temperature == 0.0) {
+  if (params_.temperature == 0.0) {  // the first of equal maxima, as torch.argmax
     const int32_t best = static_cast<int32_t>(std::max_element(l.begin(), l.end()) - l.begin());
+    if (!std::isfinite(l[best]))
+      fail("sampling: the best logit is {} (expected a finite value)", l[best]);
     return {{best, 1.0}};
   }
+  std::vector<int32_t> order(V);
+  std::iota(order.begin(), order.end(), 0);
   // Candidates sorted by logit, best first (ties by token id, deterministic).
   auto by_logit = [&](int32_t a, int32_t b) { return l[a] > l[b] || (l[a] == l[b] && a < b); };
   size_t keep = static_cast<size_t>(V);
@@ -48,6 +58,8 @@ std::vector<TokenProbability> Sampler::distribution(std::span<const float> logit
 
   std::vector<TokenProbability> dist;
   const double max_logit = l[order[0]];
+  if (!std::isfinite(max_logit))
+    fail("sampling: the best logit is {} (expected a finite value)", max_logit);
   double total = 0;
   for (int32_t t : order) {
     const double p = std::exp((l[t] - max_logit) / params_.temperature);
@@ -71,6 +83,11 @@ std::vector<TokenProbability> Sampler::distribution(std::span<const float> logit
                               [&](const TokenProbability& d) { return d.probability < floor; }),
                dist.end());
   }
+  // Tokens whose probability underflowed to 0 (e.g. logits of -inf) can never
+  // be drawn; dropping them keeps sample()'s rounding fallback on a real token.
+  dist.erase(std::remove_if(dist.begin() + 1, dist.end(),
+                            [](const TokenProbability& d) { return d.probability <= 0.0; }),
+             dist.end());
   double kept = 0;
   for (const auto& d : dist) kept += d.probability;
   for (auto& d : dist) d.probability /= kept;

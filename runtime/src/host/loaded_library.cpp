@@ -45,9 +45,10 @@ LoadedLibrary::LoadedLibrary(const std::filesystem::path& file) : path_(file) {
     fail("{}: plugin descriptor is {} bytes, expected at least {}", name, d.struct_size,
          sizeof(glmrt_plugin_descriptor));
   if (d.abi_major != GLMRT_ABI_MAJOR)
-    fail("{}: plugin ABI mismatch: expected {}.x, found {}.{} (rebuild the plugin against this "
-         "glmrt's SDK)",
-         name, GLMRT_ABI_MAJOR, d.abi_major, d.abi_minor);
+    fail(
+        "{}: plugin ABI mismatch: expected {}.x, found {}.{} (rebuild the plugin against this "
+        "glmrt's SDK)",
+        name, GLMRT_ABI_MAJOR, d.abi_major, d.abi_minor);
   if (d.struct_size < sizeof(glmrt_plugin_descriptor))
     fail("{}: plugin descriptor is {} bytes, expected at least {} for ABI {}.{}", name,
          d.struct_size, sizeof(glmrt_plugin_descriptor), d.abi_major, d.abi_minor);
@@ -90,8 +91,7 @@ void* LoadedLibrary::create(const HostServices& host,
   pairs.reserve(settings.size());
   for (const auto& [key, value] : settings) pairs.push_back({key.c_str(), value.c_str()});
   char error[512] = {};
-  void* object =
-      descriptor_->create(host.get(), pairs.data(), pairs.size(), error, sizeof(error));
+  void* object = descriptor_->create(host.get(), pairs.data(), pairs.size(), error, sizeof(error));
   error[sizeof(error) - 1] = '\0';
   if (!object)
     fail("{}: plugin `{}` could not be created: {}", path_.string(), descriptor_->name,

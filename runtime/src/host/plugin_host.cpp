@@ -67,7 +67,8 @@ std::string file_name_of(const std::string& plugin_name) {
 
 std::string join_dirs(const std::vector<fs::path>& dirs) {
   std::string joined;
-  for (const fs::path& dir : dirs) joined += fmt::format("{}{}", joined.empty() ? "" : ", ", dir.string());
+  for (const fs::path& dir : dirs)
+    joined += fmt::format("{}{}", joined.empty() ? "" : ", ", dir.string());
   return joined.empty() ? "(no folders)" : joined;
 }
 
@@ -78,8 +79,8 @@ auto with_origin(const PluginChoice& choice, glmrt_plugin_kind kind, Body&& body
     return body();
   } catch (const Error& e) {
     if (choice.origin.empty()) throw;
-    throw Error(fmt::format("{}: key `plugins.{}`: {}", choice.origin, plugin_kind_name(kind),
-                            e.what()));
+    throw Error(
+        fmt::format("{}: key `plugins.{}`: {}", choice.origin, plugin_kind_name(kind), e.what()));
   }
 }
 
@@ -131,7 +132,8 @@ std::vector<PluginInfo> PluginHost::discover() const {
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
-      if (name.starts_with(kFilePrefix) && name.ends_with(kFileSuffix)) files.push_back(entry.path());
+      if (name.starts_with(kFilePrefix) && name.ends_with(kFileSuffix))
+        files.push_back(entry.path());
     }
     std::sort(files.begin(), files.end());
     for (const fs::path& file : files) {
@@ -142,8 +144,8 @@ std::vector<PluginInfo> PluginHost::discover() const {
         PluginInfo broken;
         broken.path = file;
         const std::string stem = file.filename().string();
-        broken.name = stem.substr(kFilePrefix.size(),
-                                  stem.size() - kFilePrefix.size() - kFileSuffix.size());
+        broken.name =
+            stem.substr(kFilePrefix.size(), stem.size() - kFilePrefix.size() - kFileSuffix.size());
         broken.kind = "?";
         broken.reason = e.what();
         found.push_back(std::move(broken));
@@ -189,9 +191,10 @@ fs::path PluginHost::resolve(const PluginChoice& choice, glmrt_plugin_kind kind)
     open_checked(file, kind);
     return file;
   }
-  fail("{} plugin `{}` not found: no {} in the folders searched: {} (add a folder to the "
-       "profile's plugin_paths or to GLMRT_PLUGIN_PATH)",
-       plugin_kind_name(kind), choice.name, file_name, join_dirs(search_dirs_));
+  fail(
+      "{} plugin `{}` not found: no {} in the folders searched: {} (add a folder to the "
+      "profile's plugin_paths or to GLMRT_PLUGIN_PATH)",
+      plugin_kind_name(kind), choice.name, file_name, join_dirs(search_dirs_));
 }
 
 PluginHandle<plugin::Kernels> PluginHost::create_kernels(const PluginChoice& choice,

@@ -1,5 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/kv/kv_cache.h>
+#include <glmrt/kv/row_math.h>
 #include <glmrt/weights/matrix.h>
 
 #include <algorithm>
@@ -12,7 +13,7 @@ void CacheRows::load(int64_t t, std::span<float> out) const {
     std::memcpy(out.data(), static_cast<const float*>(data) + t * width, width * sizeof(float));
   } else {
     const uint16_t* row = static_cast<const uint16_t*>(data) + t * width;
-    for (int64_t i = 0; i < width; ++i) out[i] = bf16_to_f32(row[i]);
+    widen_bf16({row, static_cast<size_t>(width)}, out.first(width));
   }
 }
 

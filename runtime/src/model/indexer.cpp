@@ -1,3 +1,4 @@
+#include <glmrt/kv/row_math.h>
 #include <glmrt/model/indexer.h>
 #include <glmrt/model/norms.h>
 #include <glmrt/weights/linear.h>
@@ -13,7 +14,46 @@ RopePairing indexer_pairing(const ModelConfig& c) {
   return c.indexer_rope_interleave ? RopePairing::interleaved : RopePairing::split_half;
 }
 
+// Keys scored per tile: 64 rows of 128 f32 (32 KB) stay in L1/L2 for all heads.
+constexpr int64_t kTileKeys = 64;
+
 }  // namespace
+
+void indexer_scores(std::span<const float> q, std::span<const float> head_weights,
+                    const CacheRows& keys, int64_t visible, std::span<float> scores) {
+  const int64_t heads = static_cast<int64_t>(head_weights.size());
+  const int64_t d = static_cast<int64_t>(q.size()) / heads;
+  const float dot_scale = 1.f / std::sqrt(static_cast<float>(d));
+  const int64_t tiles = (visible + kTileKeys - 1) / kTileKeys;
+#pragma omp parallel
+  {
+    std::vector<float> tile(kTileKeys * d), dots(heads * kTileKeys);
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < tiles; ++b) {
+      const int64_t first = b * kTileKeys, n = std::min(kTileKeys, visible - first);
+      for (int64_t i = 0; i < n; ++i) keys.load(first + i, std::span(tile).subspan(i * d, d));
+      scaled_dots({q.data(), heads, d}, {tile.data(), n, d}, d, dot_scale, dots, kTileKeys);
+      for (int64_t i = 0; i < n; ++i) {
+        float total = 0.f;
+        for (int64_t h = 0; h < heads; ++h)
+          total += std::max(dots[h * kTileKeys + i], 0.f) * head_weights[h];
+        scores[first + i] = total;
+      }
+    }
+  }
+}
+
+std::vector<int32_t> top_keys(std::span<const float> scores, int64_t topk) {
+  std::vector<int32_t> chosen(scores.size());
+  std::iota(chosen.begin(), chosen.end(), 0);
+  if (static_cast<int64_t>(chosen.size()) <= topk) return chosen;
+  std::nth_element(chosen.begin(), chosen.begin() + topk, chosen.end(), [&](int32_t a, int32_t b) {
+    return scores[a] > scores[b] || (scores[a] == scores[b] && a < b);
+  });
+  chosen.resize(topk);
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
 
 void indexer_keys(const IndexerWeights& w, const LayerContext& ctx, std::span<const float> x,
                   int64_t S, int64_t pos0, std::span<float> out) {
@@ -41,7 +81,6 @@ KeySelection indexer_select(const IndexerWeights& w, const LayerContext& ctx,
   linear(ctx.kernels, q_resid, S, w.wq_b, q);
   linear(ctx.kernels, x, S, w.weights_proj, weights);
   const float head_scale = 1.f / std::sqrt(static_cast<float>(heads));
-  const float dot_scale = 1.f / std::sqrt(static_cast<float>(d));
   for (int64_t s = 0; s < S; ++s) {
     for (int64_t h = 0; h < heads; ++h)
       ctx.rope.apply(std::span(q).subspan((s * heads + h) * d, rope), pos0 + s, indexer_pairing(c));
@@ -54,25 +93,9 @@ KeySelection indexer_select(const IndexerWeights& w, const LayerContext& ctx,
     const int64_t visible = pos0 + s + 1;
     if (visible <= topk) continue;
     scores.resize(visible);
-    const float* qs = q.data() + s * heads * d;
-    const float* ws = weights.data() + s * heads;
-#pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < visible; ++t) {
-      float total = 0.f;
-      for (int64_t h = 0; h < heads; ++h) {
-        const float dot = keys.dot(t, {qs + h * d, static_cast<size_t>(d)}) * dot_scale;
-        total += std::max(dot, 0.f) * ws[h];
-      }
-      scores[t] = total;
-    }
-    auto& chosen = selection.rows[s];
-    chosen.resize(visible);
-    std::iota(chosen.begin(), chosen.end(), 0);
-    std::nth_element(chosen.begin(), chosen.begin() + topk, chosen.end(), [&](int32_t a, int32_t b) {
-      return scores[a] > scores[b] || (scores[a] == scores[b] && a < b);
-    });
-    chosen.resize(topk);
-    std::sort(chosen.begin(), chosen.end());
+    indexer_scores(std::span(q).subspan(s * heads * d, heads * d),
+                   std::span(weights).subspan(s * heads, heads), keys, visible, scores);
+    selection.rows[s] = top_keys(scores, topk);
   }
   return selection;
 }

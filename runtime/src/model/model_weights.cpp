@@ -66,7 +66,6 @@ AttentionWeights LayerLoader::attention(bool full_indexer) const {
   a.key_absorb = Matrix::from_f32(key_t, H * L, nope, bits_, t_.budget(), "dense weights");
   a.value = Matrix::from_f32(value, H * vd, L, bits_, t_.budget(), "dense weights");
 
-  const bool has_indexer = has("self_attn.indexer.wk.weight");
   if (full_indexer) {
     const int64_t ih = c_.index_n_heads, id = c_.index_head_dim;
     IndexerWeights ix;
@@ -76,10 +75,15 @@ AttentionWeights LayerLoader::attention(bool full_indexer) const {
     ix.k_norm_weight = vector("self_attn.indexer.k_norm.weight", id);
     ix.k_norm_bias = vector("self_attn.indexer.k_norm.bias", id);
     a.indexer = std::move(ix);
-  } else if (has_indexer) {
-    fail("tensor {} is present but the config marks this layer's indexer \"shared\" (it reuses "
-         "the previous layer's selection and carries no indexer tensors)",
-         name("self_attn.indexer.wk.weight"));
+  } else {
+    for (const char* part : {"wq_b.weight", "wk.weight", "weights_proj.weight", "k_norm.weight",
+                             "k_norm.bias"}) {
+      const std::string stray = std::string("self_attn.indexer.") + part;
+      if (has(stray))
+        fail("tensor {} is present but the config marks this layer's indexer \"shared\" (it "
+             "reuses the previous layer's selection and carries no indexer tensors)",
+             name(stray));
+    }
   }
   return a;
 }

@@ -40,7 +40,8 @@ class ProfileReader {
       for (const Field& element : paths->as_sequence())
         profile.plugin_paths.push_back(resolve_path(element));
     read_plugins(top.require("plugins"), profile);
-    if (auto threads = top.find("threads")) profile.threads = static_cast<int>(threads->as_int(0, 1024));
+    if (auto threads = top.find("threads"))
+      profile.threads = static_cast<int>(threads->as_int(0, 1024));
     if (auto precision = top.find("precision")) read_precision(*precision, profile);
     if (auto memory = top.find("memory")) read_memory(*memory, profile);
     if (auto generation = top.find("generation")) read_generation(*generation, profile.generation);
@@ -70,9 +71,10 @@ class ProfileReader {
           choice.settings[setting.key()] = setting.as_string();
       }
     } else if (!field.node().IsScalar()) {
-      field.fail(fmt::format("expected a plugin name, `auto`, a path to a .so or a mapping "
-                             "{{name: ..., settings: {{...}}}}, found {}",
-                             yaml_strict::describe(field.node())));
+      field.fail(
+          fmt::format("expected a plugin name, `auto`, a path to a .so or a mapping "
+                      "{{name: ..., settings: {{...}}}}, found {}",
+                      yaml_strict::describe(field.node())));
     }
     choice.name = name_field.as_string();
     if (choice.name.empty()) name_field.fail("expected a plugin name, found an empty text");
@@ -107,8 +109,8 @@ class ProfileReader {
     if (text == "int8" || text == "8") return WeightBits::int8;
     if (text == "int4" || text == "4") return WeightBits::int4;
     if (text == "int2" || text == "2") return WeightBits::int2;
-    field.fail(fmt::format("expected f32, bf16, int8, int4 or int2 (or 32/16/8/4/2), found `{}`",
-                           text));
+    field.fail(
+        fmt::format("expected f32, bf16, int8, int4 or int2 (or 32/16/8/4/2), found `{}`", text));
   }
 
   static void read_precision(const Field& field, Profile& profile) {
@@ -148,8 +150,10 @@ class ProfileReader {
     if (auto f = map.find("top_p")) generation.top_p = f->as_double(0, 1);
     if (auto f = map.find("top_k")) generation.top_k = static_cast<int>(f->as_int(0, 1 << 30));
     if (auto f = map.find("min_p")) generation.min_p = f->as_double(0, 1);
-    if (auto f = map.find("repetition_penalty")) generation.repetition_penalty = f->as_double(0.01, 100);
-    if (auto f = map.find("presence_penalty")) generation.presence_penalty = f->as_double(-100, 100);
+    if (auto f = map.find("repetition_penalty"))
+      generation.repetition_penalty = f->as_double(0.01, 100);
+    if (auto f = map.find("presence_penalty"))
+      generation.presence_penalty = f->as_double(-100, 100);
     if (auto f = map.find("seed")) generation.seed = f->as_uint64();
     if (auto f = map.find("max_new_tokens"))
       generation.max_new_tokens = static_cast<int>(f->as_int(1, 1048576));
@@ -157,8 +161,8 @@ class ProfileReader {
 
   static void read_validate(const Field& field, ValidateThresholds& validate) {
     constexpr double kLarge = std::numeric_limits<float>::max();
-    Mapping map = field.as_mapping(
-        {"min_top1", "max_kl", "max_dlogit", "min_margin", "greedy_identical"});
+    Mapping map =
+        field.as_mapping({"min_top1", "max_kl", "max_dlogit", "min_margin", "greedy_identical"});
     if (auto f = map.find("min_top1")) validate.min_top1 = f->as_double(0, 1);
     if (auto f = map.find("max_kl")) validate.max_kl = f->as_double(0, kLarge);
     if (auto f = map.find("max_dlogit")) validate.max_dlogit = f->as_double(0, kLarge);

@@ -12,7 +12,9 @@
 namespace glmrt::yaml_strict {
 namespace {
 
-int one_based_line(const YAML::Mark& mark) { return mark.line < 0 ? 1 : mark.line + 1; }
+int one_based_line(const YAML::Mark& mark) {
+  return mark.line < 0 ? 1 : mark.line + 1;
+}
 
 template <typename Number>
 bool parse_whole(const std::string& text, Number& out) {
@@ -63,7 +65,9 @@ const std::string& Field::scalar(std::string_view expected) const {
   return value_.Scalar();
 }
 
-std::string Field::as_string() const { return scalar("a text value"); }
+std::string Field::as_string() const {
+  return scalar("a text value");
+}
 
 bool Field::as_bool() const {
   const std::string& text = scalar("true or false");
@@ -127,7 +131,8 @@ Mapping::Mapping(std::string file, YAML::Node node, std::string path,
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     const YAML::Node key = it->first;
     if (!key.IsScalar())
-      fail_at(file_, key.Mark(), path_, fmt::format("keys must be plain words, found {}", describe(key)));
+      fail_at(file_, key.Mark(), path_,
+              fmt::format("keys must be plain words, found {}", describe(key)));
     const std::string& name = key.Scalar();
     const std::string name_path = child_path(name);
     if (allowed && std::find(allowed->begin(), allowed->end(), name) == allowed->end()) {
@@ -135,8 +140,9 @@ Mapping::Mapping(std::string file, YAML::Node node, std::string path,
       for (std::string_view candidate : *allowed)
         valid += fmt::format("{}{}", valid.empty() ? "" : ", ", candidate);
       if (auto suggestion = closest_key(name, *allowed))
-        fail_at(file_, key.Mark(), name_path,
-                fmt::format("unknown key; did you mean `{}`? (valid keys: {})", *suggestion, valid));
+        fail_at(
+            file_, key.Mark(), name_path,
+            fmt::format("unknown key; did you mean `{}`? (valid keys: {})", *suggestion, valid));
       fail_at(file_, key.Mark(), name_path, fmt::format("unknown key (valid keys: {})", valid));
     }
     if (!seen.insert(name).second) fail_at(file_, key.Mark(), name_path, "key appears twice");

@@ -47,6 +47,13 @@ std::vector<OracleCase> load_oracle(const std::filesystem::path& file) {
     c.logits = field<std::vector<std::vector<double>>>(j, "logits", file, c.name);
     c.dense_equivalent = field<bool>(j, "dense_equivalent", file, c.name);
     c.sparse_rows_from = field<int64_t>(j, "sparse_rows_from", file, c.name);
+    if (j.contains("mtp_pred")) {
+      c.mtp_pred = field<std::vector<int32_t>>(j, "mtp_pred", file, c.name);
+      c.mtp_margin = field<std::vector<double>>(j, "mtp_margin", file, c.name);
+      if (c.mtp_pred.size() != c.mtp_margin.size() || c.mtp_pred.size() + 1 != c.full_ids.size())
+        fail("{}: case {}: mtp_pred and mtp_margin need one row per position but the last", file,
+             c.name);
+    }
     if (c.logits.size() != c.full_ids.size() || c.margin.size() != c.full_ids.size() ||
         c.tf_pred.size() != c.full_ids.size())
       fail("{}: case {}: logits, margin and tf_pred need one row per full_ids position", file,

@@ -40,6 +40,25 @@ void check_ids(const OracleCase& c, int32_t vocab) {
            row.size(), vocab);
 }
 
+// The MTP head teacher-forced: position t sees full_ids[t + 1] and the main
+// model's hidden state at t.
+void check_mtp(Model& model, const OracleCase& c, KvCache& cache, std::span<const float> hidden,
+               const ValidateThresholds& th, CaseReport& r) {
+  const int64_t rows = static_cast<int64_t>(c.mtp_pred.size());
+  const int32_t V = model.config().vocab_size;
+  const std::span<const int32_t> next(c.full_ids.data() + 1, rows);
+  const auto h = model.mtp_forward(cache, next, hidden.first(rows * model.config().hidden_size));
+  const auto logits = model.mtp_logits(h, rows);
+  int64_t clear = 0, agree = 0;
+  for (int64_t t = 0; t < rows; ++t) {
+    if (c.mtp_margin[t] <= th.min_margin) continue;
+    ++clear;
+    agree += argmax(std::span(logits).subspan(t * V, V)) == c.mtp_pred[t];
+  }
+  r.mtp_checked = true;
+  r.mtp_top1_agree = clear ? static_cast<double>(agree) / clear : 1.0;
+}
+
 CaseReport run_case(Engine& engine, const OracleCase& c, const ValidateThresholds& th) {
   Model& model = engine.model();
   const int32_t V = model.config().vocab_size;
@@ -66,6 +85,7 @@ CaseReport run_case(Engine& engine, const OracleCase& c, const ValidateThreshold
       }
     }
     r.rows_checked = r.rows_total;
+    if (model.has_mtp() && !c.mtp_pred.empty()) check_mtp(model, c, cache, hidden, th, r);
     r.mean_kl = kl_sum / static_cast<double>(r.rows_total);
     r.top1_agree = clear_rows ? static_cast<double>(agree) / clear_rows : 1.0;
   }
@@ -87,6 +107,7 @@ CaseReport run_case(Engine& engine, const OracleCase& c, const ValidateThreshold
   }
 
   r.pass = r.top1_agree >= th.min_top1 && r.max_abs_dlogit <= th.max_dlogit &&
+           (!r.mtp_checked || r.mtp_top1_agree >= th.min_top1) &&
            r.mean_kl <= th.max_kl &&
            (!th.greedy_identical || r.greedy_identical == r.greedy_total);
   return r;

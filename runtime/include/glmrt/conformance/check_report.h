@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace glmrt::conformance {
@@ -30,7 +31,9 @@ class CheckReport {
   bool expect(bool ok, std::string name, std::string detail);
   void append(const CheckReport& other);
 
-  const std::vector<CheckResult>& results() const { return results_; }
+  const std::vector<CheckResult>& results() const& { return results_; }
+  /// By value on a temporary report, so `for (auto& r : run().results())` is safe.
+  std::vector<CheckResult> results() && { return std::move(results_); }
   size_t count(Outcome outcome) const;
   /// No check failed (skips do not count as failures).
   bool all_passed() const { return count(Outcome::kFail) == 0; }

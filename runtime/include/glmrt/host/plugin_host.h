@@ -54,7 +54,8 @@ class PluginHandle {
   PluginHandle(std::shared_ptr<LoadedLibrary> library, Interface* object, PluginInfo info)
       : library_(std::move(library)), object_(object), info_(std::move(info)) {}
   PluginHandle(PluginHandle&& o) noexcept
-      : library_(std::move(o.library_)), object_(std::exchange(o.object_, nullptr)),
+      : library_(std::move(o.library_)),
+        object_(std::exchange(o.object_, nullptr)),
         info_(std::move(o.info_)) {}
   PluginHandle& operator=(PluginHandle&& o) noexcept {
     if (this != &o) {

@@ -1,7 +1,6 @@
-// Multi-head latent attention (MLA) over the latent KV cache, in absorbed form:
-// each head's query is folded through kv_b's key block into the latent space,
-// scores run over [latent | k_rope] rows, and kv_b's value block is applied
-// after the weighted sum. K and V are never expanded per token.
+// Multi-head latent attention (MLA) of one decoder layer: projections, cache
+// append, DSA selection, then the attention core (mla_core.h) in absorbed form
+// for decode, or whichever form is faster for a prefill chunk, then o_proj.
 #pragma once
 
 #include <glmrt/model/layer_context.h>

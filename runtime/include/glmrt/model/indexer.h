@@ -6,6 +6,7 @@
 #include <glmrt/model/model_weights.h>
 
 #include <span>
+#include <vector>
 
 namespace glmrt {
 
@@ -13,6 +14,16 @@ namespace glmrt {
 /// slice ([rope | rest] per key). x: normed hidden [S, hidden]; out [S, index_dim].
 void indexer_keys(const IndexerWeights& w, const LayerContext& ctx, std::span<const float> x,
                   int64_t S, int64_t pos0, std::span<float> out);
+
+/// Index scores of the first `visible` cached keys for one query:
+/// Σ_h relu(q_h · k · index_dim^-½) · weight_h. q: [heads, index_dim] roped;
+/// head_weights: [heads] (weights_proj · x, times heads^-½); scores: [visible].
+void indexer_scores(std::span<const float> q, std::span<const float> head_weights,
+                    const CacheRows& keys, int64_t visible, std::span<float> scores);
+
+/// Positions of the `topk` highest scores in ascending order; ties go to the
+/// earlier position.
+std::vector<int32_t> top_keys(std::span<const float> scores, int64_t topk);
 
 /// Chooses keys for S new positions (first at pos0) whose keys are already in
 /// the cache. q_resid: q_a_layernorm output [S, q_lora]; x: normed hidden.

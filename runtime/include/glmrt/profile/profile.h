@@ -41,16 +41,16 @@ struct GenerationDefaults {
 };
 
 struct ValidateThresholds {
-  double min_top1 = 1.0;      // teacher-forced top-1 agreement (fraction of checked rows)
-  double max_kl = 1e-6;       // mean KL(reference || ours), nats
-  double max_dlogit = 1e-3;   // max |Δlogit|
-  double min_margin = 1e-3;   // rows whose reference top1-top2 margin is below are not held to top-1
+  double min_top1 = 1.0;     // teacher-forced top-1 agreement (fraction of checked rows)
+  double max_kl = 1e-6;      // mean KL(reference || ours), nats
+  double max_dlogit = 1e-3;  // max |Δlogit|
+  double min_margin = 1e-3;  // rows whose reference top1-top2 margin is below are not held to top-1
   bool greedy_identical = true;  // every greedy token must match
 };
 
 struct Profile {
-  std::filesystem::path file;  // where it was loaded from (empty for defaults)
-  std::optional<std::filesystem::path> model;  // resolved against the profile's folder
+  std::filesystem::path file;                       // where it was loaded from (empty for defaults)
+  std::optional<std::filesystem::path> model;       // resolved against the profile's folder
   std::vector<std::filesystem::path> plugin_paths;  // resolved likewise
 
   PluginChoice kernels{"kernels-scalar", {}, {}};

@@ -20,6 +20,10 @@ struct OracleCase {
   std::vector<std::vector<double>> logits;  // [positions][vocab]
   bool dense_equivalent = false;
   int64_t sparse_rows_from = 0;
+  // The MTP head's argmax for full_ids[t + 2] given full_ids[t + 1] and the main
+  // hidden state at t (empty when the reference has none).
+  std::vector<int32_t> mtp_pred;
+  std::vector<double> mtp_margin;
 };
 
 /// Reads ref.json; errors name the file and the field.
@@ -32,6 +36,8 @@ struct CaseReport {
   int64_t greedy_identical = 0, greedy_total = 0;
   double top1_agree = 0;  // fraction of checked rows with a clear reference margin
   double max_abs_dlogit = 0, mean_kl = 0;
+  bool mtp_checked = false;
+  double mtp_top1_agree = 0;  // MTP argmax agreement on rows with a clear reference margin
   bool pass = false;
 };
 

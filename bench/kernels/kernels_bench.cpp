@@ -1,0 +1,278 @@
+// y = x . W^T through each kernels plugin at GLM-5's real shapes, for
+// S in {1, 4, 16} and every weight format, next to two baselines measured in
+// the same run with the same thread count:
+//   baseline/memory_read   streaming read of 1 GiB (>> last-level cache)
+//   baseline/int8_dot_l1   int8 dot-product loop on data in L1
+// Each kernel benchmark reports weight bytes/s and FLOP/s, and its ratios to
+// the baselines (bw_ratio, int8_ratio) plus, at S > 1, its time over the S = 1
+// time of the same plugin/shape/format (time_vs_s1).
+//
+// Threads: --threads=N or $GLMRT_BENCH_THREADS (default 2); weight working
+// set: --working_set_mb=N (default 512). Plugins: every
+// libglmrt-kernels-*.so of the build, or $GLMRT_BENCH_PLUGINS (':'-separated paths).
+#include "baselines.h"
+#include "weight_copies.h"
+
+#include <glmrt/base/error.h>
+#include <glmrt/host/plugin_host.h>
+
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace glmrt::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct Shape {
+  const char* name;
+  int64_t O, I;
+  bool expert;  // routed-expert shapes: the bandwidth targets
+};
+
+constexpr Shape kShapes[] = {
+    {"expert_gate_up", 2048, 6144, true}, {"expert_down", 6144, 2048, true},
+    {"q_a", 2048, 6144, false},           {"q_b", 16384, 2048, false},
+    {"kv_a", 576, 6144, false},           {"kv_b", 28672, 512, false},
+    {"o_proj", 6144, 16384, false},       {"lm_head_slice", 16384, 6144, false},
+};
+constexpr int64_t kBatchSizes[] = {1, 4, 16};
+constexpr size_t kReadBufferBytes = 1ull << 30;
+
+struct Format {
+  const char* name;
+  uint32_t type;
+  uint32_t group_size;
+};
+constexpr Format kFormats[] = {
+    {"f32", GLMRT_F32, 0},      {"bf16", GLMRT_BF16, 0},    {"int8", GLMRT_I8, 0},
+    {"int4", GLMRT_I4, 0},      {"int2", GLMRT_I2, 0},      {"int8-g64", GLMRT_I8, 64},
+    {"int4-g64", GLMRT_I4, 64}, {"int2-g64", GLMRT_I2, 64},
+};
+
+/// Baseline rates, filled by the baseline benchmarks (which run first) or, when
+/// a filter left them out, measured briefly on first use.
+struct Baselines {
+  double read_bytes_per_second = 0;
+  double int8_macs_per_second = 0;
+};
+
+class Bench {
+ public:
+  Bench(int threads, uint64_t working_set_bytes)
+      : threads_(threads), working_set_bytes_(working_set_bytes) {}
+
+  void memory_read(benchmark::State& state) {
+    ensure_read_buffer();
+    uint64_t checksum = 0;
+    const auto start = Clock::now();
+    for (auto _ : state) checksum += stream_read(read_buffer_->data(), kReadBufferBytes, threads_);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    benchmark::DoNotOptimize(checksum);
+    baselines_.read_bytes_per_second =
+        static_cast<double>(kReadBufferBytes) * state.iterations() / seconds;
+    state.SetBytesProcessed(static_cast<int64_t>(kReadBufferBytes) * state.iterations());
+    state.counters["threads"] = threads_;
+  }
+
+  void int8_dot(benchmark::State& state) {
+    constexpr int64_t kRepeats = 20000;
+    int64_t macs = 0;
+    const auto start = Clock::now();
+    for (auto _ : state) macs += int8_dot_in_l1(threads_, kRepeats);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    baselines_.int8_macs_per_second = static_cast<double>(macs) / seconds;
+    state.counters["MAC/s"] =
+        benchmark::Counter(static_cast<double>(macs), benchmark::Counter::kIsRate);
+    state.counters["threads"] = threads_;
+  }
+
+  void matmul(benchmark::State& state, const fs::path& plugin, const Shape& shape,
+              const Format& format, int64_t S) {
+    measure_missing_baselines();
+    MemoryBudget budget;
+    HostServices services(budget, threads_);
+    PluginHandle<plugin::Kernels> kernels =
+        PluginHost(std::vector<fs::path>{})
+            .create_kernels(PluginChoice{plugin.string(), {}, {}}, services);
+    glmrt_weight_format wf{};
+    wf.struct_size = sizeof(wf);
+    wf.element_type = format.type;
+    wf.group_size = format.group_size;
+    wf.alignment = 64;
+    if (!kernels->supports(wf)) {
+      state.SkipWithError("format not supported by this plugin");
+      return;
+    }
+    const WeightCopies weights(wf, shape.O, shape.I, working_set_bytes_);
+    std::vector<float> x(static_cast<size_t>(S * shape.I));
+    for (size_t k = 0; k < x.size(); ++k)
+      x[k] = static_cast<float>((k * 7919) % 2001) / 1000.0f - 1.0f;
+    std::vector<float> y(static_cast<size_t>(S * shape.O));
+    size_t copy = 0;
+    const auto start = Clock::now();
+    for (auto _ : state) {
+      if (kernels->matmul(x.data(), S, weights.view(copy), y.data()) != GLMRT_OK) {
+        state.SkipWithError(kernels->last_error());
+        return;
+      }
+      benchmark::ClobberMemory();
+      copy = (copy + 1) % weights.count();
+    }
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    const double iterations = static_cast<double>(state.iterations());
+    const double bytes = static_cast<double>(weights.bytes_per_copy()) * iterations;
+    const double macs = static_cast<double>(S * shape.O * shape.I) * iterations;
+    state.SetBytesProcessed(static_cast<int64_t>(bytes));
+    state.counters["weight_B/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsRate);
+    state.counters["FLOP/s"] = benchmark::Counter(2 * macs, benchmark::Counter::kIsRate);
+    state.counters["bw_ratio"] = bytes / seconds / baselines_.read_bytes_per_second;
+    state.counters["int8_ratio"] = macs / seconds / baselines_.int8_macs_per_second;
+    state.counters["copies"] = static_cast<double>(weights.count());
+    const double time_per_call = seconds / iterations;
+    const std::string key = fmt::format("{}|{}|{}", plugin.string(), shape.name, format.name);
+    if (S == 1) {
+      s1_time_[key] = time_per_call;
+    } else if (auto found = s1_time_.find(key); found != s1_time_.end()) {
+      state.counters["time_vs_s1"] = time_per_call / found->second;
+    }
+  }
+
+ private:
+  void ensure_read_buffer() {
+    if (read_buffer_) return;
+    read_buffer_ = std::make_unique<AlignedBlock>(kReadBufferBytes, 4096);
+    std::memset(read_buffer_->data(), 1, kReadBufferBytes);  // fault every page in
+  }
+
+  void measure_missing_baselines() {
+    if (baselines_.read_bytes_per_second == 0) {
+      ensure_read_buffer();
+      stream_read(read_buffer_->data(), kReadBufferBytes, threads_);
+      const auto start = Clock::now();
+      uint64_t sum = 0;
+      for (int k = 0; k < 5; ++k)
+        sum += stream_read(read_buffer_->data(), kReadBufferBytes, threads_);
+      benchmark::DoNotOptimize(sum);
+      baselines_.read_bytes_per_second =
+          5.0 * kReadBufferBytes / std::chrono::duration<double>(Clock::now() - start).count();
+    }
+    if (baselines_.int8_macs_per_second == 0) {
+      const auto start = Clock::now();
+      const int64_t macs = int8_dot_in_l1(threads_, 50000);
+      baselines_.int8_macs_per_second =
+          static_cast<double>(macs) / std::chrono::duration<double>(Clock::now() - start).count();
+    }
+  }
+
+  int threads_;
+  uint64_t working_set_bytes_;
+  Baselines baselines_;
+  std::unique_ptr<AlignedBlock> read_buffer_;
+  std::map<std::string, double> s1_time_;
+};
+
+std::vector<fs::path> plugins_to_measure() {
+  std::vector<fs::path> plugins;
+  if (const char* list = std::getenv("GLMRT_BENCH_PLUGINS")) {
+    std::string_view rest = list;
+    while (!rest.empty()) {
+      const size_t colon = rest.find(':');
+      if (colon != 0) plugins.emplace_back(std::string(rest.substr(0, colon)));
+      rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    }
+    return plugins;
+  }
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(GLMRT_PLUGIN_DIR, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("libglmrt-kernels-") && name.ends_with(".so"))
+      plugins.push_back(entry.path());
+  }
+  std::sort(plugins.begin(), plugins.end());
+  return plugins;
+}
+
+struct Options {
+  int threads = 2;
+  /// Weight copies per benchmark total at least this much (>> last-level
+  /// cache: every S = 1 call streams from RAM). A small value measures the
+  /// kernels on cached weights instead.
+  uint64_t working_set_mb = 512;
+};
+
+/// Takes --threads=N and --working_set_mb=N out of argv (Google Benchmark
+/// rejects flags it does not know); $GLMRT_BENCH_THREADS sets the default.
+Options take_own_flags(int& argc, char** argv) {
+  Options options;
+  if (const char* env = std::getenv("GLMRT_BENCH_THREADS")) options.threads = std::atoi(env);
+  int kept = 1;
+  for (int k = 1; k < argc; ++k) {
+    if (std::strncmp(argv[k], "--threads=", 10) == 0) {
+      options.threads = std::atoi(argv[k] + 10);
+    } else if (std::strncmp(argv[k], "--working_set_mb=", 17) == 0) {
+      options.working_set_mb = std::strtoull(argv[k] + 17, nullptr, 10);
+    } else {
+      argv[kept++] = argv[k];
+    }
+  }
+  argc = kept;
+  if (options.threads < 1) fail("--threads / GLMRT_BENCH_THREADS must be a positive integer");
+  return options;
+}
+
+}  // namespace
+}  // namespace glmrt::bench
+
+int main(int argc, char** argv) {
+  using namespace glmrt::bench;
+  try {
+    const Options options = take_own_flags(argc, argv);
+    Bench bench(options.threads, options.working_set_mb << 20);  // outlives every run below
+    benchmark::RegisterBenchmark("baseline/memory_read",
+                                 [&bench](benchmark::State& s) { bench.memory_read(s); })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("baseline/int8_dot_l1",
+                                 [&bench](benchmark::State& s) { bench.int8_dot(s); })
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+    for (const fs::path& plugin : plugins_to_measure()) {
+      const glmrt::PluginInfo info = glmrt::PluginHost(std::vector<fs::path>{}).inspect(plugin);
+      if (!info.supported) {
+        fmt::print(stderr, "skipping {}: not supported on this CPU: {}\n", info.name, info.reason);
+        continue;
+      }
+      for (const Shape& shape : kShapes)
+        for (const Format& format : kFormats)
+          for (int64_t S : kBatchSizes) {
+            const std::string name =
+                fmt::format("{}/{}/{}/S={}", info.name, shape.name, format.name, S);
+            benchmark::RegisterBenchmark(name.c_str(),
+                                         [&bench, plugin, shape, format, S](benchmark::State& s) {
+                                           bench.matmul(s, plugin, shape, format, S);
+                                         })
+                ->UseRealTime()
+                ->Unit(benchmark::kMicrosecond);
+          }
+    }
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "kernels_bench: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}

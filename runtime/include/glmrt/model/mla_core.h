@@ -1,0 +1,99 @@
+// The core of multi-head latent attention, from the roped per-head queries to
+// the per-head outputs that o_proj mixes: everything after the q/kv
+// projections and before o_proj, callable without a Model (benchmarks and
+// tests drive it on random inputs). Two equivalent forms:
+//  - absorbed: q_nope is folded through kv_b's key block into latent space,
+//    scores and the weighted sum run over cached [latent | k_rope] rows, kv_b's
+//    value block is applied once per query afterwards. Cost grows with
+//    queries x keys x heads x (2 kv_lora + rope).
+//  - reconstructed: K_nope and V are expanded from the latent rows of the keys
+//    the queries need (one matmul per head), then standard attention. Cost
+//    grows with keys x heads x (qk_nope + v_head) x kv_lora, once for all
+//    queries of a prefill chunk.
+#pragma once
+
+#include <glmrt/kv/kv_cache.h>
+#include <glmrt/plugin/kernels.h>
+#include <glmrt/weights/matrix.h>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace glmrt {
+
+struct MlaDims {
+  int64_t heads = 0, kv_lora = 0, rope = 0, nope = 0, v_head = 0;
+  int64_t qk_head() const { return nope + rope; }
+  int64_t cache_width() const { return kv_lora + rope; }
+  float score_scale() const;  // 1 / sqrt(qk_nope + qk_rope)
+};
+
+/// kv_b split per head (see AttentionWeights).
+struct MlaProjections {
+  const Matrix& key_absorb;  // [heads * kv_lora, qk_nope]: key block transposed
+  const Matrix& key_expand;  // [heads * qk_nope, kv_lora]: key block as stored
+  const Matrix& value;       // [heads * v_head, kv_lora]
+};
+
+/// The cached positions one query attends to: the DSA selection (ascending),
+/// or, when it is empty, the first `visible` positions.
+struct QueryKeys {
+  std::span<const int32_t> selected;
+  int64_t visible = 0;
+  int64_t count() const {
+    return selected.empty() ? visible : static_cast<int64_t>(selected.size());
+  }
+  int64_t at(int64_t i) const { return selected.empty() ? i : selected[i]; }
+};
+
+enum class AttentionForm { absorbed, reconstructed };
+
+/// The faster form for S queries with these keys (rule measured by
+/// bench/attention; see attention_form.cpp). One query is always absorbed.
+AttentionForm faster_form(const MlaDims& dims, std::span<const QueryKeys> keys);
+
+/// Per-thread buffers of the absorbed scan, kept across positions, heads and
+/// steps so the hot loop does not allocate.
+class LatentScratch {
+ public:
+  struct Thread {
+    std::vector<float> tile;      // [tile_keys, cache_width] rows widened to f32
+    std::vector<float> scores;    // [heads, tile_keys]
+    std::vector<float> acc;       // [heads, kv_lora] unnormalised weighted sum
+    std::vector<float> max, sum;  // [heads] running softmax max and denominator
+  };
+  /// Buffers for `threads` threads of problems of these dims.
+  std::span<Thread> prepare(const MlaDims& dims, int threads);
+
+ private:
+  std::vector<Thread> threads_;
+};
+
+/// Absorbed attention for one query, all heads: ctx_latent[h] = Σ softmax(q_cat[h] · row)
+/// row[:kv_lora]. q_cat: [heads, cache_width] = [W_kᵀ q_nope | q_rope] per head; ctx_latent:
+/// [heads, kv_lora]. One pass over the rows with an online softmax, split over threads by keys.
+void attend_latent(const MlaDims& dims, std::span<const float> q_cat, const CacheRows& rows,
+                   QueryKeys keys, LatentScratch& scratch, std::span<float> ctx_latent);
+
+/// attend_latent for S queries: q_cat [S, heads, cache_width], keys [S],
+/// ctx_latent [S, heads, kv_lora]. Positions go to threads when there are at
+/// least as many positions as threads, else each position splits its keys.
+void attend_latent_batch(const MlaDims& dims, std::span<const float> q_cat, const CacheRows& rows,
+                         std::span<const QueryKeys> keys, LatentScratch& scratch,
+                         std::span<float> ctx_latent);
+
+/// Absorbed form for S queries. q: [S, heads, qk_head] roped; keys: [S];
+/// out: [S, heads * v_head] (o_proj's input).
+void absorbed_attention(plugin::Kernels& kernels, const MlaDims& dims, const MlaProjections& w,
+                        std::span<const float> q, const CacheRows& rows,
+                        std::span<const QueryKeys> keys, LatentScratch& scratch,
+                        std::span<float> out);
+
+/// Reconstructed form for S queries: expands K_nope and V of the union of the
+/// queries' keys, head by head. Same arguments and result as absorbed_attention.
+void reconstructed_attention(plugin::Kernels& kernels, const MlaDims& dims, const MlaProjections& w,
+                             std::span<const float> q, const CacheRows& rows,
+                             std::span<const QueryKeys> keys, std::span<float> out);
+
+}  // namespace glmrt

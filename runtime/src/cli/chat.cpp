@@ -1,0 +1,214 @@
+// glmrt chat: an interactive conversation on stdin/stdout. Every turn renders
+// the whole conversation with the model's chat template and hands the tokens
+// to Session::set_context, which keeps the cached common prefix and prefills
+// only from where the new prompt diverges.
+#include "chat_flags.h"
+#include "commands.h"
+#include "generation_report.h"
+#include "line_reader.h"
+#include "sampling_flags.h"
+#include "sigint_scope.h"
+#include "text_stream.h"
+
+#include <glmrt/base/error.h>
+#include <glmrt/engine/engine.h>
+#include <glmrt/generate/conversation.h>
+#include <glmrt/generate/generator.h>
+#include <glmrt/generate/session.h>
+#include <glmrt/generate/stop_tokens.h>
+#include <glmrt/text/tokenizer.h>
+
+#include <fmt/format.h>
+#include <unistd.h>
+#include <boost/program_options.hpp>
+
+#include <atomic>
+#include <iostream>
+
+namespace glmrt::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+constexpr const char* kHelp =
+    "commands:\n"
+    "  /reset  forget the conversation and empty the cache\n"
+    "  /more   continue an answer cut off by the token limit or Ctrl-C\n"
+    "  /stats  totals for this session\n"
+    "  /help   this list\n"
+    "  /quit   leave (so do end of input and Ctrl-C at the prompt)\n"
+    "Ctrl-C while an answer is printed stops that answer.\n";
+
+class ChatLoop {
+ public:
+  ChatLoop(Engine& engine, const SamplingParams& sampling, ChatOptions options,
+           const std::atomic<bool>& interrupted)
+      : engine_(engine),
+        tokenizer_(text::Tokenizer::from_file(engine.model_dir() / "tokenizer.json")),
+        session_(engine),
+        sampler_(sampling),
+        max_new_tokens_(sampling.max_new_tokens),
+        stop_tokens_(stop_token_ids(engine.model().config(), engine.model_dir())),
+        conversation_(std::move(options)),
+        interrupted_(interrupted) {}
+
+  /// Handles one input line; false when the user asked to leave.
+  bool handle(const std::string& line) {
+    if (line.empty()) return true;
+    if (line == "/quit" || line == "/exit") return false;
+    if (line == "/help") {
+      std::fputs(kHelp, stderr);
+    } else if (line == "/reset") {
+      reset();
+    } else if (line == "/stats") {
+      print_totals();
+    } else if (line == "/more") {
+      more();
+    } else if (line.starts_with('/') && line.find(' ') == std::string::npos) {
+      fmt::print(stderr, "unknown command `{}` (/help lists them)\n", line);
+    } else {
+      user_turn(line);
+    }
+    return true;
+  }
+
+ private:
+  void user_turn(const std::string& text) {
+    Conversation next = conversation_;
+    next.add_user(text);
+    const auto ids = tokenizer_.encode(next.render(engine_.model_dir()), false);
+    std::vector<int32_t> prompt(ids.begin(), ids.end());
+    const Generation generation = answer(prompt);
+    conversation_ = std::move(next);
+    prompt_ = std::move(prompt);
+    answer_ = generation.tokens;
+    conversation_.add_assistant(tokenizer_.decode(to_token_ids(answer_)));
+    finish_turn(generation);
+  }
+
+  void more() {
+    if (conversation_.empty() || prompt_.empty()) {
+      std::fputs("nothing to continue: ask something first\n", stderr);
+      return;
+    }
+    if (last_reason_ == StopReason::eos) {
+      std::fputs("the last answer is complete (the model ended it)\n", stderr);
+      return;
+    }
+    // Continue token by token: the cache holds prompt + answer already, so
+    // this prefills at most the answer's last token.
+    std::vector<int32_t> context = prompt_;
+    context.insert(context.end(), answer_.begin(), answer_.end());
+    const Generation generation = answer(context);
+    answer_.insert(answer_.end(), generation.tokens.begin(), generation.tokens.end());
+    conversation_.replace_last_assistant(tokenizer_.decode(to_token_ids(answer_)));
+    finish_turn(generation);
+  }
+
+  Generation answer(std::span<const int32_t> prompt) {
+    before_ = session_.stats();
+    TextStream stream(tokenizer_, stdout);
+    const Generation generation =
+        generate(session_, sampler_, prompt, {max_new_tokens_, stop_tokens_}, [&](int32_t token) {
+          stream.push(token);
+          return !interrupted_.load();
+        });
+    stream.finish();
+    std::fputs("\n", stdout);
+    std::fflush(stdout);
+    return generation;
+  }
+
+  void finish_turn(const Generation& generation) {
+    last_reason_ = generation.reason;
+    if (generation.reason != StopReason::eos)
+      fmt::print(stderr, "[answer stopped: {}; /more continues it]\n",
+                 to_string(generation.reason));
+    print_generation_report(stderr, stats_since(session_.stats(), before_), engine_);
+  }
+
+  void reset() {
+    conversation_.clear();
+    session_.reset();
+    prompt_.clear();
+    answer_.clear();
+    std::fputs("(conversation cleared)\n", stderr);
+  }
+
+  void print_totals() {
+    fmt::print(stderr, "conversation: {} messages, {} tokens cached (max_context {})\n",
+               conversation_.size(), session_.tokens().size(), engine_.profile().max_context);
+    print_generation_report(stderr, session_.stats(), engine_);
+  }
+
+  static std::vector<text::TokenId> to_token_ids(const std::vector<int32_t>& tokens) {
+    return {tokens.begin(), tokens.end()};
+  }
+
+  Engine& engine_;
+  text::Tokenizer tokenizer_;
+  Session session_;
+  Sampler sampler_;
+  int max_new_tokens_;
+  std::vector<int32_t> stop_tokens_;
+  Conversation conversation_;
+  const std::atomic<bool>& interrupted_;
+  std::vector<int32_t> prompt_;  // the last turn's prompt
+  std::vector<int32_t> answer_;  // its answer so far (grows with /more)
+  StopReason last_reason_ = StopReason::eos;
+  SessionStats before_;
+};
+
+}  // namespace
+
+int chat_command(const Args& args) {
+  po::options_description options("glmrt chat --profile P [--model DIR] [flags]");
+  std::string profile_path, model_dir;
+  options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
+                                                    "profile YAML")(
+      "model", po::value(&model_dir), "model directory (default: the profile's `model`)");
+  options.add(sampling_flags()).add(chat_flags());
+  po::variables_map vm;
+  po::store(po::command_line_parser(args).options(options).run(), vm);
+  if (vm.count("help")) {
+    std::cout << options << '\n' << kHelp;
+    return 0;
+  }
+  po::notify(vm);
+  check_sampling_flags(vm);
+  ChatOptions chat_options = chat_options_from(vm);
+
+  const Profile profile = load_profile(profile_path);
+  auto engine = Engine::open(profile, model_dir);
+  const SamplingParams sampling =
+      apply_sampling_flags(resolve_sampling(engine->model_dir(), profile), vm);
+  std::atomic<bool> interrupted{false};
+  ChatLoop chat(*engine, sampling, std::move(chat_options), interrupted);
+
+  const bool interactive = isatty(STDIN_FILENO) != 0;
+  if (interactive)
+    fmt::print(stderr, "glmrt chat: {} (/help lists the commands)\n", engine->model_dir());
+  SigintScope sigint(interrupted);
+  LineReader reader(STDIN_FILENO, interrupted);
+  std::string line;
+  for (;;) {
+    interrupted.store(false);  // a Ctrl-C that stopped an answer is spent
+    if (interactive) {
+      std::fputs("> ", stderr);
+      std::fflush(stderr);
+    }
+    const LineStatus status = reader.read(line);
+    if (status != LineStatus::line) {
+      if (interactive) std::fputs("\n", stderr);
+      return 0;
+    }
+    try {
+      if (!chat.handle(line)) return 0;
+    } catch (const Error& e) {
+      // The turn is dropped; the conversation and cache stay usable.
+      fmt::print(stderr, "glmrt: error: {}\n", e.what());
+    }
+  }
+}
+
+}  // namespace glmrt::cli

@@ -1,0 +1,42 @@
+#include "generation_report.h"
+
+#include <glmrt/base/memory.h>
+
+#include <fmt/format.h>
+
+namespace glmrt::cli {
+namespace {
+
+double per_second(int64_t tokens, double seconds) {
+  return seconds > 0 ? tokens / seconds : 0.0;
+}
+
+constexpr double kMiB = 1048576.0;
+
+}  // namespace
+
+SessionStats stats_since(const SessionStats& now, const SessionStats& before) {
+  SessionStats d;
+  d.prefilled_tokens = now.prefilled_tokens - before.prefilled_tokens;
+  d.reused_tokens = now.reused_tokens - before.reused_tokens;
+  d.decoded_tokens = now.decoded_tokens - before.decoded_tokens;
+  d.prefill_seconds = now.prefill_seconds - before.prefill_seconds;
+  d.decode_seconds = now.decode_seconds - before.decode_seconds;
+  return d;
+}
+
+void print_generation_report(std::FILE* out, const SessionStats& s, Engine& engine) {
+  const auto& e = engine.experts().stats();
+  fmt::print(out,
+             "prefill: {} tokens ({} reused from the cache) in {:.3f} s ({:.2f} tokens/s); "
+             "decode: {} tokens in {:.3f} s ({:.2f} tokens/s)\n"
+             "expert cache: hit rate {:.1f}% ({} hits, {} misses, {:.1f} MiB read)\n"
+             "peak RSS: {:.1f} MiB; budgeted memory peak {:.1f} MiB\n",
+             s.prefilled_tokens, s.reused_tokens, s.prefill_seconds,
+             per_second(s.prefilled_tokens, s.prefill_seconds), s.decoded_tokens, s.decode_seconds,
+             per_second(s.decoded_tokens, s.decode_seconds), 100.0 * e.hit_rate(), e.hits, e.misses,
+             e.bytes_read / kMiB, peak_rss_bytes() / kMiB, engine.budget().peak() / kMiB);
+  std::fflush(out);
+}
+
+}  // namespace glmrt::cli

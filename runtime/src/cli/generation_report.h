@@ -1,0 +1,19 @@
+// What `glmrt run` and `glmrt chat` print on stderr after an answer: speed,
+// expert cache hit rate and memory, so a profile's effect is visible at once.
+#pragma once
+
+#include <glmrt/engine/engine.h>
+#include <glmrt/generate/session.h>
+
+#include <cstdio>
+
+namespace glmrt::cli {
+
+/// The work done between two snapshots of a session's stats.
+SessionStats stats_since(const SessionStats& now, const SessionStats& before);
+
+/// Prefill and decode tokens/s of `stats`, the expert cache's hit rate so far,
+/// peak RSS and the budget's peak.
+void print_generation_report(std::FILE* out, const SessionStats& stats, Engine& engine);
+
+}  // namespace glmrt::cli

@@ -1,0 +1,92 @@
+#include <glmrt/base/error.h>
+#include <glmrt/generate/stop_tokens.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <string>
+
+namespace glmrt {
+namespace {
+
+std::optional<nlohmann::json> read_json_if_present(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return std::nullopt;
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: not valid JSON ({})", file, e.what());
+  }
+}
+
+int32_t as_token_id(const nlohmann::json& value, const std::filesystem::path& file,
+                    const char* key) {
+  if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
+      value.get<int64_t>() > std::numeric_limits<int32_t>::max())
+    fail("{}: key `{}` holds {} (expected a token id: a non-negative integer, or a list of them)",
+         file, key, value.dump());
+  return static_cast<int32_t>(value.get<int64_t>());
+}
+
+void add_generation_config_ids(const std::filesystem::path& model_dir, std::vector<int32_t>& ids) {
+  const auto file = model_dir / "generation_config.json";
+  const auto json = read_json_if_present(file);
+  if (!json || !json->is_object()) return;
+  const auto eos = json->find("eos_token_id");
+  if (eos == json->end() || eos->is_null()) return;
+  if (!eos->is_array()) {
+    ids.push_back(as_token_id(*eos, file, "eos_token_id"));
+    return;
+  }
+  for (const auto& id : *eos) ids.push_back(as_token_id(id, file, "eos_token_id"));
+}
+
+void add_tokenizer_config_id(const std::filesystem::path& model_dir, std::vector<int32_t>& ids) {
+  const auto file = model_dir / "tokenizer_config.json";
+  const auto json = read_json_if_present(file);
+  if (!json || !json->is_object()) return;
+  const auto eos = json->find("eos_token");
+  if (eos == json->end() || eos->is_null()) return;
+  std::string content;
+  if (eos->is_string()) {
+    content = eos->get<std::string>();
+  } else if (eos->is_object() && eos->contains("content") && (*eos)["content"].is_string()) {
+    content = (*eos)["content"].get<std::string>();
+  } else {
+    fail("{}: key `eos_token` holds {} (expected a string or an object with a string `content`)",
+         file, eos->dump());
+  }
+  // Without an added_tokens_decoder entry the id lives only in tokenizer.json;
+  // config.json's eos ids cover that case for every supported checkpoint.
+  const auto decoder = json->find("added_tokens_decoder");
+  if (decoder == json->end() || !decoder->is_object()) return;
+  for (const auto& [id_text, token] : decoder->items()) {
+    if (!token.is_object() || token.value("content", std::string()) != content) continue;
+    size_t used = 0;
+    long long id = -1;
+    try {
+      id = std::stoll(id_text, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != id_text.size() || id < 0 || id > std::numeric_limits<int32_t>::max())
+      fail("{}: key `added_tokens_decoder.{}` is not a token id", file, id_text);
+    ids.push_back(static_cast<int32_t>(id));
+  }
+}
+
+}  // namespace
+
+std::vector<int32_t> stop_token_ids(const ModelConfig& config,
+                                    const std::filesystem::path& model_dir) {
+  std::vector<int32_t> ids(config.eos_token_ids.begin(), config.eos_token_ids.end());
+  add_generation_config_ids(model_dir, ids);
+  add_tokenizer_config_id(model_dir, ids);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+}  // namespace glmrt
