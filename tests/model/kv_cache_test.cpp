@@ -8,7 +8,9 @@
 namespace glmrt {
 namespace {
 
-KvCacheShape shape() { return {2, 3, 2, {true, false}}; }
+KvCacheShape shape() {
+  return {2, 3, 2, {true, false}};
+}
 
 TEST(KvCache, AppendsGrowsAndTruncates) {
   MemoryBudget budget;

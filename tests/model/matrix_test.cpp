@@ -42,7 +42,8 @@ TEST_P(MatrixTest, DequantizedRowsAndKernelProductsAgreeWithTheQuantizationStep)
 
   MemoryBudget budget;
   HostServices services(budget, 2);
-  PluginHost host(std::vector<std::filesystem::path>{std::filesystem::path(GLMRT_BUILD_DIR) / "plugins"});
+  PluginHost host(
+      std::vector<std::filesystem::path>{std::filesystem::path(GLMRT_BUILD_DIR) / "plugins"});
   auto kernels = host.create_kernels({"kernels-scalar", {}, ""}, services);
   std::vector<float> y(3 * rows);
   linear(*kernels, x, 3, m, y);

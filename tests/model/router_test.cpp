@@ -9,7 +9,9 @@
 namespace glmrt {
 namespace {
 
-float logit_of(float p) { return std::log(p / (1 - p)); }
+float logit_of(float p) {
+  return std::log(p / (1 - p));
+}
 
 std::vector<float> logits_for(const std::vector<float>& probs) {
   std::vector<float> l;
@@ -43,8 +45,8 @@ TEST(Router, WeightsAreSigmoidNotBiasedScores) {
 
 TEST(Router, GroupLimitedSelectionKeepsBestGroupsBySumOfTopTwo) {
   // 8 experts in 4 groups of 2; topk_group = 2.
-  // group scores (sum of both): g0 = .9+.1 = 1.0, g1 = .6+.6 = 1.2, g2 = .7+.2 = .9, g3 = .55+.55 = 1.1
-  // Kept groups: g1, g3. The single best expert overall (0.9, group 0) must be excluded.
+  // group scores (sum of both): g0 = .9+.1 = 1.0, g1 = .6+.6 = 1.2, g2 = .7+.2 = .9, g3 = .55+.55
+  // = 1.1 Kept groups: g1, g3. The single best expert overall (0.9, group 0) must be excluded.
   const auto logits = logits_for({0.9f, 0.1f, 0.6f, 0.6f, 0.7f, 0.2f, 0.55f, 0.55f});
   const std::vector<float> bias(8, 0.f);
   RouterParams p{8, 3, 4, 2, true, 1.f};

@@ -13,9 +13,10 @@ void MemoryBudget::charge(const std::string& category, uint64_t bytes) {
   std::lock_guard lock(mutex_);
   uint64_t now = used_.load() + bytes;
   if (limit_ != 0 && now > limit_) {
-    fail("memory budget exceeded: {} needs {:.1f} MiB more, {:.1f} MiB of {:.1f} MiB already used "
-         "(raise memory.budget in the profile or lower precision / expert_cache)",
-         category, bytes / 1048576.0, used_.load() / 1048576.0, limit_ / 1048576.0);
+    fail(
+        "memory budget exceeded: {} needs {:.1f} MiB more, {:.1f} MiB of {:.1f} MiB already used "
+        "(raise memory.budget in the profile or lower precision / expert_cache)",
+        category, bytes / 1048576.0, used_.load() / 1048576.0, limit_ / 1048576.0);
   }
   used_ = now;
   if (now > peak_.load()) peak_ = now;
@@ -34,7 +35,9 @@ std::map<std::string, uint64_t> MemoryBudget::by_category() const {
   return categories_;
 }
 
-void FreeDeleter::operator()(void* p) const noexcept { std::free(p); }
+void FreeDeleter::operator()(void* p) const noexcept {
+  std::free(p);
+}
 
 AlignedBlock::AlignedBlock(size_t bytes, size_t alignment, MemoryBudget* budget,
                            std::string category)
@@ -44,7 +47,8 @@ AlignedBlock::AlignedBlock(size_t bytes, size_t alignment, MemoryBudget* budget,
   void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
   if (!p) {
     release_charge();
-    fail("out of memory allocating {} bytes for {}", bytes, category_.empty() ? "a buffer" : category_);
+    fail("out of memory allocating {} bytes for {}", bytes,
+         category_.empty() ? "a buffer" : category_);
   }
   ptr_.reset(p);
 }
@@ -66,7 +70,9 @@ AlignedBlock& AlignedBlock::operator=(AlignedBlock&& other) noexcept {
   return *this;
 }
 
-AlignedBlock::~AlignedBlock() { release_charge(); }
+AlignedBlock::~AlignedBlock() {
+  release_charge();
+}
 
 void AlignedBlock::release_charge() noexcept {
   if (budget_) budget_->release(category_, size_);

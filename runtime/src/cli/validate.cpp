@@ -5,8 +5,8 @@
 #include <glmrt/engine/engine.h>
 #include <glmrt/validate/oracle.h>
 
-#include <boost/program_options.hpp>
 #include <fmt/format.h>
+#include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
@@ -42,8 +42,8 @@ nlohmann::json to_json(const ValidationReport& r) {
 }
 
 void print_text(const ValidationReport& r) {
-  fmt::print("{:<12} {:>6} {:>9} {:>8} {:>12} {:>12} {:>8}  {}\n", "case", "rows", "greedy",
-             "top1", "max|dlogit|", "mean KL", "mtp top1", "result");
+  fmt::print("{:<12} {:>6} {:>9} {:>8} {:>12} {:>12} {:>8}  {}\n", "case", "rows", "greedy", "top1",
+             "max|dlogit|", "mean KL", "mtp top1", "result");
   double worst_dlogit = 0, kl_sum = 0;
   for (const auto& c : r.cases) {
     fmt::print("{:<12} {:>6} {:>4}/{:<4} {:>8.4f} {:>12.3e} {:>12.3e} {:>8}  {}\n", c.name,
@@ -53,11 +53,12 @@ void print_text(const ValidationReport& r) {
     worst_dlogit = std::max(worst_dlogit, c.max_abs_dlogit);
     kl_sum += c.mean_kl;
   }
-  fmt::print("overall: {} (thresholds: top1 >= {}, max|dlogit| <= {:g}, mean KL <= {:g}, greedy {}) "
-             "worst max|dlogit| {:.3e}, mean KL {:.3e}\n",
-             r.pass ? "PASS" : "FAIL", r.thresholds.min_top1, r.thresholds.max_dlogit,
-             r.thresholds.max_kl, r.thresholds.greedy_identical ? "identical" : "not required",
-             worst_dlogit, r.cases.empty() ? 0.0 : kl_sum / r.cases.size());
+  fmt::print(
+      "overall: {} (thresholds: top1 >= {}, max|dlogit| <= {:g}, mean KL <= {:g}, greedy {}) "
+      "worst max|dlogit| {:.3e}, mean KL {:.3e}\n",
+      r.pass ? "PASS" : "FAIL", r.thresholds.min_top1, r.thresholds.max_dlogit, r.thresholds.max_kl,
+      r.thresholds.greedy_identical ? "identical" : "not required", worst_dlogit,
+      r.cases.empty() ? 0.0 : kl_sum / r.cases.size());
 }
 
 }  // namespace
@@ -66,14 +67,14 @@ int validate_command(const Args& args) {
   namespace po = boost::program_options;
   po::options_description options("glmrt validate --profile P --model DIR --ref REF [options]");
   std::string profile_path, model_dir, ref_path;
-  options.add_options()("help,h", "show this help")(
-      "profile", po::value(&profile_path)->required(), "profile YAML")(
+  options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
+                                                    "profile YAML")(
       "model", po::value(&model_dir), "model directory (default: the profile's `model`)")(
       "ref", po::value(&ref_path)->required(), "reference outputs (ref.json)")(
-      "json", "print one JSON object instead of a table")(
-      "min-top1", po::value<double>(), "override validate.min_top1")(
-      "max-kl", po::value<double>(), "override validate.max_kl")(
-      "max-dlogit", po::value<double>(), "override validate.max_dlogit");
+      "json", "print one JSON object instead of a table")("min-top1", po::value<double>(),
+                                                          "override validate.min_top1")(
+      "max-kl", po::value<double>(), "override validate.max_kl")("max-dlogit", po::value<double>(),
+                                                                 "override validate.max_dlogit");
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) {
@@ -91,8 +92,10 @@ int validate_command(const Args& args) {
   const auto cases = load_oracle(ref_path);
   auto engine = Engine::open(profile, model_dir);
   const ValidationReport report = validate(*engine, cases, th);
-  if (vm.count("json")) std::cout << to_json(report).dump(2) << "\n";
-  else print_text(report);
+  if (vm.count("json"))
+    std::cout << to_json(report).dump(2) << "\n";
+  else
+    print_text(report);
   return report.pass ? 0 : 1;
 }
 

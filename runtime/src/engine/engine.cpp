@@ -12,7 +12,8 @@ int effective_threads(const Profile& profile) {
   return profile.threads > 0 ? profile.threads : omp_get_num_procs();
 }
 
-std::unique_ptr<Engine> Engine::open(const Profile& profile, const std::filesystem::path& model_dir) {
+std::unique_ptr<Engine> Engine::open(const Profile& profile,
+                                     const std::filesystem::path& model_dir) {
   std::filesystem::path dir = model_dir;
   if (dir.empty()) {
     if (!profile.model)
@@ -33,7 +34,8 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
       tensors_(TensorDirectory::open(model_dir_)) {
   omp_set_num_threads(services_.n_threads());
   ModelConfig config = load_model_config(model_dir_);
-  const int layers_with_mtp = config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
+  const int layers_with_mtp =
+      config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
   TensorLoader loader(tensors_, &budget_);
   ModelWeights weights = load_model_weights(config, loader, profile_);
   const int expert_layers = weights.mtp ? layers_with_mtp : config.num_hidden_layers;

@@ -69,7 +69,8 @@ ExpertLayout plan_expert(const ModelConfig& c, const TensorDirectory& dir, int l
 uint64_t ExpertLayout::staging_offset(const TensorInfo& t) const {
   uint64_t base = 0;
   for (const auto& e : extents) {
-    if (e.file == t.file_index && t.offset >= e.offset && t.offset + t.byte_size <= e.offset + e.length)
+    if (e.file == t.file_index && t.offset >= e.offset &&
+        t.offset + t.byte_size <= e.offset + e.length)
       return base + (t.offset - e.offset);
     base += e.length;
   }
@@ -83,7 +84,8 @@ std::vector<std::vector<ExpertLayout>> plan_expert_layouts(const ModelConfig& c,
   for (int layer = 0; layer < n_layers_with_mtp; ++layer) {
     if (c.mlp_kind(layer) != MlpKind::sparse) continue;
     layouts[layer].reserve(c.n_routed_experts);
-    for (int e = 0; e < c.n_routed_experts; ++e) layouts[layer].push_back(plan_expert(c, dir, layer, e));
+    for (int e = 0; e < c.n_routed_experts; ++e)
+      layouts[layer].push_back(plan_expert(c, dir, layer, e));
   }
   return layouts;
 }

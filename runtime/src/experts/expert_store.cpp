@@ -81,8 +81,10 @@ std::vector<std::shared_ptr<const Expert>> ExpertStore::acquire(int layer,
     if (ids[i] < 0 || ids[i] >= static_cast<int32_t>(layouts_[layer].size()))
       fail("expert store: layer {} has no expert {}", layer, ids[i]);
     out[i] = lookup(layer, ids[i]);
-    if (out[i]) ++stats_.hits;
-    else missing.push_back(i);
+    if (out[i])
+      ++stats_.hits;
+    else
+      missing.push_back(i);
   }
   if (missing.empty()) return out;
   stats_.misses += missing.size();
@@ -110,8 +112,7 @@ std::vector<std::shared_ptr<const Expert>> ExpertStore::acquire(int layer,
   t0 = std::chrono::steady_clock::now();
   std::vector<std::shared_ptr<const Expert>> loaded(missing.size());
   for (size_t j = 0; j < missing.size(); ++j)
-    loaded[j] = convert(layouts_[layer][ids[missing[j]]],
-                        {staging[j].data(), staging[j].size()});
+    loaded[j] = convert(layouts_[layer][ids[missing[j]]], {staging[j].data(), staging[j].size()});
   stats_.convert_seconds += seconds_since(t0);
   for (size_t j = 0; j < missing.size(); ++j) {
     out[missing[j]] = loaded[j];

@@ -39,7 +39,9 @@ std::vector<float> Session::set_context(std::span<const int32_t> tokens) {
   return run(tokens.subspan(common), true);
 }
 
-std::vector<float> Session::append(int32_t token) { return run(std::span(&token, 1), false); }
+std::vector<float> Session::append(int32_t token) {
+  return run(std::span(&token, 1), false);
+}
 
 void Session::reset() {
   cache_.truncate(0);

@@ -48,7 +48,8 @@ void CacheRows::axpy(int64_t t, float a, std::span<float> acc) const {
 KvCache::KvCache(KvCacheShape shape, CacheType type, int64_t max_tokens, MemoryBudget* budget)
     : shape_(std::move(shape)), type_(type), max_tokens_(max_tokens), budget_(budget) {
   if (static_cast<int>(shape_.has_index_keys.size()) != shape_.n_layers)
-    fail("kv cache: {} index-key flags for {} layers", shape_.has_index_keys.size(), shape_.n_layers);
+    fail("kv cache: {} index-key flags for {} layers", shape_.has_index_keys.size(),
+         shape_.n_layers);
   layers_.resize(shape_.n_layers);
 }
 
@@ -59,11 +60,13 @@ void KvCache::reserve(Layer& layer, int64_t tokens, bool with_index) {
          max_tokens_);
   // Doubling keeps appends amortised O(1) without sizing every layer for the
   // whole context up front.
-  const int64_t capacity = std::min(max_tokens_, std::max<int64_t>(tokens, layer.capacity * 2 + 64));
+  const int64_t capacity =
+      std::min(max_tokens_, std::max<int64_t>(tokens, layer.capacity * 2 + 64));
   auto grow = [&](AlignedBlock& block, int64_t width) {
     AlignedBlock bigger(static_cast<size_t>(capacity * width) * element_size(), 64, budget_,
                         "kv cache");
-    if (layer.length) std::memcpy(bigger.data(), block.data(), layer.length * width * element_size());
+    if (layer.length)
+      std::memcpy(bigger.data(), block.data(), layer.length * width * element_size());
     block = std::move(bigger);
   };
   grow(layer.kv, shape_.kv_width);

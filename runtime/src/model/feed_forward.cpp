@@ -23,12 +23,9 @@ void moe_block(const MoeWeights& w, const LayerContext& ctx, std::span<const flo
                std::span<float> out) {
   const ModelConfig& c = ctx.config;
   const int64_t D = c.hidden_size, E = c.n_routed_experts;
-  const RouterParams params{static_cast<int>(E),
-                            c.num_experts_per_tok,
-                            c.n_group,
-                            c.topk_group,
-                            c.norm_topk_prob,
-                            static_cast<float>(c.routed_scaling_factor)};
+  const RouterParams params{static_cast<int>(E), c.num_experts_per_tok,
+                            c.n_group,           c.topk_group,
+                            c.norm_topk_prob,    static_cast<float>(c.routed_scaling_factor)};
 
   std::vector<float> logits(S * E);
   linear(ctx.kernels, x, S, w.router, logits);

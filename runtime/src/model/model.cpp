@@ -25,7 +25,8 @@ KvCache Model::make_cache(CacheType type, int64_t max_tokens, MemoryBudget* budg
   return KvCache(std::move(shape), type, max_tokens, budget);
 }
 
-void Model::embed(const Matrix& table, std::span<const int32_t> tokens, std::span<float> out) const {
+void Model::embed(const Matrix& table, std::span<const int32_t> tokens,
+                  std::span<float> out) const {
   const int64_t D = config_.hidden_size;
   for (size_t s = 0; s < tokens.size(); ++s) {
     if (tokens[s] < 0 || tokens[s] >= table.rows())
@@ -46,8 +47,10 @@ void Model::decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std:
   for (int64_t i = 0; i < S * D; ++i) h[i] += delta[i];
 
   rms_norm_rows(h, w.post_attention_norm, eps, normed);
-  if (w.mlp_kind == MlpKind::dense) swiglu_mlp(w.dense, kernels_, normed, S, delta);
-  else moe_block(w.moe, ctx, normed, S, delta);
+  if (w.mlp_kind == MlpKind::dense)
+    swiglu_mlp(w.dense, kernels_, normed, S, delta);
+  else
+    moe_block(w.moe, ctx, normed, S, delta);
   for (int64_t i = 0; i < S * D; ++i) h[i] += delta[i];
 }
 
@@ -80,7 +83,8 @@ std::vector<float> Model::mtp_forward(KvCache& cache, std::span<const int32_t> n
   embed(weights_.mtp_embed(), next_tokens, e);
   for (int64_t s = 0; s < S; ++s) {
     float* row = joined.data() + s * 2 * D;
-    rms_norm({e.data() + s * D, static_cast<size_t>(D)}, m.enorm, eps, {row, static_cast<size_t>(D)});
+    rms_norm({e.data() + s * D, static_cast<size_t>(D)}, m.enorm, eps,
+             {row, static_cast<size_t>(D)});
     rms_norm(main_hidden.subspan(s * D, D), weights_.final_norm, eps, tmp);
     rms_norm(tmp, m.hnorm, eps, {row + D, static_cast<size_t>(D)});
   }

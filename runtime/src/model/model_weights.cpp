@@ -25,7 +25,8 @@ class LayerLoader {
 
   FeedForwardWeights feed_forward(const std::string& where, int64_t width) const {
     const int64_t D = c_.hidden_size;
-    return {matrix(where + ".gate_proj.weight", width, D), matrix(where + ".up_proj.weight", width, D),
+    return {matrix(where + ".gate_proj.weight", width, D),
+            matrix(where + ".up_proj.weight", width, D),
             matrix(where + ".down_proj.weight", D, width)};
   }
 
@@ -52,9 +53,10 @@ AttentionWeights LayerLoader::attention(bool full_indexer) const {
 
   const std::string kv_b = name("self_attn.kv_b_proj.weight");
   if (t_.contains(kv_b + ".qs"))
-    fail("tensor {}: pre-quantized kv_b_proj is not supported (absorbed attention needs its key "
-         "block transposed); store it as F32/BF16",
-         kv_b);
+    fail(
+        "tensor {}: pre-quantized kv_b_proj is not supported (absorbed attention needs its key "
+        "block transposed); store it as F32/BF16",
+        kv_b);
   const std::vector<float> w = t_.f32(kv_b, H * (nope + vd), L);
   std::vector<float> key_t(H * L * nope), value(H * vd * L);
   for (int64_t h = 0; h < H; ++h) {
@@ -76,13 +78,14 @@ AttentionWeights LayerLoader::attention(bool full_indexer) const {
     ix.k_norm_bias = vector("self_attn.indexer.k_norm.bias", id);
     a.indexer = std::move(ix);
   } else {
-    for (const char* part : {"wq_b.weight", "wk.weight", "weights_proj.weight", "k_norm.weight",
-                             "k_norm.bias"}) {
+    for (const char* part :
+         {"wq_b.weight", "wk.weight", "weights_proj.weight", "k_norm.weight", "k_norm.bias"}) {
       const std::string stray = std::string("self_attn.indexer.") + part;
       if (has(stray))
-        fail("tensor {} is present but the config marks this layer's indexer \"shared\" (it "
-             "reuses the previous layer's selection and carries no indexer tensors)",
-             name(stray));
+        fail(
+            "tensor {} is present but the config marks this layer's indexer \"shared\" (it "
+            "reuses the previous layer's selection and carries no indexer tensors)",
+            name(stray));
     }
   }
   return a;
@@ -100,8 +103,8 @@ LayerWeights LayerLoader::layer(MlpKind kind, bool full_indexer) const {
   } else {
     l.moe.router = f32_matrix("mlp.gate.weight", c_.n_routed_experts, D);
     l.moe.correction_bias = vector("mlp.gate.e_score_correction_bias", c_.n_routed_experts);
-    l.moe.shared = feed_forward("mlp.shared_experts",
-                                int64_t{c_.moe_intermediate_size} * c_.n_shared_experts);
+    l.moe.shared =
+        feed_forward("mlp.shared_experts", int64_t{c_.moe_intermediate_size} * c_.n_shared_experts);
   }
   return l;
 }

@@ -6,7 +6,8 @@
 namespace glmrt {
 
 Rope::Rope(int rope_dim, double theta) {
-  if (rope_dim <= 0 || rope_dim % 2) fail("rope dimension must be even and positive, got {}", rope_dim);
+  if (rope_dim <= 0 || rope_dim % 2)
+    fail("rope dimension must be even and positive, got {}", rope_dim);
   inv_freq_.resize(rope_dim / 2);
   for (int j = 0; j < rope_dim / 2; ++j)
     inv_freq_[j] = std::pow(theta, -2.0 * j / static_cast<double>(rope_dim));

@@ -51,8 +51,9 @@ std::vector<RoutedExpert> route(std::span<const float> logits, std::span<const f
 
   std::vector<int> order(E);
   std::iota(order.begin(), order.end(), 0);
-  std::partial_sort(order.begin(), order.begin() + p.top_k, order.end(),
-                    [&](int a, int b) { return choice[a] > choice[b] || (choice[a] == choice[b] && a < b); });
+  std::partial_sort(order.begin(), order.begin() + p.top_k, order.end(), [&](int a, int b) {
+    return choice[a] > choice[b] || (choice[a] == choice[b] && a < b);
+  });
 
   std::vector<RoutedExpert> chosen(p.top_k);
   float sum = 0.f;

@@ -96,8 +96,8 @@ CaseReport run_case(Engine& engine, const OracleCase& c, const ValidateThreshold
     r.greedy_checked = true;
     r.greedy_total = static_cast<int64_t>(c.generated_ids.size());
     auto hidden = model.forward(cache, c.prompt_ids);
-    int32_t next = argmax(model.logits(
-        std::span(hidden).subspan(hidden.size() - model.config().hidden_size), 1));
+    int32_t next = argmax(
+        model.logits(std::span(hidden).subspan(hidden.size() - model.config().hidden_size), 1));
     for (int64_t i = 0; i < r.greedy_total; ++i) {
       r.greedy_identical += next == c.generated_ids[i];
       if (i + 1 == r.greedy_total) break;
@@ -107,8 +107,7 @@ CaseReport run_case(Engine& engine, const OracleCase& c, const ValidateThreshold
   }
 
   r.pass = r.top1_agree >= th.min_top1 && r.max_abs_dlogit <= th.max_dlogit &&
-           (!r.mtp_checked || r.mtp_top1_agree >= th.min_top1) &&
-           r.mean_kl <= th.max_kl &&
+           (!r.mtp_checked || r.mtp_top1_agree >= th.min_top1) && r.mean_kl <= th.max_kl &&
            (!th.greedy_identical || r.greedy_identical == r.greedy_total);
   return r;
 }

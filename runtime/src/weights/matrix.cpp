@@ -104,7 +104,9 @@ Matrix Matrix::from_packed(uint32_t type, std::span<const std::byte> packed,
   return m;
 }
 
-glmrt_weight_view Matrix::view() const { return view_rows(0, rows_); }
+glmrt_weight_view Matrix::view() const {
+  return view_rows(0, rows_);
+}
 
 glmrt_weight_view Matrix::view_rows(int64_t first, int64_t count) const {
   glmrt_weight_view v{};

@@ -27,15 +27,17 @@ Matrix TensorLoader::matrix(const std::string& name, int64_t rows, int64_t cols,
     const TensorInfo& packed = tensors_.at(name);
     const int type = packed_type_for(packed.byte_size, rows, cols);
     if (packed.dtype != DType::U8 || type < 0)
-      fail("tensor {} in {}: pre-quantized data must be U8 holding a {}x{} int8/int4/int2 matrix, "
-           "found {} with {} bytes",
-           name, tensors_.files().at(packed.file_index), rows, cols, dtype_name(packed.dtype),
-           packed.byte_size);
+      fail(
+          "tensor {} in {}: pre-quantized data must be U8 holding a {}x{} int8/int4/int2 matrix, "
+          "found {} with {} bytes",
+          name, tensors_.files().at(packed.file_index), rows, cols, dtype_name(packed.dtype),
+          packed.byte_size);
     checked(name + ".qs", {rows});
     std::vector<std::byte> bytes(packed.byte_size);
     tensors_.read_raw(packed, bytes);
     std::vector<float> s = tensors_.read_f32(*scales);
-    return Matrix::from_packed(static_cast<uint32_t>(type), bytes, s, rows, cols, budget_, category);
+    return Matrix::from_packed(static_cast<uint32_t>(type), bytes, s, rows, cols, budget_,
+                               category);
   }
   std::vector<float> values = f32(name, rows, cols);
   return Matrix::from_f32(values, rows, cols, bits, budget_, category);

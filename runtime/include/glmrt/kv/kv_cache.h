@@ -28,9 +28,9 @@ struct CacheRows {
 };
 
 struct KvCacheShape {
-  int n_layers = 0;        // main layers + MTP layers
-  int kv_width = 0;        // kv_lora_rank + qk_rope_head_dim
-  int index_key_width = 0; // index_head_dim
+  int n_layers = 0;                  // main layers + MTP layers
+  int kv_width = 0;                  // kv_lora_rank + qk_rope_head_dim
+  int index_key_width = 0;           // index_head_dim
   std::vector<bool> has_index_keys;  // per layer
 };
 

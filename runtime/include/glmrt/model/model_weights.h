@@ -31,10 +31,10 @@ struct AttentionWeights {
   // (reconstructed prefill: k_nope = latent · W_kᵀ); rows [h*v_head,
   // (h+1)*v_head) of value hold the value block (both forms). key_expand
   // doubles the key block's memory: heads·qk_nope·kv_lora values per layer.
-  Matrix key_absorb;  // [heads * kv_lora, qk_nope]
-  Matrix key_expand;  // [heads * qk_nope, kv_lora]
-  Matrix value;       // [heads * v_head, kv_lora]
-  Matrix o;           // [hidden, heads * v_head]
+  Matrix key_absorb;                      // [heads * kv_lora, qk_nope]
+  Matrix key_expand;                      // [heads * qk_nope, kv_lora]
+  Matrix value;                           // [heads * v_head, kv_lora]
+  Matrix o;                               // [hidden, heads * v_head]
   std::optional<IndexerWeights> indexer;  // absent on layers whose indexer is shared
 };
 

@@ -15,7 +15,11 @@ void rms_norm_rows(std::span<const float> x, std::span<const float> weight, floa
 void layer_norm(std::span<const float> x, std::span<const float> weight,
                 std::span<const float> bias, float eps, std::span<float> out);
 
-inline float silu(float x) { return x / (1.f + __builtin_expf(-x)); }
-inline float sigmoid(float x) { return 1.f / (1.f + __builtin_expf(-x)); }
+inline float silu(float x) {
+  return x / (1.f + __builtin_expf(-x));
+}
+inline float sigmoid(float x) {
+  return 1.f / (1.f + __builtin_expf(-x));
+}
 
 }  // namespace glmrt

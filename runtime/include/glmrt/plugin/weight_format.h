@@ -13,8 +13,8 @@ typedef enum glmrt_element_type {
   GLMRT_F32 = 0,   // 4 bytes per value
   GLMRT_BF16 = 1,  // 2 bytes per value (upper half of an IEEE float)
   GLMRT_I8 = 2,    // signed int8, 1 byte per value
-  GLMRT_I4 = 3,    // 2 values per byte: element 2k in the low nibble, 2k+1 in the high; stored as v+8
-  GLMRT_I2 = 4,    // 4 values per byte: element 4k+j in bits 2j..2j+1; stored as v+2
+  GLMRT_I4 = 3,  // 2 values per byte: element 2k in the low nibble, 2k+1 in the high; stored as v+8
+  GLMRT_I2 = 4,  // 4 values per byte: element 4k+j in bits 2j..2j+1; stored as v+2
 } glmrt_element_type;
 
 /// Symmetric quantization: value = q * scale. f32 and bf16 carry no scales.
