@@ -18,20 +18,8 @@ namespace glmrt::kernels_avx2 {
 namespace {
 
 const char* element_type_name(uint32_t type) {
-  switch (type) {
-    case GLMRT_F32:
-      return "f32";
-    case GLMRT_BF16:
-      return "bf16";
-    case GLMRT_I8:
-      return "int8";
-    case GLMRT_I4:
-      return "int4";
-    case GLMRT_I2:
-      return "int2";
-    default:
-      return "unknown element type";
-  }
+  const char* name = plugin::element_type_name(type);
+  return name ? name : "unknown element type";
 }
 
 class Avx2Kernels final : public plugin::Kernels {

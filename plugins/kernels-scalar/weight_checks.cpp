@@ -3,20 +3,8 @@
 namespace glmrt::kernels_scalar {
 
 std::string element_name(uint32_t element_type) {
-  switch (element_type) {
-    case GLMRT_F32:
-      return "f32";
-    case GLMRT_BF16:
-      return "bf16";
-    case GLMRT_I8:
-      return "int8";
-    case GLMRT_I4:
-      return "int4";
-    case GLMRT_I2:
-      return "int2";
-    default:
-      return "element type " + std::to_string(element_type);
-  }
+  const char* name = plugin::element_type_name(element_type);
+  return name ? name : "element type " + std::to_string(element_type);
 }
 
 std::string check_format(const glmrt_weight_format& format) {

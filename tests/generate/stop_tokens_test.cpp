@@ -9,7 +9,7 @@
 namespace glmrt {
 namespace {
 
-const std::filesystem::path kModel = std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny";
+const std::filesystem::path kStopTokensModel = std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny";
 
 std::filesystem::path scratch(const std::string& name) {
   const auto dir = std::filesystem::path(::testing::TempDir()) / ("glmrt_stop_" + name);
@@ -19,8 +19,8 @@ std::filesystem::path scratch(const std::string& name) {
 }
 
 TEST(StopTokens, TinyGlmStopsAtEndOfTextUserAndObservation) {
-  const ModelConfig config = load_model_config(kModel);
-  EXPECT_EQ(stop_token_ids(config, kModel), (std::vector<int32_t>{1010, 1017, 1019}));
+  const ModelConfig config = load_model_config(kStopTokensModel);
+  EXPECT_EQ(stop_token_ids(config, kStopTokensModel), (std::vector<int32_t>{1010, 1017, 1019}));
 }
 
 TEST(StopTokens, TheThreeSourcesAreMergedSortedAndDeduplicated) {

@@ -10,11 +10,11 @@ namespace {
 using nlohmann::json;
 using test::ConfigVariant;
 
-const std::filesystem::path kTiny = std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny";
+const std::filesystem::path kTinyConfigDir = std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny";
 
 TEST(ModelConfig, GlmTinyValues) {
-  const ModelConfig c = load_model_config(kTiny);
-  EXPECT_EQ(c.file, kTiny / "config.json");
+  const ModelConfig c = load_model_config(kTinyConfigDir);
+  EXPECT_EQ(c.file, kTinyConfigDir / "config.json");
   EXPECT_EQ(c.model_type, "glm_moe_dsa");
   EXPECT_EQ(c.vocab_size, 1024);
   EXPECT_EQ(c.hidden_size, 64);

@@ -8,20 +8,8 @@ namespace glmrt::conformance {
 namespace {
 
 std::string element_name(uint32_t type) {
-  switch (type) {
-    case GLMRT_F32:
-      return "f32";
-    case GLMRT_BF16:
-      return "bf16";
-    case GLMRT_I8:
-      return "int8";
-    case GLMRT_I4:
-      return "int4";
-    case GLMRT_I2:
-      return "int2";
-    default:
-      return fmt::format("type{}", type);
-  }
+  const char* name = plugin::element_type_name(type);
+  return name ? name : fmt::format("type{}", type);
 }
 
 /// Shapes every format runs: O = 1; I and O one off multiples of 8, 16, 32,

@@ -15,7 +15,7 @@ RopePairing indexer_pairing(const ModelConfig& c) {
 }
 
 // Keys scored per tile: 64 rows of 128 f32 (32 KB) stay in L1/L2 for all heads.
-constexpr int64_t kTileKeys = 64;
+constexpr int64_t kIndexerTileKeys = 64;
 
 }  // namespace
 
@@ -24,19 +24,19 @@ void indexer_scores(std::span<const float> q, std::span<const float> head_weight
   const int64_t heads = static_cast<int64_t>(head_weights.size());
   const int64_t d = static_cast<int64_t>(q.size()) / heads;
   const float dot_scale = 1.f / std::sqrt(static_cast<float>(d));
-  const int64_t tiles = (visible + kTileKeys - 1) / kTileKeys;
+  const int64_t tiles = (visible + kIndexerTileKeys - 1) / kIndexerTileKeys;
 #pragma omp parallel
   {
-    std::vector<float> tile(kTileKeys * d), dots(heads * kTileKeys);
+    std::vector<float> tile(kIndexerTileKeys * d), dots(heads * kIndexerTileKeys);
 #pragma omp for schedule(static)
     for (int64_t b = 0; b < tiles; ++b) {
-      const int64_t first = b * kTileKeys, n = std::min(kTileKeys, visible - first);
+      const int64_t first = b * kIndexerTileKeys, n = std::min(kIndexerTileKeys, visible - first);
       for (int64_t i = 0; i < n; ++i) keys.load(first + i, std::span(tile).subspan(i * d, d));
-      scaled_dots({q.data(), heads, d}, {tile.data(), n, d}, d, dot_scale, dots, kTileKeys);
+      scaled_dots({q.data(), heads, d}, {tile.data(), n, d}, d, dot_scale, dots, kIndexerTileKeys);
       for (int64_t i = 0; i < n; ++i) {
         float total = 0.f;
         for (int64_t h = 0; h < heads; ++h)
-          total += std::max(dots[h * kTileKeys + i], 0.f) * head_weights[h];
+          total += std::max(dots[h * kIndexerTileKeys + i], 0.f) * head_weights[h];
         scores[first + i] = total;
       }
     }

@@ -10,7 +10,7 @@ namespace {
 
 // Byte-level symbols back to bytes; a token holding any other character is
 // taken as its raw UTF-8. Invalid UTF-8 in the result becomes U+FFFD.
-class ByteLevel final : public Decoder {
+class ByteLevelDecoder final : public Decoder {
  public:
   void decode_chain(std::vector<std::string>& tokens) const override {
     const ByteLevelAlphabet& alphabet = byte_level_alphabet();
@@ -37,7 +37,7 @@ class ByteLevel final : public Decoder {
 
 // <0xAB> tokens back to bytes; a run that is not valid UTF-8 gives one
 // U+FFFD per byte.
-class ByteFallback final : public Decoder {
+class ByteFallbackDecoder final : public Decoder {
  public:
   void decode_chain(std::vector<std::string>& tokens) const override {
     std::vector<std::string> out;
@@ -82,7 +82,7 @@ class ByteFallback final : public Decoder {
   }
 };
 
-class Fuse final : public Decoder {
+class FuseDecoder final : public Decoder {
  public:
   void decode_chain(std::vector<std::string>& tokens) const override {
     std::string joined;
@@ -92,9 +92,9 @@ class Fuse final : public Decoder {
 };
 
 // Removes up to `start` leading and `stop` trailing copies of one character.
-class Strip final : public Decoder {
+class StripDecoder final : public Decoder {
  public:
-  Strip(const Json& spec, const JsonPath& where)
+  StripDecoder(const Json& spec, const JsonPath& where)
       : content_(require_string(spec, "content", where)),
         start_(optional_value<std::size_t>(spec, "start", 0, where)),
         stop_(optional_value<std::size_t>(spec, "stop", 0, where)) {}
@@ -115,9 +115,9 @@ class Strip final : public Decoder {
   std::size_t start_, stop_;
 };
 
-class Replace final : public Decoder {
+class ReplaceDecoder final : public Decoder {
  public:
-  Replace(const Json& spec, const JsonPath& where)
+  ReplaceDecoder(const Json& spec, const JsonPath& where)
       : regex_(pattern_as_regex(spec, where), where.text),
         content_(require_string(spec, "content", where)) {}
 
@@ -139,9 +139,10 @@ class Replace final : public Decoder {
   std::string content_;
 };
 
-class Sequence final : public Decoder {
+class DecoderSequence final : public Decoder {
  public:
-  explicit Sequence(std::vector<std::unique_ptr<Decoder>> steps) : steps_(std::move(steps)) {}
+  explicit DecoderSequence(std::vector<std::unique_ptr<Decoder>> steps)
+      : steps_(std::move(steps)) {}
   void decode_chain(std::vector<std::string>& tokens) const override {
     for (const auto& step : steps_) step->decode_chain(tokens);
   }
@@ -155,11 +156,11 @@ class Sequence final : public Decoder {
 std::unique_ptr<Decoder> make_decoder(const Json& spec, const JsonPath& where) {
   if (spec.is_null()) return nullptr;
   const std::string type = component_type(spec, where);
-  if (type == "ByteLevel") return std::make_unique<ByteLevel>();
-  if (type == "ByteFallback") return std::make_unique<ByteFallback>();
-  if (type == "Fuse") return std::make_unique<Fuse>();
-  if (type == "Strip") return std::make_unique<Strip>(spec, where);
-  if (type == "Replace") return std::make_unique<Replace>(spec, where);
+  if (type == "ByteLevel") return std::make_unique<ByteLevelDecoder>();
+  if (type == "ByteFallback") return std::make_unique<ByteFallbackDecoder>();
+  if (type == "Fuse") return std::make_unique<FuseDecoder>();
+  if (type == "Strip") return std::make_unique<StripDecoder>(spec, where);
+  if (type == "Replace") return std::make_unique<ReplaceDecoder>(spec, where);
   if (type == "Sequence") {
     const Json& list = require(spec, "decoders", where);
     if (!list.is_array()) fail("{}: 'decoders' must be an array", where.text);
@@ -168,7 +169,7 @@ std::unique_ptr<Decoder> make_decoder(const Json& spec, const JsonPath& where) {
       auto step = make_decoder(list[i], where.field("decoders").index(i));
       if (step) steps.push_back(std::move(step));
     }
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<DecoderSequence>(std::move(steps));
   }
   fail("{}: unsupported decoder type '{}'", where.text, type);
 }

@@ -83,9 +83,9 @@ class Lowercase final : public Normalizer {
   }
 };
 
-class Replace final : public Normalizer {
+class ReplaceNormalizer final : public Normalizer {
  public:
-  Replace(const Json& spec, const JsonPath& where)
+  ReplaceNormalizer(const Json& spec, const JsonPath& where)
       : regex_(pattern_as_regex(spec, where), where.text),
         content_(require_string(spec, "content", where)) {}
 
@@ -117,9 +117,9 @@ class Prepend final : public Normalizer {
   std::string prefix_;
 };
 
-class Strip final : public Normalizer {
+class StripNormalizer final : public Normalizer {
  public:
-  Strip(bool left, bool right) : left_(left), right_(right) {}
+  StripNormalizer(bool left, bool right) : left_(left), right_(right) {}
   std::string normalize(std::string_view text) const override {
     std::size_t begin = 0, end = text.size();
     if (left_) {
@@ -144,9 +144,10 @@ class Strip final : public Normalizer {
   bool left_, right_;
 };
 
-class Sequence final : public Normalizer {
+class NormalizerSequence final : public Normalizer {
  public:
-  explicit Sequence(std::vector<std::unique_ptr<Normalizer>> steps) : steps_(std::move(steps)) {}
+  explicit NormalizerSequence(std::vector<std::unique_ptr<Normalizer>> steps)
+      : steps_(std::move(steps)) {}
   std::string normalize(std::string_view text) const override {
     std::string current(text);
     for (const auto& step : steps_) current = step->normalize(current);
@@ -168,11 +169,11 @@ std::unique_ptr<Normalizer> make_normalizer(const Json& spec, const JsonPath& wh
   if (type == "NFKC") return std::make_unique<UnicodeNormalization>(Form::kNfkc, where);
   if (type == "NFKD") return std::make_unique<UnicodeNormalization>(Form::kNfkd, where);
   if (type == "Lowercase") return std::make_unique<Lowercase>();
-  if (type == "Replace") return std::make_unique<Replace>(spec, where);
+  if (type == "Replace") return std::make_unique<ReplaceNormalizer>(spec, where);
   if (type == "Prepend") return std::make_unique<Prepend>(require_string(spec, "prepend", where));
   if (type == "Strip")
-    return std::make_unique<Strip>(optional_value(spec, "strip_left", true, where),
-                                   optional_value(spec, "strip_right", true, where));
+    return std::make_unique<StripNormalizer>(optional_value(spec, "strip_left", true, where),
+                                             optional_value(spec, "strip_right", true, where));
   if (type == "Sequence") {
     const Json& list = require(spec, "normalizers", where);
     if (!list.is_array()) fail("{}: 'normalizers' must be an array", where.text);
@@ -181,7 +182,7 @@ std::unique_ptr<Normalizer> make_normalizer(const Json& spec, const JsonPath& wh
       auto step = make_normalizer(list[i], where.field("normalizers").index(i));
       if (step) steps.push_back(std::move(step));
     }
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<NormalizerSequence>(std::move(steps));
   }
   fail("{}: unsupported normalizer type '{}'", where.text, type);
 }

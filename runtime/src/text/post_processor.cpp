@@ -44,9 +44,10 @@ class NoOp final : public PostProcessor {
   void add_special_tokens(std::vector<std::uint32_t>&, std::vector<std::string>&) const override {}
 };
 
-class Sequence final : public PostProcessor {
+class PostProcessorSequence final : public PostProcessor {
  public:
-  explicit Sequence(std::vector<std::unique_ptr<PostProcessor>> steps) : steps_(std::move(steps)) {}
+  explicit PostProcessorSequence(std::vector<std::unique_ptr<PostProcessor>> steps)
+      : steps_(std::move(steps)) {}
   void add_special_tokens(std::vector<std::uint32_t>& ids,
                           std::vector<std::string>& tokens) const override {
     for (const auto& step : steps_) step->add_special_tokens(ids, tokens);
@@ -117,7 +118,7 @@ std::unique_ptr<PostProcessor> make_post_processor(const Json& spec, const JsonP
       auto step = make_post_processor(list[i], where.field("processors").index(i));
       if (step) steps.push_back(std::move(step));
     }
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<PostProcessorSequence>(std::move(steps));
   }
   fail("{}: unsupported post_processor type '{}'", where.text, type);
 }

@@ -123,13 +123,13 @@ class Split final : public PreTokenizer {
   bool invert_;
 };
 
-// The GPT-2 pre-tokenization regex, used by ByteLevel when use_regex is set.
+// The GPT-2 pre-tokenization regex, used by ByteLevelPreTokenizer when use_regex is set.
 constexpr std::string_view kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
-class ByteLevel final : public PreTokenizer {
+class ByteLevelPreTokenizer final : public PreTokenizer {
  public:
-  ByteLevel(const Json& spec, const JsonPath& where)
+  ByteLevelPreTokenizer(const Json& spec, const JsonPath& where)
       : add_prefix_space_(optional_value(spec, "add_prefix_space", true, where)) {
     if (optional_value(spec, "use_regex", true, where))
       regex_ = std::make_unique<Regex>(kGpt2Pattern, where.text + " (GPT-2 regex)");
@@ -190,9 +190,10 @@ class Digits final : public PreTokenizer {
   bool individual_;
 };
 
-class Sequence final : public PreTokenizer {
+class PreTokenizerSequence final : public PreTokenizer {
  public:
-  explicit Sequence(std::vector<std::unique_ptr<PreTokenizer>> steps) : steps_(std::move(steps)) {}
+  explicit PreTokenizerSequence(std::vector<std::unique_ptr<PreTokenizer>> steps)
+      : steps_(std::move(steps)) {}
   void pre_tokenize(std::vector<std::string>& pieces) const override {
     for (const auto& step : steps_) step->pre_tokenize(pieces);
   }
@@ -207,7 +208,7 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const Json& spec, const JsonPat
   if (spec.is_null()) return nullptr;
   const std::string type = component_type(spec, where);
   if (type == "Split") return std::make_unique<Split>(spec, where);
-  if (type == "ByteLevel") return std::make_unique<ByteLevel>(spec, where);
+  if (type == "ByteLevel") return std::make_unique<ByteLevelPreTokenizer>(spec, where);
   if (type == "Digits")
     return std::make_unique<Digits>(optional_value(spec, "individual_digits", false, where));
   if (type == "Sequence") {
@@ -218,7 +219,7 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const Json& spec, const JsonPat
       auto step = make_pre_tokenizer(list[i], where.field("pretokenizers").index(i));
       if (step) steps.push_back(std::move(step));
     }
-    return std::make_unique<Sequence>(std::move(steps));
+    return std::make_unique<PreTokenizerSequence>(std::move(steps));
   }
   fail("{}: unsupported pre_tokenizer type '{}'", where.text, type);
 }

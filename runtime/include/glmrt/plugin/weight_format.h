@@ -63,6 +63,24 @@ constexpr int64_t packed_row_bytes(uint32_t type, int64_t cols) {
   }
 }
 
+/// "f32", "bf16", "int8", "int4", "int2", or nullptr for a type v1 does not define.
+constexpr const char* element_type_name(uint32_t type) {
+  switch (type) {
+    case GLMRT_F32:
+      return "f32";
+    case GLMRT_BF16:
+      return "bf16";
+    case GLMRT_I8:
+      return "int8";
+    case GLMRT_I4:
+      return "int4";
+    case GLMRT_I2:
+      return "int2";
+    default:
+      return nullptr;
+  }
+}
+
 constexpr bool is_quantized(uint32_t type) {
   return type == GLMRT_I8 || type == GLMRT_I4 || type == GLMRT_I2;
 }
