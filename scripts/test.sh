@@ -7,8 +7,8 @@ bash scripts/build.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)"
 
 if [ "${GLMRT_SKIP_SANITIZERS:-0}" != 1 ]; then
-  # -O1 without debug info keeps the instrumented build inside CI's time; the
-  # sanitizers' reports still name functions and lines through the symbolizer.
+  # -O1 with line tables only (-g1) keeps the instrumented build inside CI's
+  # time while the sanitizers' reports still name functions and lines.
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -g1" \
     -DGLMRT_WERROR=ON -DGLMRT_SANITIZE=ON -DGLMRT_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON \
     -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 >/dev/null
