@@ -46,5 +46,16 @@ TEST(Oracle, Int8ProfilePassesItsThresholds) {
   EXPECT_TRUE(report.pass);
 }
 
+TEST(Oracle, AutoKernelsMatchAtF32Thresholds) {
+  const auto report = run("reference-avx2.yaml");
+  EXPECT_TRUE(report.pass);
+  for (const auto& c : report.cases) EXPECT_EQ(c.greedy_identical, c.greedy_total) << c.name;
+}
+
+TEST(Oracle, NvmeProfilePassesItsThresholds) {
+  const auto report = run("nvme.yaml");
+  EXPECT_TRUE(report.pass);
+}
+
 }  // namespace
 }  // namespace glmrt

@@ -22,7 +22,8 @@ namespace glmrt::test {
 /// mlp_layer_types, index_topk 6, 3 index heads of 8).
 nlohmann::json base_variant_config();
 
-/// The reference profile (f32 everywhere) with this build's plugins.
+/// An f32 profile (configs/$GLMRT_VARIANT_PROFILE, default reference.yaml) with
+/// this build's plugins.
 std::unique_ptr<Engine> open_reference_engine(const std::filesystem::path& model_dir);
 
 /// Smallest gap any discrete decision may have for a comparison to be fair.
