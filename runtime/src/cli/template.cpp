@@ -1,5 +1,6 @@
 // glmrt template: the prompt a chat request renders to, for a model directory.
 #include "commands.h"
+#include "options.h"
 
 #include <glmrt/base/error.h>
 #include <glmrt/text/text_commands.h>
@@ -21,13 +22,7 @@ int template_command(const Args& args) {
                                                     "model directory (config.json)")(
       "request", po::value(&request_path)->required(),
       "OpenAI-style chat request body (messages, tools, chat_template_kwargs)");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options;
-    return 0;
-  }
-  po::notify(vm);
+  if (!parse_options(args, options)) return 0;
   std::ifstream in(request_path, std::ios::binary);
   if (!in) fail("{}: cannot open the request file", request_path);
   std::ostringstream body;

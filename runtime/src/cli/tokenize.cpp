@@ -1,5 +1,6 @@
 // glmrt tokenize: text on stdin -> JSON array of ids (or ids -> text with --decode).
 #include "commands.h"
+#include "options.h"
 
 #include <glmrt/base/error.h>
 #include <glmrt/text/text_commands.h>
@@ -35,13 +36,9 @@ int tokenize_command(const Args& args) {
       "tokenizer", po::value(&tokenizer_path)->required(), "tokenizer.json")(
       "special", "add special tokens (the post_processor), as add_special_tokens=true")(
       "decode", "read a JSON array of ids and print the decoded text");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options;
-    return 0;
-  }
-  po::notify(vm);
+  const auto parsed = parse_options(args, options);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
   const auto tokenizer = text::Tokenizer::from_file(tokenizer_path);
   const std::string input = read_all_stdin();
   const std::string output =

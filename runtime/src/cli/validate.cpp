@@ -1,6 +1,7 @@
 // glmrt validate: runs a profile against reference outputs and reports
 // agreement, like llama.cpp's KL-divergence mode.
 #include "commands.h"
+#include "options.h"
 
 #include <glmrt/engine/engine.h>
 #include <glmrt/validate/oracle.h>
@@ -75,13 +76,9 @@ int validate_command(const Args& args) {
                                                           "override validate.min_top1")(
       "max-kl", po::value<double>(), "override validate.max_kl")("max-dlogit", po::value<double>(),
                                                                  "override validate.max_dlogit");
-  po::variables_map vm;
-  po::store(po::command_line_parser(args).options(options).run(), vm);
-  if (vm.count("help")) {
-    std::cout << options;
-    return 0;
-  }
-  po::notify(vm);
+  const auto parsed = parse_options(args, options);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
 
   Profile profile = load_profile(profile_path);
   ValidateThresholds th = profile.validate;
