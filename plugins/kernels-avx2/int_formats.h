@@ -36,7 +36,7 @@ struct Int8Format {
   static constexpr int kScalesPerStep = 1;  // one block: broadcast its scale
   static constexpr int kOffset = 0;
   // Tile shapes (weight rows x activation rows), chosen by bench/kernels.
-  static constexpr int kRowsAtS1 = 4;
+  static constexpr int kRowsAtS1 = 1;
   static constexpr int kRows = 2;
   static constexpr int kCols = 4;
 

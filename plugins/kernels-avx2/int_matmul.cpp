@@ -78,9 +78,11 @@ GLMRT_ALWAYS_INLINE void store_output(const IntMatmul& p, int64_t o, int64_t c, 
 /// y for the `rows` weight rows of `tile` (from o0) and activation rows
 /// c0..c0+C-1: per row, the sum of (activation scale [x weight group scale]) x
 /// int dot product of each step.
+/// `stream` is set on the first pass over a tile, which brings its weight rows
+/// from RAM; later passes find them in cache.
 template <class Format, bool kGrouped, int R, int C>
 void run_columns(const IntMatmul& p, const StepCounts& counts, const RowTile<R>& tile, int64_t o0,
-                 int rows, int64_t c0) {
+                 int rows, int64_t c0, bool stream) {
   const ActivationLayout& layout = p.activations.layout;
   const int8_t* x[C];
   const float* x_scales[C];
@@ -88,12 +90,30 @@ void run_columns(const IntMatmul& p, const StepCounts& counts, const RowTile<R>&
     x[c] = p.activations.values + (c0 + c) * layout.row_bytes;
     x_scales[c] = p.activations.lane_scales + (c0 + c) * layout.scales_per_row;
   }
+  // A small tile has too few accumulators to hide the fmadd latency; there odd
+  // steps add into a second set.
+  constexpr bool kSecondChain = R * C <= 2;
   __m256 acc[R][C];
+  __m256 acc_odd[R][C];
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+    for (int c = 0; c < C; ++c) acc[r][c] = acc_odd[r][c] = _mm256_setzero_ps();
+  auto& odd_target = kSecondChain ? acc_odd : acc;
   const uint8_t* w[R];
-  for (int64_t step = 0; step < counts.full_steps; ++step) {
+  auto point_at = [&](int64_t step) {
     for (int r = 0; r < R; ++r) w[r] = tile.row[r] + step * kWeightBytesPerStep;
+  };
+  int64_t step = 0;
+  for (; step + 2 <= counts.full_steps; step += 2) {  // two steps: one 64-byte line
+    point_at(step);
+    if (stream)
+      for (int r = 0; r < R; ++r) prefetch_ahead(w[r]);
+    accumulate_step<Format, kGrouped, R, C>(acc, w, tile.scales, x, x_scales, p.block_group, step);
+    point_at(step + 1);
+    accumulate_step<Format, kGrouped, R, C>(odd_target, w, tile.scales, x, x_scales, p.block_group,
+                                            step + 1);
+  }
+  if (step < counts.full_steps) {
+    point_at(step);
     accumulate_step<Format, kGrouped, R, C>(acc, w, tile.scales, x, x_scales, p.block_group, step);
   }
   if (counts.tail_bytes > 0) {
@@ -101,6 +121,9 @@ void run_columns(const IntMatmul& p, const StepCounts& counts, const RowTile<R>&
     accumulate_step<Format, kGrouped, R, C>(acc, w, tile.scales, x, x_scales, p.block_group,
                                             counts.full_steps);
   }
+  if constexpr (kSecondChain)
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm256_add_ps(acc[r][c], acc_odd[r][c]);
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < C; ++c)
       store_output<Format, kGrouped>(p, o0 + r, c0 + c, horizontal_sum(acc[r][c]));
@@ -112,7 +135,7 @@ void run_remaining_columns(const IntMatmul& p, const StepCounts& counts, const R
                            int64_t o0, int rows, int64_t c0, int64_t remaining) {
   if constexpr (C > 1) {
     if (remaining == C - 1) {
-      run_columns<Format, kGrouped, R, C - 1>(p, counts, tile, o0, rows, c0);
+      run_columns<Format, kGrouped, R, C - 1>(p, counts, tile, o0, rows, c0, c0 == 0);
     } else {
       run_remaining_columns<Format, kGrouped, R, C - 1>(p, counts, tile, o0, rows, c0, remaining);
     }
@@ -136,7 +159,8 @@ void run_row_tile(const IntMatmul& p, const StepCounts& counts, int64_t o0) {
     }
   }
   int64_t c0 = 0;
-  for (; c0 + C <= p.S; c0 += C) run_columns<Format, kGrouped, R, C>(p, counts, tile, o0, rows, c0);
+  for (; c0 + C <= p.S; c0 += C)
+    run_columns<Format, kGrouped, R, C>(p, counts, tile, o0, rows, c0, c0 == 0);
   if (c0 < p.S)
     run_remaining_columns<Format, kGrouped, R, C>(p, counts, tile, o0, rows, c0, p.S - c0);
 }

@@ -7,6 +7,18 @@
 
 namespace glmrt::kernels_avx2 {
 
+/// How far ahead of the current read a kernel streaming weights from RAM asks
+/// for them. The hardware prefetchers ramp up per stream and stop at 4 KiB
+/// pages, which left S = 1 int8 at ~0.77 of the read baseline; asking one page
+/// ahead in software lifts it to ~0.9 (bench/kernels, 2 threads, Zen 3).
+constexpr int kPrefetchBytes = 4096;
+
+/// Prefetches the cache line kPrefetchBytes past `p` (never faults, so reading
+/// past the end of a weight buffer is harmless).
+GLMRT_ALWAYS_INLINE void prefetch_ahead(const void* p) {
+  _mm_prefetch(static_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_T0);
+}
+
 GLMRT_ALWAYS_INLINE float horizontal_sum(__m256 v) {
   const __m128 pairs = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 quads = _mm_add_ps(pairs, _mm_movehl_ps(pairs, pairs));
