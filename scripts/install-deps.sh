@@ -5,7 +5,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libboost-dev libboost-filesystem-dev libboost-program-options-dev
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libpcre2-dev libicu-dev
-  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev libsimde-dev
   clang-format
 )
 missing=()

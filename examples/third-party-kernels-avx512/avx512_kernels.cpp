@@ -1,19 +1,18 @@
 // y[S, O] = x[S, I] . W^T with AVX-512. Rows are split among the host's
 // threads through its parallel_for service (an out-of-tree plugin does not
-// assume the host's OpenMP). Every format goes through f32 FMAs on a decoded
-// row, except per-row int8 on VNNI CPUs: x is quantized to int8 once per call
-// (one scale per row) and rows meet it with VPDPBUSD.
+// assume the host's OpenMP). int8 and int4 weights meet int8 activations with
+// VNNI where the CPU has it (int_matmul.cpp); every other format, and integer
+// formats without VNNI, go through f32 FMAs on a decoded row.
 #include "avx512_kernels.h"
 
+#include "int_activations.h"
+#include "int_matmul.h"
+#include "simd.h"
 #include "weight_rows.h"
-
-#include <immintrin.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <new>
 
 namespace avx512_example {
@@ -21,59 +20,26 @@ namespace {
 
 using glmrt::plugin::Kernels;
 
-// Lane sums through memory: GCC 12's _mm512_reduce_add_* and 256-bit extracts
-// warn about their own undefined placeholders.
-float sum_lanes(__m512 v) {
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, v);
-  float sum = 0.0f;
-  for (float lane : lanes) sum += lane;
-  return sum;
-}
-
-int32_t sum_lanes(__m512i v) {
-  alignas(64) int32_t lanes[16];
-  _mm512_store_si512(lanes, v);
-  int32_t sum = 0;
-  for (int32_t lane : lanes) sum += lane;
-  return sum;
-}
-
 float dot_f32(const float* a, const float* b, int64_t n) {
-  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  simde__m512 acc0 = simde_mm512_setzero_ps(), acc1 = simde_mm512_setzero_ps();
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
-    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc0);
-    acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), acc1);
+    acc0 = simde_mm512_fmadd_ps(simde_mm512_loadu_ps(a + i), simde_mm512_loadu_ps(b + i), acc0);
+    acc1 = simde_mm512_fmadd_ps(simde_mm512_loadu_ps(a + i + 16), simde_mm512_loadu_ps(b + i + 16),
+                                acc1);
   }
-  for (; i < n; i += 16) {  // masked loads read nothing past n
-    const __mmask16 mask = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
-    acc0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask, a + i), _mm512_maskz_loadu_ps(mask, b + i),
-                           acc0);
-  }
-  return sum_lanes(_mm512_add_ps(acc0, acc1));
-}
-
-/// sum(x_u8[i] * w[i]) and sum(w[i]) over n int8 inputs, with VNNI.
-__attribute__((target("avx512vnni"))) void dot_u8_s8(const uint8_t* x, const int8_t* w, int64_t n,
-                                                     int32_t* dot, int32_t* w_sum) {
-  __m512i acc = _mm512_setzero_si512(), sum = _mm512_setzero_si512();
-  const __m512i ones = _mm512_set1_epi8(1);
-  for (int64_t i = 0; i < n; i += 64) {
-    const __mmask64 mask = n - i >= 64 ? ~__mmask64(0) : (__mmask64(1) << (n - i)) - 1;
-    const __m512i wv = _mm512_maskz_loadu_epi8(mask, w + i);
-    acc = _mm512_dpbusd_epi32(acc, _mm512_maskz_loadu_epi8(mask, x + i), wv);
-    sum = _mm512_dpbusd_epi32(sum, ones, wv);
-  }
-  *dot = sum_lanes(acc);
-  *w_sum = sum_lanes(sum);
+  for (; i + 16 <= n; i += 16)
+    acc0 = simde_mm512_fmadd_ps(simde_mm512_loadu_ps(a + i), simde_mm512_loadu_ps(b + i), acc0);
+  float sum = sum_lanes(simde_mm512_add_ps(acc0, acc1));
+  for (; i < n; ++i) sum += a[i] * b[i];
+  return sum;
 }
 
 /// A host allocation released on scope exit.
 class HostMemory {
  public:
   HostMemory(const glmrt_host_services& host, size_t bytes)
-      : host_(host), data_(host.alloc(host.context, bytes, 64)) {}
+      : host_(host), data_(host.alloc(host.context, std::max<size_t>(bytes, 64), 64)) {}
   HostMemory(const HostMemory&) = delete;
   HostMemory& operator=(const HostMemory&) = delete;
   ~HostMemory() {
@@ -90,19 +56,17 @@ class HostMemory {
   void* data_;
 };
 
-struct Call {
+struct DecodedCall {
   const glmrt_host_services* host;
   const float* x;
   int64_t S;
   const glmrt_weight_view* w;
   float* y;
-  const uint8_t* x_u8;       // VNNI path: x / scale + 128, [S, I]
-  const float* x_scale;      // VNNI path: [S]
   std::atomic<bool> failed;  // a chunk could not get its scratch row
 };
 
 void decoded_rows(void* context, int64_t begin, int64_t end) {
-  Call& call = *static_cast<Call*>(context);
+  DecodedCall& call = *static_cast<DecodedCall*>(context);
   const glmrt_weight_view& w = *call.w;
   HostMemory row(*call.host, static_cast<size_t>(w.cols) * sizeof(float));
   if (!row) {
@@ -116,20 +80,15 @@ void decoded_rows(void* context, int64_t begin, int64_t end) {
   }
 }
 
-void int8_rows_vnni(void* context, int64_t begin, int64_t end) {
-  Call& call = *static_cast<Call*>(context);
-  const glmrt_weight_view& w = *call.w;
-  for (int64_t o = begin; o < end; ++o) {
-    const auto* row = reinterpret_cast<const int8_t*>(static_cast<const uint8_t*>(w.data) +
-                                                      o * w.row_stride_bytes);
-    for (int64_t s = 0; s < call.S; ++s) {
-      int32_t dot = 0, w_sum = 0;
-      dot_u8_s8(call.x_u8 + s * w.cols, row, w.cols, &dot, &w_sum);
-      // x_u8 = q + 128, so sum(q w) = dot - 128 sum(w).
-      const float q_dot = static_cast<float>(dot - 128 * w_sum);
-      call.y[s * w.rows + o] = q_dot * call.x_scale[s] * w.scales[o];
-    }
-  }
+struct QuantizeCall {
+  const float* x;
+  int64_t cols;
+  const IntActivations* out;
+};
+
+void quantize_rows(void* context, int64_t begin, int64_t end) {
+  const QuantizeCall& call = *static_cast<const QuantizeCall*>(context);
+  for (int64_t s = begin; s < end; ++s) quantize_activation_row(call.x, call.cols, s, *call.out);
 }
 
 class Avx512Kernels final : public Kernels {
@@ -155,21 +114,9 @@ class Avx512Kernels final : public Kernels {
     if (!x || !y || !w.data) return fail(GLMRT_ERR_INVALID_ARGUMENT, "null pointer");
     if (glmrt::plugin::is_quantized(w.format.element_type) && !w.scales)
       return fail(GLMRT_ERR_INVALID_ARGUMENT, "integer weights without scales");
-    Call call{&host_, x, S, &w, y, nullptr, nullptr, {false}};
-    // int32 sums stay exact up to 2^31 / (255 * 128) inputs.
-    const bool vnni = options_.use_vnni && w.format.element_type == GLMRT_I8 &&
-                      w.format.group_size == 0 && w.cols <= 65536;
-    if (vnni) {
-      HostMemory x_u8(host_, static_cast<size_t>(S * w.cols));
-      HostMemory x_scale(host_, static_cast<size_t>(S) * sizeof(float));
-      if (!x_u8 || !x_scale) return fail(GLMRT_ERR_OUT_OF_MEMORY, "no memory for int8 activations");
-      quantize_rows(x, S, w.cols, x_u8.as<uint8_t>(), x_scale.as<float>());
-      call.x_u8 = x_u8.as<uint8_t>();
-      call.x_scale = x_scale.as<float>();
-      host_.parallel_for(host_.context, w.rows, 16, &int8_rows_vnni, &call);
-    } else {
-      host_.parallel_for(host_.context, w.rows, 4, &decoded_rows, &call);
-    }
+    if (w.cols > 0 && uses_vnni(w.format)) return vnni_matmul(x, S, w, y);
+    DecodedCall call{&host_, x, S, &w, y, {false}};
+    host_.parallel_for(host_.context, w.rows, 4, &decoded_rows, &call);
     if (call.failed) return fail(GLMRT_ERR_OUT_OF_MEMORY, "no memory for a decoded row");
     return GLMRT_OK;
   }
@@ -180,19 +127,29 @@ class Avx512Kernels final : public Kernels {
  private:
   ~Avx512Kernels() = default;
 
-  /// One int8 scale per activation row (max |x| / 127), stored shifted to
-  /// unsigned (q + 128) because VPDPBUSD multiplies unsigned by signed bytes.
-  static void quantize_rows(const float* x, int64_t S, int64_t I, uint8_t* out, float* scales) {
-    for (int64_t s = 0; s < S; ++s) {
-      const float* row = x + s * I;
-      float amax = 0.0f;
-      for (int64_t i = 0; i < I; ++i) amax = std::max(amax, std::abs(row[i]));
-      scales[s] = amax / 127.0f;
-      const float inverse = amax > 0.0f ? 127.0f / amax : 0.0f;
-      for (int64_t i = 0; i < I; ++i)
-        out[s * I + i] =
-            static_cast<uint8_t>(static_cast<int>(std::nearbyint(row[i] * inverse)) + 128);
-    }
+  /// int8 and int4, one scale per row or groups made of whole 32-input blocks.
+  bool uses_vnni(const glmrt_weight_format& f) const {
+    return options_.use_vnni && (f.element_type == GLMRT_I8 || f.element_type == GLMRT_I4) &&
+           f.group_size % kBlockInputs == 0;
+  }
+
+  glmrt_status vnni_matmul(const float* x, int64_t S, const glmrt_weight_view& w, float* y) {
+    const IntWeights type =
+        w.format.element_type == GLMRT_I8 ? IntWeights::kInt8 : IntWeights::kInt4;
+    const int per_step = inputs_per_step(type);
+    const int64_t steps = (w.cols + per_step - 1) / per_step;
+    const auto lane_bytes = static_cast<size_t>(S * steps * kLanes * 4);
+    HostMemory values(host_, static_cast<size_t>(S * steps * per_step));
+    HostMemory scales(host_, lane_bytes);
+    HostMemory starts(host_, type == IntWeights::kInt4 ? lane_bytes : 0);
+    if (!values || !scales || !starts)
+      return fail(GLMRT_ERR_OUT_OF_MEMORY, "no memory for the quantized activations");
+    const IntActivations activations{type, steps, values.as<uint8_t>(), scales.as<float>(),
+                                     type == IntWeights::kInt4 ? starts.as<int32_t>() : nullptr};
+    QuantizeCall quantize{x, w.cols, &activations};
+    host_.parallel_for(host_.context, S, 1, &quantize_rows, &quantize);
+    int_matmul(host_, IntMatmul{&w, &activations, S, y});
+    return GLMRT_OK;
   }
 
   glmrt_status fail(glmrt_status status, const char* message) noexcept {

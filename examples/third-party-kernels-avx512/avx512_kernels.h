@@ -7,7 +7,7 @@
 namespace avx512_example {
 
 struct Options {
-  bool use_vnni = false;  // int8 x int8 dot products with VPDPBUSD
+  bool use_vnni = false;  // int8 and int4 weights against int8 activations with VPDPBUSD
 };
 
 /// Call only on a CPU the probe accepted; `host` must outlive the object.

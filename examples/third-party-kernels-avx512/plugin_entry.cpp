@@ -10,8 +10,30 @@
 
 namespace {
 
+#ifdef KERNELS_AVX512_EMULATED
+// The emulated build runs on any x86-64 and is slow: below every real
+// kernels plugin, so `kernels: auto` never picks it.
+constexpr int32_t kScore = 0;
+constexpr const char* kName = "kernels-avx512-emulated";
+constexpr const char* kDescription =
+    "example third-party plugin, AVX-512 emulated with SIMDe: for checking results only";
+
+constexpr const char* kSupportedAs = "AVX-512 emulated with SIMDe (slow)";
+
+std::string missing_features() {
+  return "";
+}
+bool has_vnni() {
+  return true;
+}
+#else
 /// Above kernels-avx2 (20): `kernels: auto` picks this plugin where it runs.
 constexpr int32_t kScore = 30;
+constexpr const char* kName = "kernels-avx512";
+constexpr const char* kDescription =
+    "example third-party plugin: AVX-512 f32 FMAs, VNNI int8/int4 dot products where present";
+
+constexpr const char* kSupportedAs = "AVX-512";
 
 /// AVX-512 subsets the kernels need that this CPU lacks ("" if none).
 std::string missing_features() {
@@ -23,6 +45,10 @@ std::string missing_features() {
   if (!__builtin_cpu_supports("fma")) missing += " fma";
   return missing;
 }
+bool has_vnni() {
+  return __builtin_cpu_supports("avx512vnni");
+}
+#endif
 
 void probe(glmrt_probe_result* out) {
   const std::string missing = missing_features();
@@ -32,8 +58,8 @@ void probe(glmrt_probe_result* out) {
     std::snprintf(out->reason, sizeof(out->reason), "this CPU lacks AVX-512 (missing:%s)",
                   missing.c_str());
   else
-    std::snprintf(out->reason, sizeof(out->reason), "AVX-512%s",
-                  __builtin_cpu_supports("avx512vnni") ? " with VNNI int8 dot products" : "");
+    std::snprintf(out->reason, sizeof(out->reason), "%s%s", kSupportedAs,
+                  has_vnni() ? " with VNNI int8 dot products" : "");
 }
 
 void* create(const glmrt_host_services* host, const glmrt_setting* settings, size_t n_settings,
@@ -47,7 +73,7 @@ void* create(const glmrt_host_services* host, const glmrt_setting* settings, siz
     return refuse("needs host services of ABI 1.x with alloc and parallel_for");
   if (!missing_features().empty()) return refuse("this CPU lacks AVX-512");
   avx512_example::Options options;
-  options.use_vnni = __builtin_cpu_supports("avx512vnni");
+  options.use_vnni = has_vnni();
   for (size_t k = 0; k < n_settings; ++k) {
     const std::string key = settings[k].key ? settings[k].key : "";
     const std::string value = settings[k].value ? settings[k].value : "";
@@ -67,9 +93,9 @@ constexpr glmrt_plugin_descriptor kDescriptor = {
     GLMRT_ABI_MAJOR,
     GLMRT_ABI_MINOR,
     GLMRT_PLUGIN_KERNELS,
-    "kernels-avx512",
-    "1.0.0",
-    "example third-party plugin: AVX-512 f32 FMAs, VNNI int8 dot products where present",
+    kName,
+    "1.1.0",
+    kDescription,
     &probe,
     &create,
 };
