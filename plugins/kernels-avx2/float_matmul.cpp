@@ -37,8 +37,17 @@ void dot_tile(const typename Row::Element* const (&w)[R], const float* const (&x
   __m256 acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+  // At S = 1 a tile streams its rows from RAM once. Rows shorter than a page
+  // end their streams before the hardware prefetchers get going (kv_b's 512
+  // inputs ran at half the read baseline), so those are asked for a page
+  // ahead, once per 64-byte line; long rows do better without.
+  constexpr int64_t kLineElements = 64 / sizeof(typename Row::Element);
+  const bool stream =
+      C == 1 && cols * static_cast<int64_t>(sizeof(typename Row::Element)) <= kPrefetchBytes;
   int64_t i = 0;
   for (; i + 8 <= cols; i += 8) {
+    if (stream && i % kLineElements == 0)
+      for (int r = 0; r < R; ++r) prefetch_ahead(w[r] + i);
     __m256 wv[R];
     for (int r = 0; r < R; ++r) wv[r] = Row::load8(w[r] + i);
     for (int c = 0; c < C; ++c) {
