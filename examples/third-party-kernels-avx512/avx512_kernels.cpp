@@ -142,13 +142,23 @@ class Avx512Kernels final : public Kernels {
     HostMemory values(host_, static_cast<size_t>(S * steps * per_step));
     HostMemory scales(host_, lane_bytes);
     HostMemory starts(host_, type == IntWeights::kInt4 ? lane_bytes : 0);
-    if (!values || !scales || !starts)
+    const int64_t blocks = steps * (per_step / kBlockInputs);
+    HostMemory block_group(host_, static_cast<size_t>(blocks) * sizeof(int32_t));
+    if (!values || !scales || !starts || !block_group)
       return fail(GLMRT_ERR_OUT_OF_MEMORY, "no memory for the quantized activations");
+    const int64_t group_size = w.format.group_size;
+    if (group_size > 0) {  // blocks past the last input keep to the last group
+      const int64_t last_group = (w.cols + group_size - 1) / group_size - 1;
+      for (int64_t b = 0; b < blocks; ++b)
+        block_group.as<int32_t>()[b] =
+            static_cast<int32_t>(std::min(b * kBlockInputs / group_size, last_group));
+    }
     const IntActivations activations{type, steps, values.as<uint8_t>(), scales.as<float>(),
                                      type == IntWeights::kInt4 ? starts.as<int32_t>() : nullptr};
     QuantizeCall quantize{x, w.cols, &activations};
     host_.parallel_for(host_.context, S, 1, &quantize_rows, &quantize);
-    int_matmul(host_, IntMatmul{&w, &activations, S, y});
+    int_matmul(host_, IntMatmul{&w, &activations,
+                                group_size > 0 ? block_group.as<int32_t>() : nullptr, S, y});
     return GLMRT_OK;
   }
 

@@ -12,10 +12,14 @@ namespace {
 /// block's scale (0 for an all-zero block). q = round(x * 127 / max|x|) is at
 /// most half a step from x / scale.
 float quantize_block(const float* x, int64_t n, int8_t* out) {
-  alignas(64) float padded[kBlockInputs] = {};
-  std::memcpy(padded, x, static_cast<size_t>(std::max<int64_t>(n, 0)) * sizeof(float));
-  const simde__m512 low = simde_mm512_load_ps(padded);
-  const simde__m512 high = simde_mm512_load_ps(padded + 16);
+  alignas(64) float padded[kBlockInputs];
+  if (n < kBlockInputs) {  // the last block of a row: never read past its end
+    std::fill(padded, padded + kBlockInputs, 0.0f);
+    std::memcpy(padded, x, static_cast<size_t>(std::max<int64_t>(n, 0)) * sizeof(float));
+    x = padded;
+  }
+  const simde__m512 low = simde_mm512_loadu_ps(x);
+  const simde__m512 high = simde_mm512_loadu_ps(x + 16);
   const float amax =
       max_lanes(simde_mm512_max_ps(simde_mm512_abs_ps(low), simde_mm512_abs_ps(high)));
   if (!(amax > 0.0f)) {

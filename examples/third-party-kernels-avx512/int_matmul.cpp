@@ -69,7 +69,7 @@ struct RowTile {
 /// Each lane's weight scale for a grouped format: the groups of the step's
 /// blocks, spread over the lanes of each block.
 template <class F>
-simde__m512 weight_lane_scales(const float* row_scales, const int64_t (&groups)[4]) {
+simde__m512 weight_lane_scales(const float* row_scales, const int32_t* groups) {
   alignas(16) float block_scales[4] = {};
   for (int b = 0; b < F::kBlocksPerStep; ++b) block_scales[b] = row_scales[groups[b]];
   constexpr int kLanesPerBlock = kLanes / F::kBlocksPerStep;
@@ -100,11 +100,7 @@ inline __attribute__((always_inline)) void accumulate_step(simde__m512 (&acc)[R]
   [[maybe_unused]] simde__m512 row_scale[R];
   for (int r = 0; r < R; ++r) rows[r] = F::decode(w[r]);
   if constexpr (kGrouped) {
-    const int64_t group_size = p.w->format.group_size;
-    const int64_t last_group = (p.w->cols + group_size - 1) / group_size - 1;
-    int64_t groups[4] = {};
-    for (int b = 0; b < F::kBlocksPerStep; ++b)
-      groups[b] = std::min((step * F::kBlocksPerStep + b) * kBlockInputs / group_size, last_group);
+    const int32_t* groups = p.block_group + step * F::kBlocksPerStep;
     for (int r = 0; r < R; ++r) row_scale[r] = weight_lane_scales<F>(tile.scales[r], groups);
   }
   for (int c = 0; c < C; ++c) {

@@ -13,6 +13,9 @@ namespace avx512_example {
 struct IntMatmul {
   const glmrt_weight_view* w;  // per-row scales, or groups that are whole blocks
   const IntActivations* x;
+  /// Grouped formats: the weight group of each 32-input block of a step, for
+  /// every block of x's steps (nullptr for one scale per row).
+  const int32_t* block_group;
   int64_t S;
   float* y;  // [S, O]
 };

@@ -78,11 +78,9 @@ GLMRT_ALWAYS_INLINE void store_output(const IntMatmul& p, int64_t o, int64_t c, 
 /// y for the `rows` weight rows of `tile` (from o0) and activation rows
 /// c0..c0+C-1: per row, the sum of (activation scale [x weight group scale]) x
 /// int dot product of each step.
-/// `stream` is set on the first pass over a tile, which brings its weight rows
-/// from RAM; later passes find them in cache.
 template <class Format, bool kGrouped, int R, int C>
 void run_columns(const IntMatmul& p, const StepCounts& counts, const RowTile<R>& tile, int64_t o0,
-                 int rows, int64_t c0, bool stream) {
+                 int rows, int64_t c0) {
   const ActivationLayout& layout = p.activations.layout;
   const int8_t* x[C];
   const float* x_scales[C];
@@ -98,6 +96,9 @@ void run_columns(const IntMatmul& p, const StepCounts& counts, const RowTile<R>&
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = acc_odd[r][c] = _mm256_setzero_ps();
   auto& odd_target = kSecondChain ? acc_odd : acc;
+  // The first pass over a tile brings its weight rows from RAM; later passes
+  // find them in cache.
+  const bool stream = c0 == 0;
   const uint8_t* w[R];
   auto point_at = [&](int64_t step) {
     for (int r = 0; r < R; ++r) w[r] = tile.row[r] + step * kWeightBytesPerStep;
@@ -135,7 +136,7 @@ void run_remaining_columns(const IntMatmul& p, const StepCounts& counts, const R
                            int64_t o0, int rows, int64_t c0, int64_t remaining) {
   if constexpr (C > 1) {
     if (remaining == C - 1) {
-      run_columns<Format, kGrouped, R, C - 1>(p, counts, tile, o0, rows, c0, c0 == 0);
+      run_columns<Format, kGrouped, R, C - 1>(p, counts, tile, o0, rows, c0);
     } else {
       run_remaining_columns<Format, kGrouped, R, C - 1>(p, counts, tile, o0, rows, c0, remaining);
     }
@@ -159,8 +160,7 @@ void run_row_tile(const IntMatmul& p, const StepCounts& counts, int64_t o0) {
     }
   }
   int64_t c0 = 0;
-  for (; c0 + C <= p.S; c0 += C)
-    run_columns<Format, kGrouped, R, C>(p, counts, tile, o0, rows, c0, c0 == 0);
+  for (; c0 + C <= p.S; c0 += C) run_columns<Format, kGrouped, R, C>(p, counts, tile, o0, rows, c0);
   if (c0 < p.S)
     run_remaining_columns<Format, kGrouped, R, C>(p, counts, tile, o0, rows, c0, p.S - c0);
 }
