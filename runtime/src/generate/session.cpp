@@ -11,9 +11,12 @@ std::vector<float> Session::run(std::span<const int32_t> tokens, bool prefill) {
   const auto t0 = std::chrono::steady_clock::now();
   Model& model = engine_.model();
   const int64_t D = model.config().hidden_size;
+  // All or nothing: a step that throws leaves tokens and cache as they were.
+  KvRollback rollback(cache_);
   const auto hidden = model.forward(cache_, tokens);
-  tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   auto logits = model.logits(std::span(hidden).subspan(hidden.size() - D), 1);
+  rollback.commit();
+  tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (prefill) {
