@@ -12,6 +12,10 @@ int effective_threads(const Profile& profile) {
   return profile.threads > 0 ? profile.threads : omp_get_num_procs();
 }
 
+int effective_prefetch_slots(const Profile& profile, int experts_per_token) {
+  return profile.prefetch_slots ? *profile.prefetch_slots : experts_per_token;
+}
+
 std::unique_ptr<Engine> Engine::open(const Profile& profile,
                                      const std::filesystem::path& model_dir) {
   std::filesystem::path dir = model_dir;
@@ -39,9 +43,12 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   TensorLoader loader(tensors_, &budget_);
   ModelWeights weights = load_model_weights(config, loader, profile_);
   const int expert_layers = weights.mtp ? layers_with_mtp : config.num_hidden_layers;
+  io_channel_ = std::make_unique<IoChannel>(*io_, io_.info().abi_minor, tensors_.files());
+  const ExpertPoolSizes pools{profile_.expert_cache_per_layer,
+                              effective_prefetch_slots(profile_, config.num_experts_per_tok)};
   experts_ = std::make_unique<ExpertStore>(plan_expert_layouts(config, tensors_, expert_layers),
-                                           tensors_, *io_, profile_.expert_bits,
-                                           profile_.expert_cache_per_layer, &budget_);
+                                           *io_channel_, profile_.expert_bits, pools, &budget_,
+                                           services_.n_threads());
   model_ = std::make_unique<Model>(std::move(config), std::move(weights), *experts_, *kernels_);
 }
 

@@ -1,60 +1,12 @@
 #include <glmrt/base/error.h>
 #include <glmrt/weights/matrix.h>
+#include <glmrt/weights/row_packing.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 namespace glmrt {
-namespace {
-
-uint32_t element_type_for(WeightBits bits) {
-  switch (bits) {
-    case WeightBits::f32:
-      return GLMRT_F32;
-    case WeightBits::bf16:
-      return GLMRT_BF16;
-    case WeightBits::int8:
-      return GLMRT_I8;
-    case WeightBits::int4:
-      return GLMRT_I4;
-    case WeightBits::int2:
-      return GLMRT_I2;
-  }
-  fail("unknown weight precision {}", static_cast<int>(bits));
-}
-
-// Symmetric quantization of one row: q = round(w / s) clamped to the type's
-// range, s = max|w| / qmax (as the reference container does, so its files and
-// ours agree bit for bit).
-void quantize_row(std::span<const float> w, uint32_t type, std::byte* out, float* scale) {
-  const int qmax = type == GLMRT_I8 ? 127 : type == GLMRT_I4 ? 7 : 1;
-  const int qmin = -qmax - 1;
-  float amax = 0.f;
-  for (float v : w) amax = std::max(amax, std::fabs(v));
-  float s = std::max(amax / static_cast<float>(qmax), 1e-8f);
-  *scale = s;
-  auto q = [&](size_t i) {
-    return std::clamp(static_cast<int>(std::lrintf(w[i] / s)), qmin, qmax);
-  };
-  const size_t n = w.size();
-  if (type == GLMRT_I8) {
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<std::byte>(static_cast<int8_t>(q(i)));
-  } else if (type == GLMRT_I4) {
-    for (size_t i = 0; i < n; i += 2) {
-      int lo = q(i) + 8, hi = i + 1 < n ? q(i + 1) + 8 : 8;
-      out[i / 2] = static_cast<std::byte>(lo | (hi << 4));
-    }
-  } else {
-    for (size_t i = 0; i < n; i += 4) {
-      int byte = 0;
-      for (size_t k = 0; k < 4; ++k) byte |= (i + k < n ? q(i + k) + 2 : 2) << (2 * k);
-      out[i / 4] = static_cast<std::byte>(byte);
-    }
-  }
-}
-
-}  // namespace
 
 Matrix Matrix::from_f32(std::span<const float> values, int64_t rows, int64_t cols, WeightBits bits,
                         MemoryBudget* budget, const std::string& category) {
@@ -77,7 +29,7 @@ Matrix Matrix::from_f32(std::span<const float> values, int64_t rows, int64_t col
     float* scales = m.scales_.as<float>().data();
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < rows; ++r)
-      quantize_row(values.subspan(r * cols, cols), m.type_, dst + r * m.row_bytes_, &scales[r]);
+      pack_row(values.subspan(r * cols, cols), m.type_, dst + r * m.row_bytes_, &scales[r]);
   }
   return m;
 }
@@ -124,27 +76,7 @@ glmrt_weight_view Matrix::view_rows(int64_t first, int64_t count) const {
 }
 
 void Matrix::dequantize_row(int64_t r, std::span<float> out) const {
-  const std::byte* row = data_.data() + r * row_bytes_;
-  const float s = scales_.size() ? scales_.as<const float>()[r] : 1.f;
-  const auto* bytes = reinterpret_cast<const uint8_t*>(row);
-  for (int64_t i = 0; i < cols_; ++i) {
-    switch (type_) {
-      case GLMRT_F32:
-        out[i] = reinterpret_cast<const float*>(row)[i];
-        break;
-      case GLMRT_BF16:
-        out[i] = bf16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]);
-        break;
-      case GLMRT_I8:
-        out[i] = static_cast<float>(static_cast<int8_t>(bytes[i])) * s;
-        break;
-      case GLMRT_I4:
-        out[i] = static_cast<float>(((bytes[i / 2] >> (4 * (i & 1))) & 0xF) - 8) * s;
-        break;
-      default:
-        out[i] = static_cast<float>(((bytes[i / 4] >> (2 * (i & 3))) & 0x3) - 2) * s;
-    }
-  }
+  unpack_row(view(), r, out);
 }
 
 }  // namespace glmrt

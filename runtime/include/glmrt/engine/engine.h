@@ -6,6 +6,7 @@
 
 #include <glmrt/base/memory.h>
 #include <glmrt/experts/expert_store.h>
+#include <glmrt/experts/io_channel.h>
 #include <glmrt/host/plugin_host.h>
 #include <glmrt/kv/kv_cache.h>
 #include <glmrt/model/model.h>
@@ -31,6 +32,7 @@ class Engine {
   const std::filesystem::path& model_dir() const { return model_dir_; }
   const PluginInfo& kernels_info() const { return kernels_.info(); }
   const PluginInfo& io_info() const { return io_.info(); }
+  const HostServices& services() const { return services_; }
 
   /// A fresh cache for one sequence, sized by the profile.
   KvCache new_cache();
@@ -46,11 +48,16 @@ class Engine {
   PluginHandle<plugin::Kernels> kernels_;
   PluginHandle<plugin::Io> io_;
   TensorDirectory tensors_;
+  std::unique_ptr<IoChannel> io_channel_;
   std::unique_ptr<ExpertStore> experts_;
   std::unique_ptr<Model> model_;
 };
 
 /// Threads the profile asks for (0 = every core this process may use).
 int effective_threads(const Profile& profile);
+
+/// Prefetch slots per MoE layer: the profile's `memory.prefetch`, or for
+/// `auto` the experts one token routes to (`experts_per_token`).
+int effective_prefetch_slots(const Profile& profile, int experts_per_token);
 
 }  // namespace glmrt
