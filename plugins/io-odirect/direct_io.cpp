@@ -11,6 +11,24 @@
 #include <utility>
 
 namespace glmrt::io_odirect {
+namespace {
+
+/// The O_DIRECT twin of a file, or -1 with errno set when its filesystem
+/// refuses O_DIRECT (EINVAL: tmpfs before Linux 6.6, procfs, some FUSE and
+/// network filesystems).
+int open_direct(const std::string& path) {
+#ifdef IO_ODIRECT_REFUSING_FOR_TESTS
+  // The tests' build of this plugin stands in for such a filesystem, which
+  // the machine running them may not have: files named so are refused.
+  if (path.find("refuses-o-direct") != std::string::npos) {
+    errno = EINVAL;
+    return -1;
+  }
+#endif
+  return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+}
+
+}  // namespace
 
 TwinFile::TwinFile(TwinFile&& other) noexcept
     : twins_(std::move(other.twins_)), direct_off_(other.direct_off_.load()) {
@@ -68,7 +86,7 @@ glmrt_status DirectIo::open_files(const char* const* paths, int32_t n_paths) noe
         return GLMRT_ERR_IO;
       }
       twins.size = static_cast<uint64_t>(info.st_size);
-      twins.direct_fd = ::open(twins.path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
+      twins.direct_fd = open_direct(twins.path);
       if (twins.direct_fd < 0) {
         if (refused++ == 0) {
           first_refused = twins.path;
