@@ -17,5 +17,6 @@ int plugins_test_command(const Args& args);  // plugins_test.cpp: `plugins test 
 int profile_command(const Args& args);       // profile.cpp: profile check FILE
 int tokenize_command(const Args& args);      // tokenize.cpp: text <-> token ids
 int template_command(const Args& args);      // template.cpp: render a chat request
+int bench_command(const Args& args);         // bench.cpp: profiles side by side on one model
 
 }  // namespace glmrt::cli
