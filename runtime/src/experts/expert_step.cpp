@@ -8,14 +8,30 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <deque>
 
 namespace glmrt {
 
 class ExpertStore::Step {
  public:
   Step(ExpertStore& store, int layer, std::span<const int32_t> ids, bool keep_pins)
-      : store_(store), l_(store.layer_at(layer)), layer_(layer), ids_(ids), keep_pins_(keep_pins) {
+      : store_(store),
+        l_(store.layer_at(layer)),
+        layer_(layer),
+        ids_(ids),
+        keep_pins_(keep_pins),
+        slot_(store.step_lists_.slot),
+        pinned_(store.step_lists_.pinned),
+        misses_(store.step_lists_.misses),
+        todo_(store.step_lists_.todo),
+        ready_(store.step_lists_.ready),
+        ready_head_(store.step_lists_.ready_head),
+        loading_(store.step_lists_.loading),
+        filled_(store.step_lists_.filled),
+        ahead_(store.step_lists_.ahead) {
+    for (auto* list : {&misses_, &todo_, &ready_, &loading_}) list->clear();
+    filled_.clear();
+    ahead_.clear();
+    ready_head_ = 0;
     const int32_t n_experts = static_cast<int32_t>(l_.plans.size());
     for (int32_t id : ids_)
       if (id < 0 || id >= n_experts) fail("expert store: layer {} has no expert {}", layer, id);
@@ -77,9 +93,8 @@ class ExpertStore::Step {
     if (reads_queued) reads_queued();
     size_t used = 0;
     while (used < ids_.size()) {
-      if (!ready_.empty()) {
-        const size_t k = ready_.front();
-        ready_.pop_front();
+      if (ready_head_ < ready_.size()) {
+        const size_t k = ready_[ready_head_++];
         use(k, l_.slots[static_cast<size_t>(slot_[k])].expert);
         l_.wanted[static_cast<size_t>(ids_[k])] = 0;
         if (!keep_pins_) unpin(k);
@@ -98,7 +113,7 @@ class ExpertStore::Step {
     finished_ = true;
   }
 
-  const std::vector<int>& slots() const { return slot_; }
+  std::vector<int> slots() const { return slot_; }
 
  private:
   void pin(size_t k, int slot) {
@@ -210,14 +225,16 @@ class ExpertStore::Step {
   std::span<const int32_t> ids_;
   bool keep_pins_;
   bool marked_ = false, finished_ = false;
-  std::vector<int> slot_;        // by index: its slot, -1 before it has one
-  std::vector<uint8_t> pinned_;  // by index
-  std::vector<size_t> misses_;   // indices the step reads
-  std::vector<size_t> todo_;     // misses without a slot yet, ascending
-  std::deque<size_t> ready_;     // landed, not yet used
-  std::vector<size_t> loading_;  // reads in flight, in submission order
-  std::vector<int> filled_;      // slots this step read into
-  std::vector<int> ahead_;       // slots read ahead that this step uses
+  // The store's StepLists (see there), reused from step to step.
+  std::vector<int>& slot_;
+  std::vector<uint8_t>& pinned_;
+  std::vector<size_t>& misses_;
+  std::vector<size_t>& todo_;
+  std::vector<size_t>& ready_;
+  size_t& ready_head_;
+  std::vector<size_t>& loading_;
+  std::vector<int>& filled_;
+  std::vector<int>& ahead_;
 };
 
 std::vector<int> ExpertStore::run(int layer, std::span<const int32_t> ids,

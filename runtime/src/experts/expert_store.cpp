@@ -253,11 +253,16 @@ void ExpertStore::prefetch(int layer, std::span<const int32_t> ids) {
       ++issued;
       continue;
     }
-    const int slot = l.pool->claim(id, [&](int s) {
-      const int32_t held = l.pool->expert_in(s);
-      return l.slots[static_cast<size_t>(s)].state != SlotState::loading &&
-             (held < 0 || !l.wanted[static_cast<size_t>(held)]);
-    });
+    int slot = -1;
+    try {
+      slot = l.pool->claim(id, [&](int s) {
+        const int32_t held = l.pool->expert_in(s);
+        return l.slots[static_cast<size_t>(s)].state != SlotState::loading &&
+               (held < 0 || !l.wanted[static_cast<size_t>(held)]);
+      });
+    } catch (const Error&) {
+      break;  // no memory for another slot now: reading ahead is only ever a guess
+    }
     if (slot < 0) break;
     SlotInfo& info = l.slots[static_cast<size_t>(slot)];
     info.ticket = submit_direct(l, slot, plan);

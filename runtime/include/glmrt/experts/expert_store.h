@@ -138,6 +138,19 @@ class ExpertStore {
     std::vector<int32_t> predicted;
   };
   class Step;
+  /// The running step's lists, kept from step to step so steps allocate
+  /// nothing once they have grown (one step runs at a time).
+  struct StepLists {
+    std::vector<int> slot;        // by index: its slot, -1 before it has one
+    std::vector<uint8_t> pinned;  // by index
+    std::vector<size_t> misses;   // indices the step reads
+    std::vector<size_t> todo;     // misses without a slot yet, ascending
+    std::vector<size_t> ready;    // landed, not yet used (from ready_head on)
+    size_t ready_head = 0;
+    std::vector<size_t> loading;  // reads in flight, in submission order
+    std::vector<int> filled;      // slots this step read into
+    std::vector<int> ahead;       // slots read ahead that this step uses
+  };
 
   Layer& layer_at(int layer);
   /// One step over `ids` (expert_step.cpp); with `keep_pins` the slots stay
@@ -173,6 +186,7 @@ class ExpertStore {
   HugePageBlock staging_;  // one expert's raw bytes, for experts that need conversion
   AlignedBlock row_scratch_;
   mutable ExpertStoreStats stats_;
+  StepLists step_lists_;
   std::vector<Layer> layers_;  // last: their in-flight tickets go before the rest
 };
 
