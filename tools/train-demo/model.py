@@ -135,6 +135,8 @@ class Attention(nn.Module):
         scores = scores.masked_fill(~allowed[:, None] if allowed.dim() == 3 else ~allowed,
                                     float("-inf"))
         probs = scores.softmax(-1)
+        if trace is not None:
+            trace["probs"] = probs[0]  # [H, S, S]: indexer recall in evaluate.py
         out = torch.einsum("bhst,bthd->bshd", probs, v).reshape(B, S, H * self.v_dim)
 
         kl = None
