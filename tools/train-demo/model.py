@@ -47,6 +47,9 @@ def rope(x, positions, theta, interleave):
     return torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1)
 
 
+INDEXER_MIN_DOT = 0.1
+
+
 class Indexer(nn.Module):
     """DSA lightning indexer: scores every visible key for every query."""
 
@@ -71,6 +74,7 @@ class Indexer(nn.Module):
         k = torch.cat((rope(k[..., :R], positions, self.theta, self.interleave), k[..., R:]), -1)
         w = self.weights_proj(x) * self.nh ** -0.5  # [B,S,nh]
         dots = torch.einsum("bshd,btd->bsht", q, k) * self.hd ** -0.5
+        self.last_dots = dots  # training: the hinge in Attention.forward
         return torch.einsum("bsht,bsh->bst", F.relu(dots), w)
 
 
@@ -150,6 +154,14 @@ class Attention(nn.Module):
             logq = idx_scores.masked_fill(outside, float("-inf")).log_softmax(-1)
             logq = logq.masked_fill(outside, 0.0)
             kl = (target * target.clamp_min(1e-30).log() - target * logq).sum(-1).mean()
+            # The relu makes a key's score exactly 0 once every head's dot is negative, and the
+            # KL pushes unimportant keys there; then rows whose top-k boundary falls among
+            # zeros select by tie-breaking, which no two implementations do alike. A hinge
+            # keeps, for every visible key, the largest head dot above INDEXER_MIN_DOT, so
+            # scores stay distinct (low keys go negative through negatively weighted heads).
+            best = self.indexer.last_dots.max(2).values  # [B, S, S]
+            hinge = F.relu(INDEXER_MIN_DOT - best).masked_fill(~causal, 0.0)
+            kl = kl + hinge.sum() / (causal.sum() * B)
         return self.o_proj(out), selection, kl
 
 

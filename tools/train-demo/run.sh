@@ -21,7 +21,7 @@ export OMP_WAIT_POLICY=passive
 $PY prepare_corpus.py --out work/corpus
 $PY train_tokenizer.py --work work
 $PY check_glm_tiny.py                      # the float64 forward == transformers on glm_tiny
-$PY train.py --work work                   # seeded: 500 steps x 8 x 256 tokens
+$PY train.py --work work                   # seeded: 400 steps x 8 x 256 tokens
 $PY export.py --work work --out "$OUT"
 $PY make_ref.py --work work --model "$OUT"
 $PY evaluate.py --work work --model "$OUT" --out work/eval.json

@@ -4,9 +4,10 @@
 Objectives:
 - next-token cross-entropy of the main model;
 - MTP: cross-entropy of the MTP layer's prediction of token t+2 (weight --mtp-weight);
-- DSA indexer: KL(main attention, summed over heads and detached || softmax of indexer scores);
-  the indexer's inputs are detached, so this loss trains only the indexer and the LM loss only
-  the rest. The first --dense-frac of the steps attend densely (the indexer "warm-up"); the rest
+- DSA indexer: KL(main attention, summed over heads and detached || softmax of indexer scores),
+  plus a hinge keeping each key's best head dot product positive (model.py: no exact-zero
+  scores, so no ties at the top-k boundary); the indexer's inputs are detached, so this loss
+  trains only the indexer and the LM loss only the rest. The first --dense-frac of the steps attend densely (the indexer "warm-up"); the rest
   attend only to the keys the indexer selects (rows past index_topk), as inference does, with the
   KL restricted to the selected keys (DeepSeek-V3.2's sparse stage);
 - routing: sigmoid scores, top-k chosen on score + e_score_correction_bias; after every step the
@@ -72,7 +73,7 @@ def update_bias(m, rate):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default="work")
-    ap.add_argument("--steps", type=int, default=500)
+    ap.add_argument("--steps", type=int, default=400)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--seq", type=int, default=256)
     ap.add_argument("--lr", type=float, default=3e-3)
