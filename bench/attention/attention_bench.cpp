@@ -46,7 +46,7 @@ class Setup {
 
   plugin::Kernels& kernels() { return *kernels_; }
   const std::string& kernels_name() const { return kernels_.info().name; }
-  MlaProjections projections() const { return {key_absorb_, key_expand_, value_}; }
+  MlaProjections projections() const { return {key_absorb_, value_}; }
 
   /// A one-layer cache with T random rows and index keys.
   const KvCache& cache(int64_t T, CacheType type) {
@@ -75,8 +75,6 @@ class Setup {
     const float spread = 1.f / std::sqrt(static_cast<float>(L));
     key_absorb_ = Matrix::from_f32(random(H * L * nope, spread), H * L, nope, WeightBits::f32,
                                    nullptr, "bench");
-    key_expand_ = Matrix::from_f32(random(H * nope * L, spread), H * nope, L, WeightBits::f32,
-                                   nullptr, "bench");
     value_ =
         Matrix::from_f32(random(H * vd * L, spread), H * vd, L, WeightBits::f32, nullptr, "bench");
   }
@@ -85,7 +83,7 @@ class Setup {
   MemoryBudget budget_;
   HostServices services_;
   PluginHandle<plugin::Kernels> kernels_;
-  Matrix key_absorb_, key_expand_, value_;
+  Matrix key_absorb_, value_;
   std::map<std::pair<int64_t, CacheType>, std::unique_ptr<KvCache>> caches_;
 };
 

@@ -41,11 +41,10 @@ class MlaCore : public ::testing::Test {
         for (int64_t l = 0; l < L; ++l)
           key_t[(h * L + l) * nope + r] = key_[(h * nope + r) * L + l];
     key_absorb_ = Matrix::from_f32(key_t, H * L, nope, WeightBits::f32, nullptr, "test");
-    key_expand_ = Matrix::from_f32(key_, H * nope, L, WeightBits::f32, nullptr, "test");
     value_matrix_ = Matrix::from_f32(value_, H * vd, L, WeightBits::f32, nullptr, "test");
   }
 
-  MlaProjections projections() const { return {key_absorb_, key_expand_, value_matrix_}; }
+  MlaProjections projections() const { return {key_absorb_, value_matrix_}; }
 
   /// A one-layer cache of `type` holding `rows` ([T, cache_width]).
   static KvCache cache_with(const std::vector<float>& rows, CacheType type) {
@@ -132,7 +131,7 @@ class MlaCore : public ::testing::Test {
   HostServices services_;
   PluginHandle<plugin::Kernels> kernels_;
   std::vector<float> key_, value_;
-  Matrix key_absorb_, key_expand_, value_matrix_;
+  Matrix key_absorb_, value_matrix_;
   LatentScratch scratch_;
 };
 

@@ -122,4 +122,36 @@ std::vector<std::vector<float>> runtime_teacher_forced(Engine& engine,
   return rows;
 }
 
+OracleCase oracle_case(const ClearSequence& s, const ReferenceConfig& config, std::string name) {
+  const ReferenceResult& r = s.reference;
+  OracleCase c;
+  c.name = std::move(name);
+  c.prompt_ids = s.prompt;
+  c.generated_ids = s.greedy;
+  c.full_ids = s.full;
+  for (size_t t = 0; t < r.logits.size(); ++t) {
+    c.logits.push_back(r.logits[t]);
+    c.tf_pred.push_back(r.argmax(t));
+    c.margin.push_back(r.margin(t));
+  }
+  c.dense_equivalent = static_cast<int>(s.full.size()) <= config.index_topk;
+  c.sparse_rows_from = config.index_topk;
+  for (const auto& row : r.mtp_logits) {
+    std::vector<double> sorted = row;
+    std::sort(sorted.begin(), sorted.end(), std::greater<>());
+    c.mtp_pred.push_back(
+        static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin()));
+    c.mtp_margin.push_back(sorted[0] - sorted[1]);
+  }
+  for (const auto& [layer, rows] : r.indexer_selection)
+    for (const auto& keys : rows) c.indexer_topk[layer].emplace_back(keys.begin(), keys.end());
+  for (const auto& [layer, rows] : r.experts)
+    for (const auto& ids : rows) {
+      std::vector<int32_t> sorted(ids.begin(), ids.end());
+      std::sort(sorted.begin(), sorted.end());
+      c.experts[layer].push_back(std::move(sorted));
+    }
+  return c;
+}
+
 }  // namespace glmrt::test

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <glmrt/engine/engine.h>
+#include <glmrt/validate/oracle.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -50,5 +51,10 @@ std::vector<std::vector<float>> runtime_teacher_forced(Engine& engine,
                                                        const std::vector<int32_t>& tokens);
 
 int argmax(const std::vector<float>& row);
+
+/// `s` as a ref.json case of the independent reference (greedy continuation,
+/// teacher-forced logits, MTP predictions, DSA selections and routing), so
+/// `validate` can check the runtime against it.
+OracleCase oracle_case(const ClearSequence& s, const ReferenceConfig& config, std::string name);
 
 }  // namespace glmrt::test

@@ -3,10 +3,12 @@
 #include "commands.h"
 #include "options.h"
 
+#include <glmrt/base/error.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/validate/oracle.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
@@ -15,8 +17,43 @@
 namespace glmrt::cli {
 namespace {
 
-nlohmann::json to_json(const ValidationReport& r) {
+AttentionFormChoice parse_form(const std::string& text) {
+  if (text == "auto") return AttentionFormChoice::automatic;
+  if (text == "absorbed") return AttentionFormChoice::absorbed;
+  if (text == "reconstructed") return AttentionFormChoice::reconstructed;
+  fail("--attention-form: expected auto, absorbed or reconstructed, found `{}`", text);
+}
+
+const char* form_name(AttentionFormChoice form) {
+  switch (form) {
+    case AttentionFormChoice::absorbed:
+      return "absorbed";
+    case AttentionFormChoice::reconstructed:
+      return "reconstructed";
+    case AttentionFormChoice::automatic:
+      break;
+  }
+  return "auto";
+}
+
+nlohmann::json divergence_json(const std::optional<Divergence>& d) {
+  if (!d) return nullptr;
+  return {{"kind", d->kind},
+          {"layer", d->layer},
+          {"position", d->position},
+          {"ours", d->ours},
+          {"reference", d->reference}};
+}
+
+std::string describe(const Divergence& d) {
+  return fmt::format("{} of layer {} at position {}: ours [{}], reference [{}]",
+                     d.kind == "indexer" ? "DSA selection" : "routed experts", d.layer, d.position,
+                     fmt::join(d.ours, ","), fmt::join(d.reference, ","));
+}
+
+nlohmann::json to_json(const ValidationReport& r, AttentionFormChoice form) {
   nlohmann::json j;
+  j["attention_form"] = form_name(form);
   j["pass"] = r.pass;
   j["thresholds"] = {{"min_top1", r.thresholds.min_top1},
                      {"max_kl", r.thresholds.max_kl},
@@ -37,22 +74,52 @@ nlohmann::json to_json(const ValidationReport& r) {
                           {"mean_kl", c.mean_kl},
                           {"mtp_checked", c.mtp_checked},
                           {"mtp_top1_agree", c.mtp_top1_agree},
-                          {"pass", c.pass}});
+                          {"pass", c.pass},
+                          {"prefill_chunk", c.prefill_chunk},
+                          {"forward_calls", c.forward_calls},
+                          {"mtp_forward_calls", c.mtp_forward_calls},
+                          {"non_finite_rows", c.non_finite_rows},
+                          {"indexer_rows_compared", c.indexer_rows_compared},
+                          {"indexer_rows_differ", c.indexer_rows_differ},
+                          {"routing_rows_compared", c.routing_rows_compared},
+                          {"routing_rows_differ", c.routing_rows_differ},
+                          {"first_divergence", divergence_json(c.first_divergence)}});
   }
   return j;
 }
 
 void print_text(const ValidationReport& r) {
-  fmt::print("{:<12} {:>6} {:>9} {:>8} {:>12} {:>12} {:>8}  {}\n", "case", "rows", "greedy", "top1",
-             "max|dlogit|", "mean KL", "mtp top1", "result");
+  // rows = rows compared; DSA = sparse rows whose reference selection was not reproduced.
+  fmt::print("{:<12} {:>6} {:>5} {:>9} {:>8} {:>12} {:>12} {:>8}  {}\n", "case", "rows", "DSA",
+             "greedy", "top1", "max|dlogit|", "mean KL", "mtp top1", "result");
   double worst_dlogit = 0, kl_sum = 0;
   for (const auto& c : r.cases) {
-    fmt::print("{:<12} {:>6} {:>4}/{:<4} {:>8.4f} {:>12.3e} {:>12.3e} {:>8}  {}\n", c.name,
-               c.rows_checked, c.greedy_identical, c.greedy_total, c.top1_agree, c.max_abs_dlogit,
-               c.mean_kl, c.mtp_checked ? fmt::format("{:.4f}", c.mtp_top1_agree) : "-",
+    fmt::print("{:<12} {:>6} {:>5} {:>4}/{:<4} {:>8.4f} {:>12.3e} {:>12.3e} {:>8}  {}\n", c.name,
+               c.rows_checked, c.rows_need_dsa, c.greedy_identical, c.greedy_total, c.top1_agree,
+               c.max_abs_dlogit, c.mean_kl,
+               c.mtp_checked ? fmt::format("{:.4f}", c.mtp_top1_agree) : "-",
                c.pass ? "pass" : "FAIL");
     worst_dlogit = std::max(worst_dlogit, c.max_abs_dlogit);
     kl_sum += c.mean_kl;
+  }
+  for (const auto& c : r.cases) {
+    if (c.non_finite_rows)
+      fmt::print("{}: {} rows have NaN or infinite logits\n", c.name, c.non_finite_rows);
+    if (c.first_divergence)
+      fmt::print(
+          "{}: {} of {} DSA rows and {} of {} routing rows differ from the reference; first: "
+          "{}\n",
+          c.name, c.indexer_rows_differ, c.indexer_rows_compared, c.routing_rows_differ,
+          c.routing_rows_compared, describe(*c.first_divergence));
+  }
+  if (!r.cases.empty()) {
+    int64_t calls = 0;
+    for (const auto& c : r.cases) calls += c.forward_calls;
+    fmt::print("prefill: {}; {} forward calls\n",
+               r.cases.front().prefill_chunk
+                   ? fmt::format("in chunks of {} positions", r.cases.front().prefill_chunk)
+                   : std::string("whole sequences in one call"),
+               calls);
   }
   fmt::print(
       "overall: {} (thresholds: top1 >= {}, max|dlogit| <= {:g}, mean KL <= {:g}, greedy {}) "
@@ -75,7 +142,11 @@ int validate_command(const Args& args) {
       "json", "print one JSON object instead of a table")("min-top1", po::value<double>(),
                                                           "override validate.min_top1")(
       "max-kl", po::value<double>(), "override validate.max_kl")("max-dlogit", po::value<double>(),
-                                                                 "override validate.max_dlogit");
+                                                                 "override validate.max_dlogit")(
+      "prefill-chunk", po::value<int64_t>(),
+      "positions per forward call (override memory.prefill_chunk; 0 = whole sequences)")(
+      "attention-form", po::value<std::string>()->default_value("auto"),
+      "auto (the cost model's choice), absorbed or reconstructed: force one MLA form");
   const auto parsed = parse_options(args, options);
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
@@ -86,11 +157,21 @@ int validate_command(const Args& args) {
   if (vm.count("max-kl")) th.max_kl = vm["max-kl"].as<double>();
   if (vm.count("max-dlogit")) th.max_dlogit = vm["max-dlogit"].as<double>();
 
+  ValidateOptions run_options;
+  run_options.prefill_chunk = profile.prefill_chunk;
+  if (vm.count("prefill-chunk")) {
+    run_options.prefill_chunk = vm["prefill-chunk"].as<int64_t>();
+    if (run_options.prefill_chunk < 0)
+      fail("--prefill-chunk: expected 0 (whole sequences) or a positive count, found {}",
+           run_options.prefill_chunk);
+  }
+  run_options.attention_form = parse_form(vm["attention-form"].as<std::string>());
+
   const auto cases = load_oracle(ref_path);
   auto engine = Engine::open(profile, model_dir);
-  const ValidationReport report = validate(*engine, cases, th);
+  const ValidationReport report = validate(*engine, cases, th, run_options);
   if (vm.count("json"))
-    std::cout << to_json(report).dump(2) << "\n";
+    std::cout << to_json(report, run_options.attention_form).dump(2) << "\n";
   else
     print_text(report);
   return report.pass ? 0 : 1;

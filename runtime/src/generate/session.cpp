@@ -1,6 +1,7 @@
 #include <glmrt/base/error.h>
 #include <glmrt/generate/session.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace glmrt {
@@ -11,9 +12,15 @@ std::vector<float> Session::run(std::span<const int32_t> tokens, bool prefill) {
   const auto t0 = std::chrono::steady_clock::now();
   Model& model = engine_.model();
   const int64_t D = model.config().hidden_size;
-  const auto hidden = model.forward(cache_, tokens);
+  // Only the last position's state is kept: a long prompt's activations stay
+  // within one chunk.
+  std::vector<float> last(D);
+  model.forward_chunked(cache_, tokens, engine_.profile().prefill_chunk,
+                        [&](int64_t, std::span<const float> hidden) {
+                          std::copy(hidden.end() - D, hidden.end(), last.begin());
+                        });
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
-  auto logits = model.logits(std::span(hidden).subspan(hidden.size() - D), 1);
+  auto logits = model.logits(last, 1);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (prefill) {

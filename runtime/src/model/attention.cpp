@@ -22,6 +22,19 @@ std::vector<QueryKeys> query_keys(const KeySelection& selection, int64_t S, int6
   return keys;
 }
 
+AttentionForm chosen_form(AttentionFormChoice choice, const MlaDims& dims,
+                          std::span<const QueryKeys> keys) {
+  switch (choice) {
+    case AttentionFormChoice::absorbed:
+      return AttentionForm::absorbed;
+    case AttentionFormChoice::reconstructed:
+      return AttentionForm::reconstructed;
+    case AttentionFormChoice::automatic:
+      break;
+  }
+  return faster_form(dims, keys);
+}
+
 }  // namespace
 
 void mla_attention(const AttentionWeights& w, const LayerContext& ctx, std::span<const float> x,
@@ -64,12 +77,17 @@ void mla_attention(const AttentionWeights& w, const LayerContext& ctx, std::span
     fail("layer {}: a shared indexer layer needs the previous layer's selection", ctx.layer);
   }
 
+  if (ctx.trace)
+    for (int64_t s = 0; s < S; ++s)
+      if (!selection.rows[s].empty())
+        ctx.trace->record_selection(ctx.layer, pos0 + s, selection.rows[s]);
+
   const MlaDims dims = mla_dims(c);
-  const MlaProjections projections{w.key_absorb, w.key_expand, w.value};
+  const MlaProjections projections{w.key_absorb, w.value};
   const std::vector<QueryKeys> keys = query_keys(selection, S, pos0);
   const CacheRows rows = ctx.cache.kv_rows(ctx.layer);
   std::vector<float> attn(S * H * vd);
-  if (faster_form(dims, keys) == AttentionForm::reconstructed) {
+  if (chosen_form(ctx.attention_form, dims, keys) == AttentionForm::reconstructed) {
     reconstructed_attention(ctx.kernels, dims, projections, q, rows, keys, attn);
   } else {
     LatentScratch scratch;

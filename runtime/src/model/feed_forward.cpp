@@ -37,11 +37,18 @@ void moe_block(const MoeWeights& w, const LayerContext& ctx, std::span<const flo
     std::vector<float> weights;
   };
   std::map<int32_t, Users> by_expert;
+  const int64_t pos0 = ctx.trace ? ctx.cache.length(ctx.layer) - S : 0;
   for (int64_t s = 0; s < S; ++s) {
-    for (const RoutedExpert& r :
-         route(std::span(logits).subspan(s * E, E), w.correction_bias, params)) {
+    const std::vector<RoutedExpert> routed =
+        route(std::span(logits).subspan(s * E, E), w.correction_bias, params);
+    for (const RoutedExpert& r : routed) {
       by_expert[r.expert].positions.push_back(s);
       by_expert[r.expert].weights.push_back(r.weight);
+    }
+    if (ctx.trace) {
+      std::vector<int32_t> ids;
+      for (const RoutedExpert& r : routed) ids.push_back(r.expert);
+      ctx.trace->record_experts(ctx.layer, pos0 + s, std::move(ids));
     }
   }
   std::vector<int32_t> ids;

@@ -5,6 +5,8 @@
 #include <glmrt/model/norms.h>
 #include <glmrt/weights/linear.h>
 
+#include <algorithm>
+
 namespace glmrt {
 
 Model::Model(ModelConfig config, ModelWeights weights, ExpertStore& experts,
@@ -39,7 +41,7 @@ void Model::decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std:
                           int64_t S, KeySelection& selection) {
   const int64_t D = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
-  const LayerContext ctx{config_, kernels_, rope_, cache, experts_, layer};
+  const LayerContext ctx{config_, kernels_, rope_, cache, experts_, layer, attention_form_, trace_};
   std::vector<float> normed(S * D), delta(S * D);
 
   rms_norm_rows(h, w.input_norm, eps, normed);
@@ -61,7 +63,21 @@ std::vector<float> Model::forward(KvCache& cache, std::span<const int32_t> token
   KeySelection selection;
   for (int i = 0; i < config_.num_hidden_layers; ++i)
     decoder_layer(weights_.layers[i], i, cache, h, S, selection);
+  ++counters_.forward_calls;
   return h;
+}
+
+int64_t Model::forward_chunked(KvCache& cache, std::span<const int32_t> tokens, int64_t chunk,
+                               const ChunkSink& on_chunk) {
+  const int64_t T = static_cast<int64_t>(tokens.size());
+  const int64_t step = chunk > 0 ? chunk : std::max<int64_t>(T, 1);
+  int64_t calls = 0;
+  for (int64_t first = 0; first < T; first += step, ++calls) {
+    const int64_t n = std::min(step, T - first);
+    const std::vector<float> hidden = forward(cache, tokens.subspan(first, n));
+    if (on_chunk) on_chunk(first, hidden);
+  }
+  return calls;
 }
 
 std::vector<float> Model::logits(std::span<const float> hidden, int64_t rows) {
@@ -91,6 +107,7 @@ std::vector<float> Model::mtp_forward(KvCache& cache, std::span<const int32_t> n
   linear(kernels_, joined, S, m.eh_proj, h);
   KeySelection selection;
   decoder_layer(m.layer, config_.num_hidden_layers, cache, h, S, selection);
+  ++counters_.mtp_forward_calls;
   return h;
 }
 

@@ -28,6 +28,18 @@ std::vector<int32_t> needed_positions(std::span<const QueryKeys> keys) {
   return positions;
 }
 
+/// Head h's key block as kv_b stores it, W_k [qk_nope, kv_lora] in f32,
+/// transposed back from key_absorb's rows [h*kv_lora, (h+1)*kv_lora). Its
+/// values are key_absorb's at the profile's precision, so this form computes
+/// with exactly the weights the absorbed form uses.
+void head_key_block(const Matrix& key_absorb, int64_t h, int64_t L, int64_t nope,
+                    std::span<float> column, std::span<float> out) {
+  for (int64_t l = 0; l < L; ++l) {
+    key_absorb.dequantize_row(h * L + l, column);
+    for (int64_t r = 0; r < nope; ++r) out[r * L + l] = column[r];
+  }
+}
+
 /// Softmax in place.
 void softmax(std::span<float> scores) {
   const float top = *std::max_element(scores.begin(), scores.end());
@@ -69,8 +81,10 @@ void reconstructed_attention(plugin::Kernels& kernels, const MlaDims& d, const M
   for (const QueryKeys& k : keys) most_keys = std::max(most_keys, k.count());
   // Per head: keys [U, qk_head] = [k_nope | k_rope], laid out like the queries.
   std::vector<float> k_nope(U * nope), k_cat(U * qk), v(U * vd);
+  std::vector<float> key_block(nope * L), column(nope);
   for (int64_t h = 0; h < H; ++h) {
-    linear(kernels, latent, U, w.key_expand.view_rows(h * nope, nope), k_nope);
+    head_key_block(w.key_absorb, h, L, nope, column, key_block);
+    linear(kernels, latent, U, f32_view(key_block, nope, L), k_nope);
     linear(kernels, latent, U, w.value.view_rows(h * vd, vd), v);
     for (int64_t u = 0; u < U; ++u) {
       std::copy_n(k_nope.begin() + u * nope, nope, k_cat.begin() + u * qk);

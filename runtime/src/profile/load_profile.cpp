@@ -129,7 +129,7 @@ class ProfileReader {
   }
 
   static void read_memory(const Field& field, Profile& profile) {
-    Mapping memory = field.as_mapping({"budget", "expert_cache", "max_context"});
+    Mapping memory = field.as_mapping({"budget", "expert_cache", "max_context", "prefill_chunk"});
     if (auto budget = memory.find("budget")) {
       try {
         profile.memory_budget_bytes = parse_byte_size(budget->as_string());
@@ -141,6 +141,8 @@ class ProfileReader {
       profile.expert_cache_per_layer = static_cast<int>(cache->as_int(0, 4096));
     if (auto context = memory.find("max_context"))
       profile.max_context = static_cast<int>(context->as_int(16, 1048576));
+    if (auto chunk = memory.find("prefill_chunk"))
+      profile.prefill_chunk = static_cast<int>(chunk->as_int(0, 1048576));
   }
 
   static void read_generation(const Field& field, GenerationDefaults& generation) {

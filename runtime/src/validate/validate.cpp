@@ -1,15 +1,25 @@
+// One profile against the reference: teacher-forced logits and decisions,
+// the MTP head, and greedy decoding, each through the paths generation uses
+// (chunked prefill, then one token per step).
+#include "decisions.h"
+
 #include <glmrt/base/error.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/validate/oracle.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace glmrt {
 namespace {
 
 int32_t argmax(std::span<const float> v) {
   return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+bool all_finite(std::span<const float> v) {
+  return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
 }
 
 // KL(p_ref || p_ours) of the two softmaxes, in double.
@@ -30,83 +40,189 @@ double kl_divergence(std::span<const double> ref, std::span<const float> ours) {
   return std::max(kl, 0.0);
 }
 
-void check_ids(const OracleCase& c, int32_t vocab) {
+/// Records the model's decisions into a trace for one scope.
+class ScopedTrace {
+ public:
+  ScopedTrace(Model& model, ForwardTrace& trace) : model_(model) { model_.set_trace(&trace); }
+  ~ScopedTrace() { model_.set_trace(nullptr); }
+  ScopedTrace(const ScopedTrace&) = delete;
+  ScopedTrace& operator=(const ScopedTrace&) = delete;
+
+ private:
+  Model& model_;
+};
+
+/// Forces an attention form for one scope, then restores the model's own.
+class ScopedAttentionForm {
+ public:
+  ScopedAttentionForm(Model& model, AttentionFormChoice form)
+      : model_(model), previous_(model.attention_form()) {
+    model_.set_attention_form(form);
+  }
+  ~ScopedAttentionForm() { model_.set_attention_form(previous_); }
+  ScopedAttentionForm(const ScopedAttentionForm&) = delete;
+  ScopedAttentionForm& operator=(const ScopedAttentionForm&) = delete;
+
+ private:
+  Model& model_;
+  AttentionFormChoice previous_;
+};
+
+void check_fits_model(const OracleCase& c, const Model& model) {
+  const int32_t vocab = model.config().vocab_size;
   for (int32_t id : c.full_ids)
     if (id < 0 || id >= vocab)
       fail("case {}: token id {} is outside this model's vocabulary of {}", c.name, id, vocab);
-  for (const auto& row : c.logits)
-    if (static_cast<int32_t>(row.size()) != vocab)
-      fail("case {}: reference logits have {} columns, the model's vocabulary is {}", c.name,
-           row.size(), vocab);
+  if (static_cast<int32_t>(c.logits.front().size()) != vocab)
+    fail("case {}: reference logits have {} columns, the model's vocabulary is {}", c.name,
+         c.logits.front().size(), vocab);
+  if (model.has_mtp() && c.mtp_pred.empty())
+    fail(
+        "case {}: the model has an MTP layer but the reference has no `mtp_pred` / `mtp_margin` "
+        "(one row per position but the last)",
+        c.name);
 }
 
-// The MTP head teacher-forced: position t sees full_ids[t + 1] and the main
-// model's hidden state at t.
-void check_mtp(Model& model, const OracleCase& c, KvCache& cache, std::span<const float> hidden,
-               const ValidateThresholds& th, CaseReport& r) {
-  const int64_t rows = static_cast<int64_t>(c.mtp_pred.size());
-  const int32_t V = model.config().vocab_size;
-  const std::span<const int32_t> next(c.full_ids.data() + 1, rows);
-  const auto h = model.mtp_forward(cache, next, hidden.first(rows * model.config().hidden_size));
-  const auto logits = model.mtp_logits(h, rows);
-  int64_t clear = 0, agree = 0;
-  for (int64_t t = 0; t < rows; ++t) {
-    if (c.mtp_margin[t] <= th.min_margin) continue;
-    ++clear;
-    agree += argmax(std::span(logits).subspan(t * V, V)) == c.mtp_pred[t];
+/// Accumulates the teacher-forced comparison row by row, chunk by chunk.
+class LogitComparison {
+ public:
+  LogitComparison(const OracleCase& c, const ValidateThresholds& th, CaseReport& r)
+      : c_(c), th_(th), r_(r) {}
+
+  void add(int64_t t, std::span<const float> ours) {
+    ++r_.rows_checked;
+    if (!all_finite(ours)) {
+      ++r_.non_finite_rows;
+      return;
+    }
+    for (size_t v = 0; v < ours.size(); ++v)
+      r_.max_abs_dlogit = std::max(r_.max_abs_dlogit, std::fabs(ours[v] - c_.logits[t][v]));
+    kl_sum_ += kl_divergence(c_.logits[t], ours);
+    if (c_.margin[t] > th_.min_margin) {
+      ++clear_rows_;
+      agree_ += argmax(ours) == c_.tf_pred[t];
+    }
   }
-  r.mtp_checked = true;
-  r.mtp_top1_agree = clear ? static_cast<double>(agree) / clear : 1.0;
+
+  void finish() {
+    if (r_.non_finite_rows > 0) {
+      // Nothing about those rows can be trusted: report them as infinitely off.
+      r_.max_abs_dlogit = r_.mean_kl = std::numeric_limits<double>::infinity();
+    } else {
+      r_.mean_kl = r_.rows_checked ? kl_sum_ / static_cast<double>(r_.rows_checked) : 0.0;
+    }
+    r_.top1_agree = clear_rows_ ? static_cast<double>(agree_) / clear_rows_ : 1.0;
+  }
+
+ private:
+  const OracleCase& c_;
+  const ValidateThresholds& th_;
+  CaseReport& r_;
+  int64_t clear_rows_ = 0, agree_ = 0;
+  double kl_sum_ = 0;
+};
+
+/// The MTP head teacher-forced, chunk by chunk: position t sees full_ids[t + 1]
+/// and the main model's hidden state at t.
+class MtpComparison {
+ public:
+  MtpComparison(Model& model, const OracleCase& c, const ValidateThresholds& th, KvCache& cache)
+      : model_(model), c_(c), th_(th), cache_(cache) {}
+
+  void add(int64_t first, std::span<const float> hidden) {
+    const int64_t D = model_.config().hidden_size, V = model_.config().vocab_size;
+    const int64_t rows = std::min<int64_t>(static_cast<int64_t>(hidden.size()) / D,
+                                           static_cast<int64_t>(c_.mtp_pred.size()) - first);
+    if (rows <= 0) return;
+    const std::span<const int32_t> next(c_.full_ids.data() + first + 1, rows);
+    const auto h = model_.mtp_forward(cache_, next, hidden.first(rows * D));
+    const auto logits = model_.mtp_logits(h, rows);
+    for (int64_t i = 0; i < rows; ++i) {
+      const std::span<const float> row(logits.data() + i * V, V);
+      if (!all_finite(row)) ++non_finite_;
+      if (c_.mtp_margin[first + i] <= th_.min_margin) continue;
+      ++clear_;
+      agree_ += argmax(row) == c_.mtp_pred[first + i];
+    }
+  }
+
+  void finish(CaseReport& r) const {
+    r.mtp_checked = true;
+    r.mtp_top1_agree = clear_ ? static_cast<double>(agree_) / clear_ : 1.0;
+    r.non_finite_rows += non_finite_;
+  }
+
+ private:
+  Model& model_;
+  const OracleCase& c_;
+  const ValidateThresholds& th_;
+  KvCache& cache_;
+  int64_t clear_ = 0, agree_ = 0, non_finite_ = 0;
+};
+
+void teacher_forced(Engine& engine, const OracleCase& c, const ValidateThresholds& th,
+                    int64_t chunk, CaseReport& r) {
+  Model& model = engine.model();
+  const int64_t D = model.config().hidden_size, V = model.config().vocab_size;
+  KvCache cache = engine.new_cache();
+  ForwardTrace trace;
+  LogitComparison logits(c, th, r);
+  std::optional<MtpComparison> mtp;
+  if (model.has_mtp()) mtp.emplace(model, c, th, cache);
+  {
+    const ScopedTrace recording(model, trace);
+    model.forward_chunked(cache, c.full_ids, chunk, [&](int64_t first, std::span<const float> h) {
+      const int64_t n = static_cast<int64_t>(h.size()) / D;
+      const auto rows = model.logits(h, n);
+      for (int64_t i = 0; i < n; ++i) logits.add(first + i, std::span(rows).subspan(i * V, V));
+      if (mtp) mtp->add(first, h);
+    });
+  }
+  logits.finish();
+  if (mtp) mtp->finish(r);
+  compare_decisions(c, trace, model.config().num_hidden_layers, r);
 }
 
-CaseReport run_case(Engine& engine, const OracleCase& c, const ValidateThresholds& th) {
+void greedy(Engine& engine, const OracleCase& c, int64_t chunk, CaseReport& r) {
   Model& model = engine.model();
-  const int32_t V = model.config().vocab_size;
-  check_ids(c, V);
+  const int64_t D = model.config().hidden_size;
+  KvCache cache = engine.new_cache();
+  r.greedy_checked = true;
+  r.greedy_total = static_cast<int64_t>(c.generated_ids.size());
+  std::vector<float> last(D);
+  model.forward_chunked(cache, c.prompt_ids, chunk, [&](int64_t, std::span<const float> h) {
+    std::copy(h.end() - D, h.end(), last.begin());
+  });
+  for (int64_t i = 0; i < r.greedy_total; ++i) {
+    const auto logits = model.logits(last, 1);
+    if (!all_finite(logits)) {
+      ++r.non_finite_rows;
+      break;
+    }
+    const int32_t next = argmax(logits);
+    r.greedy_identical += next == c.generated_ids[i];
+    if (i + 1 == r.greedy_total) break;
+    last = model.forward(cache, std::span(&next, 1));
+  }
+}
+
+CaseReport run_case(Engine& engine, const OracleCase& c, const ValidateThresholds& th,
+                    const ValidateOptions& options) {
+  Model& model = engine.model();
+  check_fits_model(c, model);
   CaseReport r;
   r.name = c.name;
   r.rows_total = static_cast<int64_t>(c.full_ids.size());
+  r.prefill_chunk = options.prefill_chunk;
+  const Model::Counters before = model.counters();
 
-  // Teacher-forced: every position of full_ids in one batched step.
-  {
-    KvCache cache = engine.new_cache();
-    const auto hidden = model.forward(cache, c.full_ids);
-    const auto logits = model.logits(hidden, r.rows_total);
-    int64_t clear_rows = 0, agree = 0;
-    double kl_sum = 0;
-    for (int64_t t = 0; t < r.rows_total; ++t) {
-      std::span<const float> ours(logits.data() + t * V, V);
-      for (int32_t v = 0; v < V; ++v)
-        r.max_abs_dlogit = std::max(r.max_abs_dlogit, std::fabs(ours[v] - c.logits[t][v]));
-      kl_sum += kl_divergence(c.logits[t], ours);
-      if (c.margin[t] > th.min_margin) {
-        ++clear_rows;
-        agree += argmax(ours) == c.tf_pred[t];
-      }
-    }
-    r.rows_checked = r.rows_total;
-    if (model.has_mtp() && !c.mtp_pred.empty()) check_mtp(model, c, cache, hidden, th, r);
-    r.mean_kl = kl_sum / static_cast<double>(r.rows_total);
-    r.top1_agree = clear_rows ? static_cast<double>(agree) / clear_rows : 1.0;
-  }
+  teacher_forced(engine, c, th, options.prefill_chunk, r);
+  greedy(engine, c, options.prefill_chunk, r);
 
-  // Greedy: prefill the prompt, then decode one token at a time.
-  {
-    KvCache cache = engine.new_cache();
-    r.greedy_checked = true;
-    r.greedy_total = static_cast<int64_t>(c.generated_ids.size());
-    auto hidden = model.forward(cache, c.prompt_ids);
-    int32_t next = argmax(
-        model.logits(std::span(hidden).subspan(hidden.size() - model.config().hidden_size), 1));
-    for (int64_t i = 0; i < r.greedy_total; ++i) {
-      r.greedy_identical += next == c.generated_ids[i];
-      if (i + 1 == r.greedy_total) break;
-      hidden = model.forward(cache, std::span(&next, 1));
-      next = argmax(model.logits(hidden, 1));
-    }
-  }
-
-  r.pass = r.top1_agree >= th.min_top1 && r.max_abs_dlogit <= th.max_dlogit &&
+  r.forward_calls = model.counters().forward_calls - before.forward_calls;
+  r.mtp_forward_calls = model.counters().mtp_forward_calls - before.mtp_forward_calls;
+  r.pass = r.non_finite_rows == 0 && r.rows_checked == r.rows_total &&
+           r.top1_agree >= th.min_top1 && r.max_abs_dlogit <= th.max_dlogit &&
            (!r.mtp_checked || r.mtp_top1_agree >= th.min_top1) && r.mean_kl <= th.max_kl &&
            (!th.greedy_identical || r.greedy_identical == r.greedy_total);
   return r;
@@ -115,12 +231,14 @@ CaseReport run_case(Engine& engine, const OracleCase& c, const ValidateThreshold
 }  // namespace
 
 ValidationReport validate(Engine& engine, const std::vector<OracleCase>& cases,
-                          const ValidateThresholds& thresholds) {
+                          const ValidateThresholds& thresholds, const ValidateOptions& options) {
+  if (cases.empty()) fail("no reference cases to validate against");
+  const ScopedAttentionForm form(engine.model(), options.attention_form);
   ValidationReport report;
   report.thresholds = thresholds;
-  report.pass = !cases.empty();
+  report.pass = true;
   for (const auto& c : cases) {
-    report.cases.push_back(run_case(engine, c, thresholds));
+    report.cases.push_back(run_case(engine, c, thresholds, options));
     report.pass = report.pass && report.cases.back().pass;
   }
   return report;

@@ -19,4 +19,18 @@ void linear(plugin::Kernels& kernels, std::span<const float> x, int64_t S,
          w.rows, w.cols, w.format.element_type, kernels.last_error());
 }
 
+glmrt_weight_view f32_view(std::span<const float> values, int64_t rows, int64_t cols) {
+  if (static_cast<int64_t>(values.size()) < rows * cols)
+    fail("f32_view: {} floats cannot hold a {}x{} matrix", values.size(), rows, cols);
+  glmrt_weight_view v{};
+  v.format.struct_size = sizeof(glmrt_weight_format);
+  v.format.element_type = GLMRT_F32;
+  v.format.alignment = alignof(float);
+  v.data = values.data();
+  v.rows = rows;
+  v.cols = cols;
+  v.row_stride_bytes = cols * static_cast<int64_t>(sizeof(float));
+  return v;
+}
+
 }  // namespace glmrt

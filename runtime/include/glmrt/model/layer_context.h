@@ -4,6 +4,8 @@
 
 #include <glmrt/experts/expert_store.h>
 #include <glmrt/kv/kv_cache.h>
+#include <glmrt/model/forward_trace.h>
+#include <glmrt/model/mla_core.h>
 #include <glmrt/model/rope.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/plugin/kernels.h>
@@ -27,6 +29,8 @@ struct LayerContext {
   KvCache& cache;
   ExpertStore& experts;
   int layer;  // cache and expert-store row (the MTP layer is num_hidden_layers)
+  AttentionFormChoice attention_form = AttentionFormChoice::automatic;
+  ForwardTrace* trace = nullptr;  // records selections and routing when set
 };
 
 }  // namespace glmrt

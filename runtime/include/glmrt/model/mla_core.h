@@ -29,10 +29,12 @@ struct MlaDims {
   float score_scale() const;  // 1 / sqrt(qk_nope + qk_rope)
 };
 
-/// kv_b split per head (see AttentionWeights).
+/// kv_b split per head (see AttentionWeights). The reconstructed form needs
+/// the key block as stored ([qk_nope, kv_lora] per head); it transposes it
+/// back from key_absorb, so both forms use the very same weight values and
+/// only one copy stays resident.
 struct MlaProjections {
   const Matrix& key_absorb;  // [heads * kv_lora, qk_nope]: key block transposed
-  const Matrix& key_expand;  // [heads * qk_nope, kv_lora]: key block as stored
   const Matrix& value;       // [heads * v_head, kv_lora]
 };
 
@@ -48,6 +50,10 @@ struct QueryKeys {
 };
 
 enum class AttentionForm { absorbed, reconstructed };
+
+/// Which form a model runs: the cost model's choice, or one form forced
+/// (tests and `glmrt validate --attention-form` check each against the oracle).
+enum class AttentionFormChoice { automatic, absorbed, reconstructed };
 
 /// The faster form for S queries with these keys (rule measured by
 /// bench/attention; see attention_form.cpp). One query is always absorbed.

@@ -10,6 +10,7 @@
 #include <glmrt/model/rope.h>
 #include <glmrt/plugin/kernels.h>
 
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -23,6 +24,21 @@ class Model {
   const ModelWeights& weights() const { return weights_; }
   bool has_mtp() const { return weights_.mtp.has_value(); }
 
+  /// Forces one MLA form for every layer and step (automatic = the cost
+  /// model's choice per chunk). Both forms compute the same attention; forcing
+  /// one lets tests and `validate` check each against the oracle.
+  void set_attention_form(AttentionFormChoice form) { attention_form_ = form; }
+  AttentionFormChoice attention_form() const { return attention_form_; }
+  /// Records every layer's DSA selections and routing into `trace` (nullptr
+  /// stops recording). The trace must outlive the calls that fill it.
+  void set_trace(ForwardTrace* trace) { trace_ = trace; }
+
+  /// Forward and MTP calls made so far (what a chunked prefill costs).
+  struct Counters {
+    int64_t forward_calls = 0, mtp_forward_calls = 0;
+  };
+  const Counters& counters() const { return counters_; }
+
   /// A cache shaped for this model (main layers + the MTP layer).
   KvCache make_cache(CacheType type, int64_t max_tokens, MemoryBudget* budget) const;
 
@@ -30,6 +46,15 @@ class Model {
   /// to `cache`. Returns the last layer's hidden states [S, hidden] before the
   /// final norm.
   std::vector<float> forward(KvCache& cache, std::span<const int32_t> tokens);
+
+  /// forward() in calls of at most `chunk` positions (0 = one call for all),
+  /// the way a long prompt is prefilled within a bounded activation memory.
+  /// After each call, `on_chunk(first, hidden)` sees the call's hidden states
+  /// [n, hidden] (before the final norm) for positions first..first+n-1 of
+  /// `tokens`. Returns the number of calls.
+  using ChunkSink = std::function<void(int64_t first, std::span<const float> hidden)>;
+  int64_t forward_chunked(KvCache& cache, std::span<const int32_t> tokens, int64_t chunk,
+                          const ChunkSink& on_chunk);
 
   /// Logits [rows, vocab] of hidden states [rows, hidden] (final norm + lm_head).
   std::vector<float> logits(std::span<const float> hidden, int64_t rows);
@@ -53,6 +78,9 @@ class Model {
   ExpertStore& experts_;
   plugin::Kernels& kernels_;
   Rope rope_;
+  AttentionFormChoice attention_form_ = AttentionFormChoice::automatic;
+  ForwardTrace* trace_ = nullptr;
+  Counters counters_;
 };
 
 }  // namespace glmrt

@@ -27,12 +27,9 @@ struct AttentionWeights {
   std::vector<float> kv_a_norm;
   // kv_b split per head h: rows [h*kv_lora, (h+1)*kv_lora) of key_absorb hold
   // the key block transposed (absorbed form: q_nope · W_k lands in latent
-  // space); rows [h*qk_nope, (h+1)*qk_nope) of key_expand hold it as stored
-  // (reconstructed prefill: k_nope = latent · W_kᵀ); rows [h*v_head,
-  // (h+1)*v_head) of value hold the value block (both forms). key_expand
-  // doubles the key block's memory: heads·qk_nope·kv_lora values per layer.
+  // space; the reconstructed form transposes it back per head, see
+  // mla_core.h); rows [h*v_head, (h+1)*v_head) of value hold the value block.
   Matrix key_absorb;                      // [heads * kv_lora, qk_nope]
-  Matrix key_expand;                      // [heads * qk_nope, kv_lora]
   Matrix value;                           // [heads * v_head, kv_lora]
   Matrix o;                               // [hidden, heads * v_head]
   std::optional<IndexerWeights> indexer;  // absent on layers whose indexer is shared

@@ -16,4 +16,8 @@ void linear(plugin::Kernels& kernels, std::span<const float> x, int64_t S, const
 void linear(plugin::Kernels& kernels, std::span<const float> x, int64_t S,
             const glmrt_weight_view& w, std::span<float> y);
 
+/// An f32 row-major buffer [rows, cols] as a weight view (weights computed on
+/// the fly). The view borrows `values`.
+glmrt_weight_view f32_view(std::span<const float> values, int64_t rows, int64_t cols);
+
 }  // namespace glmrt
