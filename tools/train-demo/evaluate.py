@@ -10,6 +10,8 @@
   drafts 1..k-1 were accepted;
 - expert usage per MoE layer on the held-out windows: share of the busiest and idlest expert,
   normalised entropy, and the hit rate of a per-layer LRU cache of C experts in token order;
+- held-out top-1 (teacher-forced on the real text): the main model's next token, and the MTP
+  layer's token t+2 given the true token t+1;
 - indexer recall: with dense attention, the fraction of each sparse row's attention mass
   (averaged over heads) that falls on the index_topk keys the indexer selects.
 Writes JSON (--out) and prints a summary.
@@ -79,6 +81,7 @@ def main():
             counts[t] += 1
     logp_uni = np.log(counts / counts.sum())
     nll, n_tok, uni = 0.0, 0, 0.0
+    main_hits = mtp_hits = 0
     moe_layers = [i for i, layer in enumerate(m.layers) if hasattr(layer.mlp, "gate")]
     usage = {i: np.zeros(cfg["n_routed_experts"]) for i in moe_layers}
     routed = {i: [] for i in moe_layers}
@@ -92,6 +95,10 @@ def main():
         nll -= float(logp.gather(1, tgt[:, None]).sum())
         uni -= float(sum(logp_uni[t] for t in tgt.tolist()))
         n_tok += len(tgt)
+        # Teacher-forced on the real text: main top-1 for t+1, MTP top-1 for t+2 given t+1.
+        main_hits += int((logp.argmax(-1) == tgt).sum())
+        mtp_logits, _ = m.mtp_forward(h[:, :-1], ids[:, 1:-1], mode="ref")
+        mtp_hits += int((mtp_logits[0].argmax(-1) == ids[0, 2:]).sum())
         for layer in moe_layers[:-1] if moe_layers[-1] == cfg["num_hidden_layers"] else moe_layers:
             ex = traces[layer]["experts"]
             usage[layer] += np.bincount(ex.flatten().numpy(), minlength=len(usage[layer]))
@@ -108,6 +115,8 @@ def main():
             recall[layer].append(float((p[rows] * sel[rows]).sum(-1).mean()))
     res["perplexity"] = {"heldout_tokens": n_tok, "model": math.exp(nll / n_tok),
                          "unigram": math.exp(uni / n_tok), "window": W}
+    res["heldout_top1"] = {"main_next_token": main_hits / n_tok,
+                           "mtp_token_after_next": mtp_hits / (n_tok - len(windows))}
     res["indexer_recall"] = {str(k): float(np.mean(v)) for k, v in recall.items()}
 
     skew = {}
