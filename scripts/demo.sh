@@ -8,4 +8,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 echo "glmrt chat with models/glm-demo: type a sentence or two and press Enter (/help, /quit)" >&2
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 exec build/glmrt chat --profile configs/demo.yaml --no-thinking "$@"
