@@ -10,7 +10,9 @@
 
 namespace glmrt::test {
 
-enum class StoredDType { f32, bf16, f16 };
+/// u8: raw bytes (values 0..255), e.g. the packed weights of a pre-quantized
+/// expert whose scales sit beside it in `<name>.qs`.
+enum class StoredDType { f32, bf16, f16, u8 };
 
 struct HostTensor {
   std::string name;

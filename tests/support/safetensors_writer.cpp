@@ -79,12 +79,23 @@ std::string_view stored_dtype_name(StoredDType dtype) {
       return "BF16";
     case StoredDType::f16:
       return "F16";
+    case StoredDType::u8:
+      return "U8";
   }
   throw std::logic_error("unknown StoredDType");
 }
 
 size_t stored_dtype_size(StoredDType dtype) {
-  return dtype == StoredDType::f32 ? 4 : 2;
+  switch (dtype) {
+    case StoredDType::f32:
+      return 4;
+    case StoredDType::bf16:
+    case StoredDType::f16:
+      return 2;
+    case StoredDType::u8:
+      return 1;
+  }
+  throw std::logic_error("unknown StoredDType");
 }
 
 float round_to_stored(StoredDType dtype, float value) {
@@ -95,6 +106,8 @@ float round_to_stored(StoredDType dtype, float value) {
       return bf16_to_f32(f32_to_bf16(value));
     case StoredDType::f16:
       return f16_to_f32(f32_to_f16(value));
+    case StoredDType::u8:
+      return static_cast<float>(static_cast<uint8_t>(value));
   }
   throw std::logic_error("unknown StoredDType");
 }
@@ -121,6 +134,9 @@ std::string encode_tensor(const HostTensor& tensor) {
         break;
       case StoredDType::f16:
         append_le16(out, f32_to_f16(v));
+        break;
+      case StoredDType::u8:
+        out.push_back(static_cast<char>(static_cast<uint8_t>(v)));
         break;
     }
   }

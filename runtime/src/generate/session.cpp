@@ -12,15 +12,18 @@ std::vector<float> Session::run(std::span<const int32_t> tokens, bool prefill) {
   const auto t0 = std::chrono::steady_clock::now();
   Model& model = engine_.model();
   const int64_t D = model.config().hidden_size;
-  // Only the last position's state is kept: a long prompt's activations stay
-  // within one chunk.
+  // All or nothing: a step that throws (in any chunk) leaves tokens and cache
+  // as they were. Only the last position's state is kept, so a long prompt's
+  // activations stay within one chunk.
+  KvRollback rollback(cache_);
   std::vector<float> last(D);
   model.forward_chunked(cache_, tokens, engine_.profile().prefill_chunk,
                         [&](int64_t, std::span<const float> hidden) {
                           std::copy(hidden.end() - D, hidden.end(), last.begin());
                         });
-  tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   auto logits = model.logits(last, 1);
+  rollback.commit();
+  tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (prefill) {

@@ -108,6 +108,18 @@ void KvCache::truncate(int64_t length) {
   for (auto& layer : layers_) layer.length = std::min(layer.length, std::max<int64_t>(length, 0));
 }
 
+std::vector<int64_t> KvCache::lengths() const {
+  std::vector<int64_t> out;
+  out.reserve(layers_.size());
+  for (const auto& layer : layers_) out.push_back(layer.length);
+  return out;
+}
+
+void KvCache::rewind(std::span<const int64_t> lengths) noexcept {
+  for (size_t i = 0; i < layers_.size() && i < lengths.size(); ++i)
+    layers_[i].length = std::min(layers_[i].length, std::max<int64_t>(lengths[i], 0));
+}
+
 uint64_t KvCache::bytes() const {
   uint64_t total = 0;
   for (const auto& layer : layers_) total += layer.kv.size() + layer.index_keys.size();

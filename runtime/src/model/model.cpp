@@ -59,10 +59,12 @@ void Model::decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std:
 std::vector<float> Model::forward(KvCache& cache, std::span<const int32_t> tokens) {
   const int64_t S = static_cast<int64_t>(tokens.size());
   std::vector<float> h(S * config_.hidden_size);
+  KvRollback rollback(cache);
   embed(weights_.embed, tokens, h);
   KeySelection selection;
   for (int i = 0; i < config_.num_hidden_layers; ++i)
     decoder_layer(weights_.layers[i], i, cache, h, S, selection);
+  rollback.commit();
   ++counters_.forward_calls;
   return h;
 }
@@ -105,8 +107,10 @@ std::vector<float> Model::mtp_forward(KvCache& cache, std::span<const int32_t> n
     rms_norm(tmp, m.hnorm, eps, {row + D, static_cast<size_t>(D)});
   }
   linear(kernels_, joined, S, m.eh_proj, h);
+  KvRollback rollback(cache);
   KeySelection selection;
   decoder_layer(m.layer, config_.num_hidden_layers, cache, h, S, selection);
+  rollback.commit();
   ++counters_.mtp_forward_calls;
   return h;
 }

@@ -1,6 +1,8 @@
 // Resolves the routed experts a step needs: LRU cache per MoE layer, then one
-// batched read through the io plugin for every miss, converted to the
-// profile's expert precision as it arrives (and cached converted).
+// batched read through the io plugin for every miss, checked (every byte
+// written, no NaN or infinity), converted to the profile's expert precision
+// and cached converted. A read that fails caches nothing: the error names the
+// files, offsets and experts, and the next acquire reads them again.
 #pragma once
 
 #include <glmrt/base/memory.h>
@@ -23,7 +25,8 @@ struct Expert {
 };
 
 struct ExpertStoreStats {
-  uint64_t hits = 0, misses = 0, bytes_read = 0;
+  uint64_t hits = 0, misses = 0;
+  uint64_t bytes_read = 0, extents_read = 0;  // of successful reads
   double read_seconds = 0, convert_seconds = 0;
   double hit_rate() const { return hits + misses ? double(hits) / double(hits + misses) : 0.0; }
 };
@@ -35,6 +38,8 @@ class ExpertStore {
 
   /// The experts `ids` of `layer` (distinct ids), in that order. The returned
   /// pointers stay valid while held, even if the cache evicts them meanwhile.
+  /// Throws glmrt::Error when the io plugin fails or leaves bytes unwritten,
+  /// or an expert holds a NaN or infinity; nothing of that batch is cached.
   std::vector<std::shared_ptr<const Expert>> acquire(int layer, std::span<const int32_t> ids);
 
   /// Hints the io plugin that these experts will be wanted soon.
@@ -50,7 +55,12 @@ class ExpertStore {
   };
   std::shared_ptr<const Expert> lookup(int layer, int32_t id);
   void insert(int layer, int32_t id, std::shared_ptr<const Expert> expert);
-  std::shared_ptr<const Expert> convert(const ExpertLayout& layout,
+  /// Reads the missing experts into `staging` (one block each); throws naming
+  /// the files, offsets and experts when the io plugin fails or leaves an
+  /// extent's end unwritten.
+  void read_batch(int layer, std::span<const int32_t> ids, std::vector<AlignedBlock>& staging);
+  /// Checks an expert's raw tensors for NaN/infinity and converts them.
+  std::shared_ptr<const Expert> convert(int layer, int32_t id, const ExpertLayout& layout,
                                         std::span<const std::byte> staging) const;
 
   std::vector<std::vector<ExpertLayout>> layouts_;

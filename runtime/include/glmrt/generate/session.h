@@ -21,9 +21,12 @@ class Session {
   explicit Session(Engine& engine);
 
   /// Makes the sequence equal `tokens` and returns the logits [vocab] that
-  /// predict the token after them.
+  /// predict the token after them. A step that throws (a failed expert read,
+  /// say) leaves the session holding the prefix it kept from before, cache
+  /// and tokens consistent, so the call can simply be repeated.
   std::vector<float> set_context(std::span<const int32_t> tokens);
-  /// Appends one token (a decode step) and returns the next logits.
+  /// Appends one token (a decode step) and returns the next logits. When it
+  /// throws, the sequence is as it was before the call.
   std::vector<float> append(int32_t token);
   /// Forgets everything.
   void reset();

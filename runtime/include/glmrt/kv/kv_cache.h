@@ -49,6 +49,10 @@ class KvCache {
 
   /// Every layer keeps at most `length` tokens.
   void truncate(int64_t length);
+  /// Each layer's length, to rewind() to.
+  std::vector<int64_t> lengths() const;
+  /// Each layer keeps at most the length `lengths` (from lengths()) gives it.
+  void rewind(std::span<const int64_t> lengths) noexcept;
   uint64_t bytes() const;
 
  private:
@@ -64,6 +68,26 @@ class KvCache {
   int64_t max_tokens_;
   MemoryBudget* budget_;
   std::vector<Layer> layers_;
+};
+
+/// Makes a step on a cache all or nothing: unless commit() is called, the
+/// destructor rewinds every layer to the length it had at construction, so a
+/// forward pass that throws (a failed expert read, say) leaves the sequence as
+/// it was and the same step can run again.
+class KvRollback {
+ public:
+  explicit KvRollback(KvCache& cache) : cache_(cache), lengths_(cache.lengths()) {}
+  KvRollback(const KvRollback&) = delete;
+  KvRollback& operator=(const KvRollback&) = delete;
+  ~KvRollback() {
+    if (!committed_) cache_.rewind(lengths_);
+  }
+  void commit() { committed_ = true; }
+
+ private:
+  KvCache& cache_;
+  std::vector<int64_t> lengths_;
+  bool committed_ = false;
 };
 
 }  // namespace glmrt

@@ -44,7 +44,8 @@ class Model {
 
   /// Runs S new tokens through every layer as one batched step, appending them
   /// to `cache`. Returns the last layer's hidden states [S, hidden] before the
-  /// final norm.
+  /// final norm. When it throws (e.g. a failed expert read) `cache` is left
+  /// as it was before the call.
   std::vector<float> forward(KvCache& cache, std::span<const int32_t> tokens);
 
   /// forward() in calls of at most `chunk` positions (0 = one call for all),
@@ -63,6 +64,7 @@ class Model {
   /// embedding of next_tokens[s] with main_hidden[s] (the main model's final
   /// hidden state, before the final norm), runs the MTP layer appending to its
   /// cache row, and returns the MTP hidden states [S, hidden] (before its head norm).
+  /// When it throws, `cache` is left as it was.
   std::vector<float> mtp_forward(KvCache& cache, std::span<const int32_t> next_tokens,
                                  std::span<const float> main_hidden);
   /// Logits [rows, vocab] of MTP hidden states (shared_head norm + head).

@@ -1,0 +1,49 @@
+// Engines for the fault tests: a profile written as YAML (so plugins.io and
+// its settings go through the real loader) naming the io plugin by name or
+// by path, over glm_tiny or a generated checkpoint.
+#pragma once
+
+#include <glmrt/engine/engine.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace glmrt::test {
+
+inline const std::filesystem::path kTinyModel = std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny";
+inline const std::filesystem::path kFaultIoPlugin = GLMRT_FAULT_IO_PLUGIN;
+
+struct EngineSpec {
+  std::string io = kFaultIoPlugin.string();  // a plugin name or a path
+  std::map<std::string, std::string> io_settings;
+  std::string expert_precision = "f32";
+  int expert_cache = 2;  // small, so decode steps read experts too
+};
+
+/// io-buffered, experts converted to `expert_precision`.
+inline EngineSpec clean_spec(std::string expert_precision = "f32") {
+  EngineSpec spec;
+  spec.io = "io-buffered";
+  spec.expert_precision = std::move(expert_precision);
+  return spec;
+}
+
+/// fault-io with these settings.
+inline EngineSpec fault_spec(std::map<std::string, std::string> settings) {
+  EngineSpec spec;
+  spec.io_settings = std::move(settings);
+  return spec;
+}
+
+/// Writes `spec` as `dir`/NAME.yaml (kernels-scalar, 2 threads) and loads it,
+/// with this build's plugin folder searched first.
+Profile write_profile(const std::filesystem::path& dir, const std::string& name,
+                      const EngineSpec& spec);
+
+std::unique_ptr<Engine> open_engine(const std::filesystem::path& scratch, const std::string& name,
+                                    const EngineSpec& spec,
+                                    const std::filesystem::path& model = kTinyModel);
+
+}  // namespace glmrt::test

@@ -1,0 +1,61 @@
+// Descriptor and factory of fault-io (built for the tests only, never installed).
+#include "fault_io.h"
+
+#include <glmrt/plugin/plugin.h>
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <string>
+
+namespace {
+
+void write_error(char* error, size_t error_len, const std::string& message) {
+  if (error && error_len > 0) std::snprintf(error, error_len, "%s", message.c_str());
+}
+
+void probe(glmrt_probe_result* out) {
+  out->supported = 1;
+  out->score = 0;
+  std::snprintf(out->reason, sizeof(out->reason), "test plugin: pread with injected faults");
+}
+
+void* create(const glmrt_host_services* host, const glmrt_setting* settings, size_t n_settings,
+             char* error, size_t error_len) {
+  try {
+    if (!host || host->struct_size < sizeof(glmrt_host_services) ||
+        host->abi_major != GLMRT_ABI_MAJOR) {
+      write_error(error, error_len, "fault-io needs host services of ABI 1.x");
+      return nullptr;
+    }
+    glmrt::fault_io::FaultSettings parsed;
+    std::string message;
+    if (!glmrt::fault_io::parse_settings(settings, n_settings, parsed, message)) {
+      write_error(error, error_len, message);
+      return nullptr;
+    }
+    auto io = std::make_unique<glmrt::fault_io::FaultIo>(parsed);
+    return static_cast<glmrt::plugin::Io*>(io.release());
+  } catch (const std::exception& e) {
+    write_error(error, error_len, std::string("fault-io: ") + e.what());
+    return nullptr;
+  }
+}
+
+const glmrt_plugin_descriptor kDescriptor = {
+    sizeof(glmrt_plugin_descriptor),
+    GLMRT_ABI_MAJOR,
+    GLMRT_ABI_MINOR,
+    GLMRT_PLUGIN_IO,
+    "fault-io",
+    "1.0.0",
+    "test plugin: pread with injected EIO, short reads and latency",
+    &probe,
+    &create,
+};
+
+}  // namespace
+
+GLMRT_PLUGIN_EXPORT const glmrt_plugin_descriptor* glmrt_plugin_describe(void) {
+  return &kDescriptor;
+}
