@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -18,13 +20,19 @@ using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+/// ctest runs every parameter of these tests as its own process, in parallel:
+/// each process writes its own inputs, or one reads what another is writing.
+std::string private_temp_path(const std::string& name) {
+  return ::testing::TempDir() + "/glmrt-cli-" + std::to_string(::getpid()) + "-" + name;
+}
+
 /// glm_tiny's ref.json cut to its first case: validate in a fraction of a second.
 std::string one_case_ref() {
   static const std::string file = [] {
     std::ifstream in(tiny_model() + "/ref.json");
     nlohmann::json ref = nlohmann::json::parse(in);
     ref["cases"] = nlohmann::json::array({ref["cases"][0]});
-    const std::string path = ::testing::TempDir() + "/glmrt-cli-one-case-ref.json";
+    const std::string path = private_temp_path("one-case-ref.json");
     std::ofstream(path) << ref.dump();
     return path;
   }();
@@ -33,7 +41,7 @@ std::string one_case_ref() {
 
 std::string request_file() {
   static const std::string file = [] {
-    const std::string path = ::testing::TempDir() + "/glmrt-cli-request.json";
+    const std::string path = private_temp_path("request.json");
     std::ofstream(path) << R"({"messages": [{"role": "user", "content": "hi"}]})";
     return path;
   }();
