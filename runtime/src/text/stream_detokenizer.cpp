@@ -1,5 +1,6 @@
 #include <glmrt/text/stream_detokenizer.h>
 
+#include <algorithm>
 #include <span>
 #include <string_view>
 
@@ -8,6 +9,23 @@ namespace glmrt::text {
 namespace {
 
 constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
+
+// A character's UTF-8 bytes span at most four tokens (one byte each).
+constexpr std::size_t kMaxTokensPerCharacter = 4;
+
+bool is_continuation_byte(char c) {
+  return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
+}
+
+// Where `after` starts to differ from `before`, moved back to the start of a
+// character so what follows is valid UTF-8.
+std::size_t first_difference(std::string_view before, std::string_view after) {
+  const auto [stop, unused] =
+      std::mismatch(before.begin(), before.end(), after.begin(), after.end());
+  std::size_t at = static_cast<std::size_t>(stop - before.begin());
+  while (at > 0 && at < after.size() && is_continuation_byte(after[at])) --at;
+  return at;
+}
 
 }  // namespace
 
@@ -22,10 +40,20 @@ std::string StreamDetokenizer::push(TokenId id) {
   // A trailing U+FFFD means the last character is still incomplete: wait.
   if (after.size() <= before.size() || std::string_view(after).ends_with(kReplacementCharacter))
     return {};
-  std::string text = after.substr(before.size());
-  // Keep only the last emitted id as context for the next decode.
-  window_.erase(window_.begin(), window_.end() - 1);
-  emitted_ = 1;
+  // `before` is a prefix of `after` but for one case: a byte-fallback run that
+  // a later byte made invalid turns into U+FFFD as a whole, reaching back into
+  // text already returned. That text cannot be taken back; return what differs.
+  std::string text = after.substr(first_difference(before, after));
+  // Keep the last emitted id as context for the next decode, with the ids
+  // before it while it is only part of a character (its text alone starts
+  // with U+FFFD): a byte-fallback decoder judges a run of byte tokens as a
+  // whole, so a context starting mid-character would spoil the next bytes.
+  std::size_t keep = 1;
+  while (keep < std::min(window_.size(), kMaxTokensPerCharacter) &&
+         tokenizer_.decode(all.last(keep), skip_special_tokens_).starts_with(kReplacementCharacter))
+    ++keep;
+  window_.erase(window_.begin(), window_.end() - static_cast<std::ptrdiff_t>(keep));
+  emitted_ = keep;
   return text;
 }
 
@@ -35,7 +63,8 @@ std::string StreamDetokenizer::flush() {
   const std::string after = tokenizer_.decode(all, skip_special_tokens_);
   window_.clear();
   emitted_ = 0;
-  return after.size() > before.size() ? after.substr(before.size()) : std::string();
+  return after.size() > before.size() ? after.substr(first_difference(before, after))
+                                      : std::string();
 }
 
 }  // namespace glmrt::text
