@@ -70,6 +70,15 @@ TEST(ModelConfig, InvalidJson) {
   test::expect_error([&] { load_model_config(tmp.path()); }, {"config.json", "not valid JSON"});
 }
 
+// Found by fuzz_model_config: a number beyond double's range made the JSON
+// library throw out_of_range, which escaped without naming the file.
+TEST(ModelConfig, NumberOutOfRangeNamesTheFile) {
+  test::TempDir tmp;
+  test::write_file(tmp.path() / "config.json", R"({"rope_theta": 1e400})");
+  test::expect_error([&] { load_model_config(tmp.path()); },
+                     {(tmp.path() / "config.json").string(), "not valid JSON", "1e400"});
+}
+
 TEST(ModelConfig, MissingRequiredKey) {
   ConfigVariant([](json& c) {
     c.erase("hidden_size");

@@ -27,6 +27,9 @@ std::string with(std::string_view extra) {
 
 TEST(TokenizerErrors, NameTheFileAndTheComponent) {
   EXPECT_NE(load_error("{").find("bad/tokenizer.json: invalid JSON"), std::string::npos);
+  // Found by fuzz_tokenizer: out_of_range (a number beyond double) escaped unnamed.
+  EXPECT_NE(load_error(R"({"version": 1e400})").find("bad/tokenizer.json: invalid JSON"),
+            std::string::npos);
   const std::string unsupported = load_error(with(R"("normalizer": {"type": "BertNormalizer"})"));
   EXPECT_NE(unsupported.find("bad/tokenizer.json"), std::string::npos);
   EXPECT_NE(unsupported.find("normalizer"), std::string::npos);

@@ -12,7 +12,7 @@ using nlohmann::json;
 ConfigFields::ConfigFields(std::filesystem::path file) : file_(std::move(file)) {
   try {
     root_ = json::parse(read_whole_file(file_));
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
     fail("{} is not valid JSON: {}", file_, e.what());
   }
   if (!root_.is_object()) fail("{}: expected a JSON object, found {}", file_, root_.type_name());
