@@ -4,52 +4,142 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <limits>
 
 namespace glmrt {
 namespace {
 
-template <typename T>
-T field(const nlohmann::json& j, const char* key, const std::filesystem::path& file,
-        const std::string& where) {
-  auto it = j.find(key);
-  if (it == j.end()) fail("{}: {} has no field `{}`", file, where, key);
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception& e) {
-    fail("{}: {} field `{}` has the wrong type ({})", file, where, key, e.what());
+using nlohmann::json;
+
+// Reads the fields of one case strictly. nlohmann's get<int>() converts any
+// number, silently truncating 2.5 or 2^40 and with undefined behaviour for a
+// float beyond the integer's range, so every integer is checked here first.
+class CaseReader {
+ public:
+  CaseReader(const json& object, const std::filesystem::path& file, std::string where)
+      : object_(object), file_(file), where_(std::move(where)) {}
+
+  void rename(std::string where) { where_ = std::move(where); }
+
+  std::string text(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_string()) wrong(key, "a string", v);
+    return v.get<std::string>();
   }
-}
+
+  bool flag(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_boolean()) wrong(key, "true or false", v);
+    return v.get<bool>();
+  }
+
+  int64_t integer(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > kMaxInt64))
+      wrong(key, "an integer", v);
+    return v.get<int64_t>();
+  }
+
+  // Token ids: integers in 0..2^31-1.
+  std::vector<int32_t> ids(const char* key) const {
+    std::vector<int32_t> out;
+    for (const json& v : array(key)) {
+      if (!v.is_number_unsigned() || v.get<uint64_t>() > kMaxId)
+        wrong_element(key, out.size(), "a token id (an integer from 0 to 2147483647)", v);
+      out.push_back(static_cast<int32_t>(v.get<uint64_t>()));
+    }
+    return out;
+  }
+
+  std::vector<double> numbers(const char* key) const { return numbers_in(array(key), key); }
+
+  std::vector<std::vector<double>> rows(const char* key) const {
+    std::vector<std::vector<double>> out;
+    for (const json& row : array(key)) {
+      if (!row.is_array()) wrong_element(key, out.size(), "an array of numbers", row);
+      out.push_back(numbers_in(row, key));
+    }
+    return out;
+  }
+
+ private:
+  static constexpr uint64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+  static constexpr uint64_t kMaxId = std::numeric_limits<int32_t>::max();
+
+  const json& at(const char* key) const {
+    const auto it = object_.find(key);
+    if (it == object_.end()) fail("{}: {} has no field `{}`", file_, where_, key);
+    return *it;
+  }
+
+  const json& array(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_array()) wrong(key, "an array", v);
+    return v;
+  }
+
+  std::vector<double> numbers_in(const json& list, const char* key) const {
+    std::vector<double> out;
+    for (const json& v : list) {
+      if (!v.is_number()) wrong_element(key, out.size(), "a number", v);
+      out.push_back(v.get<double>());
+    }
+    return out;
+  }
+
+  // Values are shortened: a wrong `logits` field may hold megabytes.
+  static std::string shown(const json& v) {
+    std::string text = v.dump();
+    return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+  }
+
+  [[noreturn]] void wrong(const char* key, std::string_view expected, const json& v) const {
+    fail("{}: {} field `{}` must be {}, found {}", file_, where_, key, expected, shown(v));
+  }
+
+  [[noreturn]] void wrong_element(const char* key, size_t index, std::string_view expected,
+                                  const json& v) const {
+    fail("{}: {} field `{}` element {} must be {}, found {}", file_, where_, key, index, expected,
+         shown(v));
+  }
+
+  const json& object_;
+  const std::filesystem::path& file_;
+  std::string where_;
+};
 
 }  // namespace
 
 std::vector<OracleCase> load_oracle(const std::filesystem::path& file) {
   std::ifstream in(file);
   if (!in) fail("cannot open reference file {}", file);
-  nlohmann::json root;
+  json root;
   try {
-    root = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
+    root = json::parse(in);
+  } catch (const json::exception& e) {
     fail("{}: not valid JSON ({})", file, e.what());
   }
   if (!root.is_object() || !root.contains("cases") || !root["cases"].is_array())
     fail("{}: expected an object with a `cases` array", file);
   std::vector<OracleCase> cases;
   for (size_t i = 0; i < root["cases"].size(); ++i) {
-    const auto& j = root["cases"][i];
-    const std::string where = fmt::format("case {}", i);
+    const json& j = root["cases"][i];
+    if (!j.is_object()) fail("{}: case {} must be an object, found {}", file, i, j.type_name());
+    CaseReader read(j, file, fmt::format("case {}", i));
     OracleCase c;
-    c.name = field<std::string>(j, "name", file, where);
-    c.prompt_ids = field<std::vector<int32_t>>(j, "prompt_ids", file, c.name);
-    c.generated_ids = field<std::vector<int32_t>>(j, "generated_ids", file, c.name);
-    c.full_ids = field<std::vector<int32_t>>(j, "full_ids", file, c.name);
-    c.tf_pred = field<std::vector<int32_t>>(j, "tf_pred", file, c.name);
-    c.margin = field<std::vector<double>>(j, "margin", file, c.name);
-    c.logits = field<std::vector<std::vector<double>>>(j, "logits", file, c.name);
-    c.dense_equivalent = field<bool>(j, "dense_equivalent", file, c.name);
-    c.sparse_rows_from = field<int64_t>(j, "sparse_rows_from", file, c.name);
+    c.name = read.text("name");
+    read.rename(fmt::format("case {}", c.name));
+    c.prompt_ids = read.ids("prompt_ids");
+    c.generated_ids = read.ids("generated_ids");
+    c.full_ids = read.ids("full_ids");
+    c.tf_pred = read.ids("tf_pred");
+    c.margin = read.numbers("margin");
+    c.logits = read.rows("logits");
+    c.dense_equivalent = read.flag("dense_equivalent");
+    c.sparse_rows_from = read.integer("sparse_rows_from");
     if (j.contains("mtp_pred")) {
-      c.mtp_pred = field<std::vector<int32_t>>(j, "mtp_pred", file, c.name);
-      c.mtp_margin = field<std::vector<double>>(j, "mtp_margin", file, c.name);
+      c.mtp_pred = read.ids("mtp_pred");
+      c.mtp_margin = read.numbers("mtp_margin");
       if (c.mtp_pred.size() != c.mtp_margin.size() || c.mtp_pred.size() + 1 != c.full_ids.size())
         fail("{}: case {}: mtp_pred and mtp_margin need one row per position but the last", file,
              c.name);
