@@ -12,6 +12,7 @@ bash scripts/install-deps.sh
 build=build-fuzz
 cmake -S fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 cmake --build "$build" -j "$(nproc)"
+build_seconds=$SECONDS
 
 if (($#)); then targets=("$@"); else mapfile -t targets <"$build/targets.txt"; fi
 total=${GLMRT_FUZZ_SECONDS:-120}
@@ -50,6 +51,7 @@ for target in "${targets[@]}"; do
     failed+=("$target")
   fi
 done
+echo "fuzz step: build ${build_seconds}s, fuzzing $((SECONDS - build_seconds))s"
 if ((${#failed[@]})); then
   echo "fuzzing found problems in: ${failed[*]} (see docs/fuzzing.md to minimise and replay)" >&2
   exit 1
