@@ -97,6 +97,13 @@ TEST(ModelConfig, MistypedKey) {
   ConfigVariant([](json& c) { c["vocab_size"] = 1ll << 40; }).expect_refused({"'vocab_size'"});
 }
 
+// Shown by fuzz_model_config under UBSan: qk_head_dim() = nope + rope overflowed int.
+TEST(ModelConfig, HeadSizeOverflowIsRefused) {
+  ConfigVariant([](json& c) {
+    c["qk_nope_head_dim"] = 2147483647;
+  }).expect_refused({"'qk_nope_head_dim' (2147483647) + 'qk_rope_head_dim' (8)"});
+}
+
 TEST(ModelConfig, WrongModelType) {
   ConfigVariant([](json& c) {
     c["model_type"] = "deepseek_v3";
