@@ -110,6 +110,25 @@ TEST(StreamDetokenizer, ALaterInvalidByteKeepsPiecesValid) {
             "a");
 }
 
+// Found by fuzz_tokenizer (a timeout): ids whose text never stops ending in
+// U+FFFD were held forever, and every push decoded all of them again, so a
+// long run cost quadratic time. At most 16 are held now.
+TEST(StreamDetokenizer, HoldsAtMostSixteenIds) {
+  const Tokenizer tokenizer = byte_fallback_tokenizer();
+  const std::vector<TokenId> ids(40, 7);  // <0xFF>: never valid UTF-8
+  StreamDetokenizer stream(tokenizer);
+  std::string text;
+  std::vector<std::size_t> settled_at;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const std::string piece = stream.push(ids[i]);
+    if (!piece.empty()) settled_at.push_back(i + 1);
+    text += piece;
+  }
+  text += stream.flush();
+  EXPECT_EQ(settled_at, (std::vector<std::size_t>{16, 32}));
+  EXPECT_EQ(text, tokenizer.decode(ids));
+}
+
 class StreamMatchesDecode : public ::testing::TestWithParam<std::string> {};
 
 // Streaming every fixture row id by id gives valid UTF-8 pieces whose

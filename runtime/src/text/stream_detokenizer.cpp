@@ -13,6 +13,10 @@ constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
 // A character's UTF-8 bytes span at most four tokens (one byte each).
 constexpr std::size_t kMaxTokensPerCharacter = 4;
 
+// Ids held back at most, waiting for a character to complete. Tokens that
+// each end inside a character can chain, so this is well above four.
+constexpr std::size_t kMaxHeldTokens = 16;
+
 bool is_continuation_byte(char c) {
   return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
 }
@@ -37,13 +41,19 @@ std::string StreamDetokenizer::push(TokenId id) {
   const std::span<const TokenId> all(window_);
   const std::string before = tokenizer_.decode(all.first(emitted_), skip_special_tokens_);
   const std::string after = tokenizer_.decode(all, skip_special_tokens_);
-  // A trailing U+FFFD means the last character is still incomplete: wait.
-  if (after.size() <= before.size() || std::string_view(after).ends_with(kReplacementCharacter))
-    return {};
+  // A trailing U+FFFD means the last character is still incomplete: wait. So
+  // do ids that add no text (skipped special tokens). But every push decodes
+  // all the held ids, so holding without bound would make a run of invalid
+  // bytes, or of genuine U+FFFD, cost quadratic time: after kMaxHeldTokens
+  // (far more than any character spans) the held text is settled as it is.
+  const bool waiting =
+      after.size() <= before.size() || std::string_view(after).ends_with(kReplacementCharacter);
+  if (waiting && window_.size() - emitted_ < kMaxHeldTokens) return {};
   // `before` is a prefix of `after` but for one case: a byte-fallback run that
   // a later byte made invalid turns into U+FFFD as a whole, reaching back into
   // text already returned. That text cannot be taken back; return what differs.
-  std::string text = after.substr(first_difference(before, after));
+  const std::size_t start = first_difference(before, after);
+  std::string text = start < after.size() ? after.substr(start) : std::string();
   // Keep the last emitted id as context for the next decode, with the ids
   // before it while it is only part of a character (its text alone starts
   // with U+FFFD): a byte-fallback decoder judges a run of byte tokens as a
