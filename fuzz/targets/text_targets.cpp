@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -45,8 +46,13 @@ void check_decode(const Tokenizer& tokenizer, const std::vector<TokenId>& ids, b
   // byte becomes U+FFFD in decode() after part of it was streamed.
   const bool replaced = whole.find("\xEF\xBF\xBD") != std::string::npos;
   if (!replaced && streamed != whole) {
+    const size_t at = static_cast<size_t>(
+        std::mismatch(streamed.begin(), streamed.end(), whole.begin(), whole.end()).first -
+        streamed.begin());
+    const size_t from = at > 40 ? at - 40 : 0;
     throw InvariantBroken(
-        fmt::format("streamed pieces '{}' differ from decode(ids) '{}'", streamed, whole));
+        fmt::format("streamed text differs from decode(ids) at byte {}: '{}' vs '{}' ({} ids)", at,
+                    streamed.substr(from, 80), whole.substr(from, 80), ids.size()));
   }
 }
 

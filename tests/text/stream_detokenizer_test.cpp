@@ -129,6 +129,23 @@ TEST(StreamDetokenizer, HoldsAtMostSixteenIds) {
   EXPECT_EQ(text, tokenizer.decode(ids));
 }
 
+// Found by fuzz_tokenizer: once sixteen unknown ids were settled, one of them
+// was the only context left, so a tokenizer without a decoder (tokens joined
+// by spaces) lost the space before the next token.
+TEST(StreamDetokenizer, ContextReachesBackPastIdsWithoutText) {
+  const Tokenizer tokenizer = Tokenizer::from_json_text(
+      R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []}})", "no_decoder.json");
+  std::vector<TokenId> ids(18, 99);  // unknown: decode() skips them
+  ids.front() = 0;
+  ids.back() = 1;
+  StreamDetokenizer stream(tokenizer);
+  std::string text;
+  for (const TokenId id : ids) text += stream.push(id);
+  text += stream.flush();
+  EXPECT_EQ(tokenizer.decode(ids), "a b");
+  EXPECT_EQ(text, "a b");
+}
+
 class StreamMatchesDecode : public ::testing::TestWithParam<std::string> {};
 
 // Streaming every fixture row id by id gives valid UTF-8 pieces whose

@@ -10,11 +10,9 @@ namespace {
 
 constexpr std::string_view kReplacementCharacter = "\xEF\xBF\xBD";
 
-// A character's UTF-8 bytes span at most four tokens (one byte each).
-constexpr std::size_t kMaxTokensPerCharacter = 4;
-
-// Ids held back at most, waiting for a character to complete. Tokens that
-// each end inside a character can chain, so this is well above four.
+// Ids held back at most, waiting for a character to complete (one spans at
+// most four byte tokens, but tokens that each end inside a character can
+// chain), and kept at most as context.
 constexpr std::size_t kMaxHeldTokens = 16;
 
 bool is_continuation_byte(char c) {
@@ -53,15 +51,25 @@ std::string StreamDetokenizer::push(TokenId id) {
   // a later byte made invalid turns into U+FFFD as a whole, reaching back into
   // text already returned. That text cannot be taken back; return what differs.
   const std::size_t start = first_difference(before, after);
-  std::string text = start < after.size() ? after.substr(start) : std::string();
+  if (start >= after.size()) {
+    // The held ids added no text (unknown or skipped ones): drop them and
+    // keep the context, which still ends with the last id that did.
+    window_.resize(emitted_);
+    return {};
+  }
+  std::string text = after.substr(start);
   // Keep the last emitted id as context for the next decode, with the ids
-  // before it while it is only part of a character (its text alone starts
-  // with U+FFFD): a byte-fallback decoder judges a run of byte tokens as a
-  // whole, so a context starting mid-character would spoil the next bytes.
+  // before it while they add no text of their own (unknown or skipped ids,
+  // after which a decoder-less tokenizer's joining space would go missing) or
+  // only part of a character (text starting with U+FFFD: a byte-fallback
+  // decoder judges a run of byte tokens as a whole, so a context starting
+  // mid-character would spoil the next bytes).
   std::size_t keep = 1;
-  while (keep < std::min(window_.size(), kMaxTokensPerCharacter) &&
-         tokenizer_.decode(all.last(keep), skip_special_tokens_).starts_with(kReplacementCharacter))
+  while (keep < std::min(window_.size(), kMaxHeldTokens)) {
+    const std::string context = tokenizer_.decode(all.last(keep), skip_special_tokens_);
+    if (!context.empty() && !context.starts_with(kReplacementCharacter)) break;
     ++keep;
+  }
   window_.erase(window_.begin(), window_.end() - static_cast<std::ptrdiff_t>(keep));
   emitted_ = keep;
   return text;
