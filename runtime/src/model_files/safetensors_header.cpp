@@ -60,7 +60,7 @@ json parse_header_json(const std::string& text, const path& file) {
   json header;
   try {
     header = json::parse(text, callback);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
     fail("{}: header is not valid JSON: {}", file, e.what());
   }
   if (!header.is_object()) {
