@@ -7,6 +7,24 @@
 #include <cstdio>
 
 namespace glmrt {
+namespace {
+
+// A container stores tensors at one precision; a profile asking for another
+// gets them converted, which costs load time and changes the numbers: say so.
+void note_requantized(const LoadSummary& summary, const Profile& profile) {
+  const auto& names = summary.requantized;
+  if (names.empty()) return;
+  constexpr size_t kShown = 4;
+  std::string list;
+  for (size_t i = 0; i < names.size() && i < kShown; ++i) list += (i ? ", " : "") + names[i];
+  if (names.size() > kShown) list += fmt::format(" and {} more", names.size() - kShown);
+  std::fprintf(stderr,
+               "glmrt: note: %zu pre-quantized tensor(s) converted to the precision profile %s "
+               "asks for: %s\n",
+               names.size(), profile.file.string().c_str(), list.c_str());
+}
+
+}  // namespace
 
 int effective_threads(const Profile& profile) {
   return profile.threads > 0 ? profile.threads : omp_get_num_procs();
@@ -38,6 +56,7 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
       config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
   TensorLoader loader(tensors_, &budget_);
   ModelWeights weights = load_model_weights(config, loader, profile_);
+  note_requantized(loader.summary(), profile_);
   const int expert_layers = weights.mtp ? layers_with_mtp : config.num_hidden_layers;
   experts_ = std::make_unique<ExpertStore>(plan_expert_layouts(config, tensors_, expert_layers),
                                            tensors_, *io_, profile_.expert_bits,

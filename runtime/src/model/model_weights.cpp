@@ -3,12 +3,14 @@
 
 #include <fmt/format.h>
 
+#include "kv_b_split.h"
+
 namespace glmrt {
 namespace {
 
 class LayerLoader {
  public:
-  LayerLoader(const ModelConfig& c, const TensorLoader& t, const Profile& p, int layer)
+  LayerLoader(const ModelConfig& c, TensorLoader& t, const Profile& p, int layer)
       : c_(c), t_(t), bits_(p.dense_bits), prefix_(fmt::format("model.layers.{}.", layer)) {}
 
   std::string name(const std::string& suffix) const { return prefix_ + suffix; }
@@ -35,7 +37,7 @@ class LayerLoader {
 
  private:
   const ModelConfig& c_;
-  const TensorLoader& t_;
+  TensorLoader& t_;
   WeightBits bits_;
   std::string prefix_;
 };
@@ -51,22 +53,9 @@ AttentionWeights LayerLoader::attention(bool full_indexer) const {
   a.kv_a_norm = vector("self_attn.kv_a_layernorm.weight", L);
   a.o = matrix("self_attn.o_proj.weight", D, H * vd);
 
-  const std::string kv_b = name("self_attn.kv_b_proj.weight");
-  if (t_.contains(kv_b + ".qs"))
-    fail(
-        "tensor {}: pre-quantized kv_b_proj is not supported (absorbed attention needs its key "
-        "block transposed); store it as F32/BF16",
-        kv_b);
-  const std::vector<float> w = t_.f32(kv_b, H * (nope + vd), L);
-  std::vector<float> key_t(H * L * nope), value(H * vd * L);
-  for (int64_t h = 0; h < H; ++h) {
-    const float* block = w.data() + h * (nope + vd) * L;
-    for (int64_t r = 0; r < nope; ++r)
-      for (int64_t l = 0; l < L; ++l) key_t[(h * L + l) * nope + r] = block[r * L + l];
-    std::copy(block + nope * L, block + (nope + vd) * L, value.begin() + h * vd * L);
-  }
-  a.key_absorb = Matrix::from_f32(key_t, H * L, nope, bits_, t_.budget(), "dense weights");
-  a.value = Matrix::from_f32(value, H * vd, L, bits_, t_.budget(), "dense weights");
+  KvBSplit kv_b = load_kv_b(t_, name("self_attn.kv_b_proj.weight"), {H, nope, vd, L}, bits_);
+  a.key_absorb = std::move(kv_b.key_absorb);
+  a.value = std::move(kv_b.value);
 
   if (full_indexer) {
     const int64_t ih = c_.index_n_heads, id = c_.index_head_dim;
@@ -123,7 +112,7 @@ WeightBits boundary_bits(WeightBits dense) {
   }
 }
 
-ModelWeights load_model_weights(const ModelConfig& c, const TensorLoader& t, const Profile& p) {
+ModelWeights load_model_weights(const ModelConfig& c, TensorLoader& t, const Profile& p) {
   const int64_t V = c.vocab_size, D = c.hidden_size;
   const WeightBits io_bits = boundary_bits(p.dense_bits);
   ModelWeights w;
@@ -153,6 +142,7 @@ ModelWeights load_model_weights(const ModelConfig& c, const TensorLoader& t, con
       mtp.head = t.matrix(l.name("shared_head.head.weight"), V, D, io_bits, "dense weights");
     w.mtp = std::move(mtp);
   }
+  t.finish();
   return w;
 }
 

@@ -12,6 +12,7 @@
 #include "dtype_conversion.h"
 #include "file_io.h"
 #include "glmrt/base/error.h"
+#include "quant_format_stamp.h"
 
 namespace glmrt::model_files {
 
@@ -168,11 +169,13 @@ std::vector<TensorInfo> read_safetensors_header(int fd, const path& file, int fi
   const uint64_t data_start = 8 + header_length;
   const uint64_t data_size = size - data_start;
   std::vector<TensorInfo> tensors;
+  const json* metadata = nullptr;
   for (const auto& [name, entry] : header.items()) {
     if (name == kMetadataKey) {
       if (!entry.is_object()) {
         fail("{}: '{}' must be a JSON object, found {}", file, kMetadataKey, entry.type_name());
       }
+      metadata = &entry;
       continue;
     }
     if (!entry.is_object()) {
@@ -201,6 +204,7 @@ std::vector<TensorInfo> read_safetensors_header(int fd, const path& file, int fi
     tensors.push_back(std::move(t));
   }
   check_no_overlap(tensors, file, data_start);
+  if (metadata) apply_quant_format_stamp(*metadata, tensors, file);
   return tensors;
 }
 

@@ -6,7 +6,6 @@
 #include <cstring>
 
 namespace glmrt {
-namespace {
 
 uint32_t element_type_for(WeightBits bits) {
   switch (bits) {
@@ -24,61 +23,33 @@ uint32_t element_type_for(WeightBits bits) {
   fail("unknown weight precision {}", static_cast<int>(bits));
 }
 
-// Symmetric quantization of one row: q = round(w / s) clamped to the type's
-// range, s = max|w| / qmax (as the reference container does, so its files and
-// ours agree bit for bit).
-void quantize_row(std::span<const float> w, uint32_t type, std::byte* out, float* scale) {
-  const int qmax = type == GLMRT_I8 ? 127 : type == GLMRT_I4 ? 7 : 1;
-  const int qmin = -qmax - 1;
-  float amax = 0.f;
-  for (float v : w) amax = std::max(amax, std::fabs(v));
-  float s = std::max(amax / static_cast<float>(qmax), 1e-8f);
-  *scale = s;
-  auto q = [&](size_t i) {
-    return std::clamp(static_cast<int>(std::lrintf(w[i] / s)), qmin, qmax);
-  };
-  const size_t n = w.size();
-  if (type == GLMRT_I8) {
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<std::byte>(static_cast<int8_t>(q(i)));
-  } else if (type == GLMRT_I4) {
-    for (size_t i = 0; i < n; i += 2) {
-      int lo = q(i) + 8, hi = i + 1 < n ? q(i + 1) + 8 : 8;
-      out[i / 2] = static_cast<std::byte>(lo | (hi << 4));
-    }
-  } else {
-    for (size_t i = 0; i < n; i += 4) {
-      int byte = 0;
-      for (size_t k = 0; k < 4; ++k) byte |= (i + k < n ? q(i + k) + 2 : 2) << (2 * k);
-      out[i / 4] = static_cast<std::byte>(byte);
-    }
-  }
+Matrix Matrix::allocate(uint32_t type, int64_t rows, int64_t cols, MemoryBudget* budget,
+                        const std::string& category) {
+  Matrix m;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.type_ = type;
+  m.row_bytes_ = plugin::packed_row_bytes(type, cols);
+  if (m.row_bytes_ < 0 || rows < 0)
+    fail("{}: cannot allocate a {}x{} matrix of element type {}", category, rows, cols, type);
+  m.data_ = AlignedBlock(static_cast<size_t>(m.row_bytes_ * rows), 64, budget, category);
+  if (plugin::is_quantized(type))
+    m.scales_ = AlignedBlock(static_cast<size_t>(rows) * sizeof(float), 64, budget, category);
+  return m;
 }
 
-}  // namespace
+MatrixStorage Matrix::storage() {
+  return {type_,      rows_,        cols_,
+          row_bytes_, data_.data(), scales_.size() ? scales_.as<float>().data() : nullptr};
+}
 
 Matrix Matrix::from_f32(std::span<const float> values, int64_t rows, int64_t cols, WeightBits bits,
                         MemoryBudget* budget, const std::string& category) {
   if (static_cast<int64_t>(values.size()) != rows * cols)
     fail("{}: {} values for a {}x{} matrix", category, values.size(), rows, cols);
-  Matrix m;
-  m.rows_ = rows;
-  m.cols_ = cols;
-  m.type_ = element_type_for(bits);
-  m.row_bytes_ = plugin::packed_row_bytes(m.type_, cols);
-  m.data_ = AlignedBlock(static_cast<size_t>(m.row_bytes_ * rows), 64, budget, category);
-  std::byte* dst = m.data_.data();
-  if (m.type_ == GLMRT_F32) {
-    std::memcpy(dst, values.data(), values.size_bytes());
-  } else if (m.type_ == GLMRT_BF16) {
-    auto* out = reinterpret_cast<uint16_t*>(dst);
-    for (size_t i = 0; i < values.size(); ++i) out[i] = f32_to_bf16(values[i]);
-  } else {
-    m.scales_ = AlignedBlock(static_cast<size_t>(rows) * sizeof(float), 64, budget, category);
-    float* scales = m.scales_.as<float>().data();
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r)
-      quantize_row(values.subspan(r * cols, cols), m.type_, dst + r * m.row_bytes_, &scales[r]);
-  }
+  Matrix m = allocate(element_type_for(bits), rows, cols, budget, category);
+  const SourceMatrix src{DType::F32, 0, std::as_bytes(values), {}, rows, cols};
+  convert_rows(src, m.storage());
   return m;
 }
 

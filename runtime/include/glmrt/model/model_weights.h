@@ -72,8 +72,9 @@ struct ModelWeights {
   const Matrix& mtp_head() const { return mtp && !mtp->head.empty() ? mtp->head : lm_head; }
 };
 
-/// Loads and checks every resident tensor; dense weights at profile.dense_bits.
-ModelWeights load_model_weights(const ModelConfig& config, const TensorLoader& tensors,
+/// Checks every resident tensor against the config, then reads them all
+/// (tensors.finish()); dense weights at profile.dense_bits.
+ModelWeights load_model_weights(const ModelConfig& config, TensorLoader& tensors,
                                 const Profile& profile);
 
 /// Precision of embed_tokens and lm_head: the input/output boundary stays at

@@ -5,6 +5,7 @@
 #include <glmrt/base/memory.h>
 #include <glmrt/plugin/weight_format.h>
 #include <glmrt/profile/profile.h>
+#include <glmrt/weights/row_codec.h>
 
 #include <cstdint>
 #include <span>
@@ -15,6 +16,11 @@ namespace glmrt {
 class Matrix {
  public:
   Matrix() = default;
+  /// Uninitialised storage for a [rows, cols] matrix of element type `type`
+  /// (plus per-row scales for the integer types), to be filled through
+  /// storage(). The storage stays at the same address when the Matrix moves.
+  static Matrix allocate(uint32_t type, int64_t rows, int64_t cols, MemoryBudget* budget,
+                         const std::string& category);
   /// Converts row-major f32 values [rows, cols] into `bits` precision
   /// (symmetric per-row quantization for the integer formats).
   static Matrix from_f32(std::span<const float> values, int64_t rows, int64_t cols, WeightBits bits,
@@ -31,6 +37,9 @@ class Matrix {
   bool empty() const { return rows_ == 0; }
   uint64_t bytes() const { return data_.size() + scales_.size(); }
 
+  /// Writable access to the packed bytes and scales.
+  MatrixStorage storage();
+
   /// The view a kernels plugin multiplies with.
   glmrt_weight_view view() const;
   /// Rows [first, first + count) as a view.
@@ -45,6 +54,9 @@ class Matrix {
   AlignedBlock data_;
   AlignedBlock scales_;  // f32 [rows] for quantized types
 };
+
+/// The element type a profile's precision stores matrices as.
+uint32_t element_type_for(WeightBits bits);
 
 /// Converts a bf16 bit pattern to f32 exactly, and f32 to bf16 rounding to nearest even.
 inline float bf16_to_f32(uint16_t bits) {

@@ -1,42 +1,72 @@
-// Reads named tensors of a model directory into Matrices and vectors, checking
-// each one's presence and shape against what the config implies.
+// Loads the resident tensors of a model directory: each matrix call checks the
+// tensor against the shape the config implies and allocates its memory at
+// once; finish() then reads every queued tensor on parallel I/O threads,
+// straight into place when the file holds it at the precision asked for
+// (a container's pre-quantized tensors are adopted without requantizing), and
+// converts the others row by row as they arrive, with a bounded amount of
+// staging memory, and a progress bar on a terminal.
 #pragma once
 
 #include <glmrt/base/memory.h>
 #include <glmrt/model_files/safetensors.h>
 #include <glmrt/weights/matrix.h>
+#include <glmrt/weights/row_codec.h>
+#include <glmrt/weights/stored_matrix.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace glmrt {
 
+/// What finish() did.
+struct LoadSummary {
+  uint64_t bytes = 0;  // read from the files
+  double seconds = 0;
+  int tensors_read_in_place = 0;
+  int tensors_converted = 0;
+  /// Pre-quantized tensors converted to another precision: "name (int8 -> bf16)".
+  std::vector<std::string> requantized;
+};
+
 class TensorLoader {
  public:
-  TensorLoader(const TensorDirectory& tensors, MemoryBudget* budget)
-      : tensors_(tensors), budget_(budget) {}
+  TensorLoader(const TensorDirectory& tensors, MemoryBudget* budget);
 
-  /// W[rows, cols] at `bits` precision. A tensor stored pre-quantized (U8
-  /// packed values plus an F32 `<name>.qs` of per-row scales, format told by
-  /// the byte count) is adopted as it is.
+  /// W[rows, cols] at `bits` precision. The Matrix is allocated now and filled
+  /// by finish(); it must not be used before.
   Matrix matrix(const std::string& name, int64_t rows, int64_t cols, WeightBits bits,
-                const std::string& category) const;
-  /// A 1-D tensor of exactly n values, as f32.
+                const std::string& category);
+  /// Reads `name`, a rows x cols matrix in whatever form the file holds it,
+  /// during finish(), and hands it to `use` on the thread that called finish()
+  /// (for tensors the model rearranges, such as kv_b_proj).
+  using MatrixUse = std::function<void(const SourceMatrix&, const StoredMatrix&)>;
+  void read_matrix(const std::string& name, int64_t rows, int64_t cols, MatrixUse use);
+  /// A 1-D tensor of exactly n values, as f32, read now (norms and biases are small).
   std::vector<float> vector(const std::string& name, int64_t n) const;
-  /// A tensor's f32 values after checking its shape is [rows, cols].
-  std::vector<float> f32(const std::string& name, int64_t rows, int64_t cols) const;
+
+  /// Reads and converts everything queued by matrix() and read_matrix().
+  /// Throws glmrt::Error naming the file and tensor when a read fails.
+  const LoadSummary& finish();
+  const LoadSummary& summary() const { return summary_; }
 
   bool contains(const std::string& name) const { return tensors_.contains(name); }
   const TensorDirectory& directory() const { return tensors_; }
   MemoryBudget* budget() const { return budget_; }
 
-  /// Element type of a pre-quantized tensor from its packed byte count, or -1.
-  static int packed_type_for(uint64_t bytes, int64_t rows, int64_t cols);
-
  private:
-  const TensorInfo& checked(const std::string& name, std::vector<int64_t> shape) const;
+  struct Pending {
+    StoredMatrix stored;
+    MatrixStorage in_place;  // data != nullptr: the bytes are read straight into it
+    MatrixUse use;           // otherwise: called with the staged bytes
+  };
+  struct Staging;
+  void convert_staged(Pending& pending, Staging& staging);
+
   const TensorDirectory& tensors_;
   MemoryBudget* budget_;
+  std::vector<Pending> pending_;
+  LoadSummary summary_;
 };
 
 }  // namespace glmrt
