@@ -4,6 +4,7 @@
 
 #include <omp.h>
 
+#include <chrono>
 #include <cstdio>
 
 namespace glmrt {
@@ -38,7 +39,11 @@ std::unique_ptr<Engine> Engine::open(const Profile& profile,
       fail("no model: pass --model DIR or set `model:` in the profile {}", profile.file);
     dir = *profile.model;
   }
-  return std::unique_ptr<Engine>(new Engine(profile, dir));
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<Engine> engine(new Engine(profile, dir));
+  engine->open_seconds_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return engine;
 }
 
 Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
@@ -56,7 +61,8 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
       config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
   TensorLoader loader(tensors_, &budget_);
   ModelWeights weights = load_model_weights(config, loader, profile_);
-  note_requantized(loader.summary(), profile_);
+  load_ = loader.summary();
+  note_requantized(load_, profile_);
   const int expert_layers = weights.mtp ? layers_with_mtp : config.num_hidden_layers;
   experts_ = std::make_unique<ExpertStore>(plan_expert_layouts(config, tensors_, expert_layers),
                                            tensors_, *io_, profile_.expert_bits,

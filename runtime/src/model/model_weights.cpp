@@ -115,11 +115,17 @@ WeightBits boundary_bits(WeightBits dense) {
 ModelWeights load_model_weights(const ModelConfig& c, TensorLoader& t, const Profile& p) {
   const int64_t V = c.vocab_size, D = c.hidden_size;
   const WeightBits io_bits = boundary_bits(p.dense_bits);
+  // A container quantized at the profile's dense precision keeps its
+  // embed_tokens and lm_head as they are: widening them to io_bits would cost
+  // memory and load time and restore nothing quantization removed.
+  const auto boundary = [&](const std::string& name) {
+    return t.matrix(name, V, D, io_bits, "dense weights", p.dense_bits);
+  };
   ModelWeights w;
-  w.embed = t.matrix("model.embed_tokens.weight", V, D, io_bits, "dense weights");
+  w.embed = boundary("model.embed_tokens.weight");
   w.lm_head = c.tie_word_embeddings && !t.contains("lm_head.weight")
-                  ? t.matrix("model.embed_tokens.weight", V, D, io_bits, "dense weights")
-                  : t.matrix("lm_head.weight", V, D, io_bits, "dense weights");
+                  ? boundary("model.embed_tokens.weight")
+                  : boundary("lm_head.weight");
   w.final_norm = t.vector("model.norm.weight", D);
   for (int i = 0; i < c.num_hidden_layers; ++i) {
     LayerLoader l(c, t, p, i);
@@ -136,10 +142,8 @@ ModelWeights load_model_weights(const ModelConfig& c, TensorLoader& t, const Pro
     mtp.enorm = l.vector("enorm.weight", D);
     mtp.hnorm = l.vector("hnorm.weight", D);
     mtp.head_norm = l.vector("shared_head.norm.weight", D);
-    if (l.has("embed_tokens.weight"))
-      mtp.embed = t.matrix(l.name("embed_tokens.weight"), V, D, io_bits, "dense weights");
-    if (l.has("shared_head.head.weight"))
-      mtp.head = t.matrix(l.name("shared_head.head.weight"), V, D, io_bits, "dense weights");
+    if (l.has("embed_tokens.weight")) mtp.embed = boundary(l.name("embed_tokens.weight"));
+    if (l.has("shared_head.head.weight")) mtp.head = boundary(l.name("shared_head.head.weight"));
     w.mtp = std::move(mtp);
   }
   t.finish();

@@ -38,9 +38,26 @@ Matrix Matrix::allocate(uint32_t type, int64_t rows, int64_t cols, MemoryBudget*
   return m;
 }
 
+Matrix Matrix::allocate_for_direct_read(uint32_t type, int64_t rows, int64_t cols,
+                                        uint64_t file_offset, MemoryBudget* budget,
+                                        const std::string& category) {
+  Matrix m = allocate(type, rows, 0, budget, category);  // scales only (no data bytes)
+  m.cols_ = cols;
+  m.row_bytes_ = plugin::packed_row_bytes(type, cols);
+  const uint64_t bytes = static_cast<uint64_t>(m.row_bytes_ * rows);
+  const uint64_t phase = file_offset % kDirectReadAlignment;
+  // The aligned window around the bytes: from the block below their first
+  // byte to the block boundary after their last.
+  const uint64_t window =
+      (phase + bytes + kDirectReadAlignment - 1) / kDirectReadAlignment * kDirectReadAlignment;
+  m.data_ = AlignedBlock(window, kDirectReadAlignment, budget, category);
+  m.data_offset_ = phase;
+  return m;
+}
+
 MatrixStorage Matrix::storage() {
-  return {type_,      rows_,        cols_,
-          row_bytes_, data_.data(), scales_.size() ? scales_.as<float>().data() : nullptr};
+  return {type_,      rows_,  cols_,
+          row_bytes_, data(), scales_.size() ? scales_.as<float>().data() : nullptr};
 }
 
 Matrix Matrix::from_f32(std::span<const float> values, int64_t rows, int64_t cols, WeightBits bits,
@@ -49,7 +66,7 @@ Matrix Matrix::from_f32(std::span<const float> values, int64_t rows, int64_t col
     fail("{}: {} values for a {}x{} matrix", category, values.size(), rows, cols);
   Matrix m = allocate(element_type_for(bits), rows, cols, budget, category);
   const SourceMatrix src{DType::F32, 0, std::as_bytes(values), {}, rows, cols};
-  convert_rows(src, m.storage());
+  convert_matrix(src, m.storage());
   return m;
 }
 
@@ -86,7 +103,7 @@ glmrt_weight_view Matrix::view_rows(int64_t first, int64_t count) const {
   v.format.group_size = 0;
   v.format.packing = 0;
   v.format.alignment = 1;
-  v.data = data_.data() + first * row_bytes_;
+  v.data = data() + first * row_bytes_;
   v.scales = scales_.size() ? scales_.as<const float>().data() + first : nullptr;
   v.rows = count;
   v.cols = cols_;
@@ -95,7 +112,7 @@ glmrt_weight_view Matrix::view_rows(int64_t first, int64_t count) const {
 }
 
 void Matrix::dequantize_row(int64_t r, std::span<float> out) const {
-  const std::byte* row = data_.data() + r * row_bytes_;
+  const std::byte* row = data() + r * row_bytes_;
   const float s = scales_.size() ? scales_.as<const float>()[r] : 1.f;
   const auto* bytes = reinterpret_cast<const uint8_t*>(row);
   for (int64_t i = 0; i < cols_; ++i) {

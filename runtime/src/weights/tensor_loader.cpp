@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace glmrt {
@@ -14,45 +15,109 @@ namespace {
 
 // Enough requests in flight for an NVMe drive's queue; the threads mostly wait.
 constexpr int kIoThreads = 8;
-// Tensors that need converting are read into staging memory first; this bounds
-// how much of it is in use at once (a larger tensor is staged alone).
-constexpr uint64_t kStagingWindowBytes = 512ull << 20;
+// Bytes one read request (one task) covers: large enough to stream, small
+// enough that a thread's staging buffer stays small.
+constexpr uint64_t kTaskBytes = 8u << 20;
 
 uint64_t stored_bytes(const StoredMatrix& m) {
   return m.values->byte_size + (m.scales ? m.scales->byte_size : 0);
 }
 
-}  // namespace
+// Matrices at least this large are read with O_DIRECT: the drive writes into
+// them and no page cache copy costs CPU time (smaller ones are not worth the
+// aligned window around them).
+constexpr uint64_t kDirectMinBytes = 1u << 20;
 
-struct TensorLoader::Staging {
-  AlignedBlock values;
-  std::vector<float> scales;
-};
+// Reads `t` into `destination` in pieces of at most kTaskBytes whose file
+// offsets start on kTaskBytes boundaries, so direct pieces' aligned windows
+// never overlap.
+void queue_in_place(ParallelReader& reader, const TensorInfo& t, std::byte* destination,
+                    bool direct) {
+  for (uint64_t at = 0; at < t.byte_size;) {
+    const uint64_t boundary = (t.offset + at) / kTaskBytes * kTaskBytes + kTaskBytes;
+    const uint64_t length = std::min(boundary - t.offset - at, t.byte_size - at);
+    reader.submit({{{&t, at, length, destination + at, direct}}, {}});
+    at += length;
+  }
+}
+
+// Reads blocks of rows of `m` (and their scales) into the reading thread's
+// buffers and hands each block to `use`.
+void queue_row_blocks(ParallelReader& reader, const StoredMatrix& m, int64_t granularity,
+                      const TensorLoader::RowsUse& use) {
+  const DType dtype = m.prequantized() ? DType::U8 : m.values->dtype;
+  const int64_t row_bytes =
+      static_cast<int64_t>(m.values->byte_size) / std::max<int64_t>(m.rows, 1);
+  const int64_t rows_per_task =
+      std::max<int64_t>(
+          1, static_cast<int64_t>(kTaskBytes) / std::max<int64_t>(row_bytes, 1) / granularity) *
+      granularity;
+  for (int64_t first = 0; first < m.rows; first += rows_per_task) {
+    const int64_t rows = std::min(rows_per_task, m.rows - first);
+    ReadTask task;
+    task.pieces.push_back({m.values, static_cast<uint64_t>(first * row_bytes),
+                           static_cast<uint64_t>(rows * row_bytes), nullptr});
+    if (m.scales)
+      task.pieces.push_back(
+          {m.scales, static_cast<uint64_t>(first) * 4, static_cast<uint64_t>(rows) * 4, nullptr});
+    task.then = [&m, &use, dtype, first, rows](std::span<const std::span<const std::byte>> bytes) {
+      SourceMatrix src;
+      src.dtype = dtype;
+      src.packed_type = m.packed_type;
+      src.data = bytes[0];
+      if (m.scales) {
+        // Scales are F32 in the file; the thread's buffer holds them aligned.
+        src.scales = {reinterpret_cast<const float*>(bytes[1].data()), static_cast<size_t>(rows)};
+      }
+      src.rows = rows;
+      src.cols = m.cols;
+      src.check(fmt::format("tensor {}", m.values->name));
+      use(src, first);
+    };
+    reader.submit(std::move(task));
+  }
+}
+
+}  // namespace
 
 TensorLoader::TensorLoader(const TensorDirectory& tensors, MemoryBudget* budget)
     : tensors_(tensors), budget_(budget) {}
 
 Matrix TensorLoader::matrix(const std::string& name, int64_t rows, int64_t cols, WeightBits bits,
-                            const std::string& category) {
+                            const std::string& category, std::optional<WeightBits> also_adopt) {
   const StoredMatrix stored = find_stored_matrix(tensors_, name, rows, cols);
-  const uint32_t type = element_type_for(bits);
-  Matrix m = Matrix::allocate(type, rows, cols, budget_, category);
-  const MatrixStorage storage = m.storage();
+  uint32_t type = element_type_for(bits);
+  if (also_adopt && stored.prequantized() && stored.packed_type == element_type_for(*also_adopt))
+    type = stored.packed_type;
   if (stored.element_type() == static_cast<int>(type)) {
-    pending_.push_back({stored, storage, {}});
+    const bool direct = stored.values->byte_size >= kDirectMinBytes;
+    Matrix m = direct ? Matrix::allocate_for_direct_read(type, rows, cols, stored.values->offset,
+                                                         budget_, category)
+                      : Matrix::allocate(type, rows, cols, budget_, category);
+    pending_.push_back({stored, m.storage(), {}, 1, direct});
     return m;
   }
+  Matrix m = Matrix::allocate(type, rows, cols, budget_, category);
+  const MatrixStorage storage = m.storage();
   if (stored.prequantized())
     summary_.requantized.push_back(
         fmt::format("{} ({} -> {})", name, stored.format_name(), plugin::element_type_name(type)));
-  pending_.push_back({stored, {}, [storage](const SourceMatrix& src, const StoredMatrix&) {
-                        convert_rows(src, storage);
-                      }});
+  pending_.push_back({stored,
+                      {},
+                      [storage](const SourceMatrix& src, int64_t first_row) {
+                        convert_rows(src, storage, first_row);
+                      },
+                      1,
+                      false});
   return m;
 }
 
-void TensorLoader::read_matrix(const std::string& name, int64_t rows, int64_t cols, MatrixUse use) {
-  pending_.push_back({find_stored_matrix(tensors_, name, rows, cols), {}, std::move(use)});
+void TensorLoader::read_matrix(const std::string& name, int64_t rows, int64_t cols,
+                               int64_t row_granularity, RowsUse use) {
+  if (row_granularity < 1 || rows % row_granularity != 0)
+    fail("read_matrix {}: {} rows do not split into blocks of {}", name, rows, row_granularity);
+  pending_.push_back(
+      {find_stored_matrix(tensors_, name, rows, cols), {}, std::move(use), row_granularity, false});
 }
 
 std::vector<float> TensorLoader::vector(const std::string& name, int64_t n) const {
@@ -63,68 +128,26 @@ std::vector<float> TensorLoader::vector(const std::string& name, int64_t n) cons
   return tensors_.read_f32(t);
 }
 
-void TensorLoader::convert_staged(Pending& p, Staging& staging) {
-  const StoredMatrix& m = p.stored;
-  SourceMatrix src;
-  src.dtype = m.prequantized() ? DType::U8 : m.values->dtype;
-  src.packed_type = m.packed_type;
-  src.data = {staging.values.data(), staging.values.size()};
-  src.scales = staging.scales;
-  src.rows = m.rows;
-  src.cols = m.cols;
-  src.check(fmt::format("tensor {}", m.values->name));
-  p.use(src, m);
-}
-
 const LoadSummary& TensorLoader::finish() {
   const auto start = std::chrono::steady_clock::now();
   uint64_t total = 0;
   for (const Pending& p : pending_) total += stored_bytes(p.stored);
   ProgressBar bar("loading", total);
-  std::vector<Staging> staging(pending_.size());
-  uint64_t staged_bytes = 0;
-  size_t next = 0, done = 0;
   {
     ParallelReader reader(tensors_, kIoThreads);
-    while (done < pending_.size()) {
-      // Queue reads in file order while the staging window allows.
-      for (; next < pending_.size(); ++next) {
-        Pending& p = pending_[next];
-        const TensorInfo* values = p.stored.values;
-        const TensorInfo* scales = p.stored.scales;
-        std::vector<ReadPiece> pieces;
-        if (p.in_place.data) {
-          pieces.push_back({values, {p.in_place.data, values->byte_size}});
-          if (scales)
-            pieces.push_back(
-                {scales, {reinterpret_cast<std::byte*>(p.in_place.scales), scales->byte_size}});
-          ++summary_.tensors_read_in_place;
-        } else {
-          const uint64_t need = stored_bytes(p.stored);
-          if (staged_bytes > 0 && staged_bytes + need > kStagingWindowBytes) break;
-          Staging& s = staging[next];
-          s.values = AlignedBlock(values->byte_size, 64, budget_, "load staging");
-          pieces.push_back({values, {s.values.data(), s.values.size()}});
-          if (scales) {
-            s.scales.resize(static_cast<size_t>(p.stored.rows));
-            pieces.push_back({scales, std::as_writable_bytes(std::span(s.scales))});
-          }
-          staged_bytes += need;
-          ++summary_.tensors_converted;
-        }
-        reader.submit(pieces);  // group id == index into pending_
+    for (const Pending& p : pending_) {
+      if (p.in_place.data) {
+        queue_in_place(reader, *p.stored.values, p.in_place.data, p.direct);
+        if (p.stored.scales)
+          queue_in_place(reader, *p.stored.scales, reinterpret_cast<std::byte*>(p.in_place.scales),
+                         false);
+        ++summary_.tensors_read_in_place;
+      } else {
+        queue_row_blocks(reader, p.stored, p.row_granularity, p.use);
+        ++summary_.tensors_converted;
       }
-      if (const auto group = reader.wait_any(std::chrono::milliseconds(100))) {
-        Pending& p = pending_[*group];
-        if (!p.in_place.data) {
-          convert_staged(p, staging[*group]);
-          staged_bytes -= stored_bytes(p.stored);
-          staging[*group] = {};
-        }
-        ++done;
-      }
-      bar.update(reader.bytes_read());
     }
+    reader.wait_all([&](uint64_t done) { bar.update(done); });
   }
   bar.finish();
   pending_.clear();

@@ -79,7 +79,8 @@ ModelWeights load_model_weights(const ModelConfig& config, TensorLoader& tensors
 
 /// Precision of embed_tokens and lm_head: the input/output boundary stays at
 /// least bf16 for int8 dense weights and int8 for int4/int2 (quality drops
-/// sharply when they follow the dense weights down).
+/// sharply when they follow the dense weights down). A container that stores
+/// them pre-quantized at the dense precision keeps them so.
 WeightBits boundary_bits(WeightBits dense);
 
 }  // namespace glmrt

@@ -1,7 +1,8 @@
-// Reads many pieces of a model's files into memory on several I/O threads, so
-// enough requests are in flight to keep a drive busy while the caller converts
-// what has already arrived. Pieces are submitted in groups; the caller learns
-// when a whole group has arrived.
+// Reads many pieces of a model's files on several I/O threads, so enough
+// requests are in flight to keep a drive busy, and runs what each piece is
+// for (a conversion) on the thread that read it, as soon as it has arrived:
+// no OpenMP team waits on the disk, and staging memory stays one buffer per
+// thread.
 #pragma once
 
 #include <glmrt/model_files/safetensors.h>
@@ -13,56 +14,68 @@
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <functional>
 #include <mutex>
-#include <optional>
 #include <span>
 #include <thread>
 #include <vector>
 
 namespace glmrt {
 
-/// A whole tensor's bytes read into `destination` (destination.size() == byte_size).
+/// Bytes [offset, offset + length) of a tensor.
 struct ReadPiece {
   const TensorInfo* tensor = nullptr;
-  std::span<std::byte> destination;
+  uint64_t offset = 0, length = 0;
+  /// Where they go; nullptr: into a buffer of the reading thread, handed to the task's `then`.
+  std::byte* destination = nullptr;
+  /// Read with O_DIRECT (no page cache copy). The destination is congruent to
+  /// the bytes' file offset modulo kDirectAlignment, and the memory from the
+  /// aligned block below it to the aligned boundary after its end may be
+  /// written. Read buffered where the filesystem has no O_DIRECT.
+  bool direct = false;
+};
+
+struct ReadTask {
+  std::vector<ReadPiece> pieces;
+  /// Called on the reading thread once every piece has arrived, with each
+  /// piece's bytes (in its destination or the thread's buffer), in order.
+  std::function<void(std::span<const std::span<const std::byte>>)> then;
 };
 
 class ParallelReader {
  public:
-  /// `threads` I/O threads reading through `files`' descriptors (buffered
-  /// pread), each request at most `chunk_bytes`.
-  ParallelReader(const TensorDirectory& files, int threads, size_t chunk_bytes = 8u << 20);
-  /// Stops the threads; reads not yet started are abandoned.
+  static constexpr uint64_t kDirectAlignment = 4096;
+
+  /// `threads` I/O threads reading through `files`' descriptors (buffered pread).
+  ParallelReader(const TensorDirectory& files, int threads);
+  /// Stops the threads; tasks not yet started are abandoned.
   ~ParallelReader();
   ParallelReader(const ParallelReader&) = delete;
   ParallelReader& operator=(const ParallelReader&) = delete;
 
-  /// Queues `pieces` as one group (read in submission order) and returns its id.
-  /// Destinations must stay valid until the group completes or the reader is destroyed.
-  size_t submit(std::span<const ReadPiece> pieces);
-  /// The id of a group whose pieces have all arrived (each reported once), or
-  /// nothing after `timeout`. Rethrows the first read error (it names the file,
-  /// tensor and offset).
-  std::optional<size_t> wait_any(std::chrono::milliseconds timeout);
-  /// Bytes read so far, for progress.
+  /// Queues `task` (tasks start in submission order). Destinations must stay
+  /// valid until wait_all() returns or the reader is destroyed.
+  void submit(ReadTask task);
+  /// Waits until every task submitted has finished, calling `progress` with
+  /// the bytes read so far about every `interval`. Rethrows the first error a
+  /// read (naming file, tensor and offset) or a task's `then` threw; tasks
+  /// not started by then are dropped.
+  void wait_all(const std::function<void(uint64_t)>& progress,
+                std::chrono::milliseconds interval = std::chrono::milliseconds(100));
   uint64_t bytes_read() const { return bytes_read_.load(std::memory_order_relaxed); }
 
  private:
-  struct Chunk {
-    size_t group;
-    const TensorInfo* tensor;
-    uint64_t offset;  // within the tensor
-    std::span<std::byte> destination;
-  };
   void work();
+  void run(const ReadTask& task, std::vector<std::vector<std::byte>>& buffers);
+  /// Reads a direct piece; false when O_DIRECT is refused (the caller reads buffered).
+  bool read_direct(const ReadPiece& p);
 
   const TensorDirectory& files_;
-  size_t chunk_bytes_;
+  std::vector<int> direct_fds_;  // per file; -1 where O_DIRECT cannot be used
   std::mutex mutex_;
-  std::condition_variable work_ready_, group_done_;
-  std::deque<Chunk> queue_;
-  std::vector<size_t> remaining_;  // chunks still to read, per group
-  std::deque<size_t> completed_;
+  std::condition_variable work_ready_, all_done_;
+  std::deque<ReadTask> queue_;
+  size_t unfinished_ = 0;
   std::exception_ptr error_;
   bool stopping_ = false;
   std::atomic<uint64_t> bytes_read_{0};

@@ -45,7 +45,10 @@ struct SourceMatrix {
 /// containers and ours agree bit for bit).
 void encode_row(std::span<const float> values, const MatrixStorage& dst, int64_t r);
 
-/// Converts every row of `src` into `dst` (same shape), in parallel.
-void convert_rows(const SourceMatrix& src, const MatrixStorage& dst);
+/// Converts the rows of `src` into rows [dst_first_row, dst_first_row +
+/// src.rows) of `dst`, on the calling thread.
+void convert_rows(const SourceMatrix& src, const MatrixStorage& dst, int64_t dst_first_row = 0);
+/// Converts every row of `src` into `dst` (same shape) on the OpenMP threads.
+void convert_matrix(const SourceMatrix& src, const MatrixStorage& dst);
 
 }  // namespace glmrt

@@ -3,8 +3,8 @@
 // once; finish() then reads every queued tensor on parallel I/O threads,
 // straight into place when the file holds it at the precision asked for
 // (a container's pre-quantized tensors are adopted without requantizing), and
-// converts the others row by row as they arrive, with a bounded amount of
-// staging memory, and a progress bar on a terminal.
+// converts the others block of rows by block of rows on the thread that read
+// them, as they arrive, with a progress bar on a terminal.
 #pragma once
 
 #include <glmrt/base/memory.h>
@@ -14,6 +14,7 @@
 #include <glmrt/weights/stored_matrix.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,14 +35,19 @@ class TensorLoader {
   TensorLoader(const TensorDirectory& tensors, MemoryBudget* budget);
 
   /// W[rows, cols] at `bits` precision. The Matrix is allocated now and filled
-  /// by finish(); it must not be used before.
+  /// by finish(); it must not be used before. A tensor the file holds
+  /// pre-quantized at `also_adopt` is kept at that precision instead.
   Matrix matrix(const std::string& name, int64_t rows, int64_t cols, WeightBits bits,
-                const std::string& category);
+                const std::string& category, std::optional<WeightBits> also_adopt = std::nullopt);
+
+  /// Called with consecutive rows of a matrix as stored, the first being
+  /// `first_row`; calls for different blocks run concurrently on I/O threads.
+  using RowsUse = std::function<void(const SourceMatrix& rows, int64_t first_row)>;
   /// Reads `name`, a rows x cols matrix in whatever form the file holds it,
-  /// during finish(), and hands it to `use` on the thread that called finish()
-  /// (for tensors the model rearranges, such as kv_b_proj).
-  using MatrixUse = std::function<void(const SourceMatrix&, const StoredMatrix&)>;
-  void read_matrix(const std::string& name, int64_t rows, int64_t cols, MatrixUse use);
+  /// during finish(), in blocks of a multiple of `row_granularity` rows each
+  /// handed to `use` (for tensors the model rearranges, such as kv_b_proj).
+  void read_matrix(const std::string& name, int64_t rows, int64_t cols, int64_t row_granularity,
+                   RowsUse use);
   /// A 1-D tensor of exactly n values, as f32, read now (norms and biases are small).
   std::vector<float> vector(const std::string& name, int64_t n) const;
 
@@ -58,10 +64,10 @@ class TensorLoader {
   struct Pending {
     StoredMatrix stored;
     MatrixStorage in_place;  // data != nullptr: the bytes are read straight into it
-    MatrixUse use;           // otherwise: called with the staged bytes
+    RowsUse use;             // otherwise: called with blocks of rows as they arrive
+    int64_t row_granularity = 1;
+    bool direct = false;  // in_place.data was allocated for an O_DIRECT read
   };
-  struct Staging;
-  void convert_staged(Pending& pending, Staging& staging);
 
   const TensorDirectory& tensors_;
   MemoryBudget* budget_;
