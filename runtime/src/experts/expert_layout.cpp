@@ -10,10 +10,10 @@
 namespace glmrt {
 namespace {
 
-// Pieces of one expert this close together are read as one extent, gap
-// included: a few KiB more transferred costs less than another request, and a
-// container that aligns each matrix (glmrt's) still reads in one piece.
-constexpr uint64_t kMaxBridgedGapBytes = 64 * 1024;
+// Pieces of one expert at most this far apart are read as one extent, gap
+// included: a container that pads each matrix to an alignment (glmrt's) still
+// reads an expert in one request, and another request costs more than a block.
+constexpr uint64_t kMaxBridgedGapBytes = 4096;
 
 ExpertTensorPlace place_tensor(const TensorDirectory& dir, const std::string& name, int64_t rows,
                                int64_t cols) {

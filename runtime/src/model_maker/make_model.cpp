@@ -3,6 +3,7 @@
 #include <glmrt/base/progress_bar.h>
 #include <glmrt/model_maker/make_model.h>
 #include <glmrt/model_maker/model_plan.h>
+#include <glmrt/model_maker/planned_file_writer.h>
 #include <glmrt/model_maker/presets.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -11,8 +12,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-
-#include "planned_file_writer.h"
 
 namespace glmrt {
 namespace {

@@ -1,4 +1,4 @@
-#include "planned_file_writer.h"
+#include <glmrt/model_maker/planned_file_writer.h>
 
 #include <fcntl.h>
 #include <glmrt/base/error.h>
@@ -17,9 +17,6 @@
 namespace glmrt {
 namespace {
 
-// The file is written in regions of this size, each assembled in memory
-// (header, tensor bytes, zeroed gaps) and written with one O_DIRECT request.
-constexpr uint64_t kRegionBytes = 8u << 20;
 constexpr uint64_t kDirectAlignment = 4096;
 // Writers in flight: the drive needs a queue of a few requests, and a writer
 // that waits for the disk leaves its core to one that generates.
@@ -130,7 +127,12 @@ void assemble_region(const PlannedFile& file, const std::string& head, uint64_t 
 }  // namespace
 
 void write_planned_file(const std::filesystem::path& path, const PlannedFile& file, uint64_t seed,
-                        std::atomic<uint64_t>& written, ProgressBar& bar) {
+                        std::atomic<uint64_t>& written, ProgressBar& bar, uint64_t region_bytes) {
+  // The file is written in regions, each assembled in memory (header, tensor
+  // bytes, zeroed gaps) and written with one O_DIRECT request.
+  if (region_bytes == 0 || region_bytes % kDirectAlignment != 0)
+    fail("write_planned_file: region size {} is not a multiple of {}", region_bytes,
+         kDirectAlignment);
   OutputFile out(path);
   const std::string header = file.header();
   std::string head(8, '\0');
@@ -139,19 +141,19 @@ void write_planned_file(const std::filesystem::path& path, const PlannedFile& fi
   head += header;
   const uint64_t data_start = head.size();
   const uint64_t file_bytes = data_start + file.data_bytes;
-  const int64_t regions = static_cast<int64_t>((file_bytes + kRegionBytes - 1) / kRegionBytes);
+  const int64_t regions = static_cast<int64_t>((file_bytes + region_bytes - 1) / region_bytes);
   out.reserve((file_bytes + kDirectAlignment - 1) / kDirectAlignment * kDirectAlignment);
 
   std::string error;
   const int writers = std::max(kMinWriters, omp_get_max_threads());
 #pragma omp parallel num_threads(writers)
   {
-    AlignedBlock buffer(kRegionBytes, kDirectAlignment);
+    AlignedBlock buffer(region_bytes, kDirectAlignment);
     std::vector<std::byte> rows;
 #pragma omp for schedule(dynamic, 1)
     for (int64_t k = 0; k < regions; ++k) {
-      const uint64_t lo = static_cast<uint64_t>(k) * kRegionBytes;
-      const uint64_t size = std::min(kRegionBytes, file_bytes - lo);
+      const uint64_t lo = static_cast<uint64_t>(k) * region_bytes;
+      const uint64_t size = std::min(region_bytes, file_bytes - lo);
       std::string e;
       try {  // nothing may leave an OpenMP region by exception
         assemble_region(file, head, data_start, seed, lo, {buffer.data(), size}, rows);
