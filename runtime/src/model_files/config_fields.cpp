@@ -4,15 +4,18 @@
 
 #include "file_io.h"
 #include "glmrt/base/error.h"
+#include "glmrt/base/json_nesting.h"
 
 namespace glmrt::model_files {
 
 using nlohmann::json;
 
 ConfigFields::ConfigFields(std::filesystem::path file) : file_(std::move(file)) {
+  const std::string text = read_whole_file(file_);
+  require_json_nesting_within(text, file_.string());
   try {
-    root_ = json::parse(read_whole_file(file_));
-  } catch (const json::parse_error& e) {
+    root_ = json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
     fail("{} is not valid JSON: {}", file_, e.what());
   }
   if (!root_.is_object()) fail("{}: expected a JSON object, found {}", file_, root_.type_name());

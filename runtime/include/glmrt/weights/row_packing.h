@@ -12,14 +12,13 @@
 
 namespace glmrt {
 
-/// glmrt_element_type of a profile precision.
+/// glmrt_element_type of a profile precision (matrix.cpp; also in matrix.h).
 uint32_t element_type_for(WeightBits bits);
 
 /// Packs one row of f32 values as `type` into `out` (packed_row_bytes(type,
-/// w.size()) bytes). Integer types quantize symmetrically with one scale,
-/// written to *scale: s = max|w| / qmax, q = round(w / s) clamped (as the
-/// reference container does, so its files and ours agree bit for bit); f32
-/// and bf16 leave *scale alone.
+/// w.size()) bytes), as encode_row (row_codec.h) does: integer types quantize
+/// symmetrically with one scale written to *scale; f32 and bf16 leave *scale
+/// alone.
 void pack_row(std::span<const float> w, uint32_t type, std::byte* out, float* scale);
 
 /// Row r of a weight view as f32 (per-row scales).
