@@ -74,6 +74,23 @@ TEST(BenchCommand, TableNamesEachProfile) {
   EXPECT_THAT(out, HasSubstr("[1] " + std::string(GLMRT_SOURCE_DIR) + "/configs/reference.yaml"));
 }
 
+// After an untimed pass in the same engine, a cache that holds all of
+// glm_tiny's experts (reference.yaml keeps 16 per layer) has every expert the
+// timed pass needs (a read ahead queued at the end of the warm-up may still
+// land and be counted during it).
+TEST(BenchCommand, WarmupTimesASecondPassWithEveryExpertInRam) {
+  const auto [status, out] = run_shell(
+      fmt::format("{0}/glmrt bench --json --warmup --reps 1 --new-tokens 4 --model "
+                  "{1}/tests/fixtures/glm_tiny --profile {1}/configs/reference.yaml 2>/dev/null",
+                  GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR));
+  ASSERT_EQ(status, 0) << out;
+  const nlohmann::json j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["warmup"], true);
+  const auto& run = j["profiles"][0]["runs"][0];
+  EXPECT_EQ(run["cache_hit_rate"], 1.0);
+  EXPECT_EQ(run["decode_tokens"], 3);
+}
+
 TEST(RunCommand, KeepsItsReportLineAndAddsExpertFigures) {
   const auto [status, out] = run_shell(fmt::format(
       "{0}/glmrt run --profile {1}/configs/reference.yaml --model {1}/tests/fixtures/glm_tiny "
