@@ -3,7 +3,7 @@
 # each for a bounded time; a crash, hang, leak or out-of-memory fails the run
 # and prints the reproducer's path. See docs/fuzzing.md.
 #
-#   bash scripts/fuzz.sh                       # every target, 120 s in total
+#   bash scripts/fuzz.sh                       # every target, 90 s in total
 #   GLMRT_FUZZ_SECONDS=3600 bash scripts/fuzz.sh tokenizer   # one target, an hour
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ cmake --build "$build" -j "$(nproc)"
 build_seconds=$SECONDS
 
 if (($#)); then targets=("$@"); else mapfile -t targets <"$build/targets.txt"; fi
-total=${GLMRT_FUZZ_SECONDS:-120}
+total=${GLMRT_FUZZ_SECONDS:-90}
 seconds=$((total / ${#targets[@]}))
 ((seconds >= 1)) || seconds=1
 
