@@ -39,4 +39,9 @@ void print_generation_report(std::FILE* out, const SessionStats& s, Engine& engi
   std::fflush(out);
 }
 
+void print_draft_report(std::FILE* out, const DraftStats& stats) {
+  for (const std::string& line : describe_draft_stats(stats)) fmt::print(out, "{}\n", line);
+  std::fflush(out);
+}
+
 }  // namespace glmrt::cli

@@ -43,6 +43,34 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
                                            tensors_, *io_, profile_.expert_bits,
                                            profile_.expert_cache_per_layer, &budget_);
   model_ = std::make_unique<Model>(std::move(config), std::move(weights), *experts_, *kernels_);
+  if (profile_.draft) {
+    // Refused at load, not at the first decode step: a drafter this
+    // checkpoint cannot serve (draft-mtp without an MTP layer).
+    const std::optional<DraftSetup> probe = draft_setup();
+    if ((probe->requirements & GLMRT_DRAFT_NEEDS_MTP) && !model_->has_mtp())
+      fail(
+          "{}: key `plugins.draft`: draft plugin `{}` runs the checkpoint's MTP layer, but {} has "
+          "none (config.json num_nextn_predict_layers = 0); choose another drafter or "
+          "`plugins.draft: none`",
+          profile_.draft->origin.empty() ? profile_.file.string() : profile_.draft->origin,
+          probe->name, model_dir_);
+    draft_info_ = probe->plugin.info();
+  }
+}
+
+DraftPolicy draft_policy(const Profile& profile) {
+  return {profile.max_draft_tokens, profile.draft_min_tokens, profile.draft_adaptive};
+}
+
+std::optional<DraftSetup> Engine::draft_setup() {
+  if (!profile_.draft) return std::nullopt;
+  DraftSetup setup;
+  setup.plugin = host_.create_draft(*profile_.draft, services_);
+  setup.drafter = &*setup.plugin;
+  setup.requirements = setup.drafter->requirements();
+  setup.policy = draft_policy(profile_);
+  setup.name = setup.plugin.info().name;
+  return setup;
 }
 
 KvCache Engine::new_cache() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <glmrt/base/memory.h>
+#include <glmrt/draft/draft_setup.h>
 #include <glmrt/experts/expert_store.h>
 #include <glmrt/host/plugin_host.h>
 #include <glmrt/kv/kv_cache.h>
@@ -15,6 +16,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace glmrt {
 
@@ -35,6 +37,13 @@ class Engine {
   /// A fresh cache for one sequence, sized by the profile.
   KvCache new_cache();
 
+  /// A new drafter for one sequence as the profile says (plugins.draft and the
+  /// draft-length keys), or std::nullopt for `plugins.draft: none`. Whether
+  /// the checkpoint can serve the drafter was checked when the engine opened.
+  std::optional<DraftSetup> draft_setup();
+  /// The drafter the profile names, as `glmrt plugins` lists it (nullptr: none).
+  const PluginInfo* draft_info() const { return draft_info_ ? &*draft_info_ : nullptr; }
+
  private:
   Engine(const Profile& profile, std::filesystem::path model_dir);
 
@@ -48,7 +57,11 @@ class Engine {
   TensorDirectory tensors_;
   std::unique_ptr<ExpertStore> experts_;
   std::unique_ptr<Model> model_;
+  std::optional<PluginInfo> draft_info_;
 };
+
+/// The draft-length keys of a profile.
+DraftPolicy draft_policy(const Profile& profile);
 
 /// Threads the profile asks for (0 = every core this process may use).
 int effective_threads(const Profile& profile);

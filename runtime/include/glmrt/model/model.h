@@ -23,6 +23,11 @@ class Model {
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
   bool has_mtp() const { return weights_.mtp.has_value(); }
+  /// The cache layer holding the MTP layer's rows.
+  int mtp_layer() const { return config_.num_hidden_layers; }
+  /// Distinct routed experts one position selects per step, over the main
+  /// layers (every MoE layer picks num_experts_per_tok distinct experts).
+  int64_t experts_per_position() const;
 
   /// Forces one MLA form for every layer and step (automatic = the cost
   /// model's choice per chunk). Both forms compute the same attention; forcing
@@ -33,9 +38,11 @@ class Model {
   /// stops recording). The trace must outlive the calls that fill it.
   void set_trace(ForwardTrace* trace) { trace_ = trace; }
 
-  /// Forward and MTP calls made so far (what a chunked prefill costs).
+  /// Forward and MTP calls made so far (what a chunked prefill costs), and the
+  /// rows they ran.
   struct Counters {
     int64_t forward_calls = 0, mtp_forward_calls = 0;
+    int64_t forward_rows = 0, mtp_forward_rows = 0;
   };
   const Counters& counters() const { return counters_; }
 
@@ -59,14 +66,21 @@ class Model {
 
   /// Logits [rows, vocab] of hidden states [rows, hidden] (final norm + lm_head).
   std::vector<float> logits(std::span<const float> hidden, int64_t rows);
+  /// The final norm (model.norm) of hidden states [rows, hidden]: what lm_head
+  /// and the MTP layer consume.
+  std::vector<float> final_norm(std::span<const float> hidden, int64_t rows) const;
+  /// Logits [rows, vocab] of final-normed hidden states (lm_head alone).
+  std::vector<float> head(std::span<const float> normed, int64_t rows);
 
-  /// One MTP step for S positions (DeepSeek-V3 style): for each s, combines the
-  /// embedding of next_tokens[s] with main_hidden[s] (the main model's final
-  /// hidden state, before the final norm), runs the MTP layer appending to its
-  /// cache row, and returns the MTP hidden states [S, hidden] (before its head norm).
-  /// When it throws, `cache` is left as it was.
+  /// One MTP step for S rows (DeepSeek-V3 style): row s combines the embedding
+  /// of next_tokens[s] with h[s] — the main model's hidden state after the
+  /// final norm (final_norm()), or for a chained draft the MTP layer's own
+  /// output before its head norm — through enorm/hnorm and eh_proj, runs the
+  /// MTP layer appending rows to its cache layer, and returns the MTP hidden
+  /// states [S, hidden] (before shared_head.norm). The norm is applied once:
+  /// this never applies model.norm. When it throws, `cache` is left as it was.
   std::vector<float> mtp_forward(KvCache& cache, std::span<const int32_t> next_tokens,
-                                 std::span<const float> main_hidden);
+                                 std::span<const float> h);
   /// Logits [rows, vocab] of MTP hidden states (shared_head norm + head).
   std::vector<float> mtp_logits(std::span<const float> hidden, int64_t rows);
 

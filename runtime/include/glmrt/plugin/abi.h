@@ -14,13 +14,21 @@
 // Versioning: major.minor. A different major is refused. Interfaces only grow at
 // their end, so a plugin built against an older minor is accepted; the host
 // calls a method added in minor N only when the plugin's abi_minor >= N.
+//
+// Minors: 1.0 kernels, io and a draft declaration; 1.1 asynchronous io
+// (submit a batch, wait on or poll its ticket); 1.2 the draft contract
+// (draft.h: proposals carry their distribution q, the host runs the MTP layer
+// on rows it owns). A draft plugin needs 1.2: the host refuses older ones.
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define GLMRT_ABI_MAJOR 1
-#define GLMRT_ABI_MINOR 0
+#define GLMRT_ABI_MINOR 2
+
+/// The first minor whose draft contract a host runs (draft.h).
+#define GLMRT_ABI_MINOR_DRAFT 2
 
 /// Name of the one symbol every plugin exports.
 #define GLMRT_PLUGIN_ENTRY_SYMBOL "glmrt_plugin_describe"
