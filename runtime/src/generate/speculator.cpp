@@ -107,6 +107,7 @@ SpeculativeStep Speculator::step(int32_t token, Sampler& sampler, std::span<cons
   const int64_t room = session_.engine().profile().max_context - before;
   const int cap = static_cast<int>(std::min<int64_t>(limit, room - 1));
   sync_history(token);
+  proposal_.clear();
   const int wanted = cap > 0 ? cost_.choose(cap) : 0;
   const int k = wanted > 0 ? draft(token, sampler, wanted) : 0;
 

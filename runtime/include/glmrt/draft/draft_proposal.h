@@ -32,6 +32,8 @@ class DraftProposal {
   /// wrong. Returns the number of drafts.
   int check(const std::string& drafter);
 
+  /// No drafts (until the next request()).
+  void clear() { proposal_.n_tokens = 0; }
   int size() const { return proposal_.n_tokens; }
   std::span<const int32_t> tokens() const {
     return {tokens_.data(), static_cast<size_t>(proposal_.n_tokens)};

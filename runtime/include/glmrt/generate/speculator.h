@@ -51,6 +51,9 @@ class Speculator {
                        std::span<const int32_t> generated, int limit);
 
   const DraftStats& stats() const { return stats_; }
+  /// The drafts the last step's drafter proposed (before verification; empty
+  /// when it was not asked), valid until the next step.
+  std::span<const int32_t> last_proposal() const { return proposal_.tokens(); }
   const DraftCostModel& cost_model() const { return cost_; }
 
   /// The session dropped its tokens from `length` on (a new prompt diverged,
