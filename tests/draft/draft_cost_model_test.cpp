@@ -23,7 +23,7 @@ DraftPolicy adaptive(int max_tokens = 4, int min_tokens = 1) {
 /// A synthetic machine: compute c0 + c1 k, each draft brings `extra` new
 /// experts, a share `miss_rate` of all experts is read at `read` seconds each.
 struct Machine {
-  double c0 = 1.0, c1 = 0.02;
+  double c0 = 1.0, c1 = 0.06;
   double extra = 30, miss_rate = 0.0, read = 0.0;
   VerifyMeasurement step(int k, int accepted) const {
     VerifyMeasurement m;
@@ -62,8 +62,21 @@ TEST(DraftCostModel, AcceptedCheapDraftsGoToTheLongestLength) {
   const DraftCostEstimate e = model.estimate();
   EXPECT_NEAR(e.acceptance[0], 0.9, 0.08);
   EXPECT_NEAR(e.compute_base, 1.0, 1e-6);
-  EXPECT_NEAR(e.compute_per_draft, 0.02, 1e-6);
+  EXPECT_NEAR(e.compute_per_draft, 0.06, 1e-6);
   EXPECT_NEAR(e.experts_per_draft, 30, 1e-6);
+}
+
+TEST(DraftCostModel, NoisyTimesNeverMakeExtraPositionsFree) {
+  // Steps with more drafts measured faster (noise): the fitted slope is
+  // negative, so the floor of 5% of a step per position applies, and a
+  // drafter accepted 3% of the time stays unused.
+  DraftCostModel model(adaptive(), kExperts);
+  Machine noisy;
+  noisy.c1 = -0.1;
+  feed(model, noisy, {0.03, 0.03, 0.03, 0.03});
+  const DraftCostEstimate e = model.estimate();
+  EXPECT_NEAR(e.compute_per_draft, 0.05 * e.compute_base, 1e-9);
+  EXPECT_EQ(model.best(4), 0);
 }
 
 TEST(DraftCostModel, NeverAcceptedDraftsAreNotWorthVerifying) {

@@ -18,6 +18,10 @@ constexpr double kDraftingDecay = 0.95;
 constexpr double kPriorComputePerDraft = 0.2;
 // ... and brings this share of a position's experts that no other row needed.
 constexpr double kPriorExtraExpertShare = 0.8;
+// An extra verified position is never free: when noisy step times fit a
+// slope below this share of a step, this share is used (a fit of 0 would make
+// any acceptance at all look worth drafting for).
+constexpr double kMinComputePerDraft = 0.05;
 // Below this variance of the draft count the slope of the fit is noise.
 constexpr double kMinDraftVariance = 0.05;
 
@@ -62,11 +66,14 @@ DraftCostEstimate DraftCostModel::estimate() const {
     const double mean_k = sk_.value / w_.value, mean_c = sc_.value / w_.value;
     const double variance = skk_.value / w_.value - mean_k * mean_k;
     if (variance > kMinDraftVariance && steps_ >= 3) {
-      e.compute_per_draft = std::max(0.0, (skc_.value / w_.value - mean_k * mean_c) / variance);
-      e.compute_base = std::max(mean_c - e.compute_per_draft * mean_k, 0.0);
-    } else {
-      e.compute_base = mean_c / (1.0 + kPriorComputePerDraft * mean_k);
-      e.compute_per_draft = kPriorComputePerDraft * e.compute_base;
+      e.compute_per_draft = (skc_.value / w_.value - mean_k * mean_c) / variance;
+      e.compute_base = mean_c - e.compute_per_draft * mean_k;
+    }
+    if (e.compute_base <= 0 || e.compute_per_draft < kMinComputePerDraft * e.compute_base) {
+      const double share =
+          e.compute_base > 0 ? kMinComputePerDraft : kPriorComputePerDraft;  // no usable fit
+      e.compute_base = mean_c / (1.0 + share * mean_k);
+      e.compute_per_draft = share * e.compute_base;
     }
   }
   e.experts_per_position = experts_per_position_;
