@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 namespace glmrt {
 namespace {
@@ -24,16 +25,6 @@ using test_support::kTinyModel;
 using test_support::open_tiny_engine;
 using test_support::reference_profile;
 using test_support::ScriptedDrafter;
-
-Profile with_drafter(const std::string& name, std::map<std::string, std::string> settings,
-                     DraftPolicy policy) {
-  Profile profile = reference_profile();
-  profile.draft = PluginChoice{name, std::move(settings), {}};
-  profile.max_draft_tokens = policy.max_tokens;
-  profile.draft_min_tokens = policy.min_tokens;
-  profile.draft_adaptive = policy.adaptive;
-  return profile;
-}
 
 class SpeculativeGreedyTest : public ::testing::Test {
  protected:
@@ -87,18 +78,31 @@ class SpeculativeGreedyTest : public ::testing::Test {
 };
 
 TEST_F(SpeculativeGreedyTest, InTreeDraftersChangeNoToken) {
-  const std::vector<std::pair<std::string, Profile>> profiles = {
-      {"draft-ngram fixed 3", with_drafter("draft-ngram", {{"min_n", "0"}}, {3, 1, false})},
-      {"draft-ngram adaptive", with_drafter("draft-ngram", {{"min_n", "0"}}, {4, 1, true})},
-      {"draft-mtp fixed 3", with_drafter("draft-mtp", {}, {3, 1, false})},
-      {"draft-mtp adaptive", with_drafter("draft-mtp", {}, {4, 2, true})},
+  // From a profile (reference-*.yaml's way) and from one engine with any
+  // choice and policy (a benchmark's way).
+  Profile ngram_profile = reference_profile();
+  ngram_profile.draft = PluginChoice{"draft-ngram", {{"min_n", "0"}}, {}};
+  ngram_profile.max_draft_tokens = 3;
+  ngram_profile.draft_adaptive = false;
+  auto ngram_engine = open_tiny_engine(ngram_profile);
+  std::unique_ptr<Session> session;
+  expect_oracle_tokens(
+      [&](const OracleCase&) -> Session& {
+        session = std::make_unique<Session>(*ngram_engine);
+        return *session;
+      },
+      "draft-ngram from the profile");
+  EXPECT_GT(session->speculator()->stats().proposed, 0);
+
+  const std::vector<std::tuple<std::string, PluginChoice, DraftPolicy>> choices = {
+      {"draft-ngram adaptive", {"draft-ngram", {{"min_n", "0"}}, {}}, {4, 1, true}},
+      {"draft-mtp fixed 3", {"draft-mtp", {}, {}}, {3, 1, false}},
+      {"draft-mtp adaptive", {"draft-mtp", {}, {}}, {4, 2, true}},
   };
-  for (const auto& [what, profile] : profiles) {
-    auto engine = open_tiny_engine(profile);
-    std::unique_ptr<Session> session;
+  for (const auto& [what, choice, policy] : choices) {
     expect_oracle_tokens(
         [&](const OracleCase&) -> Session& {
-          session = std::make_unique<Session>(*engine);
+          session = std::make_unique<Session>(*plain_, plain_->draft_setup(choice, policy));
           return *session;
         },
         what);

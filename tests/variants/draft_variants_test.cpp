@@ -109,8 +109,10 @@ TEST(DraftRefusal, MtpDrafterWithoutAnMtpLayerIsRefusedAtLoad) {
                                "num_nextn_predict_layers = 0"})
       EXPECT_NE(message.find(needle), std::string::npos) << message;
   }
-  // Prompt lookup needs nothing of the checkpoint.
-  EXPECT_NO_THROW(open_with_profile("reference-ngram.yaml", dir.path()));
+  // Prompt lookup needs nothing of the checkpoint; asking that engine for
+  // draft-mtp is refused the same way.
+  auto engine = open_with_profile("reference-ngram.yaml", dir.path());
+  EXPECT_THROW(engine->draft_setup({"draft-mtp", {}, {}}, {3, 1, false}), Error);
 }
 
 }  // namespace

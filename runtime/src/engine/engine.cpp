@@ -43,19 +43,13 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
                                            tensors_, *io_, profile_.expert_bits,
                                            profile_.expert_cache_per_layer, &budget_);
   model_ = std::make_unique<Model>(std::move(config), std::move(weights), *experts_, *kernels_);
-  if (profile_.draft) {
-    // Refused at load, not at the first decode step: a drafter this
-    // checkpoint cannot serve (draft-mtp without an MTP layer).
-    const std::optional<DraftSetup> probe = draft_setup();
-    if ((probe->requirements & GLMRT_DRAFT_NEEDS_MTP) && !model_->has_mtp())
-      fail(
-          "{}: key `plugins.draft`: draft plugin `{}` runs the checkpoint's MTP layer, but {} has "
-          "none (config.json num_nextn_predict_layers = 0); choose another drafter or "
-          "`plugins.draft: none`",
-          profile_.draft->origin.empty() ? profile_.file.string() : profile_.draft->origin,
-          probe->name, model_dir_);
-    draft_info_ = probe->plugin.info();
-  }
+  // Refused at load, not at the first decode step: a drafter this
+  // checkpoint cannot serve (draft-mtp without an MTP layer).
+  if (profile_.draft) draft_info_ = draft_setup()->plugin.info();
+}
+
+KvCache Engine::new_cache() {
+  return model_->make_cache(profile_.kv_cache, profile_.max_context, &budget_);
 }
 
 DraftPolicy draft_policy(const Profile& profile) {
@@ -64,17 +58,23 @@ DraftPolicy draft_policy(const Profile& profile) {
 
 std::optional<DraftSetup> Engine::draft_setup() {
   if (!profile_.draft) return std::nullopt;
-  DraftSetup setup;
-  setup.plugin = host_.create_draft(*profile_.draft, services_);
-  setup.drafter = &*setup.plugin;
-  setup.requirements = setup.drafter->requirements();
-  setup.policy = draft_policy(profile_);
-  setup.name = setup.plugin.info().name;
-  return setup;
+  return draft_setup(*profile_.draft, draft_policy(profile_));
 }
 
-KvCache Engine::new_cache() {
-  return model_->make_cache(profile_.kv_cache, profile_.max_context, &budget_);
+DraftSetup Engine::draft_setup(const PluginChoice& choice, DraftPolicy policy) {
+  DraftSetup setup;
+  setup.plugin = host_.create_draft(choice, services_);
+  setup.drafter = &*setup.plugin;
+  setup.requirements = setup.drafter->requirements();
+  setup.policy = policy;
+  setup.name = setup.plugin.info().name;
+  if ((setup.requirements & GLMRT_DRAFT_NEEDS_MTP) && !model_->has_mtp())
+    fail(
+        "{}: key `plugins.draft`: draft plugin `{}` runs the checkpoint's MTP layer, but {} has "
+        "none (config.json num_nextn_predict_layers = 0); choose another drafter or "
+        "`plugins.draft: none`",
+        choice.origin.empty() ? profile_.file.string() : choice.origin, setup.name, model_dir_);
+  return setup;
 }
 
 }  // namespace glmrt

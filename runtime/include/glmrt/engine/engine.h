@@ -41,6 +41,9 @@ class Engine {
   /// draft-length keys), or std::nullopt for `plugins.draft: none`. Whether
   /// the checkpoint can serve the drafter was checked when the engine opened.
   std::optional<DraftSetup> draft_setup();
+  /// A new drafter of any choice with any policy (`glmrt bench` compares
+  /// drafters on one engine); throws when the checkpoint cannot serve it.
+  DraftSetup draft_setup(const PluginChoice& choice, DraftPolicy policy);
   /// The drafter the profile names, as `glmrt plugins` lists it (nullptr: none).
   const PluginInfo* draft_info() const { return draft_info_ ? &*draft_info_ : nullptr; }
 
