@@ -231,7 +231,7 @@ TEST_F(ProfileTest, UnreadableOrInvalidFilesAreNamed) {
 
 TEST_F(ProfileTest, ShippedConfigsLoad) {
   for (const char* name : {"reference.yaml", "reference-int8.yaml", "reference-avx2.yaml",
-                           "reference-ngram.yaml", "reference-mtp.yaml", "nvme.yaml"}) {
+                           "reference-ngram.yaml", "reference-mtp.yaml", "nvme.yaml", "demo.yaml"}) {
     const fs::path file = fs::path(GLMRT_SOURCE_DIR) / "configs" / name;
     EXPECT_NO_THROW(load_profile(file)) << file;
   }
