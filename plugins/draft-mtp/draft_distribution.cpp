@@ -6,6 +6,33 @@
 
 namespace glmrt::draft_mtp {
 
+void apply_penalties(float* logits, int32_t vocab, const uint8_t* marks, float repetition,
+                     float presence) noexcept {
+  for (int32_t v = 0; v < vocab; ++v) {
+    if (!marks[v]) continue;
+    if ((marks[v] & kSeen) && repetition > 0.0f && repetition != 1.0f)
+      logits[v] = logits[v] > 0 ? logits[v] / repetition : logits[v] * repetition;
+    if (marks[v] & kInAnswer) logits[v] -= presence;
+  }
+}
+
+bool mark_history(const glmrt_draft_request& request, int32_t vocab, uint8_t* marks) noexcept {
+  if (!GLMRT_DRAFT_REQUEST_HAS_PENALTIES(&request)) return false;
+  // A zeroed field is off too (a host that fills only what it knows).
+  const bool repetition = request.repetition_penalty > 0.0f && request.repetition_penalty != 1.0f;
+  if (!repetition && request.presence_penalty == 0.0f) return false;
+  std::fill(marks, marks + vocab, uint8_t{0});
+  const int64_t n = request.n_history;
+  const int64_t answer_from = n - std::clamp<int64_t>(request.n_answer, 0, n);
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t t = request.history[i];
+    if (t < 0 || t >= vocab) continue;
+    if (repetition) marks[t] |= kSeen;
+    if (i >= answer_from && request.presence_penalty != 0.0f) marks[t] |= kInAnswer;
+  }
+  return true;
+}
+
 float top_probability(const float* logits, int32_t vocab) noexcept {
   const float top = *std::max_element(logits, logits + vocab);
   double sum = 0.0;

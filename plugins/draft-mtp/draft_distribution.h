@@ -1,7 +1,7 @@
 // The distribution q an MTP draft is drawn from: the MTP head's softmax
 // shaped by the host's sampling settings the way the host shapes p
 // (temperature, then top-k, top-p and min-p, as glmrt's Sampler does;
-// penalties are left out: q only has to be the law the draft was drawn from),
+// the host's repetition and presence penalties first, when it sends them),
 // so that q stays close to p and drafts are accepted often.
 #pragma once
 
@@ -10,6 +10,20 @@
 #include <cstdint>
 
 namespace glmrt::draft_mtp {
+
+/// Bits of a per-token mark: in the history (or an earlier draft), in the answer.
+inline constexpr uint8_t kSeen = 1, kInAnswer = 2;
+
+/// The host sampler's penalties on `logits`: divides (positive) or multiplies
+/// (negative) the logit of every kSeen token by `repetition`, then subtracts
+/// `presence` from every kInAnswer token's.
+void apply_penalties(float* logits, int32_t vocab, const uint8_t* marks, float repetition,
+                     float presence) noexcept;
+
+/// Marks the request's history (kSeen) and its last n_answer tokens
+/// (kInAnswer) in `marks` (vocab entries, cleared first); false when the
+/// request carries no penalties or they are off (marks then untouched).
+bool mark_history(const glmrt_draft_request& request, int32_t vocab, uint8_t* marks) noexcept;
 
 /// Probability of the most likely token of softmax(logits) (temperature 1):
 /// the draft's confidence, held against p_min.

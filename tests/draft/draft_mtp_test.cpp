@@ -67,7 +67,8 @@ class DraftMtpTest : public ::testing::Test {
   };
   Result propose(plugin::Draft& draft, const std::vector<int32_t>& history, int max_tokens,
                  float temperature, int top_k = 0, float top_p = 1.f, float min_p = 0.f,
-                 double uniform = 0.5) {
+                 double uniform = 0.5, float repetition = 1.f, float presence = 0.f,
+                 int64_t n_answer = 0) {
     std::vector<int32_t> tokens(max_tokens), sizes(max_tokens), ids(max_tokens * kVocab);
     std::vector<float> probs(max_tokens * kVocab);
     std::vector<double> uniforms(max_tokens, uniform);
@@ -79,7 +80,10 @@ class DraftMtpTest : public ::testing::Test {
                                 top_k,
                                 top_p,
                                 min_p,
-                                uniforms.data()};
+                                uniforms.data(),
+                                repetition,
+                                presence,
+                                n_answer};
     glmrt_draft_proposal proposal{sizeof(glmrt_draft_proposal),
                                   max_tokens,
                                   kVocab,
@@ -166,6 +170,35 @@ TEST_F(DraftMtpTest, SampledDraftsComeWithTheShapedSoftmaxTheyWereDrawnFrom) {
   double total = 0;
   for (const auto& e : floor.q[0]) total += e.second;
   EXPECT_NEAR(total, 1.0, 1e-6);
+}
+
+TEST_F(DraftMtpTest, GreedyDraftsFollowTheHostsPenalties) {
+  auto draft = create();
+  // Token 2 leads by a little, token 5 is next: a penalised 2 falls behind 5.
+  std::vector<float> logits(kVocab, 0.f);
+  logits[2] = 3.0f, logits[5] = 2.5f;
+  model_.logits_per_call = {logits};
+  EXPECT_EQ(propose(*draft, {1, 4}, 2, 0.f).tokens, (std::vector<int32_t>{2, 2}));
+  // Repetition penalty 1.5: 2 in the history gives 2.0 < 2.5; then 5 is drafted
+  // and penalised in turn (1.67), so 2 comes back.
+  EXPECT_EQ(propose(*draft, {2, 4}, 3, 0.f, 0, 1.f, 0.f, 0.5, 1.5f).tokens,
+            (std::vector<int32_t>{5, 2, 2}));
+  // Presence penalty 1 on the answer only: 2 in the prompt part is not hit...
+  EXPECT_EQ(propose(*draft, {2, 4}, 1, 0.f, 0, 1.f, 0.f, 0.5, 1.f, 1.f, 1).tokens,
+            (std::vector<int32_t>{2}));
+  // ...2 in the answer is (2.0 < 2.5), and a drafted 5 then is too (1.5 < 2.0);
+  // a penalty counts each distinct token once.
+  EXPECT_EQ(propose(*draft, {2, 4}, 3, 0.f, 0, 1.f, 0.f, 0.5, 1.f, 1.f, 2).tokens,
+            (std::vector<int32_t>{5, 2, 2}));
+  // Sampled: q is the penalised softmax.
+  const Result sampled = propose(*draft, {2, 4}, 1, 1.f, 2, 1.f, 0.f, 0.5, 1.5f);
+  ASSERT_EQ(sampled.q.size(), 1u);
+  ASSERT_EQ(sampled.q[0].size(), 2u);
+  EXPECT_EQ(sampled.q[0][0].first, 5);
+  EXPECT_NEAR(sampled.q[0][0].second, 1.0 / (1.0 + std::exp(2.0 - 2.5)), 1e-6);
+  // A zeroed repetition penalty is off, not a division by zero.
+  EXPECT_EQ(propose(*draft, {2, 4}, 1, 0.f, 0, 1.f, 0.f, 0.5, 0.f).tokens,
+            (std::vector<int32_t>{2}));
 }
 
 TEST_F(DraftMtpTest, PMinStopsAtTheFirstUnsureDraft) {

@@ -1,6 +1,7 @@
 #include <glmrt/base/error.h>
 #include <glmrt/draft/draft_proposal.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace glmrt {
@@ -25,7 +26,8 @@ DraftProposal::DraftProposal(int32_t vocab_size, int max_tokens)
 }
 
 glmrt_draft_request DraftProposal::request(std::span<const int32_t> history, int max_tokens,
-                                           const SamplingParams& sampling, std::mt19937_64& rng) {
+                                           const SamplingParams& sampling, std::mt19937_64& rng,
+                                           int64_t n_answer) {
   if (max_tokens < 1 || max_tokens > max_tokens_)
     fail("draft request for {} drafts (room for 1..{})", max_tokens, max_tokens_);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
@@ -48,6 +50,9 @@ glmrt_draft_request DraftProposal::request(std::span<const int32_t> history, int
   r.top_p = static_cast<float>(sampling.top_p);
   r.min_p = static_cast<float>(sampling.min_p);
   r.uniforms = uniforms_.data();
+  r.repetition_penalty = static_cast<float>(sampling.repetition_penalty);
+  r.presence_penalty = static_cast<float>(sampling.presence_penalty);
+  r.n_answer = std::clamp<int64_t>(n_answer, 0, r.n_history);
   return r;
 }
 

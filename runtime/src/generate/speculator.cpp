@@ -58,7 +58,7 @@ void Speculator::sync_history(int32_t token) {
   stable_ = tokens.size();
 }
 
-int Speculator::draft(int32_t token, const Sampler& sampler, int wanted) {
+int Speculator::draft(int32_t token, const Sampler& sampler, int wanted, int64_t n_answer) {
   ExpertStore& experts = session_.engine().experts();
   const uint64_t misses_before = experts.stats().misses;
   const auto t0 = std::chrono::steady_clock::now();
@@ -67,7 +67,7 @@ int Speculator::draft(int32_t token, const Sampler& sampler, int wanted) {
     draft_rng_seeded_ = true;
   }
   const glmrt_draft_request request =
-      proposal_.request(history_, wanted, sampler.params(), draft_rng_);
+      proposal_.request(history_, wanted, sampler.params(), draft_rng_, n_answer);
   host_->begin(token, wanted);
   const glmrt_status status = drafter_.propose(*host_, &request, proposal_.proposal());
   if (status != GLMRT_OK) {
@@ -109,7 +109,8 @@ SpeculativeStep Speculator::step(int32_t token, Sampler& sampler, std::span<cons
   sync_history(token);
   proposal_.clear();
   const int wanted = cap > 0 ? cost_.choose(cap) : 0;
-  const int k = wanted > 0 ? draft(token, sampler, wanted) : 0;
+  const int k =
+      wanted > 0 ? draft(token, sampler, wanted, static_cast<int64_t>(generated.size())) : 0;
 
   // Verify: the token and its drafts in one forward. Draft k needs no row of
   // its own when it would be the last token the caller may take.

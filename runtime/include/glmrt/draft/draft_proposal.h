@@ -21,10 +21,12 @@ class DraftProposal {
   DraftProposal(int32_t vocab_size, int max_tokens);
 
   /// A request for up to `max_tokens` drafts continuing `history`, sampled
-  /// like `sampling`, with fresh uniforms from `rng`; resets the proposal.
-  /// The request points into this object and `history`.
+  /// like `sampling` (penalties included; the history's last `n_answer`
+  /// tokens are the answer so far), with fresh uniforms from `rng`; resets the
+  /// proposal. The request points into this object and `history`.
   glmrt_draft_request request(std::span<const int32_t> history, int max_tokens,
-                              const SamplingParams& sampling, std::mt19937_64& rng);
+                              const SamplingParams& sampling, std::mt19937_64& rng,
+                              int64_t n_answer = 0);
   glmrt_draft_proposal* proposal() { return &proposal_; }
 
   /// Checks the proposal against the contract (draft.h) and normalises each

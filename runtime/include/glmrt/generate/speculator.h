@@ -64,8 +64,9 @@ class Speculator {
   /// history_ = the session's tokens + `token`, rewinding the drafter where
   /// it differs from what it saw last.
   void sync_history(int32_t token);
-  /// Asks the drafter for up to `wanted` drafts; returns how many to verify.
-  int draft(int32_t token, const Sampler& sampler, int wanted);
+  /// Asks the drafter for up to `wanted` drafts (the history's last
+  /// `n_answer` tokens are the answer); returns how many to verify.
+  int draft(int32_t token, const Sampler& sampler, int wanted, int64_t n_answer);
 
   Session& session_;
   plugin::Draft& drafter_;

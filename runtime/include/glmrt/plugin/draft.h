@@ -57,7 +57,22 @@ typedef struct glmrt_draft_request {
   /// stochastic drafter draws draft i from its q with uniforms[i] (inverse
   /// CDF over q's entries in the order it writes them), so a seed repeats runs.
   const double* uniforms;
+  /// The penalties the host applies to the main model's logits before the
+  /// above (glmrt's Sampler): logits of every distinct token of the history
+  /// are divided by repetition_penalty when positive, multiplied when negative;
+  /// then presence_penalty is subtracted from every distinct token of the
+  /// answer so far, the history's last n_answer tokens (x included). A drafter
+  /// that applies them to its own logits, counting its earlier drafts as
+  /// history and answer, drafts what a penalised greedy host picks. Present
+  /// when struct_size covers them (GLMRT_DRAFT_REQUEST_HAS_PENALTIES).
+  float repetition_penalty;  // 1 = off (0 too: a zeroed field)
+  float presence_penalty;    // 0 = off
+  int64_t n_answer;          // 0..n_history
 } glmrt_draft_request;
+
+/// Whether `request` carries the penalty fields.
+#define GLMRT_DRAFT_REQUEST_HAS_PENALTIES(request) \
+  ((request)->struct_size >= offsetof(glmrt_draft_request, n_answer) + sizeof(int64_t))
 
 /// Where a drafter writes its proposal. The host owns the arrays.
 typedef struct glmrt_draft_proposal {
