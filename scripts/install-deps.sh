@@ -7,6 +7,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libpcre2-dev libicu-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev libsimde-dev
   clang-format
+  clang libclang-rt-14-dev  # libFuzzer and the sanitizers' runtimes, for scripts/fuzz.sh
 )
 missing=()
 for p in "${packages[@]}"; do

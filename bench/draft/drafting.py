@@ -43,7 +43,6 @@ TEXT_PROMPTS = [
     "After the war, many families",
 ]
 
-REPETITIVE_TEXT = "The cat sat on the mat and the dog sat on the rug. " * 6
 
 VARIANTS = {
     "none": {"draft": "none"},
@@ -143,7 +142,10 @@ def compare(args, folder):
                 for name, plugins in VARIANTS.items() if name in args.variants}
     rng = random.Random(7)
     vocab = args.vocab
-    prompts = {"repetitive": REPETITIVE_TEXT,
+    # Token ids, so that a checkpoint without a tokenizer (make-model) works:
+    # 12 random ids said 4 times, and 48 random ids.
+    period = [rng.randrange(vocab) for _ in range(12)]
+    prompts = {"repetitive": ",".join(str(t) for t in period * 4),
                "random": ",".join(str(rng.randrange(vocab)) for _ in range(48))}
     for label, prompt in prompts.items():
         speeds = {name: [] for name in profiles}
@@ -187,7 +189,8 @@ def main():
     p.add_argument("--expert-cache", type=int, help="compare: memory.expert_cache")
     p.add_argument("--drop-after-read", action="store_true",
                    help="compare: io-buffered drops what it read from the page cache")
-    p.add_argument("--vocab", type=int, default=4000, help="compare: random prompt ids below")
+    p.add_argument("--vocab", type=int, default=4000,
+                   help="compare: prompt ids are drawn below this (default: the demo model's)")
     p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="glmrt-drafting-") as folder:

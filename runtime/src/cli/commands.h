@@ -17,5 +17,6 @@ int plugins_test_command(const Args& args);  // plugins_test.cpp: `plugins test 
 int profile_command(const Args& args);       // profile.cpp: profile check FILE
 int tokenize_command(const Args& args);      // tokenize.cpp: text <-> token ids
 int template_command(const Args& args);      // template.cpp: render a chat request
+int make_model_command(const Args& args);    // make_model.cpp: write a random model
 
 }  // namespace glmrt::cli

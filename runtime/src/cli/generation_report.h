@@ -21,4 +21,7 @@ void print_generation_report(std::FILE* out, const SessionStats& stats, Engine& 
 /// after the generation report.
 void print_draft_report(std::FILE* out, const DraftStats& stats);
 
+/// How long opening the model took and how fast its resident weights were read.
+void print_load_report(std::FILE* out, const Engine& engine);
+
 }  // namespace glmrt::cli

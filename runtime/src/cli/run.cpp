@@ -110,6 +110,7 @@ int run_command(const Args& args) {
   print_generation_report(stderr, session.stats(), *engine);
   if (const Speculator* speculator = session.speculator())
     print_draft_report(stderr, speculator->stats());
+  print_load_report(stderr, *engine);
   return 0;
 }
 
