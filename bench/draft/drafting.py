@@ -17,6 +17,7 @@ import copy
 import os
 import random
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -92,13 +93,16 @@ def run(args, profile, prompt, temperature, seed):
                 "--presence-penalty", "0"]
     cmd += ["--prompt-ids", prompt] if prompt[0].isdigit() else ["--prompt", prompt]
     env = dict(os.environ, OMP_WAIT_POLICY="passive")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if out.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{out.stderr}")
     text = out.stdout + out.stderr
     m = DECODE.search(text)
     result = {"tokens_per_second": float(m.group(3)), "decoded": int(m.group(1)),
-              "output": out.stdout, "forwards": 0, "decided": 0, "proposed": 0,
+              "output": out.stdout, "cpu_seconds": cpu, "forwards": 0, "decided": 0, "proposed": 0,
               "accepted": 0, "positions": {}, "hit_rate": None}
     if h := HIT.search(text):
         result["hit_rate"] = float(h.group(1))
@@ -149,6 +153,7 @@ def compare(args, folder):
                "random": ",".join(str(rng.randrange(vocab)) for _ in range(48))}
     for label, prompt in prompts.items():
         speeds = {name: [] for name in profiles}
+        cpu = {name: [] for name in profiles}
         last = {}
         outputs = {}
         for rep in range(args.reps):
@@ -156,17 +161,22 @@ def compare(args, folder):
             for name in order:
                 r = run(args, profiles[name], prompt, 0, seed=1)
                 speeds[name].append(r["tokens_per_second"])
+                cpu[name].append(r["cpu_seconds"])
                 last[name] = r
                 outputs.setdefault(name, r["output"])
         base = statistics.median(speeds["none"]) if "none" in speeds else None
+        base_cpu = statistics.median(cpu["none"]) if "none" in cpu else None
         print(f"{label} prompt, {args.reps} runs each, alternated, medians:")
         for name in profiles:
             med = statistics.median(speeds[name])
             r = last[name]
             rel = f" ({med / base:.2f}x none)" if base else ""
+            med_cpu = statistics.median(cpu[name])
+            rel_cpu = f" ({med_cpu / base_cpu:.2f}x none)" if base_cpu else ""
             tpf = f"{r['decided'] / r['forwards']:.2f}" if r["forwards"] else "1.00"
             same = "same tokens" if outputs[name] == outputs[next(iter(profiles))] else "DIFFERENT"
-            print(f"  {name:15s} {med:8.1f} tokens/s{rel}; tokens per forward {tpf}; "
+            print(f"  {name:15s} {med:8.1f} tokens/s{rel}; process CPU {med_cpu:.3f} s{rel_cpu}; "
+                  f"tokens per forward {tpf}; "
                   f"accepted {r['accepted']}/{r['proposed']}; hit rate {r['hit_rate']}%; "
                   f"runs {' '.join(f'{s:.0f}' for s in speeds[name])}; {same}")
 

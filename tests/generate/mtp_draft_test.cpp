@@ -91,6 +91,39 @@ TEST(MtpDraft, FirstDraftsAreTheOraclesMtpPredictions) {
   }
 }
 
+TEST(MtpDraft, AbsorbedPairsLeaveTheRowsOfAFullRunAndReadNoExpert) {
+  const auto cases = load_oracle(kTinyModel / "ref.json");
+  auto engine = mtp_engine(1);
+  Model& model = engine->model();
+  const int64_t D = model.config().hidden_size;
+  const int layer = model.mtp_layer();
+  for (const OracleCase& c : cases) {
+    const std::vector<int32_t>& prompt = c.full_ids;
+    const int64_t L = static_cast<int64_t>(prompt.size());
+    KvCache full = engine->new_cache(), absorbed = engine->new_cache();
+    const std::vector<float> normed = model.final_norm(model.forward(full, prompt), L);
+    model.forward(absorbed, prompt);
+    const auto pairs = std::span(prompt).subspan(1);
+    const auto states = std::span(normed).first((L - 1) * D);
+    model.mtp_forward(full, pairs, states);
+    const ExpertStoreStats before = engine->experts().stats();
+    model.mtp_absorb(absorbed, pairs, states);
+    EXPECT_EQ(engine->experts().stats().hits, before.hits) << "absorbing routes no expert";
+    EXPECT_EQ(engine->experts().stats().misses, before.misses);
+    ASSERT_EQ(absorbed.length(layer), full.length(layer));
+    const auto same_rows = [&](const CacheRows& a, const CacheRows& b) {
+      std::vector<float> ra(a.width), rb(b.width);
+      for (int64_t t = 0; t < L - 1; ++t) {
+        a.load(t, ra), b.load(t, rb);
+        ASSERT_EQ(ra, rb) << c.name << " row " << t;
+      }
+    };
+    same_rows(absorbed.kv_rows(layer), full.kv_rows(layer));
+    if (model.config().indexer_kind(layer) == IndexerKind::full)
+      same_rows(absorbed.index_key_rows(layer), full.index_key_rows(layer));
+  }
+}
+
 TEST(MtpDraft, ChainedDraftsFollowTheMtpOutputBeforeItsHeadNorm) {
   const auto cases = load_oracle(kTinyModel / "ref.json");
   auto engine = mtp_engine(3);

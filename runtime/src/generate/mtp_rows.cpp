@@ -29,7 +29,7 @@ void MtpRows::drop_speculative(KvCache& cache) {
 void MtpRows::flush(KvCache& cache) {
   if (waiting_tokens_.empty()) return;
   drop_speculative(cache);
-  model_->mtp_forward(cache, waiting_tokens_, waiting_h_);
+  model_->mtp_absorb(cache, waiting_tokens_, waiting_h_);
   verified_ += waiting();
   waiting_tokens_.clear();
   waiting_h_.clear();
@@ -44,17 +44,13 @@ std::vector<float> MtpRows::run(KvCache& cache, int32_t token, int64_t position,
   const int64_t D = model_->config().hidden_size;
   const int layer = model_->mtp_layer();
   if (position == next_row()) {
-    // The waiting pairs and this row in one batch: each expert loaded once.
+    // The waiting pairs leave only their cache rows (no attention output, no
+    // MoE: no expert is read for them), then this row runs in full.
     drop_speculative(cache);
-    std::vector<int32_t> tokens = waiting_tokens_;
-    tokens.push_back(token);
-    std::vector<float> rows = waiting_h_;
-    rows.insert(rows.end(), h.begin(), h.begin() + D);
-    const std::vector<float> out = model_->mtp_forward(cache, tokens, rows);
-    verified_ += waiting() + (verified_pair ? 1 : 0);
-    waiting_tokens_.clear();
-    waiting_h_.clear();
-    return {out.end() - D, out.end()};
+    flush(cache);
+    std::vector<float> out = model_->mtp_forward(cache, std::span(&token, 1), h.first(D));
+    verified_ += verified_pair ? 1 : 0;
+    return out;
   }
   if (waiting() > 0 || position < verified_ || position > cache.length(layer))
     fail(

@@ -107,13 +107,13 @@ int64_t Model::experts_per_position() const {
   return moe_layers * config_.num_experts_per_tok;
 }
 
-std::vector<float> Model::mtp_forward(KvCache& cache, std::span<const int32_t> next_tokens,
-                                      std::span<const float> h_in) {
+std::vector<float> Model::mtp_input(std::span<const int32_t> next_tokens,
+                                    std::span<const float> h_in, const char* caller) const {
   if (!weights_.mtp) fail("this checkpoint has no MTP layer");
   const MtpWeights& m = *weights_.mtp;
   const int64_t S = static_cast<int64_t>(next_tokens.size()), D = config_.hidden_size;
   if (static_cast<int64_t>(h_in.size()) < S * D)
-    fail("mtp_forward: {} tokens need {} hidden values, got {}", S, S * D, h_in.size());
+    fail("{}: {} tokens need {} hidden values, got {}", caller, S, S * D, h_in.size());
   const float eps = static_cast<float>(config_.rms_norm_eps);
   std::vector<float> e(S * D), joined(S * 2 * D), h(S * D);
   embed(weights_.mtp_embed(), next_tokens, e);
@@ -124,6 +124,14 @@ std::vector<float> Model::mtp_forward(KvCache& cache, std::span<const int32_t> n
     rms_norm(h_in.subspan(s * D, D), m.hnorm, eps, {row + D, static_cast<size_t>(D)});
   }
   linear(kernels_, joined, S, m.eh_proj, h);
+  return h;
+}
+
+std::vector<float> Model::mtp_forward(KvCache& cache, std::span<const int32_t> next_tokens,
+                                      std::span<const float> h_in) {
+  const int64_t S = static_cast<int64_t>(next_tokens.size());
+  std::vector<float> h = mtp_input(next_tokens, h_in, "mtp_forward");
+  const MtpWeights& m = *weights_.mtp;
   KvRollback rollback(cache);
   KeySelection selection;
   decoder_layer(m.layer, mtp_layer(), cache, h, S, selection);
@@ -131,6 +139,22 @@ std::vector<float> Model::mtp_forward(KvCache& cache, std::span<const int32_t> n
   ++counters_.mtp_forward_calls;
   counters_.mtp_forward_rows += S;
   return h;
+}
+
+void Model::mtp_absorb(KvCache& cache, std::span<const int32_t> next_tokens,
+                       std::span<const float> h_in) {
+  const int64_t S = static_cast<int64_t>(next_tokens.size()), D = config_.hidden_size;
+  if (S == 0) return;
+  const std::vector<float> h = mtp_input(next_tokens, h_in, "mtp_absorb");
+  const MtpWeights& m = *weights_.mtp;
+  const LayerContext ctx{config_,  kernels_,    rope_,           cache,
+                         experts_, mtp_layer(), attention_form_, trace_};
+  std::vector<float> normed(S * D);
+  rms_norm_rows(h, m.layer.input_norm, static_cast<float>(config_.rms_norm_eps), normed);
+  KvRollback rollback(cache);
+  mla_cache_rows(m.layer.attention, ctx, normed, S);
+  rollback.commit();
+  counters_.mtp_absorbed_rows += S;
 }
 
 std::vector<float> Model::mtp_logits(std::span<const float> hidden, int64_t rows) {

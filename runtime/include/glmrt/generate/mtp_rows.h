@@ -1,11 +1,14 @@
 // The MTP layer's rows of one sequence, kept in step with the main layers for
 // a drafter that runs the MTP layer. Row t pairs the main model's final-normed
 // hidden state at position t with token t + 1, so with L tokens in the main
-// layers rows 0..L-2 hold verified pairs. A verified pair waits (its hidden
-// state kept here) until a drafter needs the rows — it then joins the
-// drafter's first MTP call as one batch — or a prefill chunk ends, or enough
-// wait to make a batch worth it. Rows a drafter adds past the verified ones
-// are speculative and dropped after verification.
+// layers rows 0..L-2 hold verified pairs. Nothing reads a verified pair's
+// output, only its cache row (later rows attend to it), so verified pairs are
+// absorbed (Model::mtp_absorb: eh_proj and the KV projections, no attention
+// output and no MoE, so no expert is read for them). A verified pair waits
+// (its hidden state kept here) until a drafter needs the rows, or a prefill
+// chunk ends, or enough wait to make a batch worth it; then the waiting pairs
+// are absorbed as one batch. Rows a drafter adds past the verified ones run
+// in full and are speculative: dropped after verification.
 #pragma once
 
 #include <glmrt/kv/kv_cache.h>
@@ -35,16 +38,17 @@ class MtpRows {
   /// at those positions, next_tokens: the token after each). Rows below
   /// next_row() are already known and skipped; first_row must not leave a gap.
   void add_pairs(int64_t first_row, std::span<const float> h, std::span<const int32_t> next_tokens);
-  /// Runs every waiting pair through the MTP layer as one batch.
+  /// Absorbs every waiting pair into the MTP layer's cache as one batch.
   void flush(KvCache& cache);
   /// Flushes when more than kMaxWaiting pairs wait.
   void flush_if_many(KvCache& cache);
 
   /// Runs the MTP layer for row `position` (a drafter's run_mtp) and returns
   /// its output [hidden] (before shared_head.norm). At next_row() the waiting
-  /// pairs join the batch, and `verified_pair` (h and token are that row's
-  /// true pair) keeps the row after verification; past it, the row chains on
-  /// speculative rows (position at most one past the layer's last row).
+  /// pairs are absorbed first, and `verified_pair` (h and token are that
+  /// row's true pair) keeps the row after verification; past it, the row
+  /// chains on speculative rows (position at most one past the layer's last
+  /// row).
   std::vector<float> run(KvCache& cache, int32_t token, int64_t position, std::span<const float> h,
                          bool verified_pair);
 

@@ -43,6 +43,7 @@ class Model {
   struct Counters {
     int64_t forward_calls = 0, mtp_forward_calls = 0;
     int64_t forward_rows = 0, mtp_forward_rows = 0;
+    int64_t mtp_absorbed_rows = 0;  // mtp_absorb: cache rows only
   };
   const Counters& counters() const { return counters_; }
 
@@ -81,11 +82,20 @@ class Model {
   /// this never applies model.norm. When it throws, `cache` is left as it was.
   std::vector<float> mtp_forward(KvCache& cache, std::span<const int32_t> next_tokens,
                                  std::span<const float> h);
+  /// The MTP layer's cache rows for S pairs as mtp_forward appends them, and
+  /// nothing else: eh_proj, the input norm and the KV (and indexer key)
+  /// projections, no attention output, no MoE (no expert is read). For pairs
+  /// whose output nobody uses (verified pairs that later rows attend to).
+  /// When it throws, `cache` is left as it was.
+  void mtp_absorb(KvCache& cache, std::span<const int32_t> next_tokens, std::span<const float> h);
   /// Logits [rows, vocab] of MTP hidden states (shared_head norm + head).
   std::vector<float> mtp_logits(std::span<const float> hidden, int64_t rows);
 
  private:
   void embed(const Matrix& table, std::span<const int32_t> tokens, std::span<float> out) const;
+  /// eh_proj([enorm(embed(next_tokens)); hnorm(h)]): the MTP layer's input.
+  std::vector<float> mtp_input(std::span<const int32_t> next_tokens, std::span<const float> h,
+                               const char* caller) const;
   void decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std::span<float> h,
                      int64_t S, KeySelection& selection);
 
