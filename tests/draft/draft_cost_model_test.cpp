@@ -145,14 +145,25 @@ TEST(DraftCostModel, ProbesLessAndLessOftenWhileDraftingDoesNotPay) {
   EXPECT_EQ(model.chosen()[0], 8 + 16 + 32 - 3);
 }
 
-TEST(DraftCostModel, MeasuresAtFullLengthFirstAndFixedPolicyNeverAdapts) {
-  DraftCostModel model(adaptive(), kExperts);
-  EXPECT_EQ(model.choose(4), 4);  // nothing measured yet: measure at full length
+TEST(DraftCostModel, MeasuresNoneAndTheShortestFirstAndFixedPolicyNeverAdapts) {
+  DraftCostModel model(adaptive(4, 2), kExperts);
+  // Nothing measured yet: a plain step, then one at the shortest length.
+  EXPECT_EQ(model.choose(4), 0);
+  model.record_verification(Machine{}.step(0, 0));
+  EXPECT_EQ(model.choose(4), 2);
   DraftCostModel fixed({3, 1, false}, kExperts);
   feed(fixed, Machine{}, {0.0, 0.0, 0.0});
   EXPECT_EQ(fixed.choose(8), 3);
   EXPECT_EQ(fixed.choose(2), 2);
   EXPECT_EQ(fixed.chosen()[3], 1);
+}
+
+TEST(DraftCostModel, GrowsOnePositionPastWhatWasMeasured) {
+  DraftCostModel model(adaptive(), kExperts);
+  for (int s = 0; s < 50; ++s) model.record_verification(Machine{}.step(s % 2, s % 2));
+  EXPECT_EQ(model.best(4), 2);  // position 1 always accepted; 2 never tried
+  for (int s = 0; s < 50; ++s) model.record_verification(Machine{}.step(2, 2));
+  EXPECT_EQ(model.best(4), 3);
 }
 
 TEST(DraftCostModel, NeighbouringLengthsAreTriedNowAndThen) {

@@ -87,7 +87,12 @@ DraftCostEstimate DraftCostModel::estimate() const {
 }
 
 int DraftCostModel::best(int limit) const {
-  const int cap = std::min(limit, policy_.max_tokens);
+  // One position past the deepest one measured: longer drafts are tried one
+  // position at a time (each extra position can pull its own experts from
+  // disk, too costly to guess at).
+  int measured = 0;
+  while (measured < policy_.max_tokens && reached_[measured].value > 0) ++measured;
+  const int cap = std::min({limit, policy_.max_tokens, std::max(policy_.min_tokens, measured + 1)});
   if (cap < policy_.min_tokens) return 0;
   const DraftCostEstimate e = estimate();
   if (e.seconds(0) <= 0) return cap;  // nothing measured yet
@@ -108,7 +113,11 @@ int DraftCostModel::record_choice(int k) {
 int DraftCostModel::choose(int limit) {
   const int cap = std::min(limit, policy_.max_tokens);
   if (cap < policy_.min_tokens) return record_choice(0);
-  if (!policy_.adaptive || steps_ < kWarmupSteps) return record_choice(cap);
+  if (!policy_.adaptive) return record_choice(cap);
+  // First a step without drafts (the cost of a plain step), then one at the
+  // shortest length (what a draft costs and how often it is accepted).
+  if (steps_ == 0) return record_choice(0);
+  if (steps_ == 1) return record_choice(policy_.min_tokens);
   ++decisions_;
   const int k = best(limit);
   if (k == 0) {

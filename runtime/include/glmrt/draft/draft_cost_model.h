@@ -65,10 +65,12 @@ class DraftCostModel {
   DraftCostModel(DraftPolicy policy, int64_t experts_per_position);
 
   /// Drafts to ask for in the next step, 0..limit (limit: what the step may
-  /// still verify). Fixed policy: min(max_tokens, limit). Adaptive: best(),
-  /// except for the first steps (measuring) and an occasional probe.
+  /// still verify). Fixed policy: min(max_tokens, limit). Adaptive: 0 for
+  /// the first step and min_tokens for the second (measuring), then best(),
+  /// with an occasional probe.
   int choose(int limit);
-  /// The k in {0} and [min_tokens, limit] with the most tokens per second.
+  /// The k in {0} and [min_tokens, limit] with the most tokens per second,
+  /// at most one position past the deepest draft position measured so far.
   int best(int limit) const;
 
   void record_verification(const VerifyMeasurement& m);
@@ -100,7 +102,6 @@ class DraftCostModel {
   int64_t zero_streak_ = 0, probe_interval_ = kFirstProbeInterval;
   std::vector<int64_t> chosen_;
 
-  static constexpr int kWarmupSteps = 3;
   static constexpr int64_t kFirstProbeInterval = 8;
   static constexpr int64_t kLastProbeInterval = 256;
   static constexpr int64_t kNeighbourEvery = 16;
