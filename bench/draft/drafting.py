@@ -147,10 +147,11 @@ def compare(args, folder):
     rng = random.Random(7)
     vocab = args.vocab
     # Token ids, so that a checkpoint without a tokenizer (make-model) works:
-    # 12 random ids said 4 times, and 48 random ids.
-    period = [rng.randrange(vocab) for _ in range(12)]
-    prompts = {"repetitive": ",".join(str(t) for t in period * 4),
-               "random": ",".join(str(rng.randrange(vocab)) for _ in range(48))}
+    # random ids said 4 times over, and as many random ids.
+    n = args.prompt_length
+    period = [rng.randrange(vocab) for _ in range(max(n // 4, 1))]
+    prompts = {"repetitive": ",".join(str(t) for t in (period * 4)[:n]),
+               "random": ",".join(str(rng.randrange(vocab)) for _ in range(n))}
     for label, prompt in prompts.items():
         speeds = {name: [] for name in profiles}
         cpu = {name: [] for name in profiles}
@@ -175,10 +176,10 @@ def compare(args, folder):
             rel_cpu = f" ({med_cpu / base_cpu:.2f}x none)" if base_cpu else ""
             tpf = f"{r['decided'] / r['forwards']:.2f}" if r["forwards"] else "1.00"
             same = "same tokens" if outputs[name] == outputs[next(iter(profiles))] else "DIFFERENT"
-            print(f"  {name:15s} {med:8.1f} tokens/s{rel}; process CPU {med_cpu:.3f} s{rel_cpu}; "
+            print(f"  {name:15s} {med:8.3g} tokens/s{rel}; process CPU {med_cpu:.3f} s{rel_cpu}; "
                   f"tokens per forward {tpf}; "
                   f"accepted {r['accepted']}/{r['proposed']}; hit rate {r['hit_rate']}%; "
-                  f"runs {' '.join(f'{s:.0f}' for s in speeds[name])}; {same}")
+                  f"runs {' '.join(f'{s:.3g}' for s in speeds[name])}; {same}")
 
 
 def main():
@@ -201,6 +202,7 @@ def main():
                    help="compare: io-buffered drops what it read from the page cache")
     p.add_argument("--vocab", type=int, default=4000,
                    help="compare: prompt ids are drawn below this (default: the demo model's)")
+    p.add_argument("--prompt-length", type=int, default=48, help="compare: prompt tokens")
     p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     args = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="glmrt-drafting-") as folder:

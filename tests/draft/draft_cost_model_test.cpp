@@ -145,6 +145,21 @@ TEST(DraftCostModel, ProbesLessAndLessOftenWhileDraftingDoesNotPay) {
   EXPECT_EQ(model.chosen()[0], 8 + 16 + 32 - 3);
 }
 
+TEST(DraftCostModel, ProbesThatCostAStepWaitLonger) {
+  // Each draft doubles a step (its experts come off the disk) and is never
+  // accepted: a probe may take at most 2% of the time, so it waits 50 steps.
+  DraftCostModel model(adaptive(), kExperts);
+  Machine streaming;
+  streaming.extra = 100, streaming.miss_rate = 1.0, streaming.read = 0.0;
+  streaming.c1 = 1.0;
+  feed(model, streaming, {0.0, 0.0, 0.0, 0.0});
+  int first_probe = 0;
+  for (int step = 1; step <= 200 && first_probe == 0; ++step)
+    if (model.choose(4) > 0) first_probe = step;
+  EXPECT_GE(first_probe, 45);
+  EXPECT_LE(first_probe, 55);
+}
+
 TEST(DraftCostModel, MeasuresNoneAndTheShortestFirstAndFixedPolicyNeverAdapts) {
   DraftCostModel model(adaptive(4, 2), kExperts);
   // Nothing measured yet: a plain step, then one at the shortest length.

@@ -2,6 +2,7 @@
 #include <glmrt/draft/draft_cost_model.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace glmrt {
 namespace {
@@ -22,6 +23,9 @@ constexpr double kPriorExtraExpertShare = 0.8;
 // slope below this share of a step, this share is used (a fit of 0 would make
 // any acceptance at all look worth drafting for).
 constexpr double kMinComputePerDraft = 0.05;
+// While drafting does not pay, probes may cost at most this share of the
+// decode time: a probe that costs a whole extra step waits 50 steps.
+constexpr double kProbeBudget = 0.02;
 // Below this variance of the draft count the slope of the fit is noise.
 constexpr double kMinDraftVariance = 0.05;
 
@@ -105,6 +109,14 @@ int DraftCostModel::best(int limit) const {
   return best_k;
 }
 
+int64_t DraftCostModel::probe_wait() const {
+  const DraftCostEstimate e = estimate();
+  const double plain = e.seconds(0);
+  if (plain <= 0) return probe_interval_;
+  const double extra = std::max(0.0, e.seconds(policy_.min_tokens) / plain - 1.0);
+  return std::max(probe_interval_, static_cast<int64_t>(std::ceil(extra / kProbeBudget)));
+}
+
 int DraftCostModel::record_choice(int k) {
   ++chosen_.at(k);
   return k;
@@ -123,7 +135,7 @@ int DraftCostModel::choose(int limit) {
   if (k == 0) {
     // Drafting does not pay now; look again after a while, less and less
     // often while it keeps not paying.
-    if (++zero_streak_ < probe_interval_) return record_choice(0);
+    if (++zero_streak_ < probe_wait()) return record_choice(0);
     zero_streak_ = 0;
     probe_interval_ = std::min(probe_interval_ * 2, kLastProbeInterval);
     ++probes_;

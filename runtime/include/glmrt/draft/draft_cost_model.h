@@ -89,6 +89,10 @@ class DraftCostModel {
     void add(double x, double decay) { value = value * decay + x; }
   };
   int record_choice(int k);
+  /// Steps without drafts before the next probe: the probe interval, or
+  /// longer when a probe costs so much that it would take more than
+  /// kProbeBudget of the decode time.
+  int64_t probe_wait() const;
 
   DraftPolicy policy_;
   double experts_per_position_;
