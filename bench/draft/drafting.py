@@ -175,7 +175,10 @@ def compare(args, folder):
             med_cpu = statistics.median(cpu[name])
             rel_cpu = f" ({med_cpu / base_cpu:.2f}x none)" if base_cpu else ""
             tpf = f"{r['decided'] / r['forwards']:.2f}" if r["forwards"] else "1.00"
-            same = "same tokens" if outputs[name] == outputs[next(iter(profiles))] else "DIFFERENT"
+            first = outputs[next(iter(profiles))].replace(",", " ").split()
+            mine = outputs[name].replace(",", " ").split()
+            at = next((i for i, (a, b) in enumerate(zip(first, mine)) if a != b), None)
+            same = "same tokens" if first == mine else f"DIFFERENT from token {at}"
             print(f"  {name:15s} {med:8.3g} tokens/s{rel}; process CPU {med_cpu:.3f} s{rel_cpu}; "
                   f"tokens per forward {tpf}; "
                   f"accepted {r['accepted']}/{r['proposed']}; hit rate {r['hit_rate']}%; "
