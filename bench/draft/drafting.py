@@ -153,10 +153,13 @@ def compare(args, folder):
     prompts = {"repetitive": ",".join(str(t) for t in (period * 4)[:n]),
                "random": ",".join(str(rng.randrange(vocab)) for _ in range(n))}
     for label, prompt in prompts.items():
+        if label not in args.prompts:
+            continue
         speeds = {name: [] for name in profiles}
         cpu = {name: [] for name in profiles}
         last = {}
         outputs = {}
+        unstable = set()  # variants whose own runs disagreed
         for rep in range(args.reps):
             order = list(profiles) if rep % 2 == 0 else list(reversed(profiles))
             for name in order:
@@ -165,6 +168,8 @@ def compare(args, folder):
                 cpu[name].append(r["cpu_seconds"])
                 last[name] = r
                 outputs.setdefault(name, r["output"])
+                if r["output"] != outputs[name]:
+                    unstable.add(name)
         base = statistics.median(speeds["none"]) if "none" in speeds else None
         base_cpu = statistics.median(cpu["none"]) if "none" in cpu else None
         print(f"{label} prompt, {args.reps} runs each, alternated, medians:")
@@ -179,6 +184,8 @@ def compare(args, folder):
             mine = outputs[name].replace(",", " ").split()
             at = next((i for i, (a, b) in enumerate(zip(first, mine)) if a != b), None)
             same = "same tokens" if first == mine else f"DIFFERENT from token {at}"
+            if name in unstable:
+                same += " (its own runs disagree)"
             print(f"  {name:15s} {med:8.3g} tokens/s{rel}; process CPU {med_cpu:.3f} s{rel_cpu}; "
                   f"tokens per forward {tpf}; "
                   f"accepted {r['accepted']}/{r['proposed']}; hit rate {r['hit_rate']}%; "
@@ -205,6 +212,8 @@ def main():
                    help="compare: io-buffered drops what it read from the page cache")
     p.add_argument("--vocab", type=int, default=4000,
                    help="compare: prompt ids are drawn below this (default: the demo model's)")
+    p.add_argument("--prompts", nargs="+", default=["repetitive", "random"],
+                   choices=["repetitive", "random"], help="compare: which prompts")
     p.add_argument("--prompt-length", type=int, default=48, help="compare: prompt tokens")
     p.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     args = p.parse_args()
