@@ -230,8 +230,9 @@ TEST_F(ProfileTest, UnreadableOrInvalidFilesAreNamed) {
 }
 
 TEST_F(ProfileTest, ShippedConfigsLoad) {
-  for (const char* name : {"reference.yaml", "reference-int8.yaml", "reference-avx2.yaml",
-                           "reference-ngram.yaml", "reference-mtp.yaml", "nvme.yaml", "demo.yaml"}) {
+  for (const char* name :
+       {"reference.yaml", "reference-int8.yaml", "reference-avx2.yaml", "reference-ngram.yaml",
+        "reference-mtp.yaml", "nvme.yaml", "demo.yaml"}) {
     const fs::path file = fs::path(GLMRT_SOURCE_DIR) / "configs" / name;
     EXPECT_NO_THROW(load_profile(file)) << file;
   }
