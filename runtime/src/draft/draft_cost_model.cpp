@@ -183,6 +183,11 @@ void DraftCostModel::record_verification(const VerifyMeasurement& m) {
   }
 }
 
+void DraftCostModel::record_shadow(double acceptance) {
+  reached_[0].add(1.0, kAcceptanceDecay);
+  accepted_[0].add(std::clamp(acceptance, 0.0, 1.0), kAcceptanceDecay);
+}
+
 void DraftCostModel::record_drafting(const DraftingMeasurement& m) {
   drafting_seconds_.add(m.seconds, kDraftingDecay);
   drafting_requested_.add(static_cast<double>(m.requested), kDraftingDecay);

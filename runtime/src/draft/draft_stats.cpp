@@ -35,6 +35,7 @@ DraftStats draft_stats_since(const DraftStats& now, const DraftStats& before) {
   d.drafter_reads -= before.drafter_reads;
   d.chosen = minus(now.chosen, before.chosen);
   d.probes -= before.probes;
+  d.shadow_drafts -= before.shadow_drafts;
   return d;
 }
 
@@ -60,14 +61,16 @@ std::vector<std::string> describe_draft_stats(const DraftStats& s) {
   for (int k = 1; k < static_cast<int>(s.chosen.size()); ++k)
     if (e.tokens_per_second(k) > e.tokens_per_second(best)) best = k;
   lines.push_back(fmt::format(
-      "draft cost model: {}; steps by drafts chosen {{{}}} ({} probes); extra expert reads by "
+      "draft cost model: {}; steps by drafts chosen {{{}}} ({} probes, {} drafts judged "
+      "unverified); extra expert reads by "
       "drafting: ~{:.1f} "
       "in verification ({} extra distinct experts), {} by the drafter; estimates: miss rate "
       "{:.1f}%, {:.2f} extra experts and {:.2f} ms compute per draft, {:.2f} ms per expert read, "
       "best now {} drafts at {:.2f} tokens per forward",
-      s.adaptive ? "adaptive" : "fixed length", chosen, s.probes, s.verify_extra_reads,
-      s.verify_extra_experts, s.drafter_reads, 100.0 * e.miss_rate, e.experts_per_draft,
-      1e3 * e.compute_per_draft, 1e3 * e.read_seconds_per_miss, best, e.tokens(best)));
+      s.adaptive ? "adaptive" : "fixed length", chosen, s.probes, s.shadow_drafts,
+      s.verify_extra_reads, s.verify_extra_experts, s.drafter_reads, 100.0 * e.miss_rate,
+      e.experts_per_draft, 1e3 * e.compute_per_draft, 1e3 * e.read_seconds_per_miss, best,
+      e.tokens(best)));
   return lines;
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 namespace glmrt {
 namespace {
@@ -27,6 +28,8 @@ Speculator::Speculator(Session& session, const DraftSetup& setup)
       policy_(setup.policy),
       host_(std::make_unique<SessionDraftHost>(session,
                                                (setup.requirements & GLMRT_DRAFT_NEEDS_MTP) != 0)),
+      shadow_(setup.policy.adaptive && setup.policy.min_tokens == 1 &&
+              (setup.requirements & GLMRT_DRAFT_NEEDS_MTP) == 0),
       cost_(setup.policy, session.engine().model().experts_per_position()),
       proposal_(session.engine().model().config().vocab_size, setup.policy.max_tokens) {
   stats_.drafter = setup.name;
@@ -111,6 +114,13 @@ SpeculativeStep Speculator::step(int32_t token, Sampler& sampler, std::span<cons
   const int wanted = cap > 0 ? cost_.choose(cap) : 0;
   const int k =
       wanted > 0 ? draft(token, sampler, wanted, static_cast<int64_t>(generated.size())) : 0;
+  // While the cost model drafts nothing, a drafter that does not run the MTP
+  // layer (cheap: it reads no expert) still proposes one draft, unverified,
+  // judged below against the row this step computes anyway.
+  std::optional<DraftDistribution> shadow;
+  if (shadow_ && wanted == 0 && cap > 0 &&
+      draft(token, sampler, 1, static_cast<int64_t>(generated.size())) > 0)
+    shadow = proposal_.distribution(0);
 
   // Verify: the token and its drafts in one forward. Draft k needs no row of
   // its own when it would be the last token the caller may take.
@@ -155,6 +165,17 @@ SpeculativeStep Speculator::step(int32_t token, Sampler& sampler, std::span<cons
     }
     if (accepted == k && next_needed)
       result.next = sampler.sample({logits.data() + k * V, static_cast<size_t>(V)}, seen, answer);
+    if (shadow) {
+      // min(1, p(d)/q(d)): the probability verification would have accepted
+      // it, an unbiased estimate of draft 1's acceptance rate.
+      const auto p = sampler.distribution({logits.data(), static_cast<size_t>(V)}, seen, answer);
+      double p_d = 0.0;
+      for (const TokenProbability& e : p)
+        if (e.token == shadow->token) p_d = e.probability;
+      cost_.record_shadow(std::min(1.0, p_d / shadow->at(shadow->token)));
+      drafter_.accepted(0, 1);
+      ++stats_.shadow_drafts;
+    }
   } catch (...) {
     session_.rollback_to(before);  // e.g. non-finite logits: the step did not happen
     throw;

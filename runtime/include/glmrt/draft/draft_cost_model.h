@@ -75,6 +75,9 @@ class DraftCostModel {
 
   void record_verification(const VerifyMeasurement& m);
   void record_drafting(const DraftingMeasurement& m);
+  /// A first draft that was not verified, with the probability verification
+  /// would have accepted it (min(1, p/q) on the row the step computed).
+  void record_shadow(double acceptance);
 
   DraftCostEstimate estimate() const;
   /// How often each draft count was chosen, index = drafts.

@@ -29,6 +29,7 @@ struct DraftStats {
   int64_t drafter_reads = 0;    // experts the drafter's MTP calls read from disk
   std::vector<int64_t> chosen;  // the cost model's choices, index = drafts
   int64_t probes = 0;
+  int64_t shadow_drafts = 0;   // unverified drafts judged while the cost model chose 0
   DraftCostEstimate estimate;  // the cost model's view after the last step
 
   double tokens_per_forward() const { return forwards ? double(decided) / double(forwards) : 0.0; }

@@ -72,6 +72,7 @@ class Speculator {
   plugin::Draft& drafter_;
   DraftPolicy policy_;
   std::unique_ptr<SessionDraftHost> host_;
+  bool shadow_;  // adaptive, and the drafter is cheap: judge unverified drafts
   DraftCostModel cost_;
   DraftProposal proposal_;
   std::mt19937_64 draft_rng_;      // the uniforms drafters draw with
