@@ -181,6 +181,24 @@ TEST(DraftCostModel, GrowsOnePositionPastWhatWasMeasured) {
   EXPECT_EQ(model.best(4), 3);
 }
 
+TEST(DraftCostModel, UnverifiedDraftsJudgedOnTheStepsRowMeasureAcceptance) {
+  // Only plain steps, but their unverified first drafts would have been
+  // accepted 90% of the time: draft 1 is measured and drafting pays.
+  DraftCostModel model(adaptive(), kExperts);
+  for (int s = 0; s < 100; ++s) {
+    model.record_verification(Machine{}.step(0, 0));
+    model.record_shadow(s % 10 == 0 ? 0.0 : 1.0);
+  }
+  EXPECT_NEAR(model.estimate().acceptance[0], 0.9, 0.05);
+  EXPECT_EQ(model.best(4), 2);  // one position past the one measured
+  DraftCostModel never(adaptive(), kExperts);
+  for (int s = 0; s < 100; ++s) {
+    never.record_verification(Machine{}.step(0, 0));
+    never.record_shadow(0.0);
+  }
+  EXPECT_EQ(never.best(4), 0);
+}
+
 TEST(DraftCostModel, NeighbouringLengthsAreTriedNowAndThen) {
   DraftCostModel model(adaptive(), kExperts);
   Machine machine;
