@@ -106,6 +106,17 @@ TEST_F(PluginHostTest, WrongKindNamesExpectedAndFound) {
                              HasSubstr("expected kernels, found io")));
 }
 
+TEST_F(PluginHostTest, DraftPluginOlderThanTheDraftContractIsRefused) {
+  // Its Draft interface is the 1.0 declaration no host ran: calling it through
+  // the 1.2 table would be undefined.
+  const std::string message =
+      error_of([&] { host_.resolve(choose("test-old-draft"), GLMRT_PLUGIN_DRAFT); });
+  EXPECT_THAT(message,
+              AllOf(HasSubstr(test_plugin("test-old-draft").string()),
+                    HasSubstr(fmt::format("built for ABI 1.{}", GLMRT_ABI_MINOR_DRAFT - 1)),
+                    HasSubstr("draft plugins need ABI 1.2")));
+}
+
 TEST_F(PluginHostTest, UnsupportedOnThisCpuGivesProbeReason) {
   const std::string message =
       error_of([&] { host_.resolve(choose("test-unsupported"), GLMRT_PLUGIN_KERNELS); });

@@ -3,6 +3,7 @@
 //   TEST_PLUGIN_NAME      descriptor name (required)
 //   TEST_ABI_MAJOR        ABI major written into the descriptor (default: the SDK's)
 //   TEST_NEWER_MINOR      ABI minor one above the SDK's
+//   TEST_OLDER_DRAFT_MINOR  ABI minor one below the draft contract's (with TEST_KIND draft)
 //   TEST_KIND             glmrt_plugin_kind (default: kernels)
 //   TEST_SUPPORTED/SCORE  what the probe reports (default: 1 / 1)
 //   TEST_STRUCT_SIZE      descriptor struct_size (default: sizeof)
@@ -19,8 +20,10 @@
 #ifndef TEST_ABI_MAJOR
 #define TEST_ABI_MAJOR GLMRT_ABI_MAJOR
 #endif
-#ifdef TEST_NEWER_MINOR
+#if defined(TEST_NEWER_MINOR)
 #define TEST_ABI_MINOR (GLMRT_ABI_MINOR + 1)
+#elif defined(TEST_OLDER_DRAFT_MINOR)
+#define TEST_ABI_MINOR (GLMRT_ABI_MINOR_DRAFT - 1)
 #else
 #define TEST_ABI_MINOR GLMRT_ABI_MINOR
 #endif

@@ -65,6 +65,8 @@ plugins:
     settings: {threads: 8, drop_after_read: true}
   draft: {name: draft-ngram}
   max_draft_tokens: 6
+  draft_min_tokens: 2
+  draft_adaptive: false
 threads: 12
 precision:
   dense: int8
@@ -94,6 +96,8 @@ validate: {min_top1: 0.9, max_kl: 0.05, max_dlogit: 1.0, min_margin: 2e-3, greed
   ASSERT_TRUE(p.draft);
   EXPECT_EQ(p.draft->name, "draft-ngram");
   EXPECT_EQ(p.max_draft_tokens, 6);
+  EXPECT_EQ(p.draft_min_tokens, 2);
+  EXPECT_FALSE(p.draft_adaptive);
   EXPECT_EQ(p.threads, 12);
   EXPECT_EQ(p.dense_bits, WeightBits::int8);
   EXPECT_EQ(p.expert_bits, WeightBits::int4);
@@ -122,6 +126,9 @@ TEST_F(ProfileTest, MinimalProfileGetsTheDocumentedDefaults) {
   EXPECT_FALSE(p.model);
   EXPECT_TRUE(p.plugin_paths.empty());
   EXPECT_FALSE(p.draft);
+  EXPECT_EQ(p.max_draft_tokens, 4);
+  EXPECT_EQ(p.draft_min_tokens, 1);
+  EXPECT_TRUE(p.draft_adaptive);
   EXPECT_EQ(p.threads, 0);
   EXPECT_EQ(p.dense_bits, WeightBits::f32);
   EXPECT_EQ(p.kv_cache, CacheType::f32);
@@ -192,6 +199,13 @@ TEST_F(ProfileTest, OutOfRangeValuesAreRefused) {
                        "  max_draft_tokens: 17\n"),
               AllOf(StartsWith(at_line(4)), HasSubstr("plugins.max_draft_tokens"),
                     HasSubstr("from 1 to 16")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "  draft_min_tokens: 0\n"),
+              AllOf(StartsWith(at_line(4)), HasSubstr("plugins.draft_min_tokens")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "  max_draft_tokens: 2\n  draft_min_tokens: 3\n"),
+              AllOf(StartsWith(at_line(5)), HasSubstr("plugins.draft_min_tokens"),
+                    HasSubstr("exceeds max_draft_tokens 2")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "  draft_adaptive: yes\n"),
+              AllOf(StartsWith(at_line(4)), HasSubstr("plugins.draft_adaptive")));
   EXPECT_THAT(error_of(std::string(kMinimal) + "memory: {max_context: 8}\n"),
               HasSubstr("key `memory.max_context`"));
   EXPECT_THAT(error_of(std::string(kMinimal) + "generation: {top_p: 1.5}\n"),
@@ -240,7 +254,8 @@ TEST_F(ProfileTest, UnreadableOrInvalidFilesAreNamed) {
 
 TEST_F(ProfileTest, ShippedConfigsLoad) {
   for (const char* name :
-       {"reference.yaml", "reference-avx2.yaml", "reference-int8.yaml", "nvme.yaml", "demo.yaml"}) {
+       {"reference.yaml", "reference-int8.yaml", "reference-avx2.yaml", "reference-ngram.yaml",
+        "reference-mtp.yaml", "nvme.yaml", "demo.yaml"}) {
     const fs::path file = fs::path(GLMRT_SOURCE_DIR) / "configs" / name;
     EXPECT_NO_THROW(load_profile(file)) << file;
   }
@@ -259,6 +274,17 @@ TEST_F(ProfileTest, ShippedConfigsLoad) {
   const double slots_gb =
       76.0 * (nvme.expert_cache_per_layer + *nvme.prefetch_slots) * 18.915328e6 / 1e9;
   EXPECT_LE(slots_gb + 9.0 + 0.5, nvme.memory_budget_bytes / 1e9);
+  ASSERT_TRUE(nvme.draft);
+  EXPECT_EQ(nvme.draft->name, "draft-mtp");
+  EXPECT_TRUE(nvme.draft_adaptive);
+  for (const char* name : {"reference-ngram.yaml", "reference-mtp.yaml"}) {
+    const Profile drafting = load_profile(fs::path(GLMRT_SOURCE_DIR) / "configs" / name);
+    ASSERT_TRUE(drafting.draft) << name;
+    EXPECT_EQ(drafting.max_draft_tokens, 3);
+    EXPECT_FALSE(drafting.draft_adaptive);
+    EXPECT_EQ(drafting.validate.max_kl, reference.validate.max_kl);
+    EXPECT_EQ(drafting.validate.greedy_identical, reference.validate.greedy_identical);
+  }
 }
 
 }  // namespace

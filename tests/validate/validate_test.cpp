@@ -211,5 +211,40 @@ TEST_F(ValidateTest, CommandPrintsOneJsonObjectWithTheChunkingItUsed) {
   }
 }
 
+TEST_F(ValidateTest, DraftingProfilesPassAtF32ThresholdsWithDraftsOnEveryCase) {
+  // Greedy continuations go through drafting and verification; nothing else
+  // about the report may change.
+  for (const std::string drafter : {"ngram", "mtp"}) {
+    const auto [status, out] = run_command(fmt::format(
+        "{}/glmrt validate --profile {}/configs/reference-{}.yaml --model {} --ref {} --json "
+        "2>/dev/null",
+        GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, drafter, kModel.string(),
+        (kModel / "ref.json").string()));
+    EXPECT_EQ(status, 0) << drafter;
+    const nlohmann::json j = nlohmann::json::parse(out);
+    EXPECT_EQ(j["pass"], true) << drafter;
+    ASSERT_EQ(j["cases"].size(), 5u);
+    for (const auto& c : j["cases"]) {
+      const nlohmann::json& d = c["draft"];
+      EXPECT_EQ(d["drafter"], "draft-" + drafter);
+      EXPECT_GT(d["proposed"].get<int64_t>(), 0) << c["name"];
+      EXPECT_LE(d["accepted"].get<int64_t>(), d["proposed"].get<int64_t>());
+      EXPECT_LE(d["forwards"].get<int64_t>(), c["greedy_total"].get<int64_t>() - 1);
+      EXPECT_EQ(c["greedy_identical"], c["greedy_total"]) << c["name"];
+      EXPECT_EQ(c["mtp_top1_agree"], 1.0);
+    }
+  }
+}
+
+TEST_F(ValidateTest, WithoutADrafterEveryDecodeStepIsOneForward) {
+  auto engine = open_engine();
+  const auto report = validate(*engine, load_oracle(kModel / "ref.json"), {}, {});
+  for (const CaseReport& c : report.cases) {
+    EXPECT_EQ(c.draft.drafter, "");
+    EXPECT_EQ(c.draft.proposed, 0);
+    EXPECT_EQ(c.draft.forwards, c.greedy_total - 1) << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace glmrt

@@ -174,8 +174,9 @@ TEST_P(VariantCheckpoint, MtpLogitsMatchTheReference) {
   KvCache cache = engine_->new_cache();
   const std::vector<float> hidden = engine_->model().forward(cache, tokens);
   const std::vector<int32_t> next(tokens.begin() + 1, tokens.end());
-  const auto mtp_hidden =
-      engine_->model().mtp_forward(cache, next, std::span(hidden).first(rows * config_.hidden));
+  // The MTP layer consumes the main model's final-normed state.
+  const std::vector<float> normed = engine_->model().final_norm(hidden, rows);
+  const auto mtp_hidden = engine_->model().mtp_forward(cache, next, normed);
   const auto got = engine_->model().mtp_logits(mtp_hidden, rows);
 
   const auto& want = sequence_.reference.mtp_logits;

@@ -16,6 +16,7 @@
 #include <glmrt/generate/conversation.h>
 #include <glmrt/generate/generator.h>
 #include <glmrt/generate/session.h>
+#include <glmrt/generate/speculator.h>
 #include <glmrt/generate/stop_tokens.h>
 #include <glmrt/text/tokenizer.h>
 
@@ -108,6 +109,7 @@ class ChatLoop {
 
   Generation answer(std::span<const int32_t> prompt) {
     before_ = session_.stats();
+    if (const Speculator* speculator = session_.speculator()) draft_before_ = speculator->stats();
     TextStream stream(tokenizer_, stdout);
     const Generation generation =
         generate(session_, sampler_, prompt, {max_new_tokens_, stop_tokens_}, [&](int32_t token) {
@@ -126,6 +128,8 @@ class ChatLoop {
       fmt::print(stderr, "[answer stopped: {}; /more continues it]\n",
                  to_string(generation.reason));
     print_generation_report(stderr, stats_since(session_.stats(), before_), engine_);
+    if (const Speculator* speculator = session_.speculator())
+      print_draft_report(stderr, draft_stats_since(speculator->stats(), draft_before_));
   }
 
   void reset() {
@@ -140,6 +144,8 @@ class ChatLoop {
     fmt::print(stderr, "conversation: {} messages, {} tokens cached (max_context {})\n",
                conversation_.size(), session_.tokens().size(), engine_.profile().max_context);
     print_generation_report(stderr, session_.stats(), engine_);
+    if (const Speculator* speculator = session_.speculator())
+      print_draft_report(stderr, speculator->stats());
   }
 
   static std::vector<text::TokenId> to_token_ids(const std::vector<int32_t>& tokens) {
@@ -158,6 +164,7 @@ class ChatLoop {
   std::vector<int32_t> answer_;  // its answer so far (grows with /more)
   StopReason last_reason_ = StopReason::eos;
   SessionStats before_;
+  DraftStats draft_before_;
 };
 
 }  // namespace

@@ -58,6 +58,11 @@ void print_generation_report(std::FILE* out, const SessionStats& s, Engine& engi
   std::fflush(out);
 }
 
+void print_draft_report(std::FILE* out, const DraftStats& stats) {
+  for (const std::string& line : describe_draft_stats(stats)) fmt::print(out, "{}\n", line);
+  std::fflush(out);
+}
+
 void print_load_report(std::FILE* out, const Engine& engine) {
   const LoadSummary& load = engine.load_summary();
   fmt::print(

@@ -13,6 +13,7 @@
 #include <glmrt/generate/conversation.h>
 #include <glmrt/generate/generator.h>
 #include <glmrt/generate/session.h>
+#include <glmrt/generate/speculator.h>
 #include <glmrt/generate/stop_tokens.h>
 #include <glmrt/text/tokenizer.h>
 
@@ -107,6 +108,8 @@ int run_command(const Args& args) {
   fmt::print(stderr, "stopped: {} ({} tokens)\n", to_string(generation.reason),
              generation.tokens.size());
   print_generation_report(stderr, session.stats(), *engine);
+  if (const Speculator* speculator = session.speculator())
+    print_draft_report(stderr, speculator->stats());
   print_load_report(stderr, *engine);
   return 0;
 }

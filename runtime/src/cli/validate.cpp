@@ -78,6 +78,12 @@ nlohmann::json to_json(const ValidationReport& r, AttentionFormChoice form) {
                           {"prefill_chunk", c.prefill_chunk},
                           {"forward_calls", c.forward_calls},
                           {"mtp_forward_calls", c.mtp_forward_calls},
+                          {"draft",
+                           {{"drafter", c.draft.drafter.empty() ? nlohmann::json(nullptr)
+                                                                : nlohmann::json(c.draft.drafter)},
+                            {"proposed", c.draft.proposed},
+                            {"accepted", c.draft.accepted},
+                            {"forwards", c.draft.forwards}}},
                           {"non_finite_rows", c.non_finite_rows},
                           {"indexer_rows_compared", c.indexer_rows_compared},
                           {"indexer_rows_differ", c.indexer_rows_differ},
@@ -112,6 +118,10 @@ void print_text(const ValidationReport& r) {
           c.name, c.indexer_rows_differ, c.indexer_rows_compared, c.routing_rows_differ,
           c.routing_rows_compared, describe(*c.first_divergence));
   }
+  for (const auto& c : r.cases)
+    if (!c.draft.drafter.empty())
+      fmt::print("{}: greedy decode with {}: {} drafts proposed, {} accepted, {} forwards\n",
+                 c.name, c.draft.drafter, c.draft.proposed, c.draft.accepted, c.draft.forwards);
   if (!r.cases.empty()) {
     int64_t calls = 0;
     for (const auto& c : r.cases) calls += c.forward_calls;

@@ -118,10 +118,38 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
     }
     model_->set_kernel_lanes(std::move(lanes));
   }
+  // Refused at load, not at the first decode step: a drafter this
+  // checkpoint cannot serve (draft-mtp without an MTP layer).
+  if (profile_.draft) draft_info_ = draft_setup()->plugin.info();
 }
 
 KvCache Engine::new_cache() {
   return model_->make_cache(profile_.kv_cache, profile_.max_context, &budget_);
+}
+
+DraftPolicy draft_policy(const Profile& profile) {
+  return {profile.max_draft_tokens, profile.draft_min_tokens, profile.draft_adaptive};
+}
+
+std::optional<DraftSetup> Engine::draft_setup() {
+  if (!profile_.draft) return std::nullopt;
+  return draft_setup(*profile_.draft, draft_policy(profile_));
+}
+
+DraftSetup Engine::draft_setup(const PluginChoice& choice, DraftPolicy policy) {
+  DraftSetup setup;
+  setup.plugin = host_.create_draft(choice, services_);
+  setup.drafter = &*setup.plugin;
+  setup.requirements = setup.drafter->requirements();
+  setup.policy = policy;
+  setup.name = setup.plugin.info().name;
+  if ((setup.requirements & GLMRT_DRAFT_NEEDS_MTP) && !model_->has_mtp())
+    fail(
+        "{}: key `plugins.draft`: draft plugin `{}` runs the checkpoint's MTP layer, but {} has "
+        "none (config.json num_nextn_predict_layers = 0); choose another drafter or "
+        "`plugins.draft: none`",
+        choice.origin.empty() ? profile_.file.string() : choice.origin, setup.name, model_dir_);
+  return setup;
 }
 
 }  // namespace glmrt

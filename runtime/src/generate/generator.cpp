@@ -1,5 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/generate/generator.h>
+#include <glmrt/generate/speculator.h>
 
 #include <algorithm>
 
@@ -19,41 +20,91 @@ std::string_view to_string(StopReason reason) {
   return "unknown";
 }
 
+namespace {
+
+/// The answer as it is taken token by token: stop tokens, the callback and
+/// the token limit end it.
+class Answer {
+ public:
+  Answer(std::span<const int32_t> prompt, const GenerationLimits& limits,
+         const TokenCallback& on_token)
+      : context_(prompt.begin(), prompt.end()), limits_(limits), on_token_(on_token) {}
+
+  /// Takes the next decided token; false when the answer ends with it.
+  bool take(int32_t token) {
+    if (std::binary_search(limits_.stop_tokens.begin(), limits_.stop_tokens.end(), token)) {
+      result_.reason = StopReason::eos;
+      result_.stop_token = token;
+      return false;
+    }
+    result_.tokens.push_back(token);
+    context_.push_back(token);
+    if (on_token_ && !on_token_(token)) {
+      result_.reason = StopReason::cancelled;
+      return false;
+    }
+    if (remaining() == 0) {
+      result_.reason = StopReason::length;
+      return false;
+    }
+    return true;
+  }
+  int remaining() const { return limits_.max_new_tokens - static_cast<int>(result_.tokens.size()); }
+  /// Every token so far (the repetition penalty's view).
+  const std::vector<int32_t>& context() const { return context_; }
+  /// The answer so far (the presence penalty's view).
+  const std::vector<int32_t>& tokens() const { return result_.tokens; }
+  Generation& result() { return result_; }
+
+ private:
+  std::vector<int32_t> context_;
+  const GenerationLimits& limits_;
+  const TokenCallback& on_token_;
+  Generation result_;
+};
+
+}  // namespace
+
 Generation generate(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
                     const GenerationLimits& limits, const TokenCallback& on_token) {
   if (limits.max_new_tokens < 0)
     fail("generate: max_new_tokens must be >= 0, got {}", limits.max_new_tokens);
   if (!std::is_sorted(limits.stop_tokens.begin(), limits.stop_tokens.end()))
     fail("generate: the stop tokens must be sorted ascending");
-  Generation result;
-  if (limits.max_new_tokens == 0) return result;
+  if (limits.max_new_tokens == 0) return {};
 
   const int64_t max_context = session.engine().profile().max_context;
-  std::vector<int32_t> context(prompt.begin(), prompt.end());
+  Speculator* speculator = session.speculator();
+  Answer answer(prompt, limits, on_token);
+  // The session never keeps more than prompt + answer: a step's rows past a
+  // token that ended the answer go.
+  const auto finish = [&]() -> Generation {
+    const int64_t kept = static_cast<int64_t>(prompt.size() + answer.tokens().size());
+    if (static_cast<int64_t>(session.tokens().size()) > kept) session.rollback_to(kept);
+    return std::move(answer.result());
+  };
   auto logits = session.set_context(prompt);
+  int32_t token = sampler.sample(logits, answer.context(), answer.tokens());
   for (;;) {
-    const int32_t token = sampler.sample(logits, context, result.tokens);
-    if (std::binary_search(limits.stop_tokens.begin(), limits.stop_tokens.end(), token)) {
-      result.reason = StopReason::eos;
-      result.stop_token = token;
-      return result;
-    }
-    result.tokens.push_back(token);
-    context.push_back(token);
-    if (on_token && !on_token(token)) {
-      result.reason = StopReason::cancelled;
-      return result;
-    }
-    if (static_cast<int>(result.tokens.size()) >= limits.max_new_tokens) {
-      result.reason = StopReason::length;
-      return result;
-    }
+    if (!answer.take(token)) return finish();
     // Decoding `token` stores it in the cache: one more row must fit.
     if (static_cast<int64_t>(session.tokens().size()) + 1 > max_context) {
-      result.reason = StopReason::context_full;
-      return result;
+      answer.result().reason = StopReason::context_full;
+      return finish();
     }
-    logits = session.append(token);
+    if (!speculator) {
+      logits = session.append(token);
+      token = sampler.sample(logits, answer.context(), answer.tokens());
+      continue;
+    }
+    const SpeculativeStep step =
+        speculator->step(token, sampler, answer.context(), answer.tokens(), answer.remaining());
+    for (int32_t accepted : step.accepted)
+      if (!answer.take(accepted)) return finish();
+    // Every accepted draft was taken and the answer goes on, so the step
+    // chose the token after them (it chooses none only at the token limit).
+    if (step.next < 0) fail("generate: a speculative step decided no next token");
+    token = step.next;
   }
 }
 

@@ -35,7 +35,8 @@ std::vector<TokenProbability> Sampler::distribution(std::span<const float> logit
   if (params_.temperature == 0.0) {  // the first of equal maxima, as torch.argmax
     const int32_t best = static_cast<int32_t>(std::max_element(l.begin(), l.end()) - l.begin());
     if (!std::isfinite(l[best]))
-      fail("sampling: the best logit is {} (expected a finite value)", l[best]);
+      throw NonFiniteLogits(
+          fmt::format("sampling: the best logit is {} (expected a finite value)", l[best]));
     return {{best, 1.0}};
   }
   std::vector<int32_t> order(V);
@@ -50,7 +51,8 @@ std::vector<TokenProbability> Sampler::distribution(std::span<const float> logit
   std::vector<TokenProbability> dist;
   const double max_logit = l[order[0]];
   if (!std::isfinite(max_logit))
-    fail("sampling: the best logit is {} (expected a finite value)", max_logit);
+    throw NonFiniteLogits(
+        fmt::format("sampling: the best logit is {} (expected a finite value)", max_logit));
   double total = 0;
   for (int32_t t : order) {
     const double p = std::exp((l[t] - max_logit) / params_.temperature);
@@ -83,6 +85,10 @@ std::vector<TokenProbability> Sampler::distribution(std::span<const float> logit
   for (const auto& d : dist) kept += d.probability;
   for (auto& d : dist) d.probability /= kept;
   return dist;
+}
+
+double Sampler::uniform() {
+  return std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
 }
 
 int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> context,

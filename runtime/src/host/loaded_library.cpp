@@ -64,6 +64,15 @@ void LoadedLibrary::require_kind(glmrt_plugin_kind expected) const {
   if (descriptor_->kind != static_cast<uint32_t>(expected))
     fail("{}: wrong plugin kind: expected {}, found {} (plugin `{}`)", path_.string(),
          plugin_kind_name(expected), plugin_kind_name(descriptor_->kind), descriptor_->name);
+  // The draft interface of 1.0/1.1 was a declaration no host ever ran; 1.2
+  // replaced it (proposals with their q, host-owned MTP rows), so an older
+  // draft plugin would be called through the wrong table.
+  if (expected == GLMRT_PLUGIN_DRAFT && descriptor_->abi_minor < GLMRT_ABI_MINOR_DRAFT)
+    fail(
+        "{}: draft plugin `{}` was built for ABI {}.{}; draft plugins need ABI {}.{} or newer "
+        "(the draft contract of glmrt/plugin/draft.h): rebuild it against this glmrt's SDK",
+        path_.string(), descriptor_->name, descriptor_->abi_major, descriptor_->abi_minor,
+        GLMRT_ABI_MAJOR, GLMRT_ABI_MINOR_DRAFT);
 }
 
 PluginInfo LoadedLibrary::describe() const {

@@ -27,7 +27,8 @@ class LoadedLibrary {
   const std::filesystem::path& path() const { return path_; }
   const glmrt_plugin_descriptor& descriptor() const { return *descriptor_; }
 
-  /// Throws naming the file when the plugin is of another kind than `expected`.
+  /// Throws naming the file when the plugin is of another kind than `expected`,
+  /// or is a draft plugin built for an ABI minor older than the draft contract.
   void require_kind(glmrt_plugin_kind expected) const;
 
   /// Runs the probe; what `glmrt plugins` lists.

@@ -108,6 +108,11 @@ void KvCache::truncate(int64_t length) {
   for (auto& layer : layers_) layer.length = std::min(layer.length, std::max<int64_t>(length, 0));
 }
 
+void KvCache::truncate_layer(int layer, int64_t length) {
+  Layer& l = layers_.at(layer);
+  l.length = std::min(l.length, std::max<int64_t>(length, 0));
+}
+
 std::vector<int64_t> KvCache::lengths() const {
   std::vector<int64_t> out;
   out.reserve(layers_.size());

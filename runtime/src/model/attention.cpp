@@ -37,24 +37,11 @@ AttentionForm chosen_form(AttentionFormChoice choice, const MlaDims& dims,
 
 }  // namespace
 
-void mla_attention(const AttentionWeights& w, const LayerContext& ctx, std::span<const float> x,
-                   int64_t S, KeySelection& selection, std::span<float> out) {
+void mla_cache_rows(const AttentionWeights& w, const LayerContext& ctx, std::span<const float> x,
+                    int64_t S) {
   const ModelConfig& c = ctx.config;
-  const int64_t H = c.num_attention_heads, L = c.kv_lora_rank, R = c.qk_rope_head_dim;
-  const int64_t nope = c.qk_nope_head_dim, qk = c.qk_head_dim(), vd = c.v_head_dim;
-  const int64_t width = L + R;
+  const int64_t L = c.kv_lora_rank, R = c.qk_rope_head_dim, width = L + R;
   const int64_t pos0 = ctx.cache.length(ctx.layer);
-
-  // Queries: q_b(q_a_layernorm(q_a(x))), RoPE on each head's rope slice.
-  std::vector<float> q_resid(S * c.q_lora_rank), q(S * H * qk);
-  linear(ctx.kernels, x, S, w.q_a, q_resid);
-  rms_norm_rows(q_resid, w.q_a_norm, 1e-6f, q_resid);
-  linear(ctx.kernels, q_resid, S, w.q_b, q);
-  for (int64_t s = 0; s < S; ++s)
-    for (int64_t h = 0; h < H; ++h)
-      ctx.rope.apply(std::span(q).subspan((s * H + h) * qk + nope, R), pos0 + s,
-                     c.rope_interleave ? RopePairing::interleaved : RopePairing::split_half);
-
   // New cache rows: [normed latent | roped k_rope], and the indexer's keys.
   std::vector<float> kv(S * width);
   linear(ctx.kernels, x, S, w.kv_a, kv);
@@ -70,6 +57,26 @@ void mla_attention(const AttentionWeights& w, const LayerContext& ctx, std::span
     indexer_keys(*w.indexer, ctx, x, S, pos0, index_keys);
   }
   ctx.cache.append(ctx.layer, S, kv, index_keys);
+}
+
+void mla_attention(const AttentionWeights& w, const LayerContext& ctx, std::span<const float> x,
+                   int64_t S, KeySelection& selection, std::span<float> out) {
+  const ModelConfig& c = ctx.config;
+  const int64_t H = c.num_attention_heads, R = c.qk_rope_head_dim;
+  const int64_t nope = c.qk_nope_head_dim, qk = c.qk_head_dim(), vd = c.v_head_dim;
+  const int64_t pos0 = ctx.cache.length(ctx.layer);
+
+  // Queries: q_b(q_a_layernorm(q_a(x))), RoPE on each head's rope slice.
+  std::vector<float> q_resid(S * c.q_lora_rank), q(S * H * qk);
+  linear(ctx.kernels, x, S, w.q_a, q_resid);
+  rms_norm_rows(q_resid, w.q_a_norm, 1e-6f, q_resid);
+  linear(ctx.kernels, q_resid, S, w.q_b, q);
+  for (int64_t s = 0; s < S; ++s)
+    for (int64_t h = 0; h < H; ++h)
+      ctx.rope.apply(std::span(q).subspan((s * H + h) * qk + nope, R), pos0 + s,
+                     c.rope_interleave ? RopePairing::interleaved : RopePairing::split_half);
+
+  mla_cache_rows(w, ctx, x, S);
 
   if (w.indexer) {
     selection = indexer_select(*w.indexer, ctx, q_resid, x, S, pos0);

@@ -100,6 +100,7 @@ std::vector<float> Model::forward(KvCache& cache, std::span<const int32_t> token
     decoder_layer(weights_.layers[i], i, cache, h, S, selection);
   rollback.commit();
   ++counters_.forward_calls;
+  counters_.forward_rows += S;
   return h;
 }
 
@@ -117,36 +118,77 @@ int64_t Model::forward_chunked(KvCache& cache, std::span<const int32_t> tokens, 
 }
 
 std::vector<float> Model::logits(std::span<const float> hidden, int64_t rows) {
+  return head(final_norm(hidden, rows), rows);
+}
+
+std::vector<float> Model::final_norm(std::span<const float> hidden, int64_t rows) const {
   const int64_t D = config_.hidden_size;
-  std::vector<float> normed(rows * D), out(rows * config_.vocab_size);
+  std::vector<float> normed(rows * D);
   rms_norm_rows(hidden.first(rows * D), weights_.final_norm,
                 static_cast<float>(config_.rms_norm_eps), normed);
-  linear(kernels_, normed, rows, weights_.lm_head, out);
+  return normed;
+}
+
+std::vector<float> Model::head(std::span<const float> normed, int64_t rows) {
+  std::vector<float> out(rows * config_.vocab_size);
+  linear(kernels_, normed.first(rows * config_.hidden_size), rows, weights_.lm_head, out);
   return out;
 }
 
-std::vector<float> Model::mtp_forward(KvCache& cache, std::span<const int32_t> next_tokens,
-                                      std::span<const float> main_hidden) {
+int64_t Model::experts_per_position() const {
+  int64_t moe_layers = 0;
+  for (const LayerWeights& layer : weights_.layers) moe_layers += layer.mlp_kind == MlpKind::sparse;
+  return moe_layers * config_.num_experts_per_tok;
+}
+
+std::vector<float> Model::mtp_input(std::span<const int32_t> next_tokens,
+                                    std::span<const float> h_in, const char* caller) const {
   if (!weights_.mtp) fail("this checkpoint has no MTP layer");
   const MtpWeights& m = *weights_.mtp;
   const int64_t S = static_cast<int64_t>(next_tokens.size()), D = config_.hidden_size;
+  if (static_cast<int64_t>(h_in.size()) < S * D)
+    fail("{}: {} tokens need {} hidden values, got {}", caller, S, S * D, h_in.size());
   const float eps = static_cast<float>(config_.rms_norm_eps);
-  std::vector<float> e(S * D), joined(S * 2 * D), h(S * D), tmp(D);
+  std::vector<float> e(S * D), joined(S * 2 * D), h(S * D);
   embed(weights_.mtp_embed(), next_tokens, e);
   for (int64_t s = 0; s < S; ++s) {
     float* row = joined.data() + s * 2 * D;
     rms_norm({e.data() + s * D, static_cast<size_t>(D)}, m.enorm, eps,
              {row, static_cast<size_t>(D)});
-    rms_norm(main_hidden.subspan(s * D, D), weights_.final_norm, eps, tmp);
-    rms_norm(tmp, m.hnorm, eps, {row + D, static_cast<size_t>(D)});
+    rms_norm(h_in.subspan(s * D, D), m.hnorm, eps, {row + D, static_cast<size_t>(D)});
   }
   linear(kernels_, joined, S, m.eh_proj, h);
+  return h;
+}
+
+std::vector<float> Model::mtp_forward(KvCache& cache, std::span<const int32_t> next_tokens,
+                                      std::span<const float> h_in) {
+  const int64_t S = static_cast<int64_t>(next_tokens.size());
+  std::vector<float> h = mtp_input(next_tokens, h_in, "mtp_forward");
+  const MtpWeights& m = *weights_.mtp;
   KvRollback rollback(cache);
   KeySelection selection;
-  decoder_layer(m.layer, config_.num_hidden_layers, cache, h, S, selection);
+  decoder_layer(m.layer, mtp_layer(), cache, h, S, selection);
   rollback.commit();
   ++counters_.mtp_forward_calls;
+  counters_.mtp_forward_rows += S;
   return h;
+}
+
+void Model::mtp_absorb(KvCache& cache, std::span<const int32_t> next_tokens,
+                       std::span<const float> h_in) {
+  const int64_t S = static_cast<int64_t>(next_tokens.size()), D = config_.hidden_size;
+  if (S == 0) return;
+  const std::vector<float> h = mtp_input(next_tokens, h_in, "mtp_absorb");
+  const MtpWeights& m = *weights_.mtp;
+  const LayerContext ctx{config_,  kernels_,    rope_,           cache,
+                         experts_, mtp_layer(), attention_form_, trace_};
+  std::vector<float> normed(S * D);
+  rms_norm_rows(h, m.layer.input_norm, static_cast<float>(config_.rms_norm_eps), normed);
+  KvRollback rollback(cache);
+  mla_cache_rows(m.layer.attention, ctx, normed, S);
+  rollback.commit();
+  counters_.mtp_absorbed_rows += S;
 }
 
 std::vector<float> Model::mtp_logits(std::span<const float> hidden, int64_t rows) {

@@ -18,7 +18,19 @@ namespace glmrt {
 namespace {
 
 using std::filesystem::path;
-using namespace model_files;
+// Named one by one: a using-directive here would also reach every other
+// source of a unity batch (model_files::bf16_to_f32 against glmrt's own).
+using model_files::close_fd;
+using model_files::convert_to_f32;
+using model_files::converts_to_f32;
+using model_files::element_coordinates;
+using model_files::find_non_finite;
+using model_files::NonFiniteValues;
+using model_files::open_read_only;
+using model_files::pread_exact;
+using model_files::read_safetensors_header;
+using model_files::read_shard_index;
+using model_files::ShardIndex;
 
 constexpr const char* kIndexFile = "model.safetensors.index.json";
 constexpr const char* kSingleFile = "model.safetensors";

@@ -102,7 +102,8 @@ class ProfileReader {
   }
 
   void read_plugins(const Field& field, Profile& profile) const {
-    Mapping plugins = field.as_mapping({"kernels", "io", "draft", "max_draft_tokens"});
+    Mapping plugins = field.as_mapping(
+        {"kernels", "io", "draft", "max_draft_tokens", "draft_min_tokens", "draft_adaptive"});
     profile.kernels = read_choice(plugins.require("kernels"), true);
     profile.io = read_choice(plugins.require("io"), false);
     if (auto draft = plugins.find("draft")) {
@@ -113,6 +114,14 @@ class ProfileReader {
     }
     if (auto max_draft = plugins.find("max_draft_tokens"))
       profile.max_draft_tokens = static_cast<int>(max_draft->as_int(1, 16));
+    if (auto min_draft = plugins.find("draft_min_tokens")) {
+      profile.draft_min_tokens = static_cast<int>(min_draft->as_int(1, 16));
+      if (profile.draft_min_tokens > profile.max_draft_tokens)
+        min_draft->fail(fmt::format("draft_min_tokens {} exceeds max_draft_tokens {}",
+                                    profile.draft_min_tokens, profile.max_draft_tokens));
+    }
+    if (auto adaptive = plugins.find("draft_adaptive"))
+      profile.draft_adaptive = adaptive->as_bool();
   }
 
   static WeightBits read_weight_bits(const Field& field) {

@@ -5,6 +5,9 @@
 
 #include <glmrt/base/error.h>
 #include <glmrt/engine/engine.h>
+#include <glmrt/generate/generator.h>
+#include <glmrt/generate/session.h>
+#include <glmrt/generate/speculator.h>
 #include <glmrt/validate/oracle.h>
 
 #include <algorithm>
@@ -123,19 +126,19 @@ class LogitComparison {
 };
 
 /// The MTP head teacher-forced, chunk by chunk: position t sees full_ids[t + 1]
-/// and the main model's hidden state at t.
+/// and the main model's final-normed hidden state at t.
 class MtpComparison {
  public:
   MtpComparison(Model& model, const OracleCase& c, const ValidateThresholds& th, KvCache& cache)
       : model_(model), c_(c), th_(th), cache_(cache) {}
 
-  void add(int64_t first, std::span<const float> hidden) {
+  void add(int64_t first, std::span<const float> normed) {
     const int64_t D = model_.config().hidden_size, V = model_.config().vocab_size;
-    const int64_t rows = std::min<int64_t>(static_cast<int64_t>(hidden.size()) / D,
+    const int64_t rows = std::min<int64_t>(static_cast<int64_t>(normed.size()) / D,
                                            static_cast<int64_t>(c_.mtp_pred.size()) - first);
     if (rows <= 0) return;
     const std::span<const int32_t> next(c_.full_ids.data() + first + 1, rows);
-    const auto h = model_.mtp_forward(cache_, next, hidden.first(rows * D));
+    const auto h = model_.mtp_forward(cache_, next, normed.first(rows * D));
     const auto logits = model_.mtp_logits(h, rows);
     for (int64_t i = 0; i < rows; ++i) {
       const std::span<const float> row(logits.data() + i * V, V);
@@ -173,9 +176,10 @@ void teacher_forced(Engine& engine, const OracleCase& c, const ValidateThreshold
     const ScopedTrace recording(model, trace);
     model.forward_chunked(cache, c.full_ids, chunk, [&](int64_t first, std::span<const float> h) {
       const int64_t n = static_cast<int64_t>(h.size()) / D;
-      const auto rows = model.logits(h, n);
+      const auto normed = model.final_norm(h, n);
+      const auto rows = model.head(normed, n);
       for (int64_t i = 0; i < n; ++i) logits.add(first + i, std::span(rows).subspan(i * V, V));
-      if (mtp) mtp->add(first, h);
+      if (mtp) mtp->add(first, normed);
     });
   }
   logits.finish();
@@ -183,26 +187,31 @@ void teacher_forced(Engine& engine, const OracleCase& c, const ValidateThreshold
   compare_decisions(c, trace, model.config().num_hidden_layers, r);
 }
 
+/// The greedy continuation through the generation loop, as `run` decodes:
+/// chunked prefill, then decode steps — with the profile's drafter, each step
+/// verifies its drafts in one batch.
 void greedy(Engine& engine, const OracleCase& c, int64_t chunk, CaseReport& r) {
-  Model& model = engine.model();
-  const int64_t D = model.config().hidden_size;
-  KvCache cache = engine.new_cache();
   r.greedy_checked = true;
   r.greedy_total = static_cast<int64_t>(c.generated_ids.size());
-  std::vector<float> last(D);
-  model.forward_chunked(cache, c.prompt_ids, chunk, [&](int64_t, std::span<const float> h) {
-    std::copy(h.end() - D, h.end(), last.begin());
-  });
-  for (int64_t i = 0; i < r.greedy_total; ++i) {
-    const auto logits = model.logits(last, 1);
-    if (!all_finite(logits)) {
-      ++r.non_finite_rows;
-      break;
-    }
-    const int32_t next = argmax(logits);
-    r.greedy_identical += next == c.generated_ids[i];
-    if (i + 1 == r.greedy_total) break;
-    last = model.forward(cache, std::span(&next, 1));
+  Session session(engine);
+  session.set_prefill_chunk(chunk);
+  SamplingParams params;
+  params.temperature = 0.0;
+  Sampler sampler(params);
+  try {
+    const Generation g =
+        generate(session, sampler, c.prompt_ids, {static_cast<int>(r.greedy_total), {}});
+    for (size_t i = 0; i < g.tokens.size() && i < c.generated_ids.size(); ++i)
+      r.greedy_identical += g.tokens[i] == c.generated_ids[i];
+  } catch (const NonFiniteLogits&) {
+    ++r.non_finite_rows;
+  }
+  if (const Speculator* speculator = session.speculator()) {
+    const DraftStats& s = speculator->stats();
+    r.draft = DraftReport{s.drafter, s.proposed, s.accepted, s.forwards};
+  } else {
+    // Without a drafter every decode step is one forward of one token.
+    r.draft = DraftReport{"", 0, 0, session.stats().decoded_tokens};
   }
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <glmrt/base/memory.h>
+#include <glmrt/draft/draft_setup.h>
 #include <glmrt/experts/expert_store.h>
 #include <glmrt/experts/io_channel.h>
 #include <glmrt/host/plugin_host.h>
@@ -17,6 +18,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace glmrt {
 
@@ -42,6 +44,16 @@ class Engine {
   /// A fresh cache for one sequence, sized by the profile.
   KvCache new_cache();
 
+  /// A new drafter for one sequence as the profile says (plugins.draft and the
+  /// draft-length keys), or std::nullopt for `plugins.draft: none`. Whether
+  /// the checkpoint can serve the drafter was checked when the engine opened.
+  std::optional<DraftSetup> draft_setup();
+  /// A new drafter of any choice with any policy (`glmrt bench` compares
+  /// drafters on one engine); throws when the checkpoint cannot serve it.
+  DraftSetup draft_setup(const PluginChoice& choice, DraftPolicy policy);
+  /// The drafter the profile names, as `glmrt plugins` lists it (nullptr: none).
+  const PluginInfo* draft_info() const { return draft_info_ ? &*draft_info_ : nullptr; }
+
  private:
   Engine(const Profile& profile, std::filesystem::path model_dir);
 
@@ -60,9 +72,13 @@ class Engine {
   std::unique_ptr<IoChannel> io_channel_;
   std::unique_ptr<ExpertStore> experts_;
   std::unique_ptr<Model> model_;
+  std::optional<PluginInfo> draft_info_;
   LoadSummary load_;
   double open_seconds_ = 0;
 };
+
+/// The draft-length keys of a profile.
+DraftPolicy draft_policy(const Profile& profile);
 
 /// Threads the profile asks for (0 = every core this process may use).
 int effective_threads(const Profile& profile);

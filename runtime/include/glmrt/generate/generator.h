@@ -1,7 +1,8 @@
-// The generation loop shared by `glmrt run` and `glmrt chat`: prefill the
-// prompt (reusing the session's cached prefix), then sample and decode one
-// token at a time until a stop token, the token limit, a full context or the
-// caller cancels.
+// The generation loop shared by `glmrt run`, `glmrt chat` and `validate`:
+// prefill the prompt (reusing the session's cached prefix), then sample and
+// decode — one token at a time, or a token and its drafts per step when the
+// session drafts — until a stop token, the token limit, a full context or
+// the caller cancels.
 #pragma once
 
 #include <glmrt/generate/sampler.h>
@@ -41,10 +42,13 @@ struct GenerationLimits {
 
 /// Makes the session's sequence `prompt` (Session::set_context) and generates
 /// after it. The repetition penalty sees prompt + answer, the presence penalty
-/// the answer only. On return the session holds the prompt and every answer
-/// token except possibly the last (its logits were never needed), so passing
-/// prompt + answer as the next prompt continues the answer with a one-token
-/// prefill. With max_new_tokens = 0 nothing runs.
+/// the answer only. When the session has a drafter (Session::speculator()),
+/// each decode step verifies the drafts the cost model asks for in one batch
+/// and takes the accepted ones: greedy output is the same token for token,
+/// sampled output has the same distribution. On return the session holds the
+/// prompt and every answer token except possibly the last (its logits were
+/// never needed), so passing prompt + answer as the next prompt continues the
+/// answer with a one-token prefill. With max_new_tokens = 0 nothing runs.
 Generation generate(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
                     const GenerationLimits& limits, const TokenCallback& on_token = {});
 

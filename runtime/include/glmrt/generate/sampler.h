@@ -2,6 +2,7 @@
 // min-p, then a seeded draw (or argmax when temperature is 0).
 #pragma once
 
+#include <glmrt/base/error.h>
 #include <glmrt/profile/profile.h>
 
 #include <cstdint>
@@ -17,8 +18,9 @@ struct SamplingParams {
   int top_k = 0;             // 0 = off
   double top_p = 1.0;        // 1 = off
   double min_p = 0.0;        // 0 = off
-  double repetition_penalty = 1.0;  // HF: divides positive logits of seen tokens, multiplies negative
-  double presence_penalty = 0.0;    // OpenAI: subtracted once from every generated token's logit
+  double repetition_penalty =
+      1.0;                        // HF: divides positive logits of seen tokens, multiplies negative
+  double presence_penalty = 0.0;  // OpenAI: subtracted once from every generated token's logit
   uint64_t seed = 0;
   int max_new_tokens = 256;
 };
@@ -26,6 +28,13 @@ struct SamplingParams {
 /// Defaults from the model's generation_config.json (when present), then the
 /// profile's `generation:` section on top. Errors name the file and key.
 SamplingParams resolve_sampling(const std::filesystem::path& model_dir, const Profile& profile);
+
+/// Logits whose best value is not finite (NaN or infinite): the model's
+/// output cannot be sampled. `validate` counts these as non-finite rows.
+class NonFiniteLogits : public Error {
+ public:
+  using Error::Error;
+};
 
 /// A token and its probability after every filter.
 struct TokenProbability {
@@ -47,6 +56,10 @@ class Sampler {
   std::vector<TokenProbability> distribution(std::span<const float> logits,
                                              std::span<const int32_t> context,
                                              std::span<const int32_t> generated) const;
+
+  /// A uniform draw in [0, 1) from this sampler's seeded generator (what
+  /// speculative verification accepts and resamples with).
+  double uniform();
 
   const SamplingParams& params() const { return params_; }
 

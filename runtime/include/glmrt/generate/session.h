@@ -1,15 +1,24 @@
-// One conversation's sequence: its tokens and KV cache. Setting a new context
-// keeps the longest common prefix with what is cached and prefills only the
-// rest, so multi-turn chat never recomputes the shared history.
+// One conversation's sequence: its tokens and caches (main layers, indexer
+// keys, and the MTP layer's rows when its drafter runs the MTP layer). Setting
+// a new context keeps the longest common prefix with what is cached and
+// prefills only the rest, so multi-turn chat never recomputes the shared
+// history. A session may decode with a drafter (speculative decoding): the
+// profile's `plugins.draft`, or one given explicitly.
 #pragma once
 
+#include <glmrt/draft/draft_setup.h>
 #include <glmrt/engine/engine.h>
+#include <glmrt/generate/mtp_rows.h>
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 namespace glmrt {
+
+class Speculator;
 
 struct SessionStats {
   int64_t prefilled_tokens = 0, reused_tokens = 0, decoded_tokens = 0;
@@ -18,7 +27,14 @@ struct SessionStats {
 
 class Session {
  public:
+  /// Decodes with the drafter the engine's profile names (none for
+  /// `plugins.draft: none`).
   explicit Session(Engine& engine);
+  /// Decodes with `drafting` (std::nullopt: without a drafter).
+  Session(Engine& engine, std::optional<DraftSetup> drafting);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   /// Makes the sequence equal `tokens` and returns the logits [vocab] that
   /// predict the token after them. A step that throws (a failed expert read,
@@ -28,20 +44,61 @@ class Session {
   /// Appends one token (a decode step) and returns the next logits. When it
   /// throws, the sequence is as it was before the call.
   std::vector<float> append(int32_t token);
+  /// Appends `tokens` as one batched step (a token and the drafts after it)
+  /// and returns the logits of every row [tokens.size(), vocab]: row i
+  /// predicts the token after tokens[i]. When it throws, nothing changed.
+  std::vector<float> extend(std::span<const int32_t> tokens);
+  /// Keeps the first `length` tokens, dropping the last step's rejected rows
+  /// from every cache (main layers, indexer keys, MTP rows). `length` must
+  /// not reach before the last extend()/append() (it may drop all of it).
+  void rollback_to(int64_t length);
   /// Forgets everything.
   void reset();
+  /// Positions one prefill forward takes at most (default: the profile's
+  /// memory.prefill_chunk; 0 = the whole prompt at once).
+  void set_prefill_chunk(int64_t chunk) { prefill_chunk_ = chunk; }
 
   const std::vector<int32_t>& tokens() const { return tokens_; }
   const SessionStats& stats() const { return stats_; }
   Engine& engine() { return engine_; }
+  /// The drafter this session decodes with, or nullptr.
+  Speculator* speculator() { return speculator_.get(); }
+
+  /// The main model's final-normed hidden state at the last position (what
+  /// the MTP layer consumes); empty before the first step.
+  std::span<const float> last_hidden() const { return last_hidden_; }
+  /// Runs the MTP layer for a drafter (MtpRows::run); needs a session that
+  /// keeps MTP rows (its drafter declared GLMRT_DRAFT_NEEDS_MTP).
+  std::vector<float> run_mtp(int32_t token, int64_t position, std::span<const float> h,
+                             bool verified_pair);
+  /// Drops MTP rows a drafter added for a step that then did not happen (its
+  /// verification failed): only rows of pairs inside the sequence stay.
+  void discard_mtp_drafts();
+  bool keeps_mtp_rows() const { return mtp_.has_value(); }
+  const MtpRows* mtp_rows() const { return mtp_ ? &*mtp_ : nullptr; }
+  /// Decode time a drafter spent outside the session's own steps (counted in
+  /// decode_seconds, so decode tokens/s stays honest).
+  void add_decode_seconds(double seconds) { stats_.decode_seconds += seconds; }
 
  private:
-  std::vector<float> run(std::span<const int32_t> tokens, bool prefill);
+  enum class Logits { last_row, every_row };
+  std::vector<float> run(std::span<const int32_t> tokens, bool prefill, Logits which);
+  /// Drops everything past `length` tokens, in every cache.
+  void truncate(int64_t length);
 
   Engine& engine_;
+  int64_t prefill_chunk_;
   KvCache cache_;
   std::vector<int32_t> tokens_;
   SessionStats stats_;
+  std::optional<MtpRows> mtp_;
+  std::vector<float> last_hidden_;  // [hidden], final-normed; empty when unknown
+  // The last step's rows, for rollback_to(): its first position and the
+  // final-normed state of each row.
+  int64_t step_first_ = 0;
+  std::vector<float> step_hidden_, hidden_before_step_;
+  DraftSetup drafting_;  // owns the drafter; declared before its speculator
+  std::unique_ptr<Speculator> speculator_;
 };
 
 }  // namespace glmrt

@@ -49,6 +49,9 @@ class KvCache {
 
   /// Every layer keeps at most `length` tokens.
   void truncate(int64_t length);
+  /// One layer keeps at most `length` tokens (the MTP layer's rows trail the
+  /// main layers' by one: its row t needs token t + 1).
+  void truncate_layer(int layer, int64_t length);
   /// Each layer's length, to rewind() to.
   std::vector<int64_t> lengths() const;
   /// Each layer keeps at most the length `lengths` (from lengths()) gives it.

@@ -23,6 +23,11 @@ class Model {
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
   bool has_mtp() const { return weights_.mtp.has_value(); }
+  /// The cache layer holding the MTP layer's rows.
+  int mtp_layer() const { return config_.num_hidden_layers; }
+  /// Distinct routed experts one position selects per step, over the main
+  /// layers (every MoE layer picks num_experts_per_tok distinct experts).
+  int64_t experts_per_position() const;
 
   /// Forces one MLA form for every layer and step (automatic = the cost
   /// model's choice per chunk). Both forms compute the same attention; forcing
@@ -38,9 +43,12 @@ class Model {
   /// kernels object. They must outlive the model's calls.
   void set_kernel_lanes(std::vector<plugin::Kernels*> lanes) { lanes_ = std::move(lanes); }
 
-  /// Forward and MTP calls made so far (what a chunked prefill costs).
+  /// Forward and MTP calls made so far (what a chunked prefill costs), and the
+  /// rows they ran.
   struct Counters {
     int64_t forward_calls = 0, mtp_forward_calls = 0;
+    int64_t forward_rows = 0, mtp_forward_rows = 0;
+    int64_t mtp_absorbed_rows = 0;  // mtp_absorb: cache rows only
   };
   const Counters& counters() const { return counters_; }
   /// Where forward steps spent their time so far (attention, expert matmuls,
@@ -67,19 +75,35 @@ class Model {
 
   /// Logits [rows, vocab] of hidden states [rows, hidden] (final norm + lm_head).
   std::vector<float> logits(std::span<const float> hidden, int64_t rows);
+  /// The final norm (model.norm) of hidden states [rows, hidden]: what lm_head
+  /// and the MTP layer consume.
+  std::vector<float> final_norm(std::span<const float> hidden, int64_t rows) const;
+  /// Logits [rows, vocab] of final-normed hidden states (lm_head alone).
+  std::vector<float> head(std::span<const float> normed, int64_t rows);
 
-  /// One MTP step for S positions (DeepSeek-V3 style): for each s, combines the
-  /// embedding of next_tokens[s] with main_hidden[s] (the main model's final
-  /// hidden state, before the final norm), runs the MTP layer appending to its
-  /// cache row, and returns the MTP hidden states [S, hidden] (before its head norm).
-  /// When it throws, `cache` is left as it was.
+  /// One MTP step for S rows (DeepSeek-V3 style): row s combines the embedding
+  /// of next_tokens[s] with h[s] — the main model's hidden state after the
+  /// final norm (final_norm()), or for a chained draft the MTP layer's own
+  /// output before its head norm — through enorm/hnorm and eh_proj, runs the
+  /// MTP layer appending rows to its cache layer, and returns the MTP hidden
+  /// states [S, hidden] (before shared_head.norm). The norm is applied once:
+  /// this never applies model.norm. When it throws, `cache` is left as it was.
   std::vector<float> mtp_forward(KvCache& cache, std::span<const int32_t> next_tokens,
-                                 std::span<const float> main_hidden);
+                                 std::span<const float> h);
+  /// The MTP layer's cache rows for S pairs as mtp_forward appends them, and
+  /// nothing else: eh_proj, the input norm and the KV (and indexer key)
+  /// projections, no attention output, no MoE (no expert is read). For pairs
+  /// whose output nobody uses (verified pairs that later rows attend to).
+  /// When it throws, `cache` is left as it was.
+  void mtp_absorb(KvCache& cache, std::span<const int32_t> next_tokens, std::span<const float> h);
   /// Logits [rows, vocab] of MTP hidden states (shared_head norm + head).
   std::vector<float> mtp_logits(std::span<const float> hidden, int64_t rows);
 
  private:
   void embed(const Matrix& table, std::span<const int32_t> tokens, std::span<float> out) const;
+  /// eh_proj([enorm(embed(next_tokens)); hnorm(h)]): the MTP layer's input.
+  std::vector<float> mtp_input(std::span<const int32_t> next_tokens, std::span<const float> h,
+                               const char* caller) const;
   void decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std::span<float> h,
                      int64_t S, KeySelection& selection);
   /// After layer `layer`'s attention: predicts the experts of the next main

@@ -25,13 +25,24 @@
 //        the end of a file stops there with GLMRT_OK and the byte count.
 //        Host services: start_thread / join_thread (a plugin's I/O threads
 //        are the host's).
+//   1.2  draft: the draft contract (draft.h: proposals carry their
+//        distribution q, the host runs the MTP layer on rows it owns, the
+//        request carries the host's sampling incl. penalties). A draft plugin
+//        needs 1.2: the host refuses older ones (their draft table was a
+//        declaration no host ever ran).
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define GLMRT_ABI_MAJOR 1
-#define GLMRT_ABI_MINOR 1
+#define GLMRT_ABI_MINOR 2
+
+/// The first minor with asynchronous io (Io::submit/wait/poll) and the host
+/// services start_thread/join_thread.
+#define GLMRT_ABI_MINOR_ASYNC_IO 1
+/// The first minor whose draft contract a host runs (draft.h).
+#define GLMRT_ABI_MINOR_DRAFT 2
 
 /// Name of the one symbol every plugin exports.
 #define GLMRT_PLUGIN_ENTRY_SYMBOL "glmrt_plugin_describe"

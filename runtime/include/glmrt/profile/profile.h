@@ -56,7 +56,9 @@ struct Profile {
   PluginChoice kernels{"kernels-scalar", {}, {}};
   PluginChoice io{"io-buffered", {}, {}};
   std::optional<PluginChoice> draft;  // absent = no speculative decoding
-  int max_draft_tokens = 4;
+  int max_draft_tokens = 4;           // the most drafts one decode step verifies
+  int draft_min_tokens = 1;           // fewer drafts than this are not verified
+  bool draft_adaptive = true;         // the cost model picks each step's draft count
 
   int threads = 0;  // 0 = every core the process may use
 

@@ -49,6 +49,13 @@ struct Divergence {
   std::vector<int32_t> ours, reference;
 };
 
+/// What the greedy continuation's decoding did: drafts proposed and accepted,
+/// and the decode forwards that verified them.
+struct DraftReport {
+  std::string drafter;  // empty: decoded without one
+  int64_t proposed = 0, accepted = 0, forwards = 0;
+};
+
 struct CaseReport {
   std::string name;
   int64_t rows_total = 0;
@@ -67,6 +74,7 @@ struct CaseReport {
   std::optional<Divergence> first_divergence;
   int64_t prefill_chunk = 0;  // 0 = whole sequences in one forward call
   int64_t forward_calls = 0, mtp_forward_calls = 0;
+  DraftReport draft;
   bool pass = false;
 };
 
@@ -82,9 +90,10 @@ struct ValidateOptions {
 };
 
 /// Runs every case: teacher-forced logits of full_ids prefilled in chunks of
-/// options.prefill_chunk, and the greedy continuation through prefill +
-/// incremental decode (the path generation uses). Throws when the reference
-/// does not fit the model (vocabulary, MTP fields missing for an MTP model).
+/// options.prefill_chunk, and the greedy continuation through the generation
+/// loop (prefill, then decode steps, verifying the profile's drafter's drafts
+/// when it names one). Throws when the reference does not fit the model
+/// (vocabulary, MTP fields missing for an MTP model).
 ValidationReport validate(Engine& engine, const std::vector<OracleCase>& cases,
                           const ValidateThresholds& thresholds, const ValidateOptions& options);
 

@@ -1,0 +1,207 @@
+#include "session_draft_host.h"
+
+#include <glmrt/base/error.h>
+#include <glmrt/draft/rejection_sampling.h>
+#include <glmrt/generate/session.h>
+#include <glmrt/generate/speculator.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+namespace glmrt {
+namespace {
+
+double seconds_after(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The drafters' uniforms come from their own generator, seeded from the
+// sampling seed: drafting then never shifts the sampler's own draws.
+constexpr uint64_t kDraftSeedSalt = 0x9E3779B97F4A7C15ull;
+
+}  // namespace
+
+Speculator::Speculator(Session& session, const DraftSetup& setup)
+    : session_(session),
+      drafter_(*setup.drafter),
+      policy_(setup.policy),
+      host_(std::make_unique<SessionDraftHost>(session,
+                                               (setup.requirements & GLMRT_DRAFT_NEEDS_MTP) != 0)),
+      shadow_(setup.policy.adaptive && setup.policy.min_tokens == 1 &&
+              (setup.requirements & GLMRT_DRAFT_NEEDS_MTP) == 0),
+      cost_(setup.policy, session.engine().model().experts_per_position()),
+      proposal_(session.engine().model().config().vocab_size, setup.policy.max_tokens) {
+  stats_.drafter = setup.name;
+  stats_.adaptive = policy_.adaptive;
+  stats_.judged_at.assign(policy_.max_tokens, 0);
+  stats_.accepted_at.assign(policy_.max_tokens, 0);
+}
+
+Speculator::~Speculator() = default;
+
+void Speculator::history_truncated(int64_t length) {
+  stable_ = std::min(stable_, static_cast<size_t>(std::max<int64_t>(length, 0)));
+}
+
+void Speculator::sync_history(int32_t token) {
+  const std::vector<int32_t>& tokens = session_.tokens();
+  size_t common = std::min(stable_, history_.size());
+  while (common < history_.size() && common < tokens.size() && history_[common] == tokens[common])
+    ++common;
+  if (common == tokens.size() && common < history_.size() && history_[common] == token) ++common;
+  if (common < history_.size()) {
+    drafter_.rewind(static_cast<int64_t>(common));
+    history_.resize(common);
+  }
+  if (history_.size() <= tokens.size()) {
+    history_.insert(history_.end(), tokens.begin() + history_.size(), tokens.end());
+    history_.push_back(token);
+  }
+  stable_ = tokens.size();
+}
+
+int Speculator::draft(int32_t token, const Sampler& sampler, int wanted, int64_t n_answer) {
+  ExpertStore& experts = session_.engine().experts();
+  const uint64_t misses_before = experts.stats().misses;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (!draft_rng_seeded_) {
+    draft_rng_.seed(sampler.params().seed ^ kDraftSeedSalt);
+    draft_rng_seeded_ = true;
+  }
+  const glmrt_draft_request request =
+      proposal_.request(history_, wanted, sampler.params(), draft_rng_, n_answer);
+  host_->begin(token, wanted);
+  const glmrt_status status = drafter_.propose(*host_, &request, proposal_.proposal());
+  if (status != GLMRT_OK) {
+    session_.discard_mtp_drafts();
+    if (host_->error()) std::rethrow_exception(host_->error());
+    const char* message = drafter_.last_error();
+    fail("draft plugin `{}` failed to propose (status {}): {}", stats_.drafter, status,
+         message && *message ? message : "no message");
+  }
+  int n = 0;
+  try {
+    n = proposal_.check(stats_.drafter);
+  } catch (...) {
+    session_.discard_mtp_drafts();
+    throw;
+  }
+  const double seconds = seconds_after(t0);
+  session_.add_decode_seconds(seconds);
+  cost_.record_drafting({wanted, n, seconds});
+  stats_.requested += wanted;
+  stats_.drafting_seconds += seconds;
+  stats_.drafter_reads += static_cast<int64_t>(experts.stats().misses - misses_before);
+  if (n > 0 && n < policy_.min_tokens) {
+    ++stats_.too_short;
+    return 0;
+  }
+  return n;
+}
+
+SpeculativeStep Speculator::step(int32_t token, Sampler& sampler, std::span<const int32_t> context,
+                                 std::span<const int32_t> generated, int limit) {
+  if (limit < 1) fail("speculative step: limit must be >= 1, got {}", limit);
+  Model& model = session_.engine().model();
+  ExpertStore& experts = session_.engine().experts();
+  const int64_t V = model.config().vocab_size;
+  const int64_t before = static_cast<int64_t>(session_.tokens().size());
+  const int64_t room = session_.engine().profile().max_context - before;
+  const int cap = static_cast<int>(std::min<int64_t>(limit, room - 1));
+  sync_history(token);
+  proposal_.clear();
+  const int wanted = cap > 0 ? cost_.choose(cap) : 0;
+  const int k =
+      wanted > 0 ? draft(token, sampler, wanted, static_cast<int64_t>(generated.size())) : 0;
+  // While the cost model drafts nothing, a drafter that does not run the MTP
+  // layer (cheap: it reads no expert) still proposes one draft, unverified,
+  // judged below against the row this step computes anyway.
+  std::optional<DraftDistribution> shadow;
+  if (shadow_ && wanted == 0 && cap > 0 &&
+      draft(token, sampler, 1, static_cast<int64_t>(generated.size())) > 0)
+    shadow = proposal_.distribution(0);
+
+  // Verify: the token and its drafts in one forward. Draft k needs no row of
+  // its own when it would be the last token the caller may take.
+  const bool next_needed = k < limit;
+  std::vector<int32_t> batch{token};
+  const std::span<const int32_t> drafts = proposal_.tokens().first(k);
+  batch.insert(batch.end(), drafts.begin(), drafts.end() - (next_needed ? 0 : 1));
+  const ExpertStoreStats experts_before = experts.stats();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<float> logits;
+  try {
+    logits = session_.extend(batch);
+  } catch (...) {
+    session_.discard_mtp_drafts();
+    throw;
+  }
+  VerifyMeasurement measured;
+  measured.seconds = seconds_after(t0);
+  measured.drafts = k;
+  measured.experts = static_cast<int64_t>((experts.stats().hits - experts_before.hits) +
+                                          (experts.stats().misses - experts_before.misses));
+  measured.misses = static_cast<int64_t>(experts.stats().misses - experts_before.misses);
+  measured.read_seconds = experts.stats().read_seconds - experts_before.read_seconds;
+
+  SpeculativeStep result;
+  int accepted = 0;
+  try {
+    std::vector<int32_t> seen(context.begin(), context.end());
+    std::vector<int32_t> answer(generated.begin(), generated.end());
+    const auto uniform = [&sampler] { return sampler.uniform(); };
+    for (; accepted < k; ++accepted) {
+      const std::span<const float> row(logits.data() + accepted * V, V);
+      const auto p = sampler.distribution(row, seen, answer);
+      const DraftVerdict verdict = verify_draft(p, proposal_.distribution(accepted), uniform);
+      if (!verdict.accepted) {
+        result.next = verdict.token;
+        break;
+      }
+      result.accepted.push_back(verdict.token);
+      seen.push_back(verdict.token);
+      answer.push_back(verdict.token);
+    }
+    if (accepted == k && next_needed)
+      result.next = sampler.sample({logits.data() + k * V, static_cast<size_t>(V)}, seen, answer);
+    if (shadow) {
+      // min(1, p(d)/q(d)): the probability verification would have accepted
+      // it, an unbiased estimate of draft 1's acceptance rate.
+      const auto p = sampler.distribution({logits.data(), static_cast<size_t>(V)}, seen, answer);
+      double p_d = 0.0;
+      for (const TokenProbability& e : p)
+        if (e.token == shadow->token) p_d = e.probability;
+      cost_.record_shadow(std::min(1.0, p_d / shadow->at(shadow->token)));
+      drafter_.accepted(0, 1);
+      ++stats_.shadow_drafts;
+    }
+  } catch (...) {
+    session_.rollback_to(before);  // e.g. non-finite logits: the step did not happen
+    throw;
+  }
+  session_.rollback_to(before + 1 + accepted);
+  if (k > 0) drafter_.accepted(accepted, k);
+
+  measured.accepted = accepted;
+  cost_.record_verification(measured);
+  ++stats_.forwards;
+  stats_.decided += accepted + (result.next >= 0 ? 1 : 0);
+  stats_.proposed += k;
+  stats_.accepted += accepted;
+  for (int j = 0; j < k && j <= accepted; ++j) {
+    ++stats_.judged_at[j];
+    stats_.accepted_at[j] += j < accepted;
+  }
+  if (k > 0 && measured.experts > 0) {
+    const int64_t extra = std::max<int64_t>(0, measured.experts - model.experts_per_position());
+    stats_.verify_extra_experts += extra;
+    stats_.verify_extra_reads += double(extra) * double(measured.misses) / double(measured.experts);
+  }
+  stats_.chosen = cost_.chosen();
+  stats_.probes = cost_.probes();
+  stats_.estimate = cost_.estimate();
+  return result;
+}
+
+}  // namespace glmrt
