@@ -26,6 +26,8 @@ const Command kCommands[] = {
     {"tokenize", "text on stdin to token ids (or back with --decode)",
      glmrt::cli::tokenize_command},
     {"template", "render a chat request into the model's prompt", glmrt::cli::template_command},
+    {"serve", "an OpenAI-compatible HTTP server with a chat page", glmrt::cli::serve_command},
+    {"score", "log-likelihoods of continuations, perplexity of a text", glmrt::cli::score_command},
 };
 
 void print_usage() {

@@ -1,0 +1,61 @@
+#include <glmrt/serve/job.h>
+
+#include <exception>
+#include <new>
+
+namespace glmrt::serve {
+
+Job::Job(Work work) : work_(std::move(work)) {}
+
+void Job::run() {
+  std::optional<ApiError> error;
+  try {
+    work_(*this);
+  } catch (const ApiError& e) {
+    error = e;
+  } catch (const std::bad_alloc&) {
+    error = ApiError(500, "server_error", "out of memory while running the request");
+  } catch (const std::exception& e) {
+    error = ApiError(500, "server_error", e.what());
+  }
+  finish(std::move(error));
+}
+
+void Job::send(std::string piece) {
+  {
+    std::lock_guard lock(mutex_);
+    pieces_.push_back(std::move(piece));
+  }
+  changed_.notify_all();
+}
+
+void Job::finish(std::optional<ApiError> error) {
+  {
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+    error_ = std::move(error);
+  }
+  changed_.notify_all();
+}
+
+void Job::abandon(ApiError error) {
+  finish(std::move(error));
+}
+
+Job::Next Job::next(std::string& piece, std::chrono::milliseconds wait) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, wait, [&] { return !pieces_.empty() || finished_; });
+  if (!pieces_.empty()) {
+    piece = std::move(pieces_.front());
+    pieces_.pop_front();
+    return Next::piece;
+  }
+  return finished_ ? Next::finished : Next::timeout;
+}
+
+std::optional<ApiError> Job::error() const {
+  std::lock_guard lock(mutex_);
+  return error_;
+}
+
+}  // namespace glmrt::serve
