@@ -9,6 +9,7 @@
 #include <glmrt/base/memory.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/generate/session.h>
+#include <glmrt/model_files/model_config.h>
 #include <glmrt/score/perplexity.h>
 #include <glmrt/score/score_request.h>
 #include <glmrt/score/sequence_scorer.h>
@@ -53,23 +54,33 @@ void report_progress(int64_t done, int64_t total, double seconds, Engine& engine
              static_cast<double>(current_rss_bytes()) / 1e9);
 }
 
-int score_requests(Engine& engine, const std::string& path, bool json) {
-  const auto tokenizer = text::Tokenizer::from_file(engine.model_dir() / "tokenizer.json");
-  const int32_t vocab = engine.model().config().vocab_size;
+// Requests and text are read and checked before the model loads, so a bad
+// line costs no loading time.
+std::filesystem::path model_folder(const Profile& profile, const std::string& model_dir) {
+  if (!model_dir.empty()) return model_dir;
+  if (!profile.model)
+    fail("no model: pass --model DIR or set `model:` in the profile {}", profile.file);
+  return *profile.model;
+}
+
+std::vector<ScoreRequest> read_requests(const std::string& path, const text::Tokenizer& tokenizer,
+                                        const ModelConfig& config, int64_t max_context) {
   std::vector<ScoreRequest> requests;
   if (path == "-") {
-    requests = read_score_requests(std::cin, "stdin", tokenizer, vocab);
+    requests = read_score_requests(std::cin, "stdin", tokenizer, config.vocab_size);
   } else {
     std::ifstream in(path, std::ios::binary);
     if (!in) fail("{}: cannot open the requests file", path);
-    requests = read_score_requests(in, path, tokenizer, vocab);
+    requests = read_score_requests(in, path, tokenizer, config.vocab_size);
   }
-  const int64_t max_context = engine.profile().max_context;
   for (size_t i = 0; i < requests.size(); ++i)
     if (static_cast<int64_t>(requests[i].tokens.size()) > max_context)
       fail("{}: request {} has {} tokens, more than the profile's memory.max_context ({})", path,
            i + 1, requests[i].tokens.size(), max_context);
+  return requests;
+}
 
+int score_requests(Engine& engine, const std::vector<ScoreRequest>& requests, bool json) {
   Session session(engine);
   SequenceScorer scorer(session);
   const auto start = std::chrono::steady_clock::now();
@@ -90,17 +101,8 @@ int score_requests(Engine& engine, const std::string& path, bool json) {
   return 0;
 }
 
-int score_perplexity(Engine& engine, const std::string& path, int64_t window, int64_t stride,
-                     bool json) {
-  const auto tokenizer = text::Tokenizer::from_file(engine.model_dir() / "tokenizer.json");
-  const auto ids = tokenizer.encode(read_file(path, "the text to score"), true);
-  const std::vector<int32_t> tokens(ids.begin(), ids.end());
-  const int64_t max_context = engine.profile().max_context;
-  if (window == 0) window = std::min<int64_t>(max_context, 2048);
-  if (window > max_context)
-    fail("--window {} is larger than the profile's memory.max_context ({})", window, max_context);
-  if (stride == 0) stride = std::max<int64_t>(1, window / 2);
-
+int score_perplexity(Engine& engine, const std::vector<int32_t>& tokens, int64_t window,
+                     int64_t stride, bool json) {
   Session session(engine);
   SequenceScorer scorer(session);
   const auto start = std::chrono::steady_clock::now();
@@ -151,10 +153,27 @@ int score_command(const Args& args) {
   if (window < 0 || stride < 0) fail("score: --window and --stride must be positive");
 
   const Profile profile = load_profile(profile_path);
-  auto engine = Engine::open(profile, model_dir);
+  const std::filesystem::path folder = model_folder(profile, model_dir);
+  const ModelConfig config = load_model_config(folder);
+  const auto tokenizer = text::Tokenizer::from_file(folder / "tokenizer.json");
+  const int64_t max_context = profile.max_context;
   const bool json = vm.count("json") > 0;
-  if (vm.count("requests")) return score_requests(*engine, requests, json);
-  return score_perplexity(*engine, text_file, window, stride, json);
+  if (vm.count("requests")) {
+    const auto input = read_requests(requests, tokenizer, config, max_context);
+    auto engine = Engine::open(profile, folder);
+    return score_requests(*engine, input, json);
+  }
+  const auto ids = tokenizer.encode(read_file(text_file, "the text to score"), true);
+  const std::vector<int32_t> tokens(ids.begin(), ids.end());
+  if (window == 0) window = std::min<int64_t>(max_context, 2048);
+  if (window > max_context)
+    fail("--window {} is larger than the profile's memory.max_context ({})", window, max_context);
+  if (stride == 0) stride = std::max<int64_t>(1, window / 2);
+  if (tokens.size() < 2)
+    fail("{}: the text encodes to {} token(s); perplexity needs at least 2", text_file,
+         tokens.size());
+  auto engine = Engine::open(profile, folder);
+  return score_perplexity(*engine, tokens, window, stride, json);
 }
 
 }  // namespace glmrt::cli

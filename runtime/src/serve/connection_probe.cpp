@@ -2,9 +2,9 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <cerrno>
 #include <charconv>
 #include <filesystem>
 #include <system_error>
@@ -47,9 +47,12 @@ bool is_connection(int fd, const std::string& remote_addr, int remote_port, int 
 }  // namespace
 
 ConnectionProbe::ConnectionProbe(const std::string& remote_addr, int remote_port, int local_port) {
+  // Other threads open and close descriptors meanwhile; one that vanishes is
+  // simply not ours, and a listing that fails leaves the probe without a socket.
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
-    const std::string name = entry.path().filename().string();
+  std::filesystem::directory_iterator entries("/proc/self/fd", ec);
+  for (; !ec && entries != std::filesystem::directory_iterator(); entries.increment(ec)) {
+    const std::string name = entries->path().filename().string();
     int fd = -1;
     const auto [end, parse_error] = std::from_chars(name.data(), name.data() + name.size(), fd);
     if (parse_error != std::errc() || end != name.data() + name.size()) continue;
@@ -62,11 +65,11 @@ ConnectionProbe::ConnectionProbe(const std::string& remote_addr, int remote_port
 
 bool ConnectionProbe::peer_closed() const {
   if (fd_ < 0) return false;
-  char byte = 0;
-  const ssize_t n = recv(fd_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  if (n > 0) return false;  // the client sent more (a pipelined request): still there
-  if (n == 0) return true;  // orderly shutdown
-  return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+  // POLLRDHUP reports the peer's FIN even behind unread bytes (a pipelined
+  // request), which a peek would not reach.
+  pollfd p{fd_, POLLRDHUP, 0};
+  if (poll(&p, 1, 0) <= 0) return false;
+  return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
 }  // namespace glmrt::serve

@@ -59,6 +59,11 @@ std::string message_for(int status, const httplib::Request& req, const ServeOpti
     case 404:
       return fmt::format("no route {} {}", req.method, req.path);
     case 413:
+      // httplib parses form-encoded bodies itself and caps them at 8 KiB:
+      // `curl -d` without a Content-Type lands here.
+      if (req.get_header_value("Content-Type").starts_with("application/x-www-form-urlencoded"))
+        return "a form-encoded body is limited to 8192 bytes: send the JSON with "
+               "`Content-Type: application/json`";
       return fmt::format("the request body is larger than {} bytes (--max-body-bytes)",
                          options.limits.max_body_bytes);
     case 414:
