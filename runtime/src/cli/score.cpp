@@ -88,11 +88,12 @@ int score_requests(Engine& engine, const std::vector<ScoreRequest>& requests, bo
   for (const ScoreRequest& request : requests) {
     const auto scored = scorer.score(request.tokens, 0);
     const ContinuationScore c = score_continuation(scored.scores, request.context_length);
-    write_line(
-        json ? nlohmann::json{{"logprob", c.logprob}, {"tokens", c.tokens}, {"greedy", c.greedy}}
-                       .dump() +
-                   "\n"
-             : fmt::format("{:.6f} {} {}\n", c.logprob, c.tokens, c.greedy ? 1 : 0));
+    write_line(json ? nlohmann::ordered_json{{"logprob", c.logprob},
+                                             {"tokens", c.tokens},
+                                             {"greedy", c.greedy}}
+                              .dump() +
+                          "\n"
+                    : fmt::format("{:.6f} {} {}\n", c.logprob, c.tokens, c.greedy ? 1 : 0));
     if (++done % 50 == 0) report_progress(done, std::ssize(requests), seconds_since(start), engine);
   }
   const SessionStats& s = session.stats();
@@ -112,12 +113,12 @@ int score_perplexity(Engine& engine, const std::vector<int32_t>& tokens, int64_t
           fmt::print(stderr, "[perplexity: {} windows, {} tokens, {:.1f} s]\n", windows, scored,
                      seconds_since(start));
       });
-  write_line(json ? nlohmann::json{{"perplexity", r.perplexity()},
-                                   {"negative_log_likelihood", r.negative_log_likelihood},
-                                   {"tokens", r.tokens},
-                                   {"windows", r.windows},
-                                   {"window", window},
-                                   {"stride", stride}}
+  write_line(json ? nlohmann::ordered_json{{"perplexity", r.perplexity()},
+                                           {"negative_log_likelihood", r.negative_log_likelihood},
+                                           {"tokens", r.tokens},
+                                           {"windows", r.windows},
+                                           {"window", window},
+                                           {"stride", stride}}
                             .dump() +
                         "\n"
                   : fmt::format("perplexity {:.4f} over {} tokens ({} windows of {}, stride {})\n",
