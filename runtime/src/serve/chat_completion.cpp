@@ -114,7 +114,7 @@ void run_chat_completion(const ChatRequest& request, const ResponseIdentity& ide
       job.send(sse_event(chunks.chunk({{"tool_calls", tool_calls_json(ending.calls, ids, true)}})));
     job.send(sse_event(chunks.chunk(Json::object(), nullptr, reason)));
     if (request.generation.include_usage) job.send(sse_event(chunks.usage(usage)));
-    job.send(std::string(kSseDone));
+    job.send_last(std::string(kSseDone));
     return;
   }
   Json message = {{"role", "assistant"}};
@@ -133,7 +133,7 @@ void run_chat_completion(const ChatRequest& request, const ResponseIdentity& ide
                      {"model", identity.model},
                      {"choices", Json::array({std::move(choice)})},
                      {"usage", usage}};
-  job.send(body.dump(-1, ' ', false, Json::error_handler_t::replace));
+  job.send_last(body.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 }  // namespace glmrt::serve

@@ -18,13 +18,33 @@ void Job::run() {
   } catch (const std::exception& e) {
     error = ApiError(500, "server_error", e.what());
   }
+  // Work that stopped early left its response unfinished: say why, for a
+  // client still listening (the server cancels at the end of its shutdown grace).
+  if (!error && !completed())
+    error = cancelled()
+                ? ApiError(503, "server_error", "the request was cancelled before it finished")
+                : ApiError(500, "server_error", "the request ended without a response");
   finish(std::move(error));
+}
+
+bool Job::completed() const {
+  std::lock_guard lock(mutex_);
+  return complete_;
 }
 
 void Job::send(std::string piece) {
   {
     std::lock_guard lock(mutex_);
     pieces_.push_back(std::move(piece));
+  }
+  changed_.notify_all();
+}
+
+void Job::send_last(std::string piece) {
+  {
+    std::lock_guard lock(mutex_);
+    pieces_.push_back(std::move(piece));
+    complete_ = true;
   }
   changed_.notify_all();
 }

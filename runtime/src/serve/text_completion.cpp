@@ -180,13 +180,13 @@ void run_text_completion(const CompletionRequest& request, const ResponseIdentit
   const Json usage = usage_json(prompt_tokens, completion_tokens, cached_tokens);
   if (request.generation.stream) {
     if (request.generation.include_usage) job.send(sse_event(chunks.usage(usage)));
-    job.send(std::string(kSseDone));
+    job.send_last(std::string(kSseDone));
     return;
   }
   const Json body = {
       {"id", identity.id},       {"object", "text_completion"},   {"created", identity.created},
       {"model", identity.model}, {"choices", std::move(choices)}, {"usage", usage}};
-  job.send(body.dump(-1, ' ', false, Json::error_handler_t::replace));
+  job.send_last(body.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 }  // namespace glmrt::serve

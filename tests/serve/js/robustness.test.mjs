@@ -226,3 +226,19 @@ test("SIGTERM: the running request finishes, the waiting one gets 503, exit 0", 
   assert.equal(code, 0);
   await assert.rejects(fetch(other.url + "/health"), "nothing listens any more");
 });
+
+test("SIGTERM with no grace: the running request is cancelled with a 503, exit 0", async () => {
+  const other = await startServer(["--shutdown-grace", "0"]);
+  const running = fetch(other.url + "/v1/completions", {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify(longCompletion(1500)),
+  });
+  await waitFor(async () => metric(await metrics(other.url), "glmrt_queue_running") === 1, 10000, "the request to run");
+  other.signal("SIGTERM");
+  const response = await running;
+  await expectError(response, 503, "cancelled");
+  const { code, signal } = await other.stop();
+  assert.equal(signal, null);
+  assert.equal(code, 0);
+});

@@ -26,10 +26,14 @@ class Job {
 
   // --- model thread
   /// Runs the work: an ApiError becomes the job's error, any other exception a
-  /// 500; the job is finished afterwards in every case.
+  /// 500, work that stopped before its last piece because it was cancelled a
+  /// 503; the job is finished afterwards in every case.
   void run();
   /// A piece of the response: an SSE event, or the whole body.
   void send(std::string piece);
+  /// The response's last piece (the whole body, or `data: [DONE]`): the work
+  /// is complete, whatever a cancellation arriving afterwards says.
+  void send_last(std::string piece);
   bool cancelled() const { return cancelled_.load(); }
 
   // --- HTTP thread
@@ -44,6 +48,7 @@ class Job {
 
  private:
   void finish(std::optional<ApiError> error);
+  bool completed() const;
 
   Work work_;
   std::atomic<bool> cancelled_{false};
@@ -51,6 +56,7 @@ class Job {
   std::condition_variable changed_;
   std::deque<std::string> pieces_;
   bool finished_ = false;
+  bool complete_ = false;  // send_last() was called
   std::optional<ApiError> error_;
 };
 
