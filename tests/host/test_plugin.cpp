@@ -8,6 +8,7 @@
 //   TEST_STRUCT_SIZE      descriptor struct_size (default: sizeof)
 //   TEST_NO_ENTRY         export no glmrt_plugin_describe at all
 //   TEST_VERSION          descriptor version text
+//   TEST_CREATE_FAILS     create() refuses with a message (the probe still passes)
 // When it is a kernels plugin it creates a small f32-only Kernels, refusing
 // any settings, so the tests can see a created object work and a refusal.
 #include <glmrt/plugin/plugin.h>
@@ -84,6 +85,10 @@ void* create(const glmrt_host_services*, const glmrt_setting* settings, size_t n
                   settings[0].key);
     return nullptr;
   }
+#ifdef TEST_CREATE_FAILS
+  std::snprintf(error, error_len, "%s: the imaginary XQZ device is busy", TEST_PLUGIN_NAME);
+  return nullptr;
+#endif
   if (TEST_KIND != GLMRT_PLUGIN_KERNELS) {
     std::snprintf(error, error_len, "%s creates kernels only", TEST_PLUGIN_NAME);
     return nullptr;

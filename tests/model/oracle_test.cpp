@@ -80,5 +80,12 @@ TEST(Oracle, NvmeProfilePassesItsThresholds) {
   EXPECT_TRUE(report.pass);
 }
 
+// The demo profile's own thresholds hold on the random fixture too (on the
+// trained models/glm-demo, tests/demo_model holds it to measured ones).
+TEST(Oracle, DemoProfilePassesItsThresholds) {
+  const auto report = run("demo.yaml");
+  EXPECT_TRUE(report.pass);
+}
+
 }  // namespace
 }  // namespace glmrt

@@ -216,7 +216,8 @@ TEST_F(ProfileTest, UnreadableOrInvalidFilesAreNamed) {
 }
 
 TEST_F(ProfileTest, ShippedConfigsLoad) {
-  for (const char* name : {"reference.yaml", "reference-int8.yaml", "nvme.yaml"}) {
+  for (const char* name :
+       {"reference.yaml", "reference-avx2.yaml", "reference-int8.yaml", "nvme.yaml", "demo.yaml"}) {
     const fs::path file = fs::path(GLMRT_SOURCE_DIR) / "configs" / name;
     EXPECT_NO_THROW(load_profile(file)) << file;
   }

@@ -267,7 +267,8 @@ ReferenceResult ReferenceModel::run(std::span<const int32_t> tokens, bool with_m
     decoder_layer(layer, c_.dense_mlp[layer], c_.shared_indexer[layer], h, selection);
 
   const HostTensor& final_norm = get("model.norm.weight", {D});
-  const bool tied = c_.tie_word_embeddings && !w_.has("lm_head.weight");
+  // As transformers: tied means embed_tokens, whatever lm_head.weight holds.
+  const bool tied = c_.tie_word_embeddings;
   const std::string head_name = tied ? "model.embed_tokens.weight" : "lm_head.weight";
   const HostTensor& head = get(head_name, {V, D});
   std::vector<Vec> final_hidden(T);

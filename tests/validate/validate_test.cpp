@@ -96,6 +96,15 @@ TEST_F(ValidateTest, ReferenceFileIsCheckedBeforeUse) {
   } catch (const Error& err) {
     EXPECT_NE(std::string(err.what()).find("is a directory"), std::string::npos);
   }
+  // Nesting deep enough to overflow a recursive walk is refused before parsing.
+  const fs::path deep = dir_.path() / "deep.json";
+  std::ofstream(deep) << "{\"cases\": " << std::string(5000, '[') << std::string(5000, ']') << "}";
+  try {
+    load_oracle(deep);
+    ADD_FAILURE() << "a 5000-deep ref.json loaded";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("levels deep"), std::string::npos) << err.what();
+  }
 }
 
 TEST_F(ValidateTest, AnMtpModelNeedsTheMtpFields) {

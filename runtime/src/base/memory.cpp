@@ -1,5 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/memory.h>
+#include <glmrt/profile/byte_size.h>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -13,10 +14,12 @@ void MemoryBudget::charge(const std::string& category, uint64_t bytes) {
   std::lock_guard lock(mutex_);
   uint64_t now = used_.load() + bytes;
   if (limit_ != 0 && now > limit_) {
+    // format_byte_size: a request of a few KiB must not read "0.0 MiB".
     fail(
-        "memory budget exceeded: {} needs {:.1f} MiB more, {:.1f} MiB of {:.1f} MiB already used "
-        "(raise memory.budget in the profile or lower precision / expert_cache)",
-        category, bytes / 1048576.0, used_.load() / 1048576.0, limit_ / 1048576.0);
+        "memory budget exceeded: {} needs {} more, {} of {} already used (raise memory.budget "
+        "in the profile or lower precision / expert_cache)",
+        category, format_byte_size(bytes), format_byte_size(used_.load()),
+        format_byte_size(limit_));
   }
   used_ = now;
   if (now > peak_.load()) peak_ = now;

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "generation_report.h"
 #include "line_reader.h"
+#include "output_error.h"
 #include "sampling_flags.h"
 #include "sigint_scope.h"
 #include "text_stream.h"
@@ -114,8 +115,8 @@ class ChatLoop {
           return !interrupted_.load();
         });
     stream.finish();
-    std::fputs("\n", stdout);
-    std::fflush(stdout);
+    write_output(stdout, "\n", "the answer");
+    flush_output(stdout, "the answer");
     return generation;
   }
 

@@ -1,12 +1,15 @@
 // glmrt: the command-line entry. Dispatches to one function per command.
 #include "commands.h"
+#include "output_error.h"
 
 #include <glmrt/base/error.h>
 
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <functional>
 #include <string_view>
+#include <system_error>
 
 namespace {
 
@@ -41,23 +44,42 @@ void print_usage() {
   std::fputs("\n`glmrt <command> --help` shows a command's options.\n", stderr);
 }
 
+int run_command_line(const glmrt::cli::Args& args) {
+  // `glmrt --profile P [--model DIR]`: no command word means chat.
+  if (args[0].starts_with("--")) return glmrt::cli::chat_command(args);
+  for (const auto& c : kCommands) {
+    if (args[0] == c.name) return c.run(glmrt::cli::Args(args.begin() + 1, args.end()));
+  }
+  std::fprintf(stderr, "glmrt: unknown command '%s'\n", args[0].c_str());
+  print_usage();
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A reader that goes away (`glmrt ... | head`) makes writes fail with EPIPE
+  // instead of killing the process, so the command stops through its normal
+  // path (destructors run) and ends quietly; see output_error.h.
+  std::signal(SIGPIPE, SIG_IGN);
   glmrt::cli::Args args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     print_usage();
     return args.empty() ? 2 : 0;
   }
   try {
-    // `glmrt --profile P [--model DIR]`: no command word means chat.
-    if (args[0].starts_with("--")) return glmrt::cli::chat_command(args);
-    for (const auto& c : kCommands) {
-      if (args[0] == c.name) return c.run(glmrt::cli::Args(args.begin() + 1, args.end()));
-    }
-    std::fprintf(stderr, "glmrt: unknown command '%s'\n", args[0].c_str());
-    print_usage();
-    return 2;
+    const int status = run_command_line(args);
+    glmrt::cli::flush_output(stdout, "the output");
+    return status;
+  } catch (const glmrt::cli::OutputError& e) {
+    return glmrt::cli::report_output_error(e);
+  } catch (const std::system_error& e) {
+    // fmt::print throws this when a write to stdout fails mid-way.
+    if (std::ferror(stdout))
+      return glmrt::cli::report_output_error(
+          glmrt::cli::OutputError(e.code().value(), "the output"));
+    std::fprintf(stderr, "glmrt: error: %s\n", e.what());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "glmrt: error: %s\n", e.what());
     return 1;

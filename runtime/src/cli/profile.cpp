@@ -34,9 +34,8 @@ std::string bits_name(WeightBits bits) {
   return "?";
 }
 
-std::string plugin_line(const PluginHost& host, const PluginChoice& choice,
-                        glmrt_plugin_kind kind) {
-  const std::filesystem::path path = host.resolve(choice, kind);
+std::string plugin_line(const PluginChoice& choice, const PluginInfo& created) {
+  const std::filesystem::path& path = created.path;
   std::string settings;
   for (const auto& [key, value] : choice.settings)
     settings += fmt::format("{}{}={}", settings.empty() ? " {" : ", ", key, value);
@@ -47,15 +46,15 @@ std::string plugin_line(const PluginHost& host, const PluginChoice& choice,
 int check(const std::string& file) {
   const Profile profile = load_profile(file);
   const PluginHost host(profile);
-  host.check_profile(profile);
+  const ProfilePlugins plugins = host.check_profile(profile);
   fmt::print("{}: ok\n", file);
-  fmt::print("  kernels:   {}\n", plugin_line(host, profile.kernels, GLMRT_PLUGIN_KERNELS));
-  fmt::print("  io:        {}\n", plugin_line(host, profile.io, GLMRT_PLUGIN_IO));
+  fmt::print("  kernels:   {}\n", plugin_line(profile.kernels, plugins.kernels));
+  fmt::print("  io:        {}\n", plugin_line(profile.io, plugins.io));
   fmt::print("  draft:     {}\n",
-             profile.draft ? fmt::format("{}, up to {} tokens",
-                                         plugin_line(host, *profile.draft, GLMRT_PLUGIN_DRAFT),
-                                         profile.max_draft_tokens)
-                           : std::string("none"));
+             profile.draft && plugins.draft
+                 ? fmt::format("{}, up to {} tokens", plugin_line(*profile.draft, *plugins.draft),
+                               profile.max_draft_tokens)
+                 : std::string("none"));
   fmt::print("  precision: dense {}, experts {}, kv_cache {}\n", bits_name(profile.dense_bits),
              bits_name(profile.expert_bits), profile.kv_cache == CacheType::f32 ? "f32" : "bf16");
   fmt::print("  memory:    budget {}, expert_cache {} per layer, max_context {}, prefill {}\n",

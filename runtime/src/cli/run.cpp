@@ -3,8 +3,10 @@
 #include "chat_flags.h"
 #include "commands.h"
 #include "generation_report.h"
+#include "output_error.h"
 #include "sampling_flags.h"
 #include "text_stream.h"
+#include "token_id_list.h"
 
 #include <glmrt/base/error.h>
 #include <glmrt/engine/engine.h>
@@ -16,10 +18,8 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <boost/algorithm/string.hpp>
 #include <boost/program_options.hpp>
 
-#include <climits>
 #include <iostream>
 #include <optional>
 
@@ -27,27 +27,6 @@ namespace glmrt::cli {
 namespace {
 
 namespace po = boost::program_options;
-
-std::vector<int32_t> parse_ids(const std::string& text) {
-  std::vector<std::string> parts;
-  boost::split(parts, text, boost::is_any_of(", "), boost::token_compress_on);
-  std::vector<int32_t> ids;
-  for (const auto& p : parts) {
-    if (p.empty()) continue;
-    size_t used = 0;
-    long v = -1;
-    try {
-      v = std::stol(p, &used);
-    } catch (const std::exception&) {
-    }
-    if (used != p.size() || v < 0 || v > INT32_MAX)
-      fail("--prompt-ids: `{}` is not a token id (expected comma-separated non-negative integers)",
-           p);
-    ids.push_back(static_cast<int32_t>(v));
-  }
-  if (ids.empty()) fail("--prompt-ids: no token ids given");
-  return ids;
-}
 
 // --prompt: the text (raw, or wrapped as one user turn with --chat) encoded
 // with the model's tokenizer. A raw prompt gets the tokenizer's special
@@ -91,6 +70,10 @@ int run_command(const Args& args) {
     fail("run: give exactly one of --prompt TEXT or --prompt-ids IDS");
   if (vm.count("chat") && !vm.count("prompt")) fail("run: --chat needs --prompt TEXT");
   check_sampling_flags(vm);
+  // Checked before the model loads, which may take minutes.
+  std::vector<int32_t> prompt_ids;
+  if (vm.count("prompt-ids"))
+    prompt_ids = parse_token_id_list(vm["prompt-ids"].as<std::string>(), "--prompt-ids");
   std::optional<ChatOptions> chat;
   if (vm.count("chat")) chat = chat_options_from(vm);
 
@@ -106,8 +89,9 @@ int run_command(const Args& args) {
 
   Generation generation;
   if (vm.count("prompt-ids")) {
-    generation = generate(session, sampler, parse_ids(vm["prompt-ids"].as<std::string>()), limits);
-    fmt::print("{}\n", fmt::join(generation.tokens, ","));
+    generation = generate(session, sampler, prompt_ids, limits);
+    write_output(stdout, fmt::format("{}\n", fmt::join(generation.tokens, ",")),
+                 "the generated token ids");
   } else {
     const auto tokenizer = text::Tokenizer::from_file(engine->model_dir() / "tokenizer.json");
     const auto prompt = encode_prompt(tokenizer, vm["prompt"].as<std::string>(), chat, *engine);
@@ -117,9 +101,9 @@ int run_command(const Args& args) {
       return true;
     });
     stream.finish();
-    fmt::print("\n");
+    write_output(stdout, "\n", "the generated text");
   }
-  std::fflush(stdout);
+  flush_output(stdout, "the generated output");
   fmt::print(stderr, "stopped: {} ({} tokens)\n", to_string(generation.reason),
              generation.tokens.size());
   print_generation_report(stderr, session.stats(), *engine);

@@ -1,6 +1,7 @@
 #include "sampling_flags.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/generate/sampling_limits.h>
 
 #include <cstdint>
 
@@ -22,11 +23,11 @@ po::options_description sampling_flags() {
 }
 
 void check_sampling_flags(const po::variables_map& vm) {
-  try {
-    const Sampler check(apply_sampling_flags(SamplingParams{}, vm));
-    (void)check;
-  } catch (const Error& e) {
-    fail("command line: {}", e.what());
+  for (const SamplingRange& range : sampling_ranges()) {
+    const std::string name(range.flag.substr(2));  // without the leading "--"
+    if (!vm.count(name)) continue;
+    const double value = range.integer ? vm[name].as<int>() : vm[name].as<double>();
+    if (auto error = sampling_value_error(range.setting, value)) fail("{}: {}", range.flag, *error);
   }
 }
 

@@ -13,7 +13,8 @@ namespace glmrt::cli {
 /// --presence-penalty, --seed, -n/--max-new-tokens.
 boost::program_options::options_description sampling_flags();
 
-/// Rejects out-of-range sampling flags before anything heavy (the model) loads.
+/// Rejects out-of-range sampling flags (NaN included) before anything heavy
+/// (the model) loads; the error names the flag.
 void check_sampling_flags(const boost::program_options::variables_map& vm);
 
 /// `defaults` with every sampling flag present in `vm` applied on top.

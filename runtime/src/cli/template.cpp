@@ -1,16 +1,15 @@
 // glmrt template: the prompt a chat request renders to, for a model directory.
 #include "commands.h"
 #include "options.h"
+#include "output_error.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/text_file.h>
 #include <glmrt/text/text_commands.h>
 
 #include <boost/program_options.hpp>
 
 #include <cstdio>
-#include <fstream>
-#include <iostream>
-#include <sstream>
 
 namespace glmrt::cli {
 
@@ -23,13 +22,11 @@ int template_command(const Args& args) {
       "request", po::value(&request_path)->required(),
       "OpenAI-style chat request body (messages, tools, chat_template_kwargs)");
   if (!parse_options(args, options)) return 0;
-  std::ifstream in(request_path, std::ios::binary);
-  if (!in) fail("{}: cannot open the request file", request_path);
-  std::ostringstream body;
-  body << in.rdbuf();
-  const std::string prompt = text::render_request_for_model(model_dir, body.str(), request_path);
-  std::fwrite(prompt.data(), 1, prompt.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : 1;
+  const std::string body = read_text_file(request_path, "the request file");
+  const std::string prompt = text::render_request_for_model(model_dir, body, request_path);
+  write_output(stdout, prompt, "the prompt");
+  flush_output(stdout, "the prompt");
+  return 0;
 }
 
 }  // namespace glmrt::cli

@@ -1,6 +1,6 @@
 #include "text_stream.h"
 
-#include <glmrt/base/error.h>
+#include "output_error.h"
 
 namespace glmrt::cli {
 
@@ -16,9 +16,9 @@ void TextStream::finish() {
 }
 
 void TextStream::write(const std::string& piece) {
-  if (!piece.empty() && std::fwrite(piece.data(), 1, piece.size(), out_) != piece.size())
-    fail("cannot write the generated text to the output (closed pipe or full disk?)");
-  std::fflush(out_);
+  // Checked at every piece, so generation stops as soon as the output is gone.
+  write_output(out_, piece, "the generated text");
+  flush_output(out_, "the generated text");
 }
 
 }  // namespace glmrt::cli

@@ -18,6 +18,7 @@ class TextStream {
   /// show where reasoning ends, e.g. </think>).
   TextStream(const text::Tokenizer& tokenizer, std::FILE* out);
 
+  /// Throws OutputError when the text cannot be written.
   void push(int32_t token);
   /// Prints whatever is held back; the next push starts a new text.
   void finish();

@@ -1,6 +1,7 @@
 // glmrt tokenize: text on stdin -> JSON array of ids (or ids -> text with --decode).
 #include "commands.h"
 #include "options.h"
+#include "output_error.h"
 
 #include <glmrt/base/error.h>
 #include <glmrt/text/text_commands.h>
@@ -44,8 +45,9 @@ int tokenize_command(const Args& args) {
   const std::string output =
       vm.count("decode") ? text::decode_json_ids(tokenizer, input)
                          : text::tokenize_to_json(tokenizer, input, vm.count("special") > 0) + "\n";
-  std::fwrite(output.data(), 1, output.size(), stdout);
-  return std::fflush(stdout) == 0 ? 0 : 1;
+  write_output(stdout, output, vm.count("decode") ? "the decoded text" : "the token ids");
+  flush_output(stdout, vm.count("decode") ? "the decoded text" : "the token ids");
+  return 0;
 }
 
 }  // namespace glmrt::cli

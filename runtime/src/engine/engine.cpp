@@ -1,5 +1,8 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/warning.h>
 #include <glmrt/engine/engine.h>
+#include <glmrt/experts/expert_layout.h>
+#include <glmrt/model_files/tensor_usage.h>
 #include <glmrt/weights/tensor_loader.h>
 
 #include <omp.h>
@@ -11,6 +14,32 @@ namespace glmrt {
 int effective_threads(const Profile& profile) {
   return profile.threads > 0 ? profile.threads : omp_get_num_procs();
 }
+
+namespace {
+
+// Positions past what the model was trained on run, but their outputs are
+// not what the model was made for.
+void warn_if_context_exceeds_training(const Profile& profile, const ModelConfig& config) {
+  if (profile.max_context > config.max_position_embeddings)
+    warn(
+        "{}: memory.max_context is {}, above the model's max_position_embeddings {} ({}): "
+        "positions past {} were never trained",
+        profile.file.empty() ? std::string("the profile") : profile.file.string(),
+        profile.max_context, config.max_position_embeddings, config.file,
+        config.max_position_embeddings);
+}
+
+void mark_expert_tensors(const std::vector<std::vector<ExpertLayout>>& layouts,
+                         TensorUsage& usage) {
+  for (const auto& layer : layouts)
+    for (const ExpertLayout& expert : layer)
+      for (const ExpertTensorPlace& place : expert.tensors) {
+        if (place.values) usage.mark(*place.values);
+        if (place.scales) usage.mark(*place.scales);
+      }
+}
+
+}  // namespace
 
 std::unique_ptr<Engine> Engine::open(const Profile& profile,
                                      const std::filesystem::path& model_dir) {
@@ -33,15 +62,20 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
       io_(host_.create_io(profile.io, services_)),
       tensors_(TensorDirectory::open(model_dir_)) {
   omp_set_num_threads(services_.n_threads());
-  ModelConfig config = load_model_config(model_dir_);
+  ModelConfig config = load_model_config(model_dir_, tensors_);
+  warn_if_context_exceeds_training(profile_, config);
   const int layers_with_mtp =
       config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
-  TensorLoader loader(tensors_, &budget_);
+  TensorUsage usage(tensors_);
+  TensorLoader loader(tensors_, &budget_, &usage);
   ModelWeights weights = load_model_weights(config, loader, profile_);
   const int expert_layers = weights.mtp ? layers_with_mtp : config.num_hidden_layers;
-  experts_ = std::make_unique<ExpertStore>(plan_expert_layouts(config, tensors_, expert_layers),
-                                           tensors_, *io_, profile_.expert_bits,
-                                           profile_.expert_cache_per_layer, &budget_);
+  auto expert_layouts = plan_expert_layouts(config, tensors_, expert_layers);
+  mark_expert_tensors(expert_layouts, usage);
+  usage.warn_unused(model_dir_);
+  experts_ =
+      std::make_unique<ExpertStore>(std::move(expert_layouts), tensors_, *io_, profile_.expert_bits,
+                                    profile_.expert_cache_per_layer, &budget_);
   model_ = std::make_unique<Model>(std::move(config), std::move(weights), *experts_, *kernels_);
 }
 

@@ -1,5 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/generate/sampler.h>
+#include <glmrt/generate/sampling_limits.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,17 +10,7 @@
 namespace glmrt {
 
 Sampler::Sampler(SamplingParams params) : params_(params), rng_(params.seed) {
-  if (params_.temperature < 0)
-    fail("sampling: temperature must be >= 0, got {}", params_.temperature);
-  if (params_.top_p <= 0 || params_.top_p > 1)
-    fail("sampling: top_p must be in (0, 1], got {}", params_.top_p);
-  if (params_.min_p < 0 || params_.min_p >= 1)
-    fail("sampling: min_p must be in [0, 1), got {}", params_.min_p);
-  if (params_.top_k < 0) fail("sampling: top_k must be >= 0, got {}", params_.top_k);
-  if (params_.repetition_penalty <= 0)
-    fail("sampling: repetition_penalty must be > 0, got {}", params_.repetition_penalty);
-  if (params_.max_new_tokens < 0)
-    fail("sampling: max_new_tokens must be >= 0, got {}", params_.max_new_tokens);
+  check_sampling_params(params_, "sampling");
 }
 
 std::vector<TokenProbability> Sampler::distribution(std::span<const float> logits,

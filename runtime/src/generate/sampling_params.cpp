@@ -1,9 +1,13 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/json_nesting.h>
+#include <glmrt/base/text_file.h>
 #include <glmrt/generate/sampler.h>
+#include <glmrt/generate/sampling_limits.h>
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
+#include <filesystem>
+#include <type_traits>
 
 namespace glmrt {
 namespace {
@@ -20,26 +24,53 @@ void read_if_present(const nlohmann::json& j, const char* key, T& out,
   }
 }
 
+// A sampling value read from the file, held to the range the flags and the
+// profile are.
+template <typename T>
+void read_setting_if_present(const nlohmann::json& j, SamplingSetting setting, T& out,
+                             const std::filesystem::path& file) {
+  const std::string key(sampling_range(setting).key);
+  const auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  if (!it->is_number() || (std::is_integral_v<T> && !it->is_number_integer()))
+    fail("{}: key `{}` has the wrong type ({}), expected {}", file, key, it->type_name(),
+         sampling_range(setting).expected());
+  const double value = it->get<double>();
+  if (auto error = sampling_value_error(setting, value))
+    fail("{}: key `{}`: {}", file, key, *error);
+  out = static_cast<T>(value);
+}
+
+nlohmann::json read_generation_config(const std::filesystem::path& file) {
+  const std::string text = read_text_file(file, "the generation config");
+  require_json_nesting_within(text, file.string());
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: not valid JSON ({})", file, e.what());
+  }
+  if (!j.is_object()) fail("{}: expected a JSON object, found {}", file, j.type_name());
+  return j;
+}
+
 }  // namespace
 
 SamplingParams resolve_sampling(const std::filesystem::path& model_dir, const Profile& profile) {
   SamplingParams p;
   const auto file = model_dir / "generation_config.json";
-  if (std::ifstream in{file}) {
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      fail("{}: not valid JSON ({})", file, e.what());
-    }
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec)) {
+    const nlohmann::json j = read_generation_config(file);
+    using S = SamplingSetting;
     bool do_sample = true;
     read_if_present(j, "do_sample", do_sample, file);
-    read_if_present(j, "temperature", p.temperature, file);
-    read_if_present(j, "top_p", p.top_p, file);
-    read_if_present(j, "top_k", p.top_k, file);
-    read_if_present(j, "min_p", p.min_p, file);
-    read_if_present(j, "repetition_penalty", p.repetition_penalty, file);
-    read_if_present(j, "max_new_tokens", p.max_new_tokens, file);
+    read_setting_if_present(j, S::temperature, p.temperature, file);
+    read_setting_if_present(j, S::top_p, p.top_p, file);
+    read_setting_if_present(j, S::top_k, p.top_k, file);
+    read_setting_if_present(j, S::min_p, p.min_p, file);
+    read_setting_if_present(j, S::repetition_penalty, p.repetition_penalty, file);
+    read_setting_if_present(j, S::max_new_tokens, p.max_new_tokens, file);
     if (!do_sample) p.temperature = 0.0;
   }
   const GenerationDefaults& g = profile.generation;

@@ -1,10 +1,12 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/json_nesting.h>
+#include <glmrt/base/text_file.h>
 #include <glmrt/generate/stop_tokens.h>
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
+#include <filesystem>
 #include <limits>
 #include <optional>
 #include <string>
@@ -13,10 +15,12 @@ namespace glmrt {
 namespace {
 
 std::optional<nlohmann::json> read_json_if_present(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return std::nullopt;
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return std::nullopt;
+  const std::string text = read_text_file(file, "the JSON file");
+  require_json_nesting_within(text, file.string());
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     fail("{}: not valid JSON ({})", file, e.what());
   }

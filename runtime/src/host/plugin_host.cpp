@@ -3,6 +3,7 @@
 #include "loaded_library.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/warning.h>
 #include <glmrt/host/plugin_host.h>
 
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -100,15 +101,50 @@ std::shared_ptr<LoadedLibrary> open_choice(const PluginHost& host, const PluginC
   return open_checked(host.resolve(choice, kind), kind);
 }
 
+// A plugin built against a newer minor of the ABI runs (interfaces only grow
+// at their end), but what it added is invisible to this host: say so.
+void warn_if_newer_minor(const PluginInfo& info, const LoadedLibrary& library) {
+  if (library.descriptor().abi_minor > GLMRT_ABI_MINOR)
+    warn(
+        "{}: plugin `{}` was built for ABI {}, newer than this glmrt's {}.{}: it runs, but "
+        "whatever its ABI added after {}.{} is not used (update glmrt to use it)",
+        info.path.string(), info.name, info.abi, GLMRT_ABI_MAJOR, GLMRT_ABI_MINOR, GLMRT_ABI_MAJOR,
+        GLMRT_ABI_MINOR);
+}
+
+template <typename Interface>
+PluginHandle<Interface> create_from(std::shared_ptr<LoadedLibrary> library,
+                                    const PluginChoice& choice, const HostServices& services) {
+  PluginInfo info = library->describe();
+  warn_if_newer_minor(info, *library);
+  auto* object = static_cast<Interface*>(library->create(services, choice.settings));
+  return PluginHandle<Interface>(std::move(library), object, std::move(info));
+}
+
 template <typename Interface>
 PluginHandle<Interface> create_handle(const PluginHost& host, const PluginChoice& choice,
                                       glmrt_plugin_kind kind, const HostServices& services) {
   return with_origin(choice, kind, [&] {
-    std::shared_ptr<LoadedLibrary> library = open_choice(host, choice, kind);
-    PluginInfo info = library->describe();
-    auto* object = static_cast<Interface*>(library->create(services, choice.settings));
-    return PluginHandle<Interface>(std::move(library), object, std::move(info));
+    return create_from<Interface>(open_choice(host, choice, kind), choice, services);
   });
+}
+
+/// Supported kernels plugins of the search path, best score first (the
+/// search order breaks ties).
+std::vector<PluginInfo> kernels_by_score(const std::vector<PluginInfo>& found,
+                                         std::string& rejected) {
+  std::vector<PluginInfo> candidates;
+  for (const PluginInfo& info : found) {
+    if (info.kind != "kernels") continue;
+    if (!info.supported) {
+      rejected += fmt::format("; {} ({}): {}", info.name, info.path.string(), info.reason);
+      continue;
+    }
+    candidates.push_back(info);
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const PluginInfo& a, const PluginInfo& b) { return a.score > b.score; });
+  return candidates;
 }
 
 }  // namespace
@@ -159,22 +195,13 @@ fs::path PluginHost::resolve(const PluginChoice& choice, glmrt_plugin_kind kind)
   if (choice.name == "auto") {
     if (kind != GLMRT_PLUGIN_KERNELS)
       fail("`auto` chooses among kernels plugins only; name the {} plugin", plugin_kind_name(kind));
-    const std::vector<PluginInfo> all = discover();
-    const PluginInfo* best = nullptr;
     std::string rejected;
-    for (const PluginInfo& info : all) {
-      if (info.kind != "kernels") continue;
-      if (!info.supported) {
-        rejected += fmt::format("; {} ({}): {}", info.name, info.path.string(), info.reason);
-        continue;
-      }
-      if (!best || info.score > best->score) best = &info;
-    }
-    if (!best)
+    const std::vector<PluginInfo> candidates = kernels_by_score(discover(), rejected);
+    if (candidates.empty())
       fail("`auto` found no kernels plugin this CPU supports; searched: {}{}",
            join_dirs(search_dirs_), rejected);
-    open_checked(best->path, kind);
-    return best->path;
+    open_checked(candidates.front().path, kind);
+    return candidates.front().path;
   }
   if (looks_like_path(choice.name)) {
     const fs::path file(choice.name);
@@ -199,7 +226,32 @@ fs::path PluginHost::resolve(const PluginChoice& choice, glmrt_plugin_kind kind)
 
 PluginHandle<plugin::Kernels> PluginHost::create_kernels(const PluginChoice& choice,
                                                          const HostServices& host) const {
-  return create_handle<plugin::Kernels>(*this, choice, GLMRT_PLUGIN_KERNELS, host);
+  if (choice.name != "auto")
+    return create_handle<plugin::Kernels>(*this, choice, GLMRT_PLUGIN_KERNELS, host);
+  // `auto` falls back down the scores: the best plugin may load and probe
+  // fine yet fail to create (a device it needs is busy, its settings differ).
+  return with_origin(choice, GLMRT_PLUGIN_KERNELS, [&] {
+    std::string rejected;
+    const std::vector<PluginInfo> candidates = kernels_by_score(discover(), rejected);
+    if (candidates.empty())
+      fail("`auto` found no kernels plugin this CPU supports; searched: {}{}",
+           join_dirs(search_dirs_), rejected);
+    std::string failures;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const PluginInfo& candidate = candidates[i];
+      try {
+        return create_from<plugin::Kernels>(open_checked(candidate.path, GLMRT_PLUGIN_KERNELS),
+                                            choice, host);
+      } catch (const Error& e) {
+        failures += fmt::format("; {}", e.what());
+        if (i + 1 < candidates.size())
+          warn("kernels `auto`: plugin `{}` (score {}) failed, falling back to `{}` (score {}): {}",
+               candidate.name, candidate.score, candidates[i + 1].name, candidates[i + 1].score,
+               e.what());
+      }
+    }
+    fail("`auto`: no kernels plugin could be created{}", failures);
+  });
 }
 
 PluginHandle<plugin::Io> PluginHost::create_io(const PluginChoice& choice,
@@ -212,14 +264,16 @@ PluginHandle<plugin::Draft> PluginHost::create_draft(const PluginChoice& choice,
   return create_handle<plugin::Draft>(*this, choice, GLMRT_PLUGIN_DRAFT, host);
 }
 
-void PluginHost::check_profile(const Profile& profile) const {
+ProfilePlugins PluginHost::check_profile(const Profile& profile) const {
   // Creating each plugin once also makes it check its settings, so a typo in
   // `settings:` fails here and not halfway through loading a model.
   MemoryBudget budget;
   HostServices services(budget, 1);
-  create_kernels(profile.kernels, services);
-  create_io(profile.io, services);
-  if (profile.draft) create_draft(*profile.draft, services);
+  ProfilePlugins plugins;
+  plugins.kernels = create_kernels(profile.kernels, services).info();
+  plugins.io = create_io(profile.io, services).info();
+  if (profile.draft) plugins.draft = create_draft(*profile.draft, services).info();
+  return plugins;
 }
 
 }  // namespace glmrt

@@ -1,4 +1,5 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/warning.h>
 #include <glmrt/model/model_weights.h>
 
 #include <fmt/format.h>
@@ -128,7 +129,16 @@ ModelWeights load_model_weights(const ModelConfig& c, const TensorLoader& t, con
   const WeightBits io_bits = boundary_bits(p.dense_bits);
   ModelWeights w;
   w.embed = t.matrix("model.embed_tokens.weight", V, D, io_bits, "dense weights");
-  w.lm_head = c.tie_word_embeddings && !t.contains("lm_head.weight")
+  if (c.tie_word_embeddings && t.contains("lm_head.weight")) {
+    // transformers ties lm_head to embed_tokens after loading, whatever the
+    // checkpoint's lm_head holds.
+    warn(
+        "{}: tie_word_embeddings is true, so the output layer uses model.embed_tokens.weight and "
+        "the checkpoint's lm_head.weight is ignored (as in transformers)",
+        c.file);
+    t.count_as_used("lm_head.weight");
+  }
+  w.lm_head = c.tie_word_embeddings
                   ? t.matrix("model.embed_tokens.weight", V, D, io_bits, "dense weights")
                   : t.matrix("lm_head.weight", V, D, io_bits, "dense weights");
   w.final_norm = t.vector("model.norm.weight", D);

@@ -4,14 +4,17 @@
 
 #include "file_io.h"
 #include "glmrt/base/error.h"
+#include "glmrt/base/json_nesting.h"
 
 namespace glmrt::model_files {
 
 using nlohmann::json;
 
 ConfigFields::ConfigFields(std::filesystem::path file) : file_(std::move(file)) {
+  const std::string text = read_whole_file(file_);
+  require_json_nesting_within(text, file_.string());
   try {
-    root_ = json::parse(read_whole_file(file_));
+    root_ = json::parse(text);
   } catch (const json::parse_error& e) {
     fail("{} is not valid JSON: {}", file_, e.what());
   }

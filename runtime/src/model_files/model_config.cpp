@@ -1,10 +1,14 @@
 #include "glmrt/model_files/model_config.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string_view>
+#include <vector>
 
 #include "config_fields.h"
 #include "config_layer_kinds.h"
 #include "glmrt/base/error.h"
+#include "glmrt/model_files/checkpoint_layers.h"
 
 namespace glmrt {
 
@@ -181,7 +185,32 @@ IndexerKind ModelConfig::indexer_kind(int layer) const {
   return indexer_types[layer];
 }
 
-ModelConfig load_model_config(const std::filesystem::path& model_dir) {
+namespace {
+
+// Keys that change the math but have one value glmrt computes: another value
+// must be refused, not ignored.
+void require_supported_choices(const ConfigFields& fields) {
+  struct Choice {
+    std::string_view key;
+    std::vector<std::string_view> accepted;
+    std::string_view what;
+  };
+  const Choice choices[] = {
+      {"hidden_act", {"silu", "swish"}, "SiLU-gated MLPs"},
+      {"scoring_func", {"sigmoid"}, "sigmoid router scores"},
+      {"topk_method", {"noaux_tc"}, "noaux_tc expert selection (sigmoid + correction bias)"},
+  };
+  for (const Choice& choice : choices) {
+    const json* value = fields.optional(choice.key);
+    if (value == nullptr) continue;
+    const std::string name = fields.as_string(*value, choice.key);
+    if (std::find(choice.accepted.begin(), choice.accepted.end(), name) == choice.accepted.end())
+      fail("{}: key '{}' is \"{}\", but glmrt computes {} only (expected \"{}\")", fields.file(),
+           choice.key, name, choice.what, choice.accepted.front());
+  }
+}
+
+ModelConfig load(const std::filesystem::path& model_dir, const TensorDirectory* checkpoint) {
   const ConfigFields fields(model_dir / "config.json");
   ModelConfig c;
   c.file = fields.file();
@@ -229,9 +258,23 @@ ModelConfig load_model_config(const std::filesystem::path& model_dir) {
   c.pad_token_id = fields.optional_int("pad_token_id", -1);
 
   validate(c, fields);
+  require_supported_choices(fields);
+  // Before anything per layer is built: the count may be absurd.
+  if (checkpoint) check_layer_count(c, CheckpointLayers::of(*checkpoint));
   c.mlp_layer_types = model_files::read_mlp_layer_types(fields, c.num_hidden_layers);
   c.indexer_types = model_files::read_indexer_types(fields, c.num_hidden_layers);
   return c;
+}
+
+}  // namespace
+
+ModelConfig load_model_config(const std::filesystem::path& model_dir) {
+  return load(model_dir, nullptr);
+}
+
+ModelConfig load_model_config(const std::filesystem::path& model_dir,
+                              const TensorDirectory& checkpoint) {
+  return load(model_dir, &checkpoint);
 }
 
 }  // namespace glmrt

@@ -3,10 +3,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <exception>
 #include <system_error>
 
 #include "dtype_conversion.h"
 #include "file_io.h"
+#include "finite_values.h"
 #include "glmrt/base/error.h"
 #include "safetensors_header.h"
 #include "safetensors_index.h"
@@ -21,9 +23,12 @@ using namespace model_files;
 constexpr const char* kIndexFile = "model.safetensors.index.json";
 constexpr const char* kSingleFile = "model.safetensors";
 
-// Conversions go through a bounded staging buffer so a multi-GB tensor is
-// never held twice in memory.
+// Tensors are read in chunks: conversions go through a bounded staging buffer
+// (a multi-GB tensor is never held twice in memory) and every chunk is
+// checked for non-finite values while it is in cache.
 constexpr size_t kConversionChunkBytes = 1 << 20;
+// Elements converted and scanned at a time: 16 KiB of f32.
+constexpr size_t kScanBlock = 4096;
 
 bool is_existing_file(const path& p) {
   std::error_code ec;
@@ -194,20 +199,57 @@ void TensorDirectory::read_f32(const TensorInfo& t, std::span<float> dst) const 
     fail("tensor '{}' in {}: destination holds {} floats, the tensor has {} elements", t.name,
          source_, dst.size(), t.numel());
   }
-  if (t.dtype == DType::F32) {
-    read_raw(t, std::as_writable_bytes(dst));
-    return;
-  }
   const size_t element_size = dtype_size(t.dtype);
   const size_t chunk_elements = kConversionChunkBytes / element_size;
-  std::vector<std::byte> staging(std::min(dst.size(), chunk_elements) * element_size);
+  const size_t chunks = (dst.size() + chunk_elements - 1) / chunk_elements;
+  const path& file = files_[t.file_index];
+  const int fd = fds_[t.file_index];
   const std::string what = fmt::format("tensor '{}'", t.name);
-  for (size_t first = 0; first < dst.size(); first += chunk_elements) {
-    const size_t count = std::min(chunk_elements, dst.size() - first);
-    const std::span<std::byte> src(staging.data(), count * element_size);
-    pread_exact(fds_[t.file_index], t.offset + first * element_size, src, files_[t.file_index],
-                what);
-    convert_to_f32(t.dtype, src, dst.subspan(first, count));
+  std::vector<NonFiniteValues> non_finite(chunks);
+  std::vector<std::exception_ptr> errors(chunks);
+  // Each chunk is read, converted and scanned for NaN/inf while it is still
+  // in cache, and chunks go in parallel: the scan costs no extra pass over
+  // memory, and large tensors read faster than one pread after another.
+#pragma omp parallel if (chunks > 1)
+  {
+    std::vector<std::byte> staging;
+#pragma omp for schedule(dynamic)
+    for (int64_t c = 0; c < static_cast<int64_t>(chunks); ++c) {
+      try {
+        const size_t first = static_cast<size_t>(c) * chunk_elements;
+        const std::span<float> out =
+            dst.subspan(first, std::min(chunk_elements, dst.size() - first));
+        const uint64_t offset = t.offset + first * element_size;
+        if (t.dtype == DType::F32) {
+          pread_exact(fd, offset, std::as_writable_bytes(out), file, what);
+          non_finite[c] = find_non_finite(out);
+        } else {
+          staging.resize(out.size() * element_size);
+          pread_exact(fd, offset, staging, file, what);
+          // Converted and scanned in blocks that stay in L1.
+          for (size_t done = 0; done < out.size(); done += kScanBlock) {
+            const size_t n = std::min(kScanBlock, out.size() - done);
+            const std::span<float> block = out.subspan(done, n);
+            convert_to_f32(
+                t.dtype, std::span(staging).subspan(done * element_size, n * element_size), block);
+            non_finite[c].merge(find_non_finite(block), done);
+          }
+        }
+      } catch (...) {
+        errors[c] = std::current_exception();
+      }
+    }
+  }
+  for (const std::exception_ptr& error : errors)
+    if (error) std::rethrow_exception(error);
+  NonFiniteValues found;
+  for (size_t c = 0; c < chunks; ++c) found.merge(non_finite[c], c * chunk_elements);
+  if (found.count > 0) {
+    fail(
+        "tensor '{}' in {}: {} of its {} values are not finite, the first is {} at {}: weights "
+        "must be finite numbers (the checkpoint is damaged or was converted with an overflow)",
+        t.name, file, found.count, dst.size(), found.first_value,
+        element_coordinates(found.first_index, t.shape));
   }
 }
 

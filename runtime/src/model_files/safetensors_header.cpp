@@ -12,6 +12,7 @@
 #include "dtype_conversion.h"
 #include "file_io.h"
 #include "glmrt/base/error.h"
+#include "glmrt/base/json_nesting.h"
 
 namespace glmrt::model_files {
 
@@ -55,6 +56,7 @@ json parse_header_json(const std::string& text, const path& file) {
     }
     return true;
   };
+  require_json_nesting_within(text, fmt::format("{}: header", file.string()));
   json header;
   try {
     header = json::parse(text, callback);

@@ -5,6 +5,7 @@
 
 #include "file_io.h"
 #include "glmrt/base/error.h"
+#include "glmrt/base/json_nesting.h"
 
 namespace glmrt::model_files {
 
@@ -14,9 +15,11 @@ using nlohmann::json;
 using std::filesystem::path;
 
 json read_json_object(const path& file) {
+  const std::string text = read_whole_file(file);
+  require_json_nesting_within(text, file.string());
   json document;
   try {
-    document = json::parse(read_whole_file(file));
+    document = json::parse(text);
   } catch (const json::parse_error& e) {
     fail("{} is not valid JSON: {}", file, e.what());
   }

@@ -3,14 +3,15 @@
 #include "yaml_fields.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/text_file.h>
+#include <glmrt/base/warning.h>
+#include <glmrt/generate/sampling_limits.h>
 #include <glmrt/profile/byte_size.h>
 #include <glmrt/profile/profile.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
+
+#include <yaml-cpp/depthguard.h>
 
 namespace glmrt {
 namespace {
@@ -38,7 +39,7 @@ class ProfileReader {
     if (auto model = top.find("model")) profile.model = resolve_path(*model);
     if (auto paths = top.find("plugin_paths"))
       for (const Field& element : paths->as_sequence())
-        profile.plugin_paths.push_back(resolve_path(element));
+        profile.plugin_paths.push_back(checked_plugin_folder(element));
     read_plugins(top.require("plugins"), profile);
     if (auto threads = top.find("threads"))
       profile.threads = static_cast<int>(threads->as_int(0, 1024));
@@ -54,6 +55,18 @@ class ProfileReader {
     std::string text = field.as_string();
     if (text.empty()) field.fail("expected a path, found an empty text");
     return std::filesystem::absolute(folder_ / text).lexically_normal();
+  }
+
+  // A folder that does not exist is searched as an empty one (the others may
+  // hold every plugin), but a typo there would otherwise go unnoticed.
+  std::filesystem::path checked_plugin_folder(const Field& field) const {
+    std::filesystem::path folder = resolve_path(field);
+    std::error_code ec;
+    if (!std::filesystem::is_directory(folder, ec))
+      warn("{}: key `{}`: {} is not a folder{}; no plugins are found there", field.origin(),
+           field.path(), folder.string(),
+           std::filesystem::exists(folder, ec) ? "" : " (it does not exist)");
+    return folder;
   }
 
   /// A plugin is chosen by a name, "auto", a path (contains '/' or ends in .so)
@@ -145,20 +158,28 @@ class ProfileReader {
       profile.prefill_chunk = static_cast<int>(chunk->as_int(0, 1048576));
   }
 
+  // Ranges are the ones the flags and generation_config.json are held to.
   static void read_generation(const Field& field, GenerationDefaults& generation) {
-    Mapping map = field.as_mapping({"temperature", "top_p", "top_k", "min_p", "repetition_penalty",
-                                    "presence_penalty", "seed", "max_new_tokens"});
-    if (auto f = map.find("temperature")) generation.temperature = f->as_double(0, 100);
-    if (auto f = map.find("top_p")) generation.top_p = f->as_double(0, 1);
-    if (auto f = map.find("top_k")) generation.top_k = static_cast<int>(f->as_int(0, 1 << 30));
-    if (auto f = map.find("min_p")) generation.min_p = f->as_double(0, 1);
-    if (auto f = map.find("repetition_penalty"))
-      generation.repetition_penalty = f->as_double(0.01, 100);
-    if (auto f = map.find("presence_penalty"))
-      generation.presence_penalty = f->as_double(-100, 100);
+    std::vector<std::string_view> keys;
+    for (const SamplingRange& range : sampling_ranges()) keys.push_back(range.key);
+    keys.push_back("seed");
+    Mapping map = field.as_mapping(keys);
+    auto read = [&](SamplingSetting setting) -> std::optional<double> {
+      const auto f = map.find(sampling_range(setting).key);
+      if (!f) return std::nullopt;
+      const double value = f->as_finite_number();
+      if (auto error = sampling_value_error(setting, value)) f->fail(*error);
+      return value;
+    };
+    using S = SamplingSetting;
+    generation.temperature = read(S::temperature);
+    generation.top_p = read(S::top_p);
+    if (auto v = read(S::top_k)) generation.top_k = static_cast<int>(*v);
+    generation.min_p = read(S::min_p);
+    generation.repetition_penalty = read(S::repetition_penalty);
+    generation.presence_penalty = read(S::presence_penalty);
     if (auto f = map.find("seed")) generation.seed = f->as_uint64();
-    if (auto f = map.find("max_new_tokens"))
-      generation.max_new_tokens = static_cast<int>(f->as_int(1, 1048576));
+    if (auto v = read(S::max_new_tokens)) generation.max_new_tokens = static_cast<int>(*v);
   }
 
   static void read_validate(const Field& field, ValidateThresholds& validate) {
@@ -180,13 +201,16 @@ class ProfileReader {
 }  // namespace
 
 Profile load_profile(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) fail("{}: cannot read the profile: {}", file.string(), std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::string text = read_text_file(file, "the profile");
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own message for this is "bad file".
+    fail(
+        "{}:{}: invalid YAML: mappings and sequences nest too deeply (the parser gave up {} "
+        "levels deep)",
+        file.string(), e.mark.line + 1, e.depth());
   } catch (const YAML::Exception& e) {
     fail("{}:{}: invalid YAML: {}", file.string(), e.mark.line + 1, e.msg);
   }

@@ -105,6 +105,15 @@ double Field::as_double(double min, double max) const {
   return value;
 }
 
+double Field::as_finite_number() const {
+  constexpr std::string_view expected = "a finite number";
+  const std::string& text = scalar(expected);
+  double value = 0;
+  if (!parse_whole(text, value) || !std::isfinite(value))
+    fail(fmt::format("expected {}, found `{}`", expected, text));
+  return value;
+}
+
 Mapping Field::as_mapping(std::vector<std::string_view> allowed) const {
   if (!value_.IsMap()) fail(fmt::format("expected a mapping, found {}", describe(value_)));
   return Mapping(file_, value_, path_, std::move(allowed));

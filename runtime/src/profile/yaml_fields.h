@@ -35,6 +35,8 @@ class Field {
   uint64_t as_uint64() const;
   /// A finite number in [min, max].
   double as_double(double min, double max) const;
+  /// Any finite number (the caller checks its range).
+  double as_finite_number() const;
   /// A mapping whose keys must be among `allowed`.
   Mapping as_mapping(std::vector<std::string_view> allowed) const;
   /// A mapping with any scalar keys.

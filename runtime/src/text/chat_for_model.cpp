@@ -1,17 +1,17 @@
 // Chooses the chat renderer from a model directory's config.json.
 #include <glmrt/base/error.h>
+#include <glmrt/base/json_nesting.h>
+#include <glmrt/base/text_file.h>
 #include <glmrt/text/chat_template.h>
-
-#include <fstream>
 
 namespace glmrt::text {
 
 std::string render_chat_for_model(const std::filesystem::path& model_dir,
                                   const nlohmann::ordered_json& request) {
   const std::filesystem::path config_path = model_dir / "config.json";
-  std::ifstream in(config_path, std::ios::binary);
-  if (!in) fail("{}: cannot open the model config", config_path.string());
-  const nlohmann::json config = nlohmann::json::parse(in, nullptr, false);
+  const std::string text = read_text_file(config_path, "the model config");
+  require_json_nesting_within(text, config_path.string());
+  const nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
   if (config.is_discarded() || !config.is_object())
     fail("{}: not a JSON object", config_path.string());
   const auto type = config.find("model_type");

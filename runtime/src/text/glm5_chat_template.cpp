@@ -4,6 +4,7 @@
 // results are reordered to follow the assistant's tool_calls ids when that
 // is unambiguous.
 #include <glmrt/base/error.h>
+#include <glmrt/base/json_nesting.h>
 #include <glmrt/text/chat_template.h>
 
 #include <algorithm>
@@ -205,7 +206,12 @@ class Glm5Renderer {
     Value parsed;
     if (arguments && arguments->is_string()) {
       // OpenAI clients send arguments as a JSON string; the template wants the object.
-      parsed = Value::parse(arguments->get<std::string>(), nullptr, false);
+      const std::string& text = arguments->get_ref<const std::string&>();
+      require_json_nesting_within(
+          text, fmt::format("chat request: messages[{}].tool_calls[{}].function.arguments (a JSON "
+                            "string)",
+                            message, index));
+      parsed = Value::parse(text, nullptr, false);
       arguments = &parsed;
     }
     if (!arguments || !arguments->is_object())

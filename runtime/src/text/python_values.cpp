@@ -1,5 +1,8 @@
 #include "python_values.h"
 
+#include <glmrt/base/error.h>
+#include <glmrt/base/json_nesting.h>
+
 #include <fmt/format.h>
 
 #include "utf8.h"
@@ -44,7 +47,17 @@ void append_json_string(std::string& out, std::string_view text) {
   out.push_back('"');
 }
 
-void append_json(std::string& out, const Value& value) {
+// Recursion goes one call deeper per array or object; documents are bounded
+// when parsed (json_nesting.h), and a value built in code is held to the same
+// bound here. `depth` counts the containers enclosing a value.
+void require_depth_within_bound(const Value& value, int depth) {
+  if (value.is_structured() && depth >= kMaxJsonNesting)
+    fail("cannot print a JSON value whose arrays and objects nest more than {} levels deep",
+         kMaxJsonNesting);
+}
+
+void append_json(std::string& out, const Value& value, int depth) {
+  require_depth_within_bound(value, depth);
   switch (value.type()) {
     case Value::value_t::object: {
       out.push_back('{');
@@ -54,7 +67,7 @@ void append_json(std::string& out, const Value& value) {
         first = false;
         append_json_string(out, key);
         out += ": ";
-        append_json(out, item);
+        append_json(out, item, depth + 1);
       }
       out.push_back('}');
       break;
@@ -63,7 +76,7 @@ void append_json(std::string& out, const Value& value) {
       out.push_back('[');
       for (std::size_t i = 0; i < value.size(); ++i) {
         if (i) out += ", ";
-        append_json(out, value[i]);
+        append_json(out, value[i], depth + 1);
       }
       out.push_back(']');
       break;
@@ -104,7 +117,8 @@ void append_string_repr(std::string& out, std::string_view text) {
   out.push_back(quote);
 }
 
-void append_repr(std::string& out, const Value& value) {
+void append_repr(std::string& out, const Value& value, int depth) {
+  require_depth_within_bound(value, depth);
   switch (value.type()) {
     case Value::value_t::object: {
       out.push_back('{');
@@ -114,7 +128,7 @@ void append_repr(std::string& out, const Value& value) {
         first = false;
         append_string_repr(out, key);
         out += ": ";
-        append_repr(out, item);
+        append_repr(out, item, depth + 1);
       }
       out.push_back('}');
       break;
@@ -123,7 +137,7 @@ void append_repr(std::string& out, const Value& value) {
       out.push_back('[');
       for (std::size_t i = 0; i < value.size(); ++i) {
         if (i) out += ", ";
-        append_repr(out, value[i]);
+        append_repr(out, value[i], depth + 1);
       }
       out.push_back(']');
       break;
@@ -147,7 +161,7 @@ bool is_python_space(char32_t c) {
 
 std::string json_dumps(const Value& value) {
   std::string out;
-  append_json(out, value);
+  append_json(out, value, 0);
   return out;
 }
 
@@ -163,7 +177,7 @@ std::string str(const Value& value) {
     case Value::value_t::object:
     case Value::value_t::array: {
       std::string out;
-      append_repr(out, value);
+      append_repr(out, value, 0);
       return out;
     }
     default:

@@ -1,4 +1,5 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/json_nesting.h>
 #include <glmrt/text/chat_template.h>
 #include <glmrt/text/text_commands.h>
 
@@ -12,6 +13,7 @@ std::string tokenize_to_json(const Tokenizer& tokenizer, std::string_view input,
 }
 
 std::string decode_json_ids(const Tokenizer& tokenizer, std::string_view json_ids) {
+  require_json_nesting_within(json_ids, "tokenize --decode: stdin");
   const nlohmann::json parsed = nlohmann::json::parse(json_ids, nullptr, false);
   if (parsed.is_discarded() || !parsed.is_array())
     fail("tokenize --decode: stdin must hold a JSON array of token ids");
@@ -27,6 +29,7 @@ std::string decode_json_ids(const Tokenizer& tokenizer, std::string_view json_id
 
 std::string render_request_for_model(const std::filesystem::path& model_dir,
                                      std::string_view request_json, std::string_view source) {
+  require_json_nesting_within(request_json, source);
   nlohmann::ordered_json request;
   try {
     request = nlohmann::ordered_json::parse(request_json);

@@ -1,9 +1,10 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/json_nesting.h>
+#include <glmrt/base/text_file.h>
 #include <glmrt/text/tokenizer.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <filesystem>
 
 #include "added_vocabulary.h"
 #include "bpe_model.h"
@@ -44,14 +45,15 @@ Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::from_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{}: cannot open tokenizer file", path.string());
-  std::ostringstream content;
-  content << in.rdbuf();
-  return from_json_text(content.str(), path.string());
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(path / "tokenizer.json", ec))
+    fail("{}: cannot read the tokenizer file: it is a directory (did you mean {}?)", path.string(),
+         (path / "tokenizer.json").string());
+  return from_json_text(read_text_file(path, "the tokenizer file"), path.string());
 }
 
 Tokenizer Tokenizer::from_json_text(std::string_view json_text, std::string_view source) {
+  require_json_nesting_within(json_text, source);
   Json root;
   try {
     root = Json::parse(json_text);

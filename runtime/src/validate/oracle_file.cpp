@@ -1,13 +1,14 @@
 // ref.json: parsing and the self-consistency checks that make a comparison
 // against it meaningful.
 #include <glmrt/base/error.h>
+#include <glmrt/base/json_nesting.h>
+#include <glmrt/base/text_file.h>
 #include <glmrt/validate/oracle.h>
 
 #include <nlohmann/json.hpp>
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
 
 namespace glmrt {
 namespace {
@@ -103,13 +104,11 @@ void check_case(const OracleCase& c, const CaseReader& r) {
 }  // namespace
 
 std::vector<OracleCase> load_oracle(const std::filesystem::path& file) {
-  if (std::filesystem::is_directory(file))
-    fail("reference file {} is a directory; expected a ref.json file", file);
-  std::ifstream in(file);
-  if (!in) fail("cannot open reference file {}", file);
+  const std::string text = read_text_file(file, "the reference file (ref.json)");
+  require_json_nesting_within(text, file.string());
   nlohmann::json root;
   try {
-    root = nlohmann::json::parse(in);
+    root = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     fail("{}: not valid JSON ({})", file, e.what());
   }

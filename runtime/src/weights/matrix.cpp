@@ -71,7 +71,20 @@ Matrix Matrix::from_f32(std::span<const float> values, int64_t rows, int64_t col
     std::memcpy(dst, values.data(), values.size_bytes());
   } else if (m.type_ == GLMRT_BF16) {
     auto* out = reinterpret_cast<uint16_t*>(dst);
-    for (size_t i = 0; i < values.size(); ++i) out[i] = f32_to_bf16(values[i]);
+    size_t not_finite = 0;  // f32 values above bf16's largest finite round to inf
+    for (size_t i = 0; i < values.size(); ++i) {
+      out[i] = f32_to_bf16(values[i]);
+      not_finite += (out[i] & 0x7f80u) == 0x7f80u;
+    }
+    if (not_finite > 0) {
+      size_t i = 0;
+      while ((out[i] & 0x7f80u) != 0x7f80u) ++i;
+      fail(
+          "{}: {} of {} values are not finite in bf16, the first is {} at [{}, {}] (bf16's "
+          "largest finite value is about 3.39e38)",
+          category, not_finite, values.size(), values[i], static_cast<int64_t>(i) / cols,
+          static_cast<int64_t>(i) % cols);
+    }
   } else {
     m.scales_ = AlignedBlock(static_cast<size_t>(rows) * sizeof(float), 64, budget, category);
     float* scales = m.scales_.as<float>().data();

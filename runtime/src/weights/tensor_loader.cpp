@@ -7,6 +7,7 @@ namespace glmrt {
 
 const TensorInfo& TensorLoader::checked(const std::string& name, std::vector<int64_t> shape) const {
   const TensorInfo& t = tensors_.at(name);
+  if (usage_) usage_->mark(t);
   if (t.shape != shape)
     fail("tensor {} in {} has shape [{}], the config implies [{}]", name,
          tensors_.files().at(t.file_index), fmt::join(t.shape, ", "), fmt::join(shape, ", "));
@@ -25,6 +26,7 @@ Matrix TensorLoader::matrix(const std::string& name, int64_t rows, int64_t cols,
   const TensorInfo* scales = tensors_.find(name + ".qs");
   if (scales) {
     const TensorInfo& packed = tensors_.at(name);
+    if (usage_) usage_->mark(packed);
     const int type = packed_type_for(packed.byte_size, rows, cols);
     if (packed.dtype != DType::U8 || type < 0)
       fail(
@@ -40,7 +42,11 @@ Matrix TensorLoader::matrix(const std::string& name, int64_t rows, int64_t cols,
                                category);
   }
   std::vector<float> values = f32(name, rows, cols);
-  return Matrix::from_f32(values, rows, cols, bits, budget_, category);
+  try {
+    return Matrix::from_f32(values, rows, cols, bits, budget_, category);
+  } catch (const Error& e) {
+    fail("tensor {} in {}: {}", name, tensors_.files().at(tensors_.at(name).file_index), e.what());
+  }
 }
 
 std::vector<float> TensorLoader::vector(const std::string& name, int64_t n) const {

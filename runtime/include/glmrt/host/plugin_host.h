@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,6 +85,12 @@ class PluginHandle {
   PluginInfo info_;
 };
 
+/// The plugins a profile's choices resolved to, as they were created.
+struct ProfilePlugins {
+  PluginInfo kernels, io;
+  std::optional<PluginInfo> draft;
+};
+
 class PluginHost {
  public:
   /// Search order: profile.plugin_paths, then $GLMRT_PLUGIN_PATH (':'-separated),
@@ -112,9 +119,10 @@ class PluginHost {
   PluginHandle<plugin::Draft> create_draft(const PluginChoice& choice,
                                            const HostServices& host) const;
 
-  /// Resolves every plugin a profile names; throws with the profile's file:line
-  /// of the offending key on the first failure.
-  void check_profile(const Profile& profile) const;
+  /// Resolves and creates every plugin a profile names (the one `auto` falls
+  /// back to included); throws with the profile's file:line of the offending
+  /// key on the first failure.
+  ProfilePlugins check_profile(const Profile& profile) const;
 
  private:
   std::vector<std::filesystem::path> search_dirs_;

@@ -62,9 +62,19 @@ struct ModelConfig {
   IndexerKind indexer_kind(int layer) const;
 };
 
+class TensorDirectory;
+
 /// Parses DIR/config.json. Errors (glmrt::Error) name the file and the key:
 /// a missing or mistyped key, another model_type (listing the supported ones),
-/// an unsupported feature (rope_type other than default, FP8 quantization_config).
+/// an unsupported feature (rope_type other than default, FP8 quantization_config,
+/// hidden_act other than silu, scoring_func other than sigmoid, topk_method
+/// other than noaux_tc). Reads the config alone: nothing is checked against
+/// tensors (for tools that only need the config).
 ModelConfig load_model_config(const std::filesystem::path& model_dir);
+
+/// The same, and num_hidden_layers must match the checkpoint's decoder layers
+/// (checked before per-layer state is built; see checkpoint_layers.h).
+ModelConfig load_model_config(const std::filesystem::path& model_dir,
+                              const TensorDirectory& checkpoint);
 
 }  // namespace glmrt

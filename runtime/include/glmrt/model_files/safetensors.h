@@ -55,6 +55,9 @@ class TensorDirectory {
   /// Raw bytes of a tensor (dst.size() must equal byte_size).
   void read_raw(const TensorInfo& t, std::span<std::byte> dst) const;
   /// The tensor as f32 (F32, BF16, F16, F64 converted); dst.size() == numel.
+  /// Throws naming the tensor, the file and the first such element when any
+  /// value is NaN or infinite (after conversion: an F64 beyond the f32 range
+  /// counts): no weight may be. Large tensors are read in parallel chunks.
   void read_f32(const TensorInfo& t, std::span<float> dst) const;
   std::vector<float> read_f32(const TensorInfo& t) const;
 

@@ -1,0 +1,79 @@
+#include <glmrt/base/error.h>
+#include <glmrt/generate/sampling_limits.h>
+
+#include <array>
+#include <cmath>
+
+namespace glmrt {
+namespace {
+
+using S = SamplingSetting;
+
+// Upper bounds keep the arithmetic meaningful: exp(Δlogit / temperature) and
+// penalties of this size already saturate every real distribution.
+constexpr std::array<SamplingRange, 7> kRanges{{
+    {S::temperature, "temperature", "--temperature", 0, 100, true, true, false},
+    {S::top_k, "top_k", "--top-k", 0, 1 << 30, true, true, true},
+    {S::top_p, "top_p", "--top-p", 0, 1, false, true, false},
+    {S::min_p, "min_p", "--min-p", 0, 1, true, false, false},
+    {S::repetition_penalty, "repetition_penalty", "--repetition-penalty", 0, 100, false, true,
+     false},
+    {S::presence_penalty, "presence_penalty", "--presence-penalty", -100, 100, true, true, false},
+    {S::max_new_tokens, "max_new_tokens", "--max-new-tokens", 0, 1 << 20, true, true, true},
+}};
+
+}  // namespace
+
+std::string SamplingRange::expected() const {
+  if (integer) return fmt::format("an integer from {:g} to {:g}", min, max);
+  return fmt::format("a number in {}{:g}, {:g}{}", min_included ? '[' : '(', min, max,
+                     max_included ? ']' : ')');
+}
+
+std::span<const SamplingRange> sampling_ranges() {
+  return kRanges;
+}
+
+const SamplingRange& sampling_range(SamplingSetting setting) {
+  for (const SamplingRange& range : kRanges)
+    if (range.setting == setting) return range;
+  fail("sampling: unknown setting {}", static_cast<int>(setting));
+}
+
+std::optional<std::string> sampling_value_error(SamplingSetting setting, double value) {
+  const SamplingRange& r = sampling_range(setting);
+  // Written so that NaN fails every test: it compares false with everything.
+  const bool above_min = r.min_included ? value >= r.min : value > r.min;
+  const bool below_max = r.max_included ? value <= r.max : value < r.max;
+  const bool whole = !r.integer || std::floor(value) == value;
+  if (above_min && below_max && whole) return std::nullopt;
+  return fmt::format("{} is out of range: expected {}", value, r.expected());
+}
+
+double sampling_value(const SamplingParams& p, SamplingSetting setting) {
+  switch (setting) {
+    case S::temperature:
+      return p.temperature;
+    case S::top_k:
+      return p.top_k;
+    case S::top_p:
+      return p.top_p;
+    case S::min_p:
+      return p.min_p;
+    case S::repetition_penalty:
+      return p.repetition_penalty;
+    case S::presence_penalty:
+      return p.presence_penalty;
+    case S::max_new_tokens:
+      return p.max_new_tokens;
+  }
+  fail("sampling: unknown setting {}", static_cast<int>(setting));
+}
+
+void check_sampling_params(const SamplingParams& params, std::string_view where) {
+  for (const SamplingRange& range : kRanges)
+    if (auto error = sampling_value_error(range.setting, sampling_value(params, range.setting)))
+      fail("{}: key `{}`: {}", where, range.key, *error);
+}
+
+}  // namespace glmrt
