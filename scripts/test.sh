@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds glmrt and runs every test: the Release build's suite, then the same
-# suite built with AddressSanitizer + UndefinedBehaviorSanitizer.
+# suite built with AddressSanitizer + UndefinedBehaviorSanitizer, then the
+# fuzz targets for a bounded time (scripts/fuzz.sh, about two minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -15,4 +16,8 @@ if [ "${GLMRT_SKIP_SANITIZERS:-0}" != 1 ]; then
   cmake --build build-asan -j "$(nproc)"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -LE no-sanitizer
+fi
+
+if [ "${GLMRT_SKIP_FUZZ:-0}" != 1 ]; then
+  bash scripts/fuzz.sh
 fi

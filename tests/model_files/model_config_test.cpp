@@ -70,6 +70,15 @@ TEST(ModelConfig, InvalidJson) {
   test::expect_error([&] { load_model_config(tmp.path()); }, {"config.json", "not valid JSON"});
 }
 
+// Found by fuzz_model_config: a number beyond double's range made the JSON
+// library throw out_of_range, which escaped without naming the file.
+TEST(ModelConfig, NumberOutOfRangeNamesTheFile) {
+  test::TempDir tmp;
+  test::write_file(tmp.path() / "config.json", R"({"rope_theta": 1e400})");
+  test::expect_error([&] { load_model_config(tmp.path()); },
+                     {(tmp.path() / "config.json").string(), "not valid JSON", "1e400"});
+}
+
 TEST(ModelConfig, MissingRequiredKey) {
   ConfigVariant([](json& c) {
     c.erase("hidden_size");
@@ -86,6 +95,13 @@ TEST(ModelConfig, MistypedKey) {
   ConfigVariant([](json& c) { c["norm_topk_prob"] = 1; }).expect_refused({"'norm_topk_prob'"});
   ConfigVariant([](json& c) { c["rms_norm_eps"] = "1e-5"; }).expect_refused({"'rms_norm_eps'"});
   ConfigVariant([](json& c) { c["vocab_size"] = 1ll << 40; }).expect_refused({"'vocab_size'"});
+}
+
+// Shown by fuzz_model_config under UBSan: qk_head_dim() = nope + rope overflowed int.
+TEST(ModelConfig, HeadSizeOverflowIsRefused) {
+  ConfigVariant([](json& c) {
+    c["qk_nope_head_dim"] = 2147483647;
+  }).expect_refused({"'qk_nope_head_dim' (2147483647) + 'qk_rope_head_dim' (8)"});
 }
 
 TEST(ModelConfig, WrongModelType) {

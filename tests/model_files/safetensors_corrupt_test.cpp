@@ -37,6 +37,13 @@ TEST_F(CorruptSafetensors, ShorterThanTheLengthPrefix) {
   expect_refused("abc", {"8-byte"});
 }
 
+// Found by fuzz_safetensors: a number beyond double's range in the header
+// escaped as the JSON library's out_of_range, not naming the file.
+TEST_F(CorruptSafetensors, NumberOutOfRangeInTheHeader) {
+  expect_refused(test::safetensors_bytes(R"({"__metadata__": {"x": 1e400}})", ""),
+                 {"header is not valid JSON", "1e400"});
+}
+
 TEST_F(CorruptSafetensors, TruncatedByOneByteNamesTheCutTensor) {
   const std::string whole = test::safetensors_file({
       {"first", "F32", {2}, bytes_of<float>({1, 2})},

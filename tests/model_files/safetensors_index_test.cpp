@@ -69,6 +69,13 @@ TEST_F(ShardedDirectory, ShardNameEscapingTheDirectory) {
   expect_refused({"'a'"});
 }
 
+// Found by fuzz_model_dir: a number beyond double's range in the index
+// escaped as the JSON library's out_of_range, not naming the file.
+TEST_F(ShardedDirectory, NumberOutOfRangeInTheIndex) {
+  test::write_file(index_file(), R"({"metadata": {"total_size": 1e400}, "weight_map": {}})");
+  expect_refused({"not valid JSON", "1e400"});
+}
+
 TEST_F(ShardedDirectory, IndexWithoutWeightMap) {
   test::write_file(index_file(), R"({"metadata": {}})");
   expect_refused({"weight_map"});

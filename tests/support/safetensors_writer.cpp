@@ -154,19 +154,33 @@ void write_file_atomically(const std::filesystem::path& file, std::string_view t
   std::filesystem::rename(temp, file);
 }
 
-void write_safetensors_file(const std::filesystem::path& file, const TensorList& tensors) {
+uint64_t stored_bytes(const HostTensor& tensor) {
+  return static_cast<uint64_t>(tensor.numel()) * stored_dtype_size(tensor.dtype);
+}
+
+void write_safetensors_file(const std::filesystem::path& file, const TensorList& tensors,
+                            const FileLayout& layout) {
+  if (!layout.offsets.empty() && layout.offsets.size() != tensors.size())
+    throw std::invalid_argument(fmt::format("{}: {} offsets for {} tensors", file.string(),
+                                            layout.offsets.size(), tensors.size()));
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   header["__metadata__"] = {{"format", "pt"}};
+  for (const auto& [key, value] : layout.metadata) header["__metadata__"][key] = value;
   std::string data;
-  for (const HostTensor& t : tensors) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const HostTensor& t = tensors[i];
     const std::string bytes = encode_tensor(t);
+    const uint64_t at = layout.offsets.empty() ? data.size() : layout.offsets[i];
+    if (at > data.size()) data.resize(at, '\0');  // a gap
+    if (data.size() < at + bytes.size()) data.resize(at + bytes.size(), '\0');
+    data.replace(at, bytes.size(), bytes);
     header[t.name] = {{"dtype", stored_dtype_name(t.dtype)},
                       {"shape", t.shape},
-                      {"data_offsets", {data.size(), data.size() + bytes.size()}}};
-    data += bytes;
+                      {"data_offsets", {at, at + bytes.size()}}};
   }
   std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
+  const uint64_t a = std::max<uint64_t>(layout.data_alignment, 1);
+  text.append((a - (8 + text.size()) % a) % a, ' ');  // the data starts aligned
   std::string out(8, '\0');
   const uint64_t length = text.size();
   for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((length >> (8 * i)) & 0xff);

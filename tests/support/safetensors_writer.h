@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "host_tensor.h"
 
@@ -24,8 +26,25 @@ void round_tensor_to_stored(HostTensor& tensor);
 /// Raw little-endian bytes of `tensor` in its dtype.
 std::string encode_tensor(const HostTensor& tensor);
 
+/// How a file lays its tensors out, for the forms containers take beyond
+/// Hugging Face's back-to-back layout.
+struct FileLayout {
+  /// The header is padded with spaces so the data section starts at a
+  /// multiple of this (8 in Hugging Face's files, 4096 in aligned containers).
+  uint64_t data_alignment = 8;
+  /// Offset of each tensor in the data section, in the order of `tensors`
+  /// (gaps between them are zero bytes). Empty: back to back.
+  std::vector<uint64_t> offsets;
+  /// Entries of __metadata__ besides "format": "pt".
+  std::map<std::string, std::string> metadata;
+};
+
+/// Bytes of `tensor` as stored.
+uint64_t stored_bytes(const HostTensor& tensor);
+
 /// One safetensors file holding `tensors` in order.
-void write_safetensors_file(const std::filesystem::path& file, const TensorList& tensors);
+void write_safetensors_file(const std::filesystem::path& file, const TensorList& tensors,
+                            const FileLayout& layout = {});
 
 /// `shards` files model-0000i-of-0000n.safetensors in `dir` (tensors split in
 /// order into runs of about equal bytes) plus model.safetensors.index.json.

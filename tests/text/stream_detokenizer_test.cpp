@@ -68,6 +68,84 @@ TEST(StreamDetokenizer, FlushReleasesAnUnfinishedCharacterAsReplacement) {
   EXPECT_EQ(stream.flush(), "\xEF\xBF\xBD");
 }
 
+// A SentencePiece-style tokenizer whose unknown characters fall back to
+// <0xAB> byte tokens, decoded by ByteFallback + Fuse (as Llama files do).
+Tokenizer byte_fallback_tokenizer() {
+  return Tokenizer::from_json_text(R"({
+    "model": {"type": "BPE", "byte_fallback": true, "merges": [],
+              "vocab": {"<0xC3>": 0, "<0xA9>": 1, "<0x3C>": 2, "<0x73>": 3, "<0x3E>": 4,
+                        "a": 5, "<0x41>": 6, "<0xFF>": 7}},
+    "decoder": {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]}
+  })",
+                                   "byte_fallback.json");
+}
+
+// Found by fuzz_tokenizer: after "é" (<0xC3> <0xA9>) the stream kept only
+// <0xA9> as context, so the next byte tokens decoded in a run that starts
+// mid-character, and "<s>" came out as three U+FFFD.
+TEST(StreamDetokenizer, ByteFallbackContextStartsAtACharacter) {
+  const Tokenizer tokenizer = byte_fallback_tokenizer();
+  const std::vector<TokenId> ids = {5, 0, 1, 2, 3, 4, 5};  // "aé<s>a"
+  StreamDetokenizer stream(tokenizer);
+  std::string text;
+  for (const TokenId id : ids) text += stream.push(id);
+  text += stream.flush();
+  EXPECT_EQ(tokenizer.decode(ids), "a\xC3\xA9<s>a");
+  EXPECT_EQ(text, tokenizer.decode(ids));
+}
+
+// A byte that makes its run invalid turns the whole run into U+FFFD in
+// decode(), bytes already streamed included; the stream cannot take "A" back
+// but returns valid UTF-8 from where the text differs.
+TEST(StreamDetokenizer, ALaterInvalidByteKeepsPiecesValid) {
+  const Tokenizer tokenizer = byte_fallback_tokenizer();
+  StreamDetokenizer stream(tokenizer);
+  EXPECT_EQ(stream.push(6), "A");
+  EXPECT_EQ(stream.push(7), "");
+  const std::string last = stream.push(5);
+  EXPECT_TRUE(is_valid_utf8(last));
+  EXPECT_EQ(last, tokenizer.decode(std::vector<TokenId>{6, 7, 5}));
+  EXPECT_EQ(last,
+            "\xEF\xBF\xBD\xEF\xBF\xBD"
+            "a");
+}
+
+// Found by fuzz_tokenizer (a timeout): ids whose text never stops ending in
+// U+FFFD were held forever, and every push decoded all of them again, so a
+// long run cost quadratic time. At most 16 are held now.
+TEST(StreamDetokenizer, HoldsAtMostSixteenIds) {
+  const Tokenizer tokenizer = byte_fallback_tokenizer();
+  const std::vector<TokenId> ids(40, 7);  // <0xFF>: never valid UTF-8
+  StreamDetokenizer stream(tokenizer);
+  std::string text;
+  std::vector<std::size_t> settled_at;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const std::string piece = stream.push(ids[i]);
+    if (!piece.empty()) settled_at.push_back(i + 1);
+    text += piece;
+  }
+  text += stream.flush();
+  EXPECT_EQ(settled_at, (std::vector<std::size_t>{16, 32}));
+  EXPECT_EQ(text, tokenizer.decode(ids));
+}
+
+// Found by fuzz_tokenizer: once sixteen unknown ids were settled, one of them
+// was the only context left, so a tokenizer without a decoder (tokens joined
+// by spaces) lost the space before the next token.
+TEST(StreamDetokenizer, ContextReachesBackPastIdsWithoutText) {
+  const Tokenizer tokenizer = Tokenizer::from_json_text(
+      R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []}})", "no_decoder.json");
+  std::vector<TokenId> ids(18, 99);  // unknown: decode() skips them
+  ids.front() = 0;
+  ids.back() = 1;
+  StreamDetokenizer stream(tokenizer);
+  std::string text;
+  for (const TokenId id : ids) text += stream.push(id);
+  text += stream.flush();
+  EXPECT_EQ(tokenizer.decode(ids), "a b");
+  EXPECT_EQ(text, "a b");
+}
+
 class StreamMatchesDecode : public ::testing::TestWithParam<std::string> {};
 
 // Streaming every fixture row id by id gives valid UTF-8 pieces whose

@@ -31,5 +31,17 @@ TEST(TextCommands, TemplateRendersTheRequestForTheModel) {
                glmrt::Error);
 }
 
+// Found by fuzz_chat_request: a number beyond double's range made the JSON
+// library throw out_of_range, which escaped without naming the request file.
+TEST(TextCommands, TemplateNamesTheRequestWhenANumberIsOutOfRange) {
+  try {
+    render_request_for_model(tokenizer_fixture("glm_tiny"), R"({"messages": [], "x": 1e400})",
+                             "req.json");
+    ADD_FAILURE() << "no error";
+  } catch (const glmrt::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("req.json: invalid JSON"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace glmrt::text

@@ -27,6 +27,9 @@ std::string with(std::string_view extra) {
 
 TEST(TokenizerErrors, NameTheFileAndTheComponent) {
   EXPECT_NE(load_error("{").find("bad/tokenizer.json: invalid JSON"), std::string::npos);
+  // Found by fuzz_tokenizer: out_of_range (a number beyond double) escaped unnamed.
+  EXPECT_NE(load_error(R"({"version": 1e400})").find("bad/tokenizer.json: invalid JSON"),
+            std::string::npos);
   const std::string unsupported = load_error(with(R"("normalizer": {"type": "BertNormalizer"})"));
   EXPECT_NE(unsupported.find("bad/tokenizer.json"), std::string::npos);
   EXPECT_NE(unsupported.find("normalizer"), std::string::npos);
@@ -63,6 +66,41 @@ TEST(TokenizerErrors, MissingFileAndInvalidUtf8Input) {
   EXPECT_EQ(tokenizer.encode("ab"), (std::vector<TokenId>{2}));
   EXPECT_THROW(tokenizer.encode("a\xFF"), glmrt::Error);
   EXPECT_EQ(tokenizer.decode(std::vector<TokenId>{2, 99}), "ab");  // no decoder: tokens joined
+}
+
+// Shown by fuzz_tokenizer (UBSan): special-token ids went through
+// get<uint32_t>(), undefined for 1e30 and silently 4294967295 for -1.
+TEST(TokenizerErrors, PostProcessorIdsMustBeTokenIds) {
+  const auto template_with_ids = [](std::string_view ids) {
+    return with(R"("post_processor": {"type": "TemplateProcessing",
+      "single": [{"SpecialToken": {"id": "X"}}, {"Sequence": {"id": "A"}}],
+      "special_tokens": {"X": {"id": "X", "ids": )" +
+                std::string(ids) + R"(, "tokens": ["X"]}}})");
+  };
+  for (const char* ids : {"[1e30]", "[-1]", "[4294967296]", "[0.5]", "7"}) {
+    const std::string error = load_error(template_with_ids(ids));
+    EXPECT_NE(error.find("bad/tokenizer.json: post_processor.special_tokens.X: 'ids' must be token "
+                         "ids"),
+              std::string::npos)
+        << ids << ": " << error;
+  }
+  EXPECT_EQ(load_error(template_with_ids("[4294967295]")), "no error");
+  EXPECT_NE(load_error(with(R"("post_processor": {"type": "BertProcessing", "sep": ["b", 1],
+                                                  "cls": ["a", 4294967296]})"))
+                .find("'cls' must be [\"token\", id]"),
+            std::string::npos);
+}
+
+// Shown by fuzz_tokenizer (out of memory): one vocabulary id near the 2^28
+// limit made the id -> token table allocate ~10 GB.
+TEST(TokenizerComponents, SparseVocabularyIds) {
+  const Tokenizer tokenizer = Tokenizer::from_json_text(
+      R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 268435455}, "merges": []}})", "sparse");
+  EXPECT_EQ(tokenizer.vocab_size(), 268435456u);
+  EXPECT_EQ(tokenizer.encode("ab"), (std::vector<TokenId>{0, 268435455}));
+  EXPECT_EQ(tokenizer.id_to_token(268435455), "b");
+  EXPECT_EQ(tokenizer.id_to_token(7), std::nullopt);
+  EXPECT_EQ(tokenizer.decode(std::vector<TokenId>{0, 7, 268435455}), "a b");
 }
 
 TEST(TokenizerComponents, TemplateProcessingAddsSpecialTokens) {

@@ -19,5 +19,6 @@ int tokenize_command(const Args& args);      // tokenize.cpp: text <-> token ids
 int template_command(const Args& args);      // template.cpp: render a chat request
 int serve_command(const Args& args);         // serve.cpp: the OpenAI-compatible HTTP server
 int score_command(const Args& args);         // score.cpp: log-likelihoods and perplexity
+int make_model_command(const Args& args);    // make_model.cpp: write a random model
 
 }  // namespace glmrt::cli

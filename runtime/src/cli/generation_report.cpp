@@ -39,4 +39,15 @@ void print_generation_report(std::FILE* out, const SessionStats& s, Engine& engi
   std::fflush(out);
 }
 
+void print_load_report(std::FILE* out, const Engine& engine) {
+  const LoadSummary& load = engine.load_summary();
+  fmt::print(
+      out,
+      "load: resident weights {:.2f} GB in {:.2f} s ({:.2f} GB/s; {} tensors read in place, {} "
+      "converted); model opened in {:.2f} s\n",
+      load.bytes / 1e9, load.seconds, load.seconds > 0 ? load.bytes / 1e9 / load.seconds : 0.0,
+      load.tensors_read_in_place, load.tensors_converted, engine.open_seconds());
+  std::fflush(out);
+}
+
 }  // namespace glmrt::cli

@@ -16,4 +16,7 @@ SessionStats stats_since(const SessionStats& now, const SessionStats& before);
 /// peak RSS and the budget's peak.
 void print_generation_report(std::FILE* out, const SessionStats& stats, Engine& engine);
 
+/// How long opening the model took and how fast its resident weights were read.
+void print_load_report(std::FILE* out, const Engine& engine);
+
 }  // namespace glmrt::cli

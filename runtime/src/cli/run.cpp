@@ -107,6 +107,7 @@ int run_command(const Args& args) {
   fmt::print(stderr, "stopped: {} ({} tokens)\n", to_string(generation.reason),
              generation.tokens.size());
   print_generation_report(stderr, session.stats(), *engine);
+  print_load_report(stderr, *engine);
   return 0;
 }
 

@@ -7,9 +7,28 @@
 
 #include <omp.h>
 
+#include <chrono>
 #include <cstdio>
 
 namespace glmrt {
+namespace {
+
+// A container stores tensors at one precision; a profile asking for another
+// gets them converted, which costs load time and changes the numbers: say so.
+void note_requantized(const LoadSummary& summary, const Profile& profile) {
+  const auto& names = summary.requantized;
+  if (names.empty()) return;
+  constexpr size_t kShown = 4;
+  std::string list;
+  for (size_t i = 0; i < names.size() && i < kShown; ++i) list += (i ? ", " : "") + names[i];
+  if (names.size() > kShown) list += fmt::format(" and {} more", names.size() - kShown);
+  std::fprintf(stderr,
+               "glmrt: note: %zu pre-quantized tensor(s) converted to the precision profile %s "
+               "asks for: %s\n",
+               names.size(), profile.file.string().c_str(), list.c_str());
+}
+
+}  // namespace
 
 int effective_threads(const Profile& profile) {
   return profile.threads > 0 ? profile.threads : omp_get_num_procs();
@@ -49,7 +68,11 @@ std::unique_ptr<Engine> Engine::open(const Profile& profile,
       fail("no model: pass --model DIR or set `model:` in the profile {}", profile.file);
     dir = *profile.model;
   }
-  return std::unique_ptr<Engine>(new Engine(profile, dir));
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<Engine> engine(new Engine(profile, dir));
+  engine->open_seconds_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return engine;
 }
 
 Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
@@ -69,6 +92,8 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   TensorUsage usage(tensors_);
   TensorLoader loader(tensors_, &budget_, &usage);
   ModelWeights weights = load_model_weights(config, loader, profile_);
+  load_ = loader.summary();
+  note_requantized(load_, profile_);
   const int expert_layers = weights.mtp ? layers_with_mtp : config.num_hidden_layers;
   auto expert_layouts = plan_expert_layouts(config, tensors_, expert_layers);
   mark_expert_tensors(expert_layouts, usage);

@@ -1,6 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/experts/expert_layout.h>
-#include <glmrt/weights/tensor_loader.h>
+#include <glmrt/weights/stored_matrix.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,30 +10,20 @@
 namespace glmrt {
 namespace {
 
+// Pieces of one expert at most this far apart are read as one extent, gap
+// included: a container that pads each matrix to an alignment (glmrt's) still
+// reads an expert in one request, and another request costs more than a block.
+constexpr uint64_t kMaxBridgedGapBytes = 4096;
+
 ExpertTensorPlace place_tensor(const TensorDirectory& dir, const std::string& name, int64_t rows,
                                int64_t cols) {
+  const StoredMatrix m = find_stored_matrix(dir, name, rows, cols);
   ExpertTensorPlace p;
   p.rows = rows;
   p.cols = cols;
-  p.values = &dir.at(name);
-  const auto& file = dir.files().at(p.values->file_index);
-  p.scales = dir.find(name + ".qs");
-  if (p.scales) {
-    p.packed_type = TensorLoader::packed_type_for(p.values->byte_size, rows, cols);
-    if (p.values->dtype != DType::U8 || p.packed_type < 0)
-      fail("tensor {} in {}: pre-quantized expert must be U8 holding a {}x{} int8/int4/int2 matrix",
-           name, file, rows, cols);
-    if (p.scales->dtype != DType::F32 || p.scales->shape != std::vector<int64_t>{rows})
-      fail("tensor {}.qs in {}: expected F32 scales of shape [{}]", name,
-           dir.files().at(p.scales->file_index), rows);
-    return p;
-  }
-  if (!is_float_dtype(p.values->dtype))
-    fail("tensor {} in {}: dtype {} is not supported for expert weights (F32, BF16, F16)", name,
-         file, dtype_name(p.values->dtype));
-  if (p.values->shape != std::vector<int64_t>{rows, cols})
-    fail("tensor {} in {} has shape [{}], the config implies [{}, {}]", name, file,
-         fmt::join(p.values->shape, ", "), rows, cols);
+  p.values = m.values;
+  p.scales = m.scales;
+  if (m.prequantized()) p.packed_type = static_cast<int>(m.packed_type);
   return p;
 }
 
@@ -53,14 +43,16 @@ ExpertLayout plan_expert(const ModelConfig& c, const TensorDirectory& dir, int l
     return a.file != b.file ? a.file < b.file : a.offset < b.offset;
   });
   for (const auto& p : pieces) {
-    if (!l.extents.empty() && l.extents.back().file == p.file &&
-        l.extents.back().offset + l.extents.back().length == p.offset) {
-      l.extents.back().length += p.length;
+    ExpertExtent* last = l.extents.empty() ? nullptr : &l.extents.back();
+    const uint64_t last_end = last ? last->offset + last->length : 0;
+    if (last && last->file == p.file && p.offset >= last_end &&
+        p.offset - last_end <= kMaxBridgedGapBytes) {
+      last->length = std::max(last_end, p.offset + p.length) - last->offset;
     } else {
       l.extents.push_back(p);
     }
-    l.bytes += p.length;
   }
+  for (const auto& e : l.extents) l.bytes += e.length;
   return l;
 }
 

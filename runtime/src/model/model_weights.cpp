@@ -4,12 +4,14 @@
 
 #include <fmt/format.h>
 
+#include "kv_b_split.h"
+
 namespace glmrt {
 namespace {
 
 class LayerLoader {
  public:
-  LayerLoader(const ModelConfig& c, const TensorLoader& t, const Profile& p, int layer)
+  LayerLoader(const ModelConfig& c, TensorLoader& t, const Profile& p, int layer)
       : c_(c), t_(t), bits_(p.dense_bits), prefix_(fmt::format("model.layers.{}.", layer)) {}
 
   std::string name(const std::string& suffix) const { return prefix_ + suffix; }
@@ -36,7 +38,7 @@ class LayerLoader {
 
  private:
   const ModelConfig& c_;
-  const TensorLoader& t_;
+  TensorLoader& t_;
   WeightBits bits_;
   std::string prefix_;
 };
@@ -52,22 +54,9 @@ AttentionWeights LayerLoader::attention(bool full_indexer) const {
   a.kv_a_norm = vector("self_attn.kv_a_layernorm.weight", L);
   a.o = matrix("self_attn.o_proj.weight", D, H * vd);
 
-  const std::string kv_b = name("self_attn.kv_b_proj.weight");
-  if (t_.contains(kv_b + ".qs"))
-    fail(
-        "tensor {}: pre-quantized kv_b_proj is not supported (absorbed attention needs its key "
-        "block transposed); store it as F32/BF16",
-        kv_b);
-  const std::vector<float> w = t_.f32(kv_b, H * (nope + vd), L);
-  std::vector<float> key_t(H * L * nope), value(H * vd * L);
-  for (int64_t h = 0; h < H; ++h) {
-    const float* block = w.data() + h * (nope + vd) * L;
-    for (int64_t r = 0; r < nope; ++r)
-      for (int64_t l = 0; l < L; ++l) key_t[(h * L + l) * nope + r] = block[r * L + l];
-    std::copy(block + nope * L, block + (nope + vd) * L, value.begin() + h * vd * L);
-  }
-  a.key_absorb = Matrix::from_f32(key_t, H * L, nope, bits_, t_.budget(), "dense weights");
-  a.value = Matrix::from_f32(value, H * vd, L, bits_, t_.budget(), "dense weights");
+  KvBSplit kv_b = load_kv_b(t_, name("self_attn.kv_b_proj.weight"), {H, nope, vd, L}, bits_);
+  a.key_absorb = std::move(kv_b.key_absorb);
+  a.value = std::move(kv_b.value);
 
   if (full_indexer) {
     const int64_t ih = c_.index_n_heads, id = c_.index_head_dim;
@@ -124,11 +113,17 @@ WeightBits boundary_bits(WeightBits dense) {
   }
 }
 
-ModelWeights load_model_weights(const ModelConfig& c, const TensorLoader& t, const Profile& p) {
+ModelWeights load_model_weights(const ModelConfig& c, TensorLoader& t, const Profile& p) {
   const int64_t V = c.vocab_size, D = c.hidden_size;
   const WeightBits io_bits = boundary_bits(p.dense_bits);
+  // A container quantized at the profile's dense precision keeps its
+  // embed_tokens and lm_head as they are: widening them to io_bits would cost
+  // memory and load time and restore nothing quantization removed.
+  const auto boundary = [&](const std::string& name) {
+    return t.matrix(name, V, D, io_bits, "dense weights", p.dense_bits);
+  };
   ModelWeights w;
-  w.embed = t.matrix("model.embed_tokens.weight", V, D, io_bits, "dense weights");
+  w.embed = boundary("model.embed_tokens.weight");
   if (c.tie_word_embeddings && t.contains("lm_head.weight")) {
     // transformers ties lm_head to embed_tokens after loading, whatever the
     // checkpoint's lm_head holds.
@@ -138,9 +133,7 @@ ModelWeights load_model_weights(const ModelConfig& c, const TensorLoader& t, con
         c.file);
     t.count_as_used("lm_head.weight");
   }
-  w.lm_head = c.tie_word_embeddings
-                  ? t.matrix("model.embed_tokens.weight", V, D, io_bits, "dense weights")
-                  : t.matrix("lm_head.weight", V, D, io_bits, "dense weights");
+  w.lm_head = boundary(c.tie_word_embeddings ? "model.embed_tokens.weight" : "lm_head.weight");
   w.final_norm = t.vector("model.norm.weight", D);
   for (int i = 0; i < c.num_hidden_layers; ++i) {
     LayerLoader l(c, t, p, i);
@@ -157,12 +150,11 @@ ModelWeights load_model_weights(const ModelConfig& c, const TensorLoader& t, con
     mtp.enorm = l.vector("enorm.weight", D);
     mtp.hnorm = l.vector("hnorm.weight", D);
     mtp.head_norm = l.vector("shared_head.norm.weight", D);
-    if (l.has("embed_tokens.weight"))
-      mtp.embed = t.matrix(l.name("embed_tokens.weight"), V, D, io_bits, "dense weights");
-    if (l.has("shared_head.head.weight"))
-      mtp.head = t.matrix(l.name("shared_head.head.weight"), V, D, io_bits, "dense weights");
+    if (l.has("embed_tokens.weight")) mtp.embed = boundary(l.name("embed_tokens.weight"));
+    if (l.has("shared_head.head.weight")) mtp.head = boundary(l.name("shared_head.head.weight"));
     w.mtp = std::move(mtp);
   }
+  t.finish();
   return w;
 }
 

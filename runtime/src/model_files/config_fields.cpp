@@ -15,7 +15,7 @@ ConfigFields::ConfigFields(std::filesystem::path file) : file_(std::move(file)) 
   require_json_nesting_within(text, file_.string());
   try {
     root_ = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
     fail("{} is not valid JSON: {}", file_, e.what());
   }
   if (!root_.is_object()) fail("{}: expected a JSON object, found {}", file_, root_.type_name());

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -129,6 +131,11 @@ void validate(const ModelConfig& c, const ConfigFields& fields) {
   if (c.index_head_dim < c.qk_rope_head_dim) {
     fail("{}: key 'index_head_dim' is {}, smaller than its rope part qk_rope_head_dim = {}",
          fields.file(), c.index_head_dim, c.qk_rope_head_dim);
+  }
+  // The model computes qk_head_dim() = nope + rope as an int.
+  if (int64_t{c.qk_nope_head_dim} + c.qk_rope_head_dim > std::numeric_limits<int>::max()) {
+    fail("{}: keys 'qk_nope_head_dim' ({}) + 'qk_rope_head_dim' ({}) exceed a head size of {}",
+         fields.file(), c.qk_nope_head_dim, c.qk_rope_head_dim, std::numeric_limits<int>::max());
   }
   if (const json* qk_head_dim = fields.optional("qk_head_dim")) {
     const int value = fields.as_int(*qk_head_dim, "qk_head_dim");

@@ -13,6 +13,7 @@
 #include "file_io.h"
 #include "glmrt/base/error.h"
 #include "glmrt/base/json_nesting.h"
+#include "quant_format_stamp.h"
 
 namespace glmrt::model_files {
 
@@ -60,7 +61,7 @@ json parse_header_json(const std::string& text, const path& file) {
   json header;
   try {
     header = json::parse(text, callback);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
     fail("{}: header is not valid JSON: {}", file, e.what());
   }
   if (!header.is_object()) {
@@ -170,11 +171,13 @@ std::vector<TensorInfo> read_safetensors_header(int fd, const path& file, int fi
   const uint64_t data_start = 8 + header_length;
   const uint64_t data_size = size - data_start;
   std::vector<TensorInfo> tensors;
+  const json* metadata = nullptr;
   for (const auto& [name, entry] : header.items()) {
     if (name == kMetadataKey) {
       if (!entry.is_object()) {
         fail("{}: '{}' must be a JSON object, found {}", file, kMetadataKey, entry.type_name());
       }
+      metadata = &entry;
       continue;
     }
     if (!entry.is_object()) {
@@ -203,6 +206,7 @@ std::vector<TensorInfo> read_safetensors_header(int fd, const path& file, int fi
     tensors.push_back(std::move(t));
   }
   check_no_overlap(tensors, file, data_start);
+  if (metadata) apply_quant_format_stamp(*metadata, tensors, file);
   return tensors;
 }
 

@@ -20,7 +20,7 @@ json read_json_object(const path& file) {
   json document;
   try {
     document = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
     fail("{} is not valid JSON: {}", file, e.what());
   }
   if (!document.is_object())

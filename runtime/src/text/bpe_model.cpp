@@ -1,5 +1,6 @@
 #include "bpe_model.h"
 
+#include <algorithm>
 #include <queue>
 
 #include "utf8.h"
@@ -39,8 +40,8 @@ BpeModel::BpeModel(const Json& spec, const JsonPath& where) {
     const auto value = id.get<std::uint64_t>();
     if (value > 0xFFFFFFF) fail("{}: vocab id {} of '{}' is too large", where.text, value, token);
     vocab_.emplace(token, static_cast<Id>(value));
-    if (value >= tokens_by_id_.size()) tokens_by_id_.resize(value + 1);
-    tokens_by_id_[value] = token;
+    tokens_by_id_.insert_or_assign(static_cast<Id>(value), token);
+    id_end_ = std::max<std::size_t>(id_end_, value + 1);
   }
   unk_token_ = spec.contains("unk_token") && spec["unk_token"].is_string()
                    ? std::optional(spec["unk_token"].get<std::string>())
@@ -90,8 +91,8 @@ std::optional<BpeModel::Id> BpeModel::token_to_id(std::string_view token) const 
 }
 
 const std::string* BpeModel::id_to_token(Id id) const {
-  if (id >= tokens_by_id_.size() || !tokens_by_id_[id]) return nullptr;
-  return &*tokens_by_id_[id];
+  const auto it = tokens_by_id_.find(id);
+  return it == tokens_by_id_.end() ? nullptr : &it->second;
 }
 
 void BpeModel::tokenize(std::string_view word, std::vector<Id>& out) const {

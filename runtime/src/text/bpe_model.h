@@ -30,7 +30,7 @@ class BpeModel {
   // Number of vocabulary entries (the library's get_vocab_size).
   std::size_t vocab_entries() const { return vocab_.size(); }
   // One past the largest vocabulary id.
-  std::size_t id_end() const { return tokens_by_id_.size(); }
+  std::size_t id_end() const { return id_end_; }
   void clear_cache() const { cache_.clear(); }
 
  private:
@@ -38,7 +38,10 @@ class BpeModel {
   std::vector<Id> merge_word(std::string_view word) const;
 
   std::unordered_map<std::string, Id, StringHash, std::equal_to<>> vocab_;
-  std::vector<std::optional<std::string>> tokens_by_id_;
+  // A map, not a vector indexed by id: ids may have gaps (as the library
+  // allows), and one id near the 2^28 limit must not cost gigabytes.
+  std::unordered_map<Id, std::string> tokens_by_id_;
+  std::size_t id_end_ = 0;
   MergeTable merges_;
   // Ids of one-character tokens for code points below kCharTableSize (all
   // byte-level symbols are), to skip hashing the first pass; -1 = absent.

@@ -1,5 +1,6 @@
 #include "post_processor.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace glmrt::text {
@@ -57,6 +58,12 @@ class PostProcessorSequence final : public PostProcessor {
   std::vector<std::unique_ptr<PostProcessor>> steps_;
 };
 
+constexpr std::uint64_t kMaxTokenId = 0xFFFFFFFF;
+
+bool is_token_id(const Json& value) {
+  return value.is_number_unsigned() && value.get<std::uint64_t>() <= kMaxTokenId;
+}
+
 std::unique_ptr<PostProcessor> make_template(const Json& spec, const JsonPath& where) {
   const Json& single = require(spec, "single", where);
   if (!single.is_array()) fail("{}: 'single' must be an array", where.text);
@@ -77,12 +84,18 @@ std::unique_ptr<PostProcessor> make_template(const Json& spec, const JsonPath& w
     const Json& entry = specials[name];
     const JsonPath entry_at = where.field("special_tokens").field(name);
     SpecialPiece piece;
-    try {
-      piece.ids = require(entry, "ids", entry_at).get<std::vector<std::uint32_t>>();
-      piece.tokens = require(entry, "tokens", entry_at).get<std::vector<std::string>>();
-    } catch (const nlohmann::json::exception&) {
-      fail("{}: 'ids' must be integers and 'tokens' strings", entry_at.text);
+    const Json& ids = require(entry, "ids", entry_at);
+    const Json& tokens = require(entry, "tokens", entry_at);
+    // Checked one by one: get<uint32_t>() would wrap -1 and truncate 1e30.
+    const bool valid =
+        ids.is_array() && tokens.is_array() && std::all_of(ids.begin(), ids.end(), is_token_id) &&
+        std::all_of(tokens.begin(), tokens.end(), [](const Json& t) { return t.is_string(); });
+    if (!valid) {
+      fail("{}: 'ids' must be token ids (integers from 0 to {}) and 'tokens' strings",
+           entry_at.text, kMaxTokenId);
     }
+    for (const Json& id : ids) piece.ids.push_back(id.get<std::uint32_t>());
+    for (const Json& token : tokens) piece.tokens.push_back(token.get<std::string>());
     if (piece.ids.size() != piece.tokens.size())
       fail("{}: 'ids' and 'tokens' differ in length", entry_at.text);
     (seen_sequence ? after : before).push_back(std::move(piece));
@@ -94,9 +107,9 @@ std::unique_ptr<PostProcessor> make_template(const Json& spec, const JsonPath& w
 std::unique_ptr<PostProcessor> make_cls_sep(const Json& spec, const JsonPath& where) {
   auto piece = [&](std::string_view key) {
     const Json& value = require(spec, key, where);
-    if (!value.is_array() || value.size() != 2 || !value[0].is_string() ||
-        !value[1].is_number_unsigned())
-      fail("{}: '{}' must be [\"token\", id]", where.text, key);
+    if (!value.is_array() || value.size() != 2 || !value[0].is_string() || !is_token_id(value[1]))
+      fail("{}: '{}' must be [\"token\", id] with an id from 0 to {}", where.text, key,
+           kMaxTokenId);
     return SpecialPiece{{value[1].get<std::uint32_t>()}, {value[0].get<std::string>()}};
   };
   return std::make_unique<Template>(std::vector{piece("cls")}, std::vector{piece("sep")});

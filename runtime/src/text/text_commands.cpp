@@ -33,7 +33,7 @@ std::string render_request_for_model(const std::filesystem::path& model_dir,
   nlohmann::ordered_json request;
   try {
     request = nlohmann::ordered_json::parse(request_json);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
     fail("{}: invalid JSON: {}", source, e.what());
   }
   if (!request.is_object()) fail("{}: the request body must be a JSON object", source);

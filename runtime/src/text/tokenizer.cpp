@@ -57,7 +57,7 @@ Tokenizer Tokenizer::from_json_text(std::string_view json_text, std::string_view
   Json root;
   try {
     root = Json::parse(json_text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
     fail("{}: invalid JSON: {}", source, e.what());
   }
   if (!root.is_object()) fail("{}: the top level must be a JSON object", source);

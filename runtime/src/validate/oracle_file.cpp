@@ -9,37 +9,78 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
+#include <map>
 
 namespace glmrt {
 namespace {
 
+using nlohmann::json;
+
+// Reads the fields of one case strictly. nlohmann's get<int>() converts any
+// number, silently truncating 2.5 or 2^40 and with undefined behaviour for a
+// float beyond the integer's range, so every integer is checked here first.
 class CaseReader {
  public:
-  CaseReader(const nlohmann::json& j, const std::filesystem::path& file, std::string where)
-      : j_(j), file_(file), where_(std::move(where)) {}
+  CaseReader(const json& object, const std::filesystem::path& file, std::string where)
+      : object_(object), file_(file), where_(std::move(where)) {}
 
-  template <typename T>
-  T field(const char* key) const {
-    auto it = j_.find(key);
-    if (it == j_.end()) fail("{}: {} has no field `{}`", file_, where_, key);
-    try {
-      return it->get<T>();
-    } catch (const nlohmann::json::exception& e) {
-      fail("{}: {} field `{}` has the wrong type ({})", file_, where_, key, e.what());
-    }
+  void rename(std::string where) { where_ = std::move(where); }
+
+  std::string text(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_string()) wrong(key, "a string", v);
+    return v.get<std::string>();
   }
-  bool has(const char* key) const { return j_.contains(key); }
 
-  /// {"<layer>": [[int, ...], ...]} as layer -> rows.
+  bool flag(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_boolean()) wrong(key, "true or false", v);
+    return v.get<bool>();
+  }
+
+  int64_t integer(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > kMaxInt64))
+      wrong(key, "an integer", v);
+    return v.get<int64_t>();
+  }
+
+  // Token ids: integers in 0..2^31-1.
+  std::vector<int32_t> ids(const char* key) const {
+    std::vector<int32_t> out;
+    for (const json& v : array(key)) {
+      if (!v.is_number_unsigned() || v.get<uint64_t>() > kMaxId)
+        wrong_element(key, out.size(), "a token id (an integer from 0 to 2147483647)", v);
+      out.push_back(static_cast<int32_t>(v.get<uint64_t>()));
+    }
+    return out;
+  }
+
+  bool has(const char* key) const { return object_.contains(key); }
+
+  /// {"<layer>": [[id, ...], ...]} as layer -> rows.
   std::map<int, std::vector<std::vector<int32_t>>> layer_rows(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_object()) wrong(key, "an object of layer index -> rows of ids", v);
     std::map<int, std::vector<std::vector<int32_t>>> out;
-    const auto by_layer = field<std::map<std::string, std::vector<std::vector<int32_t>>>>(key);
-    for (const auto& [name, rows] : by_layer) {
+    for (const auto& [name, rows] : v.items()) {
       int layer = -1;
       const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), layer);
       if (ec != std::errc() || end != name.data() + name.size() || layer < 0)
         fail("{}: {} field `{}`: `{}` is not a layer index", file_, where_, key, name);
-      out[layer] = rows;
+      if (!rows.is_array()) wrong(key, "an object whose values are arrays of rows", rows);
+      auto& layer_out = out[layer];
+      for (const json& row : rows) {
+        if (!row.is_array()) wrong_element(key, layer_out.size(), "an array of token ids", row);
+        std::vector<int32_t> ids;
+        for (const json& id : row) {
+          if (!id.is_number_unsigned() || id.get<uint64_t>() > kMaxId)
+            wrong_element(key, layer_out.size(), "a row of integers from 0 to 2147483647", row);
+          ids.push_back(static_cast<int32_t>(id.get<uint64_t>()));
+        }
+        layer_out.push_back(std::move(ids));
+      }
     }
     return out;
   }
@@ -48,8 +89,59 @@ class CaseReader {
     fail("{}: {}: {}", file_, where_, what);
   }
 
+  std::vector<double> numbers(const char* key) const { return numbers_in(array(key), key); }
+
+  std::vector<std::vector<double>> rows(const char* key) const {
+    std::vector<std::vector<double>> out;
+    for (const json& row : array(key)) {
+      if (!row.is_array()) wrong_element(key, out.size(), "an array of numbers", row);
+      out.push_back(numbers_in(row, key));
+    }
+    return out;
+  }
+
  private:
-  const nlohmann::json& j_;
+  static constexpr uint64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+  static constexpr uint64_t kMaxId = std::numeric_limits<int32_t>::max();
+
+  const json& at(const char* key) const {
+    const auto it = object_.find(key);
+    if (it == object_.end()) fail("{}: {} has no field `{}`", file_, where_, key);
+    return *it;
+  }
+
+  const json& array(const char* key) const {
+    const json& v = at(key);
+    if (!v.is_array()) wrong(key, "an array", v);
+    return v;
+  }
+
+  std::vector<double> numbers_in(const json& list, const char* key) const {
+    std::vector<double> out;
+    for (const json& v : list) {
+      if (!v.is_number()) wrong_element(key, out.size(), "a number", v);
+      out.push_back(v.get<double>());
+    }
+    return out;
+  }
+
+  // Values are shortened: a wrong `logits` field may hold megabytes.
+  static std::string shown(const json& v) {
+    std::string text = v.dump();
+    return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+  }
+
+  [[noreturn]] void wrong(const char* key, std::string_view expected, const json& v) const {
+    fail("{}: {} field `{}` must be {}, found {}", file_, where_, key, expected, shown(v));
+  }
+
+  [[noreturn]] void wrong_element(const char* key, size_t index, std::string_view expected,
+                                  const json& v) const {
+    fail("{}: {} field `{}` element {} must be {}, found {}", file_, where_, key, index, expected,
+         shown(v));
+  }
+
+  const json& object_;
   const std::filesystem::path& file_;
   std::string where_;
 };
@@ -106,10 +198,10 @@ void check_case(const OracleCase& c, const CaseReader& r) {
 std::vector<OracleCase> load_oracle(const std::filesystem::path& file) {
   const std::string text = read_text_file(file, "the reference file (ref.json)");
   require_json_nesting_within(text, file.string());
-  nlohmann::json root;
+  json root;
   try {
-    root = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
+    root = json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
     fail("{}: not valid JSON ({})", file, e.what());
   }
   if (!root.is_object() || !root.contains("cases") || !root["cases"].is_array())
@@ -118,26 +210,27 @@ std::vector<OracleCase> load_oracle(const std::filesystem::path& file) {
     fail("{}: the `cases` array is empty: there is nothing to validate against", file);
   std::vector<OracleCase> cases;
   for (size_t i = 0; i < root["cases"].size(); ++i) {
-    const auto& j = root["cases"][i];
-    if (!j.is_object()) fail("{}: case {} is not an object", file, i);
+    const json& j = root["cases"][i];
+    if (!j.is_object()) fail("{}: case {} must be an object, found {}", file, i, j.type_name());
+    CaseReader read(j, file, fmt::format("case {}", i));
     OracleCase c;
-    c.name = CaseReader(j, file, fmt::format("case {}", i)).field<std::string>("name");
-    const CaseReader r(j, file, fmt::format("case {} ({})", i, c.name));
-    c.prompt_ids = r.field<std::vector<int32_t>>("prompt_ids");
-    c.generated_ids = r.field<std::vector<int32_t>>("generated_ids");
-    c.full_ids = r.field<std::vector<int32_t>>("full_ids");
-    c.tf_pred = r.field<std::vector<int32_t>>("tf_pred");
-    c.margin = r.field<std::vector<double>>("margin");
-    c.logits = r.field<std::vector<std::vector<double>>>("logits");
-    c.dense_equivalent = r.field<bool>("dense_equivalent");
-    c.sparse_rows_from = r.field<int64_t>("sparse_rows_from");
-    if (r.has("mtp_pred") || r.has("mtp_margin")) {
-      c.mtp_pred = r.field<std::vector<int32_t>>("mtp_pred");
-      c.mtp_margin = r.field<std::vector<double>>("mtp_margin");
+    c.name = read.text("name");
+    read.rename(fmt::format("case {} ({})", i, c.name));
+    c.prompt_ids = read.ids("prompt_ids");
+    c.generated_ids = read.ids("generated_ids");
+    c.full_ids = read.ids("full_ids");
+    c.tf_pred = read.ids("tf_pred");
+    c.margin = read.numbers("margin");
+    c.logits = read.rows("logits");
+    c.dense_equivalent = read.flag("dense_equivalent");
+    c.sparse_rows_from = read.integer("sparse_rows_from");
+    if (read.has("mtp_pred") || read.has("mtp_margin")) {
+      c.mtp_pred = read.ids("mtp_pred");
+      c.mtp_margin = read.numbers("mtp_margin");
     }
-    if (r.has("indexer_topk")) c.indexer_topk = r.layer_rows("indexer_topk");
-    if (r.has("experts")) c.experts = r.layer_rows("experts");
-    check_case(c, r);
+    if (read.has("indexer_topk")) c.indexer_topk = read.layer_rows("indexer_topk");
+    if (read.has("experts")) c.experts = read.layer_rows("experts");
+    check_case(c, read);
     cases.push_back(std::move(c));
   }
   return cases;

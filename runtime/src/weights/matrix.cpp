@@ -6,7 +6,6 @@
 #include <cstring>
 
 namespace glmrt {
-namespace {
 
 uint32_t element_type_for(WeightBits bits) {
   switch (bits) {
@@ -24,73 +23,62 @@ uint32_t element_type_for(WeightBits bits) {
   fail("unknown weight precision {}", static_cast<int>(bits));
 }
 
-// Symmetric quantization of one row: q = round(w / s) clamped to the type's
-// range, s = max|w| / qmax (as the reference container does, so its files and
-// ours agree bit for bit).
-void quantize_row(std::span<const float> w, uint32_t type, std::byte* out, float* scale) {
-  const int qmax = type == GLMRT_I8 ? 127 : type == GLMRT_I4 ? 7 : 1;
-  const int qmin = -qmax - 1;
-  float amax = 0.f;
-  for (float v : w) amax = std::max(amax, std::fabs(v));
-  float s = std::max(amax / static_cast<float>(qmax), 1e-8f);
-  *scale = s;
-  auto q = [&](size_t i) {
-    return std::clamp(static_cast<int>(std::lrintf(w[i] / s)), qmin, qmax);
-  };
-  const size_t n = w.size();
-  if (type == GLMRT_I8) {
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<std::byte>(static_cast<int8_t>(q(i)));
-  } else if (type == GLMRT_I4) {
-    for (size_t i = 0; i < n; i += 2) {
-      int lo = q(i) + 8, hi = i + 1 < n ? q(i + 1) + 8 : 8;
-      out[i / 2] = static_cast<std::byte>(lo | (hi << 4));
-    }
-  } else {
-    for (size_t i = 0; i < n; i += 4) {
-      int byte = 0;
-      for (size_t k = 0; k < 4; ++k) byte |= (i + k < n ? q(i + k) + 2 : 2) << (2 * k);
-      out[i / 4] = static_cast<std::byte>(byte);
-    }
-  }
+Matrix Matrix::allocate(uint32_t type, int64_t rows, int64_t cols, MemoryBudget* budget,
+                        const std::string& category) {
+  Matrix m;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.type_ = type;
+  m.row_bytes_ = plugin::packed_row_bytes(type, cols);
+  if (m.row_bytes_ < 0 || rows < 0)
+    fail("{}: cannot allocate a {}x{} matrix of element type {}", category, rows, cols, type);
+  m.data_ = AlignedBlock(static_cast<size_t>(m.row_bytes_ * rows), 64, budget, category);
+  if (plugin::is_quantized(type))
+    m.scales_ = AlignedBlock(static_cast<size_t>(rows) * sizeof(float), 64, budget, category);
+  return m;
 }
 
-}  // namespace
+Matrix Matrix::allocate_for_direct_read(uint32_t type, int64_t rows, int64_t cols,
+                                        uint64_t file_offset, MemoryBudget* budget,
+                                        const std::string& category) {
+  Matrix m = allocate(type, rows, 0, budget, category);  // scales only (no data bytes)
+  m.cols_ = cols;
+  m.row_bytes_ = plugin::packed_row_bytes(type, cols);
+  const uint64_t bytes = static_cast<uint64_t>(m.row_bytes_ * rows);
+  const uint64_t phase = file_offset % kDirectReadAlignment;
+  // The aligned window around the bytes: from the block below their first
+  // byte to the block boundary after their last.
+  const uint64_t window =
+      (phase + bytes + kDirectReadAlignment - 1) / kDirectReadAlignment * kDirectReadAlignment;
+  m.data_ = AlignedBlock(window, kDirectReadAlignment, budget, category);
+  m.data_offset_ = phase;
+  return m;
+}
+
+MatrixStorage Matrix::storage() {
+  return {type_,      rows_,  cols_,
+          row_bytes_, data(), scales_.size() ? scales_.as<float>().data() : nullptr};
+}
 
 Matrix Matrix::from_f32(std::span<const float> values, int64_t rows, int64_t cols, WeightBits bits,
                         MemoryBudget* budget, const std::string& category) {
   if (static_cast<int64_t>(values.size()) != rows * cols)
     fail("{}: {} values for a {}x{} matrix", category, values.size(), rows, cols);
-  Matrix m;
-  m.rows_ = rows;
-  m.cols_ = cols;
-  m.type_ = element_type_for(bits);
-  m.row_bytes_ = plugin::packed_row_bytes(m.type_, cols);
-  m.data_ = AlignedBlock(static_cast<size_t>(m.row_bytes_ * rows), 64, budget, category);
-  std::byte* dst = m.data_.data();
-  if (m.type_ == GLMRT_F32) {
-    std::memcpy(dst, values.data(), values.size_bytes());
-  } else if (m.type_ == GLMRT_BF16) {
-    auto* out = reinterpret_cast<uint16_t*>(dst);
-    size_t not_finite = 0;  // f32 values above bf16's largest finite round to inf
-    for (size_t i = 0; i < values.size(); ++i) {
-      out[i] = f32_to_bf16(values[i]);
-      not_finite += (out[i] & 0x7f80u) == 0x7f80u;
-    }
-    if (not_finite > 0) {
-      size_t i = 0;
-      while ((out[i] & 0x7f80u) != 0x7f80u) ++i;
+  Matrix m = allocate(element_type_for(bits), rows, cols, budget, category);
+  const SourceMatrix src{DType::F32, 0, std::as_bytes(values), {}, rows, cols};
+  convert_matrix(src, m.storage());
+  if (m.type_ == GLMRT_BF16) {
+    // f32 values above bf16's largest finite value (about 3.39e38) round to inf.
+    const auto* stored = reinterpret_cast<const uint16_t*>(m.data_.data());
+    size_t not_finite = 0, first = 0;
+    for (size_t i = values.size(); i-- > 0;)
+      if ((stored[i] & 0x7f80u) == 0x7f80u) ++not_finite, first = i;
+    if (not_finite > 0)
       fail(
           "{}: {} of {} values are not finite in bf16, the first is {} at [{}, {}] (bf16's "
           "largest finite value is about 3.39e38)",
-          category, not_finite, values.size(), values[i], static_cast<int64_t>(i) / cols,
-          static_cast<int64_t>(i) % cols);
-    }
-  } else {
-    m.scales_ = AlignedBlock(static_cast<size_t>(rows) * sizeof(float), 64, budget, category);
-    float* scales = m.scales_.as<float>().data();
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < rows; ++r)
-      quantize_row(values.subspan(r * cols, cols), m.type_, dst + r * m.row_bytes_, &scales[r]);
+          category, not_finite, values.size(), values[first], static_cast<int64_t>(first) / cols,
+          static_cast<int64_t>(first) % cols);
   }
   return m;
 }
@@ -128,7 +116,7 @@ glmrt_weight_view Matrix::view_rows(int64_t first, int64_t count) const {
   v.format.group_size = 0;
   v.format.packing = 0;
   v.format.alignment = 1;
-  v.data = data_.data() + first * row_bytes_;
+  v.data = data() + first * row_bytes_;
   v.scales = scales_.size() ? scales_.as<const float>().data() + first : nullptr;
   v.rows = count;
   v.cols = cols_;
@@ -137,7 +125,7 @@ glmrt_weight_view Matrix::view_rows(int64_t first, int64_t count) const {
 }
 
 void Matrix::dequantize_row(int64_t r, std::span<float> out) const {
-  const std::byte* row = data_.data() + r * row_bytes_;
+  const std::byte* row = data() + r * row_bytes_;
   const float s = scales_.size() ? scales_.as<const float>()[r] : 1.f;
   const auto* bytes = reinterpret_cast<const uint8_t*>(row);
   for (int64_t i = 0; i < cols_; ++i) {

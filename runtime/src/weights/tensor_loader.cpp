@@ -1,60 +1,237 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/progress_bar.h>
+#include <glmrt/experts/non_finite.h>
+#include <glmrt/model_files/parallel_reader.h>
+#include <glmrt/plugin/weight_format.h>
 #include <glmrt/weights/tensor_loader.h>
 
+#include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace glmrt {
+#include <algorithm>
+#include <chrono>
 
-const TensorInfo& TensorLoader::checked(const std::string& name, std::vector<int64_t> shape) const {
-  const TensorInfo& t = tensors_.at(name);
-  if (usage_) usage_->mark(t);
-  if (t.shape != shape)
-    fail("tensor {} in {} has shape [{}], the config implies [{}]", name,
-         tensors_.files().at(t.file_index), fmt::join(t.shape, ", "), fmt::join(shape, ", "));
-  return t;
+namespace glmrt {
+namespace {
+
+// Enough requests in flight for an NVMe drive's queue; the threads mostly wait.
+constexpr int kIoThreads = 8;
+// Bytes one read request (one task) covers: large enough to stream, small
+// enough that a thread's staging buffer stays small.
+constexpr uint64_t kTaskBytes = 8u << 20;
+
+uint64_t stored_bytes(const StoredMatrix& m) {
+  return m.values->byte_size + (m.scales ? m.scales->byte_size : 0);
 }
 
-int TensorLoader::packed_type_for(uint64_t bytes, int64_t rows, int64_t cols) {
-  for (uint32_t type : {GLMRT_I8, GLMRT_I4, GLMRT_I2})
-    if (static_cast<int64_t>(bytes) == rows * plugin::packed_row_bytes(type, cols))
-      return static_cast<int>(type);
-  return -1;
+// Fails naming the tensor when `bytes`, whole elements of float tensor `t`
+// starting at element `first_element`, hold a NaN or an infinity: quantizing
+// would turn a NaN into 0 silently and f32 would carry it to the logits, where
+// it says nothing about which tensor was broken. Checked while the bytes are
+// in cache, right after they arrive.
+void require_finite(const TensorDirectory& dir, const TensorInfo& t,
+                    std::span<const std::byte> bytes, uint64_t first_element) {
+  if (!is_float_dtype(t.dtype)) return;
+  const int64_t at = find_non_finite(t.dtype, bytes);
+  if (at < 0) return;
+  const size_t size = dtype_size(t.dtype);
+  float value = 0;
+  decode_to_f32(t.dtype, bytes.subspan(static_cast<size_t>(at) * size, size), {&value, 1});
+  const uint64_t index = first_element + static_cast<uint64_t>(at);
+  const uint64_t cols = t.shape.size() == 2 ? static_cast<uint64_t>(t.shape[1]) : 0;
+  const std::string where =
+      cols ? fmt::format("[{}, {}]", index / cols, index % cols) : fmt::format("[{}]", index);
+  fail(
+      "tensor '{}' in {}: a value is not finite, {} at {}: weights must be finite numbers (the "
+      "checkpoint is damaged or was converted with an overflow)",
+      t.name, dir.files().at(t.file_index), value, where);
+}
+
+// Matrices at least this large are read with O_DIRECT: the drive writes into
+// them and no page cache copy costs CPU time (smaller ones are not worth the
+// aligned window around them).
+constexpr uint64_t kDirectMinBytes = 1u << 20;
+
+// Reads `t` into `destination` in pieces of at most kTaskBytes whose file
+// offsets start on kTaskBytes boundaries, so direct pieces' aligned windows
+// never overlap.
+// Pieces of a tensor whose offset is a multiple of its element size hold
+// whole elements and are checked as they arrive; others after the whole read
+// (require_finite_in_place).
+void queue_in_place(ParallelReader& reader, const TensorDirectory& dir, const TensorInfo& t,
+                    std::byte* destination, bool direct) {
+  const size_t element = dtype_size(t.dtype);
+  const bool whole_elements = is_float_dtype(t.dtype) && t.offset % element == 0;
+  for (uint64_t at = 0; at < t.byte_size;) {
+    const uint64_t boundary = (t.offset + at) / kTaskBytes * kTaskBytes + kTaskBytes;
+    const uint64_t length = std::min(boundary - t.offset - at, t.byte_size - at);
+    ReadTask task{{{&t, at, length, destination + at, direct}}, {}};
+    if (whole_elements)
+      task.then = [&dir, &t, first = at / element](std::span<const std::span<const std::byte>> b) {
+        require_finite(dir, t, b[0], first);
+      };
+    reader.submit(std::move(task));
+    at += length;
+  }
+}
+
+void require_finite_in_place(const TensorDirectory& dir, const TensorInfo& t,
+                             const std::byte* data) {
+  if (is_float_dtype(t.dtype) && t.offset % dtype_size(t.dtype) != 0)
+    require_finite(dir, t, {data, t.byte_size}, 0);
+}
+
+// Reads blocks of rows of `m` (and their scales) into the reading thread's
+// buffers and hands each block to `use`.
+void queue_row_blocks(ParallelReader& reader, const TensorDirectory& dir, const StoredMatrix& m,
+                      int64_t granularity, const TensorLoader::RowsUse& use) {
+  const DType dtype = m.prequantized() ? DType::U8 : m.values->dtype;
+  const int64_t row_bytes =
+      static_cast<int64_t>(m.values->byte_size) / std::max<int64_t>(m.rows, 1);
+  const int64_t rows_per_task =
+      std::max<int64_t>(
+          1, static_cast<int64_t>(kTaskBytes) / std::max<int64_t>(row_bytes, 1) / granularity) *
+      granularity;
+  for (int64_t first = 0; first < m.rows; first += rows_per_task) {
+    const int64_t rows = std::min(rows_per_task, m.rows - first);
+    ReadTask task;
+    task.pieces.push_back({m.values, static_cast<uint64_t>(first * row_bytes),
+                           static_cast<uint64_t>(rows * row_bytes), nullptr});
+    if (m.scales)
+      task.pieces.push_back(
+          {m.scales, static_cast<uint64_t>(first) * 4, static_cast<uint64_t>(rows) * 4, nullptr});
+    task.then = [&dir, &m, &use, dtype, first,
+                 rows](std::span<const std::span<const std::byte>> bytes) {
+      if (m.scales)
+        require_finite(dir, *m.scales, bytes[1], static_cast<uint64_t>(first));
+      else
+        require_finite(dir, *m.values, bytes[0], static_cast<uint64_t>(first * m.cols));
+      SourceMatrix src;
+      src.dtype = dtype;
+      src.packed_type = m.packed_type;
+      src.data = bytes[0];
+      if (m.scales) {
+        // Scales are F32 in the file; the thread's buffer holds them aligned.
+        src.scales = {reinterpret_cast<const float*>(bytes[1].data()), static_cast<size_t>(rows)};
+      }
+      src.rows = rows;
+      src.cols = m.cols;
+      src.check(fmt::format("tensor {}", m.values->name));
+      use(src, first);
+    };
+    reader.submit(std::move(task));
+  }
+}
+
+// f32 values above bf16's largest finite value (about 3.39e38) round to inf.
+void require_finite_bf16(const MatrixStorage& m, int64_t first_row, int64_t rows,
+                         const std::string& name) {
+  if (m.type != GLMRT_BF16) return;
+  for (int64_t r = first_row; r < first_row + rows; ++r) {
+    const auto* row = reinterpret_cast<const uint16_t*>(m.data + r * m.row_bytes);
+    for (int64_t c = 0; c < m.cols; ++c)
+      if ((row[c] & 0x7f80u) == 0x7f80u)
+        fail(
+            "tensor '{}': a value at [{}, {}] is not finite in bf16 (bf16's largest finite value "
+            "is about 3.39e38)",
+            name, r, c);
+  }
+}
+
+}  // namespace
+
+TensorLoader::TensorLoader(const TensorDirectory& tensors, MemoryBudget* budget, TensorUsage* usage)
+    : tensors_(tensors), budget_(budget), usage_(usage) {}
+
+void TensorLoader::mark_used(const StoredMatrix& stored) const {
+  if (!usage_) return;
+  usage_->mark(*stored.values);
+  if (stored.scales) usage_->mark(*stored.scales);
 }
 
 Matrix TensorLoader::matrix(const std::string& name, int64_t rows, int64_t cols, WeightBits bits,
-                            const std::string& category) const {
-  const TensorInfo* scales = tensors_.find(name + ".qs");
-  if (scales) {
-    const TensorInfo& packed = tensors_.at(name);
-    if (usage_) usage_->mark(packed);
-    const int type = packed_type_for(packed.byte_size, rows, cols);
-    if (packed.dtype != DType::U8 || type < 0)
-      fail(
-          "tensor {} in {}: pre-quantized data must be U8 holding a {}x{} int8/int4/int2 matrix, "
-          "found {} with {} bytes",
-          name, tensors_.files().at(packed.file_index), rows, cols, dtype_name(packed.dtype),
-          packed.byte_size);
-    checked(name + ".qs", {rows});
-    std::vector<std::byte> bytes(packed.byte_size);
-    tensors_.read_raw(packed, bytes);
-    std::vector<float> s = tensors_.read_f32(*scales);
-    return Matrix::from_packed(static_cast<uint32_t>(type), bytes, s, rows, cols, budget_,
-                               category);
+                            const std::string& category, std::optional<WeightBits> also_adopt) {
+  const StoredMatrix stored = find_stored_matrix(tensors_, name, rows, cols);
+  mark_used(stored);
+  uint32_t type = element_type_for(bits);
+  if (also_adopt && stored.prequantized() && stored.packed_type == element_type_for(*also_adopt))
+    type = stored.packed_type;
+  if (stored.element_type() == static_cast<int>(type)) {
+    const bool direct = stored.values->byte_size >= kDirectMinBytes;
+    Matrix m = direct ? Matrix::allocate_for_direct_read(type, rows, cols, stored.values->offset,
+                                                         budget_, category)
+                      : Matrix::allocate(type, rows, cols, budget_, category);
+    pending_.push_back({stored, m.storage(), {}, 1, direct});
+    return m;
   }
-  std::vector<float> values = f32(name, rows, cols);
-  try {
-    return Matrix::from_f32(values, rows, cols, bits, budget_, category);
-  } catch (const Error& e) {
-    fail("tensor {} in {}: {}", name, tensors_.files().at(tensors_.at(name).file_index), e.what());
-  }
+  Matrix m = Matrix::allocate(type, rows, cols, budget_, category);
+  const MatrixStorage storage = m.storage();
+  if (stored.prequantized())
+    summary_.requantized.push_back(
+        fmt::format("{} ({} -> {})", name, stored.format_name(), plugin::element_type_name(type)));
+  pending_.push_back({stored,
+                      {},
+                      [storage, name](const SourceMatrix& src, int64_t first_row) {
+                        convert_rows(src, storage, first_row);
+                        require_finite_bf16(storage, first_row, src.rows, name);
+                      },
+                      1,
+                      false});
+  return m;
+}
+
+void TensorLoader::read_matrix(const std::string& name, int64_t rows, int64_t cols,
+                               int64_t row_granularity, RowsUse use) {
+  if (row_granularity < 1 || rows % row_granularity != 0)
+    fail("read_matrix {}: {} rows do not split into blocks of {}", name, rows, row_granularity);
+  const StoredMatrix stored = find_stored_matrix(tensors_, name, rows, cols);
+  mark_used(stored);
+  pending_.push_back({stored, {}, std::move(use), row_granularity, false});
 }
 
 std::vector<float> TensorLoader::vector(const std::string& name, int64_t n) const {
-  return tensors_.read_f32(checked(name, {n}));
+  const TensorInfo& t = tensors_.at(name);
+  if (usage_) usage_->mark(t);
+  if (t.shape != std::vector<int64_t>{n})
+    fail("tensor {} in {} has shape [{}], the config implies [{}]", name,
+         tensors_.files().at(t.file_index), fmt::join(t.shape, ", "), n);
+  return tensors_.read_f32(t);
 }
 
-std::vector<float> TensorLoader::f32(const std::string& name, int64_t rows, int64_t cols) const {
-  return tensors_.read_f32(checked(name, {rows, cols}));
+const LoadSummary& TensorLoader::finish() {
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t total = 0;
+  for (const Pending& p : pending_) total += stored_bytes(p.stored);
+  ProgressBar bar("loading", total);
+  {
+    ParallelReader reader(tensors_, kIoThreads);
+    for (const Pending& p : pending_) {
+      if (p.in_place.data) {
+        queue_in_place(reader, tensors_, *p.stored.values, p.in_place.data, p.direct);
+        if (p.stored.scales)
+          queue_in_place(reader, tensors_, *p.stored.scales,
+                         reinterpret_cast<std::byte*>(p.in_place.scales), false);
+        ++summary_.tensors_read_in_place;
+      } else {
+        queue_row_blocks(reader, tensors_, p.stored, p.row_granularity, p.use);
+        ++summary_.tensors_converted;
+      }
+    }
+    reader.wait_all([&](uint64_t done) { bar.update(done); });
+  }
+  bar.finish();
+  for (const Pending& p : pending_) {
+    if (!p.in_place.data) continue;
+    require_finite_in_place(tensors_, *p.stored.values, p.in_place.data);
+    if (p.stored.scales)
+      require_finite_in_place(tensors_, *p.stored.scales,
+                              reinterpret_cast<const std::byte*>(p.in_place.scales));
+  }
+  pending_.clear();
+  summary_.bytes += total;
+  summary_.seconds +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return summary_;
 }
 
 }  // namespace glmrt

@@ -12,6 +12,7 @@
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/model_files/safetensors.h>
 #include <glmrt/profile/profile.h>
+#include <glmrt/weights/tensor_loader.h>
 
 #include <filesystem>
 #include <memory>
@@ -31,6 +32,10 @@ class Engine {
   const std::filesystem::path& model_dir() const { return model_dir_; }
   const PluginInfo& kernels_info() const { return kernels_.info(); }
   const PluginInfo& io_info() const { return io_.info(); }
+  /// How the resident weights were read, and the whole open's wall time
+  /// (plugins, headers, resident weights, expert layouts).
+  const LoadSummary& load_summary() const { return load_; }
+  double open_seconds() const { return open_seconds_; }
 
   /// A fresh cache for one sequence, sized by the profile.
   KvCache new_cache();
@@ -48,6 +53,8 @@ class Engine {
   TensorDirectory tensors_;
   std::unique_ptr<ExpertStore> experts_;
   std::unique_ptr<Model> model_;
+  LoadSummary load_;
+  double open_seconds_ = 0;
 };
 
 /// Threads the profile asks for (0 = every core this process may use).

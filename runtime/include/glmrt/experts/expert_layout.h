@@ -1,7 +1,9 @@
 // Where one routed expert's bytes live on disk: its three matrices (and their
 // scales when pre-quantized), coalesced into as few extents as possible. The
-// store thinks in these extents, so a converted container whose experts are
-// one aligned extent each reads with a single request per expert.
+// store thinks in these extents. In the seed program's layout (an expert's
+// three matrices adjacent, a layer's scales together elsewhere) an expert is
+// two extents; in glmrt's (each expert's matrices and scales contiguous,
+// 4096-aligned; small gaps between them are read through) it is one.
 #pragma once
 
 #include <glmrt/model_files/model_config.h>
@@ -28,7 +30,7 @@ struct ExpertExtent {
 struct ExpertLayout {
   std::array<ExpertTensorPlace, 3> tensors;  // gate, up, down
   std::vector<ExpertExtent> extents;         // sorted by (file, offset), coalesced
-  uint64_t bytes = 0;                        // sum of extent lengths
+  uint64_t bytes = 0;                        // sum of extent lengths (bridged gaps included)
   /// Where a tensor's first byte lands in the staging buffer the extents are
   /// read into back to back.
   uint64_t staging_offset(const TensorInfo& t) const;

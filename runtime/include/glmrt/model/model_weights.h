@@ -72,13 +72,15 @@ struct ModelWeights {
   const Matrix& mtp_head() const { return mtp && !mtp->head.empty() ? mtp->head : lm_head; }
 };
 
-/// Loads and checks every resident tensor; dense weights at profile.dense_bits.
-ModelWeights load_model_weights(const ModelConfig& config, const TensorLoader& tensors,
+/// Checks every resident tensor against the config, then reads them all
+/// (tensors.finish()); dense weights at profile.dense_bits.
+ModelWeights load_model_weights(const ModelConfig& config, TensorLoader& tensors,
                                 const Profile& profile);
 
 /// Precision of embed_tokens and lm_head: the input/output boundary stays at
 /// least bf16 for int8 dense weights and int8 for int4/int2 (quality drops
-/// sharply when they follow the dense weights down).
+/// sharply when they follow the dense weights down). A container that stores
+/// them pre-quantized at the dense precision keeps them so.
 WeightBits boundary_bits(WeightBits dense);
 
 }  // namespace glmrt

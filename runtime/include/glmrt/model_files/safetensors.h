@@ -23,6 +23,14 @@ bool is_float_dtype(DType d);
 /// F32/BF16/F16); src.size() must be dst.size() * dtype_size(d).
 void decode_to_f32(DType d, std::span<const std::byte> src, std::span<float> dst);
 
+/// The format a container stamps on a tensor in its header's
+/// `__metadata__["quant_formats"]`: a string holding a JSON object
+/// {tensor name: "f32" | "bf16" | "int8" | "int4" | "int2"}. A stamp is
+/// trusted over guesses from byte counts, and checked against them.
+enum class StampedFormat : uint8_t { none, f32, bf16, int8, int4, int2 };
+
+std::string_view stamped_format_name(StampedFormat f);
+
 struct TensorInfo {
   std::string name;
   DType dtype;
@@ -30,6 +38,7 @@ struct TensorInfo {
   int file_index;   // into TensorDirectory::files()
   uint64_t offset;  // absolute byte offset in that file
   uint64_t byte_size;
+  StampedFormat stamp = StampedFormat::none;
   int64_t numel() const;
 };
 

@@ -1,7 +1,13 @@
 // Turns generated ids into printable text one id at a time. A character whose
 // UTF-8 bytes are spread over several byte-level tokens is held back until it
 // is complete, so every returned string is valid UTF-8 and the concatenation
-// of all of them (plus flush()) equals tokenizer.decode(all ids).
+// of all of them (plus flush()) equals tokenizer.decode(all ids). Exceptions,
+// where the stream differs from decode() (but stays valid UTF-8), both about
+// text holding U+FFFD: with a ByteFallback decoder, byte tokens that end up
+// invalid UTF-8 turn their whole run into U+FFFD, bytes already returned
+// included; and at most 16 ids are held back, so text still ending in U+FFFD
+// after 16 ids (invalid bytes, a model repeating U+FFFD) is returned as it is,
+// which keeps every push cheap.
 #pragma once
 
 #include <glmrt/text/tokenizer.h>

@@ -5,6 +5,7 @@
 #include <glmrt/base/memory.h>
 #include <glmrt/plugin/weight_format.h>
 #include <glmrt/profile/profile.h>
+#include <glmrt/weights/row_codec.h>
 
 #include <cstdint>
 #include <span>
@@ -15,6 +16,18 @@ namespace glmrt {
 class Matrix {
  public:
   Matrix() = default;
+  /// Uninitialised storage for a [rows, cols] matrix of element type `type`
+  /// (plus per-row scales for the integer types), to be filled through
+  /// storage(). The storage stays at the same address when the Matrix moves.
+  static Matrix allocate(uint32_t type, int64_t rows, int64_t cols, MemoryBudget* budget,
+                         const std::string& category);
+  /// The same, with the packed bytes placed for an O_DIRECT read of a file
+  /// holding them at byte `file_offset`: their address is congruent to it
+  /// modulo kDirectReadAlignment, and the memory around them covers the
+  /// aligned window such a read writes (see direct_read_window()).
+  static Matrix allocate_for_direct_read(uint32_t type, int64_t rows, int64_t cols,
+                                         uint64_t file_offset, MemoryBudget* budget,
+                                         const std::string& category);
   /// Converts row-major f32 values [rows, cols] into `bits` precision
   /// (symmetric per-row quantization for the integer formats).
   static Matrix from_f32(std::span<const float> values, int64_t rows, int64_t cols, WeightBits bits,
@@ -31,6 +44,12 @@ class Matrix {
   bool empty() const { return rows_ == 0; }
   uint64_t bytes() const { return data_.size() + scales_.size(); }
 
+  /// Block size and memory alignment O_DIRECT reads are made with.
+  static constexpr uint64_t kDirectReadAlignment = 4096;
+
+  /// Writable access to the packed bytes and scales.
+  MatrixStorage storage();
+
   /// The view a kernels plugin multiplies with.
   glmrt_weight_view view() const;
   /// Rows [first, first + count) as a view.
@@ -42,9 +61,15 @@ class Matrix {
  private:
   int64_t rows_ = 0, cols_ = 0, row_bytes_ = 0;
   uint32_t type_ = GLMRT_F32;
-  AlignedBlock data_;
+  std::byte* data() const { return data_.data() + data_offset_; }
+
+  AlignedBlock data_;  // the packed bytes start data_offset_ bytes in
+  size_t data_offset_ = 0;
   AlignedBlock scales_;  // f32 [rows] for quantized types
 };
+
+/// The element type a profile's precision stores matrices as.
+uint32_t element_type_for(WeightBits bits);
 
 /// Converts a bf16 bit pattern to f32 exactly, and f32 to bf16 rounding to nearest even.
 inline float bf16_to_f32(uint16_t bits) {

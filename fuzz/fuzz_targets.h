@@ -1,0 +1,47 @@
+// The fuzz targets. Each takes one input, feeds it to a parser the way the
+// runtime reads that file, exercises what the parser returned and checks its
+// documented promises. glmrt::Error (a clean refusal) is caught inside; any
+// other exception, InvariantBroken included, escapes and counts as a finding.
+// A target returns 0, or -1 for an input it declines (libFuzzer then keeps it
+// out of the corpus): see the exclusions in the targets' comments.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+#include "fuzz_support.h"
+
+namespace glmrt::fuzz {
+
+/// One .safetensors file: TensorDirectory::open_file, then every small tensor read.
+int fuzz_safetensors(Input input, const ScratchDir& scratch);
+/// A model directory: model.safetensors.index.json followed by named files
+/// (format in targets/safetensors_targets.cpp), opened with TensorDirectory::open.
+int fuzz_model_dir(Input input, const ScratchDir& scratch);
+/// config.json through load_model_config and the per-layer kinds.
+int fuzz_model_config(Input input, const ScratchDir& scratch);
+/// A profile YAML through load_profile.
+int fuzz_profile(Input input, const ScratchDir& scratch);
+/// tokenizer.json, then a NUL byte and text to encode and decode.
+int fuzz_tokenizer(Input input, const ScratchDir& scratch);
+/// A chat request body rendered as `glmrt template --request` does.
+int fuzz_chat_request(Input input, const ScratchDir& scratch);
+/// ref.json through load_oracle.
+int fuzz_oracle(Input input, const ScratchDir& scratch);
+
+struct Target {
+  std::string_view name;  // also the folder of its corpus: fuzz/corpus/<name>
+  int (*run)(Input, const ScratchDir&);
+};
+
+inline constexpr std::array kTargets = {
+    Target{"safetensors", fuzz_safetensors},
+    Target{"model_dir", fuzz_model_dir},
+    Target{"model_config", fuzz_model_config},
+    Target{"profile", fuzz_profile},
+    Target{"tokenizer", fuzz_tokenizer},
+    Target{"chat_request", fuzz_chat_request},
+    Target{"oracle", fuzz_oracle},
+};
+
+}  // namespace glmrt::fuzz

@@ -1,0 +1,33 @@
+// glmrt make-model: a random checkpoint with a real model's dimensions in the
+// seed program's container layout (see model_plan.h), for benchmarks and
+// tests at scale. Everything is written into DIR.partial and renamed to DIR at
+// the end, so an interrupted run never leaves a model that looks whole.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace glmrt {
+
+struct MakeModelOptions {
+  std::string preset;  // glm5-slice or tiny (model_preset_names())
+  int moe_layers = 0;  // after one dense layer
+  std::filesystem::path out;
+  double hot_skew = 0;  // >= 0; biases each router towards a few experts
+  bool mtp = true;      // write the multi-token-prediction layer
+  uint64_t seed = 1;
+};
+
+struct MakeModelResult {
+  uint64_t bytes = 0;
+  int files = 0;
+  double seconds = 0;
+};
+
+/// Writes the model. Refuses, before writing anything, an `out` that exists
+/// and is not an empty directory, a leftover `out`.partial, and a disk without
+/// room for the model.
+MakeModelResult make_model(const MakeModelOptions& options);
+
+}  // namespace glmrt

@@ -1,0 +1,71 @@
+// What `glmrt make-model` writes, before any byte is written: every tensor of
+// a glm_moe_dsa config, in which file, at which offset, in which format, and
+// how its values are drawn. The layout is the seed program's container form:
+// int4 routed experts and int8 dense matrices as U8 plus `<name>.qs` F32
+// per-row scales; norms, router and biases F32; one file for the resident
+// part, one per MoE layer holding its experts (each starting 4096-aligned,
+// its three matrices adjacent) followed by the layer's scales together.
+#pragma once
+
+#include <glmrt/model_files/safetensors.h>
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace glmrt {
+
+/// How a tensor's values are drawn (deterministically from the seed and `key`).
+struct TensorRecipe {
+  enum class Fill {
+    packed,      // random symmetric int values: zero mean, max |q| = qmax
+    row_scales,  // the F32 scales of a packed matrix: element stddev / stddev of q
+    normal,      // F32 N(mean, stddev^2)
+    hot_bias,    // e_score_correction_bias: hot_skew * (1 - rank / E)^4 + small noise
+  };
+  Fill fill = Fill::normal;
+  uint32_t packed_type = 0;  // glmrt_element_type for packed and row_scales
+  int64_t rows = 1, cols = 1;
+  double mean = 0, stddev = 0, hot_skew = 0;
+  std::string key;  // randomness key: a matrix and its scales share it
+};
+
+struct PlannedTensor {
+  std::string name;
+  DType dtype = DType::F32;  // U8 (packed) or F32
+  std::vector<int64_t> shape;
+  StampedFormat stamp = StampedFormat::f32;
+  uint64_t offset = 0;  // from the start of the data section
+  uint64_t bytes = 0;
+  TensorRecipe recipe;
+  /// Values are drawn row by row: packed matrices and 2-D F32 tensors by
+  /// matrix row, the others as one row.
+  int64_t generation_rows() const;
+};
+
+struct PlannedFile {
+  std::string name;                    // model-0000i-of-0000n.safetensors
+  std::vector<PlannedTensor> tensors;  // in offset order
+  uint64_t data_bytes = 0;             // the data section, alignment gaps included
+  /// The safetensors header JSON (with the quant_formats stamp), padded with
+  /// spaces so the data section starts 4096-aligned.
+  std::string header() const;
+  uint64_t file_bytes() const { return 8 + header().size() + data_bytes; }
+};
+
+struct ModelPlan {
+  std::vector<PlannedFile> files;
+  uint64_t total_bytes() const;
+  /// model.safetensors.index.json.
+  nlohmann::ordered_json index() const;
+};
+
+/// Plans every tensor `config` (a glm_moe_dsa config.json) implies.
+/// `hot_skew` >= 0 biases each MoE layer's router towards a few experts.
+ModelPlan plan_model(const nlohmann::ordered_json& config, double hot_skew);
+
+/// Alignment of each routed expert's first byte in its file.
+inline constexpr uint64_t kExpertAlignment = 4096;
+
+}  // namespace glmrt

@@ -1,0 +1,20 @@
+// The config.json of a model `glmrt make-model` writes: GLM-5's real
+// dimensions (glm5-slice) or glm_tiny's (tiny), with one dense layer first,
+// then `moe_layers` MoE layers, and an MTP layer unless asked not to.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace glmrt {
+
+/// The preset names make-model accepts.
+std::vector<std::string> model_preset_names();
+
+/// config.json for `preset`; throws glmrt::Error for an unknown preset or
+/// moe_layers < 1, listing the presets.
+nlohmann::ordered_json model_preset_config(std::string_view preset, int moe_layers, bool mtp);
+
+}  // namespace glmrt

@@ -1,0 +1,37 @@
+// What a file holds for a weight matrix W[rows, cols]: a float tensor (F32,
+// BF16, F16, F64) of that shape, or packed int8/int4/int2 values (U8) with one
+// F32 scale per row in `<name>.qs` — the container form. The packed format is
+// the file's stamp when it has one (checked against the byte count), else told
+// by the byte count.
+#pragma once
+
+#include <glmrt/model_files/safetensors.h>
+
+#include <cstdint>
+#include <string>
+
+namespace glmrt {
+
+struct StoredMatrix {
+  const TensorInfo* values = nullptr;
+  const TensorInfo* scales = nullptr;  // `<name>.qs` when pre-quantized
+  uint32_t packed_type = 0;            // glmrt_element_type (I8/I4/I2) when pre-quantized
+  int64_t rows = 0, cols = 0;
+
+  bool prequantized() const { return scales != nullptr; }
+  /// The in-memory element type whose bytes equal the stored ones (F32, BF16
+  /// or the packed type), or -1 for a dtype kernels do not read (F16, F64).
+  int element_type() const;
+  /// "int8", "bf16", "F16", ...: for messages.
+  std::string format_name() const;
+};
+
+/// Finds `name` in `dir` and checks it holds a rows x cols matrix. Errors name
+/// the tensor, its file and what was expected: a missing tensor, a float
+/// tensor of another shape or a non-float dtype, packed data that is not U8 or
+/// whose byte count fits no packed format (or not the stamped one), scales
+/// that are not F32 [rows], a stamp contradicting the presence of scales.
+StoredMatrix find_stored_matrix(const TensorDirectory& dir, const std::string& name, int64_t rows,
+                                int64_t cols);
+
+}  // namespace glmrt

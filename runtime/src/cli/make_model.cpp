@@ -1,0 +1,45 @@
+// glmrt make-model: writes a random checkpoint with a real model's dimensions
+// in the seed program's container layout (benchmarks and tests at scale).
+#include "commands.h"
+#include "options.h"
+
+#include <glmrt/model_maker/make_model.h>
+#include <glmrt/model_maker/presets.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <boost/program_options.hpp>
+
+namespace glmrt::cli {
+
+int make_model_command(const Args& args) {
+  namespace po = boost::program_options;
+  MakeModelOptions o;
+  std::string out;
+  po::options_description options(
+      "glmrt make-model --preset P --moe-layers N --out DIR [--hot-skew S] [--no-mtp] "
+      "[--seed N]");
+  options.add_options()("help,h", "show this help")(
+      "preset", po::value(&o.preset)->required(),
+      fmt::format("dimensions: {} (GLM-5's real ones, one dense layer first) or tiny "
+                  "(glm_tiny's, for tests)",
+                  model_preset_names().front())
+          .c_str())("moe-layers", po::value(&o.moe_layers)->required(),
+                    "MoE layers after the dense one")(
+      "out", po::value(&out)->required(), "directory to create (written as DIR.partial, renamed)")(
+      "hot-skew", po::value(&o.hot_skew)->default_value(0.0),
+      "router bias towards a few hot experts per layer: S * (1 - rank/E)^4 added to "
+      "e_score_correction_bias (0 = uniform routing; 0.3 = a few dozen experts take most picks)")(
+      "no-mtp", "leave out the multi-token-prediction layer")(
+      "seed", po::value(&o.seed)->default_value(1), "random seed (same seed, same bytes)");
+  const auto vm = parse_options(args, options);
+  if (!vm) return 0;
+  o.out = out;
+  o.mtp = vm->count("no-mtp") == 0;
+  const MakeModelResult r = make_model(o);
+  fmt::print("wrote {}: {} files, {:.2f} GB in {:.1f} s ({:.2f} GB/s)\n", out, r.files,
+             r.bytes / 1e9, r.seconds, r.seconds > 0 ? r.bytes / 1e9 / r.seconds : 0.0);
+  return 0;
+}
+
+}  // namespace glmrt::cli

@@ -1,0 +1,195 @@
+#include "weight_fill.h"
+
+#include <glmrt/base/error.h>
+#include <glmrt/plugin/weight_format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <string_view>
+#include <vector>
+
+namespace glmrt {
+namespace {
+
+using Fill = TensorRecipe::Fill;
+
+uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// splitmix64: fast, and good enough for random weights.
+class Random {
+ public:
+  explicit Random(uint64_t state) : state_(state) {}
+  uint64_t next() { return mix(state_ += 0x9e3779b97f4a7c15ull); }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  double normal() {  // Box-Muller, one value per call (the pair's other half is dropped)
+    const double u = 1.0 - uniform(), v = uniform();
+    return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * M_PI * v);
+  }
+
+ private:
+  uint64_t state_;
+};
+
+uint64_t key_hash(std::string_view key, uint64_t seed) {
+  uint64_t h = 1469598103934665603ull ^ mix(seed);
+  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
+  return mix(h);
+}
+
+// Streams of a key: its values, its scales, its per-tensor draws.
+constexpr uint64_t kValuesStream = 1, kScalesStream = 2, kTensorStream = 3;
+
+uint64_t row_key(const TensorRecipe& r, uint64_t seed, uint64_t stream, int64_t row) {
+  return mix(key_hash(r.key, seed) + stream * 0x632be59bd9b4e019ull) ^
+         mix(static_cast<uint64_t>(row) + 1);
+}
+
+Random row_random(const TensorRecipe& r, uint64_t seed, uint64_t stream, int64_t row) {
+  return Random(row_key(r, seed, stream, row));
+}
+
+// Random packed values with a symmetric, zero-mean distribution: the one code
+// below -qmax (-128, -8 or -2) becomes 0, as symmetric quantization never
+// produces it.
+template <uint32_t Type>
+inline uint64_t symmetric_word(uint64_t w) {
+  switch (Type) {
+    case GLMRT_I4: {  // a nibble 0000 (-8) gets bit 3: 1000 (0)
+      uint64_t t = w | (w >> 1);
+      t |= t >> 2;
+      return w | ((~t & 0x1111111111111111ull) << 3);
+    }
+    case GLMRT_I2: {  // a field 00 (-2) gets bit 1: 10 (0)
+      const uint64_t t = w | (w >> 1);
+      return w | ((~t & 0x5555555555555555ull) << 1);
+    }
+    default: {  // int8: a byte 0x80 (-128) loses its top bit: 0x00
+      constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7full, kHigh = 0x8080808080808080ull;
+      const uint64_t t = w ^ kHigh;                                // 0x80 bytes become 0x00
+      const uint64_t zero = ~(((t & kLow7) + kLow7) | t) & kHigh;  // exactly those bytes
+      return w ^ zero;
+    }
+  }
+}
+
+// Word i of a row is a function of (row key, i) alone: no chain from one word
+// to the next, so the loop pipelines and vectorizes.
+template <uint32_t Type>
+void fill_words(uint64_t row_key, std::span<std::byte> row) {
+  const size_t words = row.size() / 8;
+  auto* out = reinterpret_cast<unsigned char*>(row.data());
+  for (size_t i = 0; i < words; ++i) {
+    const uint64_t w = symmetric_word<Type>(mix(row_key + (i + 1) * 0x9e3779b97f4a7c15ull));
+    std::memcpy(out + 8 * i, &w, 8);
+  }
+  if (8 * words < row.size()) {
+    const uint64_t w = symmetric_word<Type>(mix(row_key + (words + 1) * 0x9e3779b97f4a7c15ull));
+    std::memcpy(out + 8 * words, &w, row.size() - 8 * words);
+  }
+}
+
+void fill_packed_row(const TensorRecipe& r, uint64_t row_key, std::span<std::byte> row) {
+  switch (r.packed_type) {
+    case GLMRT_I4:
+      fill_words<GLMRT_I4>(row_key, row);
+      break;
+    case GLMRT_I2:
+      fill_words<GLMRT_I2>(row_key, row);
+      break;
+    default:
+      fill_words<GLMRT_I8>(row_key, row);
+  }
+  // Fields past the last column hold the zero code, as a quantizer writes them.
+  const int per_byte = r.packed_type == GLMRT_I4 ? 2 : r.packed_type == GLMRT_I2 ? 4 : 1;
+  const int used = static_cast<int>(r.cols % per_byte);
+  if (used != 0) {
+    const int bits = 8 / per_byte;
+    const uint8_t zero_code = r.packed_type == GLMRT_I4 ? 8 : 2;
+    auto last = std::to_integer<uint8_t>(row.back());
+    for (int k = used; k < per_byte; ++k)
+      last = static_cast<uint8_t>((last & ~(((1 << bits) - 1) << (k * bits))) |
+                                  (zero_code << (k * bits)));
+    row.back() = std::byte{last};
+  }
+}
+
+void put_floats(std::span<const float> values, std::span<std::byte> out) {
+  std::memcpy(out.data(), values.data(), values.size_bytes());
+}
+
+void fill_hot_bias(const TensorRecipe& r, uint64_t seed, std::span<std::byte> out) {
+  const int64_t E = r.cols;
+  Random random = row_random(r, seed, kTensorStream, 0);
+  // A random order of the experts: rank 0 is the hottest.
+  std::vector<uint64_t> draw(E);
+  for (auto& d : draw) d = random.next();
+  std::vector<int64_t> order(E);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return draw[a] < draw[b]; });
+  std::vector<float> bias(E);
+  for (int64_t rank = 0; rank < E; ++rank) {
+    const double heat = std::pow(1.0 - double(rank) / double(E), 4.0);
+    bias[order[rank]] = static_cast<float>(r.hot_skew * heat + 0.01 * random.uniform());
+  }
+  put_floats(bias, out);
+}
+
+}  // namespace
+
+double packed_value_stddev(uint32_t type) {
+  // Values -qmax..qmax equally likely, 0 twice as likely (it also stands for -qmax-1).
+  const int qmax = type == GLMRT_I8 ? 127 : type == GLMRT_I4 ? 7 : 1;
+  double sum = 0;
+  for (int k = 1; k <= qmax; ++k) sum += 2.0 * k * k;
+  return std::sqrt(sum / (2.0 * qmax + 2.0));
+}
+
+void fill_tensor_rows(const PlannedTensor& t, uint64_t seed, int64_t first, int64_t count,
+                      std::span<std::byte> out) {
+  const TensorRecipe& r = t.recipe;
+  const uint64_t row_bytes = t.bytes / static_cast<uint64_t>(t.generation_rows());
+  if (out.size() != row_bytes * static_cast<uint64_t>(count))
+    fail("fill_tensor_rows: {} bytes for {} rows of {} bytes ({})", out.size(), count, row_bytes,
+         t.name);
+  switch (r.fill) {
+    case Fill::packed: {
+      const uint64_t key = key_hash(r.key, seed);  // hashed once per call, not per row
+      for (int64_t k = 0; k < count; ++k) {
+        const uint64_t row = mix(key + kValuesStream * 0x632be59bd9b4e019ull) ^
+                             mix(static_cast<uint64_t>(first + k) + 1);
+        fill_packed_row(r, row, out.subspan(k * row_bytes, row_bytes));
+      }
+      return;
+    }
+    case Fill::row_scales: {
+      const double base = r.stddev / packed_value_stddev(r.packed_type);
+      std::vector<float> scales(r.rows);
+      for (int64_t row = 0; row < r.rows; ++row) {
+        Random random = row_random(r, seed, kScalesStream, row);
+        scales[row] = static_cast<float>(base * (0.8 + 0.4 * random.uniform()));
+      }
+      put_floats(scales, out);
+      return;
+    }
+    case Fill::normal: {
+      std::vector<float> values(row_bytes / 4);
+      for (int64_t k = 0; k < count; ++k) {
+        Random random = row_random(r, seed, kValuesStream, first + k);
+        for (float& v : values) v = static_cast<float>(r.mean + r.stddev * random.normal());
+        put_floats(values, out.subspan(k * row_bytes, row_bytes));
+      }
+      return;
+    }
+    case Fill::hot_bias:
+      fill_hot_bias(r, seed, out);
+      return;
+  }
+}
+
+}  // namespace glmrt

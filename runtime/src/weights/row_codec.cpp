@@ -1,0 +1,181 @@
+#include <glmrt/base/error.h>
+#include <glmrt/plugin/weight_format.h>
+#include <glmrt/weights/matrix.h>
+#include <glmrt/weights/row_codec.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace glmrt {
+namespace {
+
+int qmax_of(uint32_t type) {
+  return type == GLMRT_I8 ? 127 : type == GLMRT_I4 ? 7 : 1;
+}
+
+// Rows are quantized in pieces of this many values: q is computed for a piece
+// in a loop the compiler vectorizes, then packed.
+constexpr size_t kPiece = 256;
+
+// q = round(w / s) clamped to [qmin, qmax], exactly as lrintf + clamp (round
+// to nearest even), with NaN giving 0 as lrintf's result did after the cast;
+// written with floats so it vectorizes.
+void quantize_piece(const float* w, size_t n, float s, float qmin, float qmax, int8_t* q) {
+  for (size_t i = 0; i < n; ++i) {
+    float r = std::nearbyint(w[i] / s);
+    r = r == r ? r : 0.f;
+    r = r < qmin ? qmin : r;
+    r = r > qmax ? qmax : r;
+    q[i] = static_cast<int8_t>(r);
+  }
+}
+
+void quantize_row(std::span<const float> w, uint32_t type, std::byte* out, float* scale) {
+  const int qmax = qmax_of(type);
+  float amax = 0.f;
+  for (float v : w) amax = std::max(amax, std::fabs(v));
+  const float s = std::max(amax / static_cast<float>(qmax), 1e-8f);
+  *scale = s;
+  auto* bytes = reinterpret_cast<uint8_t*>(out);
+  int8_t q[kPiece];
+  for (size_t first = 0; first < w.size(); first += kPiece) {
+    const size_t n = std::min(kPiece, w.size() - first);
+    quantize_piece(w.data() + first, n, s, static_cast<float>(-qmax - 1), static_cast<float>(qmax),
+                   q);
+    if (type == GLMRT_I8) {
+      std::memcpy(bytes + first, q, n);
+    } else if (type == GLMRT_I4) {  // kPiece is even: pieces start on a byte
+      for (size_t i = 0; i < n; i += 2) {
+        const int lo = q[i] + 8, hi = i + 1 < n ? q[i + 1] + 8 : 8;
+        bytes[(first + i) / 2] = static_cast<uint8_t>(lo | (hi << 4));
+      }
+    } else {  // kPiece is a multiple of 4
+      for (size_t i = 0; i < n; i += 4) {
+        int byte = 0;
+        for (size_t k = 0; k < 4; ++k) byte |= (i + k < n ? q[i + k] + 2 : 2) << (2 * k);
+        bytes[(first + i) / 4] = static_cast<uint8_t>(byte);
+      }
+    }
+  }
+}
+
+// f32 -> bf16 rounding to nearest even, NaN kept NaN (as f32_to_bf16), without
+// branches so the loop vectorizes.
+void encode_bf16(std::span<const float> values, uint16_t* out) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint32_t u;
+    std::memcpy(&u, &values[i], 4);
+    const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    const uint32_t nan = (u >> 16) | 0x40u;
+    out[i] = static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+  }
+}
+
+void decode_packed_row(const uint8_t* bytes, uint32_t type, float s, std::span<float> out) {
+  const size_t n = out.size();
+  switch (type) {
+    case GLMRT_I8:
+      for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(static_cast<int8_t>(bytes[i])) * s;
+      return;
+    case GLMRT_I4:
+      for (size_t i = 0; i + 1 < n; i += 2) {
+        out[i] = static_cast<float>((bytes[i / 2] & 0xF) - 8) * s;
+        out[i + 1] = static_cast<float>((bytes[i / 2] >> 4) - 8) * s;
+      }
+      if (n % 2) out[n - 1] = static_cast<float>((bytes[n / 2] & 0xF) - 8) * s;
+      return;
+    case GLMRT_I2:
+      for (size_t i = 0; i < n; ++i)
+        out[i] = static_cast<float>(((bytes[i / 4] >> (2 * (i & 3))) & 0x3) - 2) * s;
+      return;
+    default:
+      fail("decode_packed_row: element type {} is not a packed integer type", type);
+  }
+}
+
+}  // namespace
+
+int64_t SourceMatrix::row_bytes() const {
+  if (dtype == DType::U8) return plugin::packed_row_bytes(packed_type, cols);
+  return cols * static_cast<int64_t>(dtype_size(dtype));
+}
+
+void SourceMatrix::check(std::string_view what) const {
+  const bool packed = dtype == DType::U8;
+  if (!packed && !is_float_dtype(dtype))
+    fail("{}: dtype {} is neither a float type nor packed U8", what, dtype_name(dtype));
+  if (packed && (packed_type < GLMRT_I8 || packed_type > GLMRT_I2))
+    fail("{}: packed element type {} is not int8, int4 or int2", what, packed_type);
+  if (static_cast<int64_t>(data.size()) != rows * row_bytes())
+    fail("{}: {} bytes do not hold a {}x{} matrix ({} bytes per row)", what, data.size(), rows,
+         cols, row_bytes());
+  if (packed && static_cast<int64_t>(scales.size()) != rows)
+    fail("{}: {} scales for {} rows", what, scales.size(), rows);
+}
+
+void SourceMatrix::decode_row(int64_t r, std::span<float> out) const {
+  const auto row = data.subspan(static_cast<size_t>(r * row_bytes()), row_bytes());
+  if (dtype == DType::U8) {
+    decode_packed_row(reinterpret_cast<const uint8_t*>(row.data()), packed_type, scales[r], out);
+  } else {
+    decode_to_f32(dtype, row, out);
+  }
+}
+
+void encode_row(std::span<const float> values, const MatrixStorage& dst, int64_t r) {
+  std::byte* out = dst.data + r * dst.row_bytes;
+  switch (dst.type) {
+    case GLMRT_F32:
+      std::memcpy(out, values.data(), values.size_bytes());
+      return;
+    case GLMRT_BF16:
+      encode_bf16(values, reinterpret_cast<uint16_t*>(out));
+      return;
+    default:
+      quantize_row(values, dst.type, out, &dst.scales[r]);
+  }
+}
+
+namespace {
+
+void check_conversion(const SourceMatrix& src, const MatrixStorage& dst, int64_t dst_first_row) {
+  src.check("convert_rows");
+  if (src.cols != dst.cols || dst_first_row < 0 || dst_first_row + src.rows > dst.rows)
+    fail("convert_rows: {}x{} source rows into rows {}.. of a {}x{} matrix", src.rows, src.cols,
+         dst_first_row, dst.rows, dst.cols);
+  if (dst.row_bytes != plugin::packed_row_bytes(dst.type, dst.cols) ||
+      (plugin::is_quantized(dst.type) && dst.scales == nullptr))
+    fail("convert_rows: destination of element type {} is not laid out for {} columns", dst.type,
+         dst.cols);
+}
+
+}  // namespace
+
+void convert_rows(const SourceMatrix& src, const MatrixStorage& dst, int64_t dst_first_row) {
+  check_conversion(src, dst, dst_first_row);
+  std::vector<float> row(static_cast<size_t>(src.cols));
+  for (int64_t r = 0; r < src.rows; ++r) {
+    src.decode_row(r, row);
+    encode_row(row, dst, dst_first_row + r);
+  }
+}
+
+void convert_matrix(const SourceMatrix& src, const MatrixStorage& dst) {
+  // Checked here: an exception cannot leave the parallel region below.
+  check_conversion(src, dst, 0);
+  if (src.rows != dst.rows)
+    fail("convert_matrix: a {}-row source into a {}-row matrix", src.rows, dst.rows);
+#pragma omp parallel
+  {
+    std::vector<float> row(static_cast<size_t>(src.cols));
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < src.rows; ++r) {
+      src.decode_row(r, row);
+      encode_row(row, dst, r);
+    }
+  }
+}
+
+}  // namespace glmrt

@@ -1,0 +1,112 @@
+#include <glmrt/base/error.h>
+#include <glmrt/plugin/weight_format.h>
+#include <glmrt/weights/stored_matrix.h>
+
+#include <fmt/ranges.h>
+
+namespace glmrt {
+namespace {
+
+int packed_type_of(StampedFormat stamp) {
+  switch (stamp) {
+    case StampedFormat::int8:
+      return GLMRT_I8;
+    case StampedFormat::int4:
+      return GLMRT_I4;
+    case StampedFormat::int2:
+      return GLMRT_I2;
+    default:
+      return -1;
+  }
+}
+
+uint64_t packed_bytes(uint32_t type, int64_t rows, int64_t cols) {
+  return static_cast<uint64_t>(rows * plugin::packed_row_bytes(type, cols));
+}
+
+// Without a stamp the byte count tells the format; int8 is tried first, as the
+// seed program does (it decides the same way).
+int packed_type_from_bytes(uint64_t bytes, int64_t rows, int64_t cols) {
+  for (uint32_t type : {GLMRT_I8, GLMRT_I4, GLMRT_I2})
+    if (bytes == packed_bytes(type, rows, cols)) return static_cast<int>(type);
+  return -1;
+}
+
+StoredMatrix packed(const TensorDirectory& dir, const std::string& name, StoredMatrix m) {
+  const TensorInfo& t = *m.values;
+  const auto& file = dir.files().at(t.file_index);
+  if (t.stamp == StampedFormat::f32 || t.stamp == StampedFormat::bf16)
+    fail(
+        "tensor {} in {} is stamped {} but has per-row scales {}.qs, which only packed "
+        "int8/int4/int2 tensors carry",
+        name, file, stamped_format_name(t.stamp), name);
+  if (t.dtype != DType::U8 && t.dtype != DType::I8)
+    fail(
+        "tensor {} in {}: pre-quantized data (it has scales {}.qs) must be U8 holding a {}x{} "
+        "int8/int4/int2 matrix, found {}",
+        name, file, name, m.rows, m.cols, dtype_name(t.dtype));
+  int type = packed_type_of(t.stamp);
+  if (type >= 0) {
+    const uint64_t expected = packed_bytes(static_cast<uint32_t>(type), m.rows, m.cols);
+    if (t.byte_size != expected)
+      fail(
+          "tensor {} in {} is stamped {}, which for a {}x{} matrix takes {} bytes, but it holds "
+          "{} bytes",
+          name, file, stamped_format_name(t.stamp), m.rows, m.cols, expected, t.byte_size);
+  } else {
+    type = packed_type_from_bytes(t.byte_size, m.rows, m.cols);
+    if (type < 0)
+      fail(
+          "tensor {} in {}: {} bytes fit no packed format of a {}x{} matrix (int8 takes {}, int4 "
+          "{}, int2 {})",
+          name, file, t.byte_size, m.rows, m.cols, packed_bytes(GLMRT_I8, m.rows, m.cols),
+          packed_bytes(GLMRT_I4, m.rows, m.cols), packed_bytes(GLMRT_I2, m.rows, m.cols));
+  }
+  m.packed_type = static_cast<uint32_t>(type);
+  const TensorInfo& s = *m.scales;
+  if (s.dtype != DType::F32 || s.shape != std::vector<int64_t>{m.rows})
+    fail("tensor {}.qs in {}: expected F32 per-row scales of shape [{}], found {} [{}]", name,
+         dir.files().at(s.file_index), m.rows, dtype_name(s.dtype), fmt::join(s.shape, ", "));
+  return m;
+}
+
+}  // namespace
+
+int StoredMatrix::element_type() const {
+  if (prequantized()) return static_cast<int>(packed_type);
+  if (values->dtype == DType::F32) return GLMRT_F32;
+  if (values->dtype == DType::BF16) return GLMRT_BF16;
+  return -1;
+}
+
+std::string StoredMatrix::format_name() const {
+  const int type = element_type();
+  if (type >= 0) return plugin::element_type_name(static_cast<uint32_t>(type));
+  return std::string(dtype_name(values->dtype));
+}
+
+StoredMatrix find_stored_matrix(const TensorDirectory& dir, const std::string& name, int64_t rows,
+                                int64_t cols) {
+  StoredMatrix m;
+  m.rows = rows;
+  m.cols = cols;
+  m.values = &dir.at(name);
+  m.scales = dir.find(name + ".qs");
+  if (m.scales) return packed(dir, name, m);
+  const TensorInfo& t = *m.values;
+  const auto& file = dir.files().at(t.file_index);
+  if (packed_type_of(t.stamp) >= 0)
+    fail("tensor {} in {} is stamped {} but its per-row scales {}.qs are missing", name, file,
+         stamped_format_name(t.stamp), name);
+  if (!is_float_dtype(t.dtype))
+    fail(
+        "tensor {} in {} is {}: a weight matrix is F32, BF16, F16 or F64, or packed U8 with "
+        "per-row scales in {}.qs",
+        name, file, dtype_name(t.dtype), name);
+  if (t.shape != std::vector<int64_t>{rows, cols})
+    fail("tensor {} in {} has shape [{}], the config implies [{}, {}]", name, file,
+         fmt::join(t.shape, ", "), rows, cols);
+  return m;
+}
+
+}  // namespace glmrt
