@@ -67,10 +67,29 @@ std::pair<int, std::string> run(const std::string& command) {
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-std::string score_command(const fs::path& requests, const std::string& flags = "") {
-  return fmt::format(
-      "{}/glmrt score --profile {}/configs/reference.yaml --model {} --requests {} {} 2>/dev/null",
-      GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, kTinyModel.string(), requests.string(), flags);
+fs::path reference_profile_path() {
+  return fs::path(GLMRT_SOURCE_DIR) / "configs" / "reference.yaml";
+}
+
+// configs/reference.yaml with `memory.prefill_chunk: chunk`, written to `dir`.
+fs::path chunked_profile(const fs::path& dir, int chunk) {
+  std::ifstream in(reference_profile_path());
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const size_t memory = yaml.find("\nmemory:\n");
+  if (memory == std::string::npos) throw std::runtime_error("reference.yaml has no memory section");
+  yaml.insert(memory + 9, fmt::format("  prefill_chunk: {}\n", chunk));
+  const fs::path file = dir / "chunked.yaml";
+  std::ofstream(file) << yaml;
+  return file;
+}
+
+std::string score_command(const fs::path& requests, const std::string& flags = "",
+                          const fs::path& profile = reference_profile_path()) {
+  return fmt::format("{}/glmrt score --profile {} --model {} --requests {} {} 2>/dev/null",
+                     GLMRT_BUILD_DIR, profile.string(), kTinyModel.string(), requests.string(),
+                     flags);
 }
 
 TEST(ScoreOracle, ScorerMatchesTheReferenceTokenByToken) {
@@ -177,9 +196,9 @@ fs::path write_requests(const fs::path& dir) {
   return file;
 }
 
-std::vector<ScoreLine> score_with_the_command() {
+std::vector<ScoreLine> score_with_the_command(const fs::path& profile = reference_profile_path()) {
   test::ScratchDir dir("glmrt-score");
-  const auto [status, out] = run(score_command(write_requests(dir.path())));
+  const auto [status, out] = run(score_command(write_requests(dir.path()), "", profile));
   EXPECT_EQ(status, 0) << out;
   return parse_score_output(out);
 }
@@ -227,12 +246,12 @@ nlohmann::json post(httplib::Client& client, const std::string& path, const nloh
   return nlohmann::json::parse(response->body);
 }
 
-TEST(ScoreOracle, EchoLogprobsMatchTheReferenceAndTheScoreCommand) {
-  const auto command_lines = score_with_the_command();
+// /v1/completions of a server running `profile` against the reference and
+// `glmrt score` with that same profile.
+void check_echo_logprobs(const fs::path& profile) {
+  const auto command_lines = score_with_the_command(profile);
   ASSERT_EQ(command_lines.size(), cases().size() + 1);
-  test::ServerProcess server({"--profile",
-                              std::string(GLMRT_SOURCE_DIR) + "/configs/reference.yaml", "--model",
-                              kTinyModel.string()});
+  test::ServerProcess server({"--profile", profile.string(), "--model", kTinyModel.string()});
   httplib::Client client("127.0.0.1", server.port());
   client.set_read_timeout(120);
 
@@ -292,6 +311,26 @@ TEST(ScoreOracle, EchoLogprobsMatchTheReferenceAndTheScoreCommand) {
     EXPECT_TRUE(greedy) << c.name;
   }
   EXPECT_EQ(server.stop(), 0);
+}
+
+TEST(ScoreOracle, EchoLogprobsMatchTheReferenceAndTheScoreCommand) {
+  check_echo_logprobs(reference_profile_path());
+}
+
+// memory.prefill_chunk reaches serve and score: prompts prefilled 3 positions
+// per forward call (DSA rows included) score as the whole prompt does.
+TEST(ScoreOracle, ChunkedPrefillProfileGivesTheSameNumbersInServeAndScore) {
+  test::ScratchDir dir("glmrt-score-chunked");
+  const fs::path profile = chunked_profile(dir.path(), 3);
+  const auto whole = score_with_the_command();
+  const auto chunked = score_with_the_command(profile);
+  ASSERT_EQ(chunked.size(), whole.size());
+  for (size_t i = 0; i < whole.size(); ++i) {
+    EXPECT_NEAR(chunked[i].logprob, whole[i].logprob, 1e-4) << i;
+    EXPECT_EQ(chunked[i].tokens, whole[i].tokens);
+    EXPECT_EQ(chunked[i].greedy, whole[i].greedy);
+  }
+  check_echo_logprobs(profile);
 }
 
 }  // namespace
