@@ -232,7 +232,7 @@ test("SIGTERM with no grace: the running request is cancelled with a 503, exit 0
   const running = fetch(other.url + "/v1/completions", {
     method: "POST",
     headers: json,
-    body: JSON.stringify(longCompletion(1500)),
+    body: JSON.stringify(longCompletion(4000)),
   });
   await waitFor(async () => metric(await metrics(other.url), "glmrt_queue_running") === 1, 10000, "the request to run");
   other.signal("SIGTERM");
