@@ -34,6 +34,10 @@ int effective_threads(const Profile& profile) {
   return profile.threads > 0 ? profile.threads : omp_get_num_procs();
 }
 
+int effective_prefetch_slots(const Profile& profile, int experts_per_token) {
+  return profile.prefetch_slots ? *profile.prefetch_slots : experts_per_token;
+}
+
 namespace {
 
 // Positions past what the model was trained on run, but their outputs are
@@ -98,10 +102,22 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   auto expert_layouts = plan_expert_layouts(config, tensors_, expert_layers);
   mark_expert_tensors(expert_layouts, usage);
   usage.warn_unused(model_dir_);
+  io_channel_ = std::make_unique<IoChannel>(*io_, io_.info().abi_minor, tensors_.files());
+  const ExpertPoolSizes pools{profile_.expert_cache_per_layer,
+                              effective_prefetch_slots(profile_, config.num_experts_per_tok)};
   experts_ =
-      std::make_unique<ExpertStore>(std::move(expert_layouts), tensors_, *io_, profile_.expert_bits,
-                                    profile_.expert_cache_per_layer, &budget_);
+      std::make_unique<ExpertStore>(std::move(expert_layouts), *io_channel_, profile_.expert_bits,
+                                    pools, &budget_, services_.n_threads());
   model_ = std::make_unique<Model>(std::move(config), std::move(weights), *experts_, *kernels_);
+  if (services_.n_threads() > 1) {
+    lane_services_ = std::make_unique<HostServices>(budget_, 1);
+    std::vector<plugin::Kernels*> lanes;
+    for (int t = 0; t < services_.n_threads(); ++t) {
+      lanes_.push_back(host_.create_kernels(profile_.kernels, *lane_services_));
+      lanes.push_back(&*lanes_.back());
+    }
+    model_->set_kernel_lanes(std::move(lanes));
+  }
 }
 
 KvCache Engine::new_cache() {

@@ -142,7 +142,8 @@ class ProfileReader {
   }
 
   static void read_memory(const Field& field, Profile& profile) {
-    Mapping memory = field.as_mapping({"budget", "expert_cache", "max_context", "prefill_chunk"});
+    Mapping memory =
+        field.as_mapping({"budget", "expert_cache", "prefetch", "max_context", "prefill_chunk"});
     if (auto budget = memory.find("budget")) {
       try {
         profile.memory_budget_bytes = parse_byte_size(budget->as_string());
@@ -152,6 +153,12 @@ class ProfileReader {
     }
     if (auto cache = memory.find("expert_cache"))
       profile.expert_cache_per_layer = static_cast<int>(cache->as_int(0, 4096));
+    if (auto prefetch = memory.find("prefetch")) {
+      if (prefetch->node().IsScalar() && prefetch->node().Scalar() == "auto")
+        profile.prefetch_slots.reset();
+      else
+        profile.prefetch_slots = static_cast<int>(prefetch->as_int(0, 4096));
+    }
     if (auto context = memory.find("max_context"))
       profile.max_context = static_cast<int>(context->as_int(16, 1048576));
     if (auto chunk = memory.find("prefill_chunk"))

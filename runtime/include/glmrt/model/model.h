@@ -32,12 +32,20 @@ class Model {
   /// Records every layer's DSA selections and routing into `trace` (nullptr
   /// stops recording). The trace must outlive the calls that fill it.
   void set_trace(ForwardTrace* trace) { trace_ = trace; }
+  /// Kernels objects, one per thread and each single-threaded, that small
+  /// independent products (a query's attention heads, a step's experts) run
+  /// on side by side (see kernel_lanes.h); empty: everything on the main
+  /// kernels object. They must outlive the model's calls.
+  void set_kernel_lanes(std::vector<plugin::Kernels*> lanes) { lanes_ = std::move(lanes); }
 
   /// Forward and MTP calls made so far (what a chunked prefill costs).
   struct Counters {
     int64_t forward_calls = 0, mtp_forward_calls = 0;
   };
   const Counters& counters() const { return counters_; }
+  /// Where forward steps spent their time so far (attention, expert matmuls,
+  /// next-layer prediction); waiting on disk is in the expert store's stats.
+  const StepTimes& step_times() const { return times_; }
 
   /// A cache shaped for this model (main layers + the MTP layer).
   KvCache make_cache(CacheType type, int64_t max_tokens, MemoryBudget* budget) const;
@@ -74,6 +82,9 @@ class Model {
   void embed(const Matrix& table, std::span<const int32_t> tokens, std::span<float> out) const;
   void decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std::span<float> h,
                      int64_t S, KeySelection& selection);
+  /// After layer `layer`'s attention: predicts the experts of the next main
+  /// layer when it is MoE and reads them ahead (no-op when prefetch is off).
+  void prefetch_next_layer(int layer, std::span<const float> h, int64_t S);
 
   ModelConfig config_;
   ModelWeights weights_;
@@ -83,6 +94,10 @@ class Model {
   AttentionFormChoice attention_form_ = AttentionFormChoice::automatic;
   ForwardTrace* trace_ = nullptr;
   Counters counters_;
+  StepTimes times_;
+  MoeScratch scratch_;            // reused by every MoE block and prediction
+  LatentScratch latent_scratch_;  // reused by every layer's absorbed attention
+  std::vector<plugin::Kernels*> lanes_;
 };
 
 }  // namespace glmrt
