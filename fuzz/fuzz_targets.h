@@ -28,6 +28,9 @@ int fuzz_tokenizer(Input input, const ScratchDir& scratch);
 int fuzz_chat_request(Input input, const ScratchDir& scratch);
 /// ref.json through load_oracle.
 int fuzz_oracle(Input input, const ScratchDir& scratch);
+/// A request body as /v1/chat/completions and /v1/completions parse it, and
+/// each line as a `glmrt score` request.
+int fuzz_serve_request(Input input, const ScratchDir& scratch);
 
 struct Target {
   std::string_view name;  // also the folder of its corpus: fuzz/corpus/<name>
@@ -42,6 +45,7 @@ inline constexpr std::array kTargets = {
     Target{"tokenizer", fuzz_tokenizer},
     Target{"chat_request", fuzz_chat_request},
     Target{"oracle", fuzz_oracle},
+    Target{"serve_request", fuzz_serve_request},
 };
 
 }  // namespace glmrt::fuzz

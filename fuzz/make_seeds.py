@@ -256,6 +256,35 @@ seed("chat_request", "string-arguments.json", dumps({
     "add_generation_prompt": False, "enable_thinking": False, "reasoning_effort": "high",
     "clear_thinking": True}))
 
+# --- serve requests ------------------------------------------------------
+# Bodies of /v1/chat/completions and /v1/completions as clients send them;
+# each line is also read as a `glmrt score` request.
+
+seed("serve_request", "chat-streamed.json", dumps({
+    "model": "gpt-4o", "messages": [{"role": "system", "content": "Be brief."},
+                                    {"role": "user", "content": "Hello"}],
+    "stream": True, "stream_options": {"include_usage": True}, "temperature": 0.7, "top_p": 0.9,
+    "top_k": 40, "min_p": 0.05, "max_completion_tokens": 32, "stop": ["\n\n", "END"],
+    "seed": 7, "presence_penalty": 0.5, "frequency_penalty": -0.5, "logprobs": True,
+    "top_logprobs": 3, "user": "u1", "metadata": {"k": "v"}, "n": 1,
+    "response_format": {"type": "text"}, "chat_template_kwargs": {"enable_thinking": False}}))
+seed("serve_request", "chat-tools.json", dumps({
+    "messages": [{"role": "user", "content": "weather in Paris?"}],
+    "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["city"]}}}],
+    "tool_choice": "auto", "max_tokens": 16, "thinking": {"type": "disabled"}}))
+seed("serve_request", "completion-echo-batch.json", dumps({
+    "model": "glm", "prompt": [[1, 2, 3, 4], [5, 6, 7]], "echo": True, "logprobs": 1,
+    "max_tokens": 0, "temperature": 0}))
+seed("serve_request", "completion-text.json", dumps({
+    "prompt": ["The capital of France is", "caf\u00e9 <|user|>"], "max_tokens": 8, "stream": True,
+    "ignore_eos": True, "best_of": 1, "suffix": "", "logit_bias": {}}))
+seed("serve_request", "score-lines.txt",
+     "3 2 10 11 12 13 14\n"
+     + dumps({"context": "The capital of France is", "continuation": " Paris"}) + "\n"
+     + dumps({"context": [1, 2, 3], "continuation": [4, 5]}) + "\n")
+
 # --- ref.json ------------------------------------------------------------
 
 ref = json.loads((FIXTURES / "glm_tiny" / "ref.json").read_text())
@@ -344,6 +373,13 @@ write_dict("chat_request", literals("text/glm5_chat_template.cpp", "text/python_
                                     "text/text_commands.cpp"), True,
            raw=["<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "<arg_value>",
                 "<|user|>", "<|assistant|>", "<|system|>", "<|observation|>", "\\n", "\\u00e9"])
+write_dict("serve_request", literals("serve/*request*.cpp", "serve/request_fields.cpp") + [
+    "messages", "prompt", "role", "content", "system", "user", "assistant", "tool", "tools",
+    "stream", "stream_options", "include_usage", "max_tokens", "max_completion_tokens", "echo",
+    "logprobs", "top_logprobs", "temperature", "top_p", "top_k", "min_p", "seed", "stop",
+    "presence_penalty", "frequency_penalty", "repetition_penalty", "n", "best_of",
+    "response_format", "chat_template_kwargs", "enable_thinking", "context", "continuation"],
+    True)
 write_dict("oracle", literals("validate/oracle_file.cpp") + [
     "cases", "name", "prompt_ids", "generated_ids", "full_ids", "tf_pred", "margin", "logits",
     "dense_equivalent", "sparse_rows_from", "mtp_pred", "mtp_margin", "experts", "indexer_topk"],

@@ -7,8 +7,14 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libpcre2-dev libicu-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev libsimde-dev
   clang-format
+  libcpp-httplib-dev  # glmrt serve
+  chromium            # the chat page's browser test
   clang libclang-rt-14-dev  # libFuzzer and the sanitizers' runtimes, for scripts/fuzz.sh
 )
+# Node.js + npm run the `openai` client and the browser test; a Node.js that
+# is already installed (e.g. from NodeSource, which bundles npm) is kept.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

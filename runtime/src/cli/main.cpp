@@ -29,6 +29,8 @@ const Command kCommands[] = {
     {"tokenize", "text on stdin to token ids (or back with --decode)",
      glmrt::cli::tokenize_command},
     {"template", "render a chat request into the model's prompt", glmrt::cli::template_command},
+    {"serve", "an OpenAI-compatible HTTP server with a chat page", glmrt::cli::serve_command},
+    {"score", "log-likelihoods of continuations, perplexity of a text", glmrt::cli::score_command},
     {"bench", "time profiles side by side on one model", glmrt::cli::bench_command},
     {"make-model", "write a random model with real dimensions (benchmarks, tests)",
      glmrt::cli::make_model_command},

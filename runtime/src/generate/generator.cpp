@@ -22,16 +22,24 @@ std::string_view to_string(StopReason reason) {
 
 namespace {
 
+void check_limits(const GenerationLimits& limits) {
+  if (limits.max_new_tokens < 0)
+    fail("generate: max_new_tokens must be >= 0, got {}", limits.max_new_tokens);
+  if (!std::is_sorted(limits.stop_tokens.begin(), limits.stop_tokens.end()))
+    fail("generate: the stop tokens must be sorted ascending");
+}
+
 /// The answer as it is taken token by token: stop tokens, the callback and
 /// the token limit end it.
 class Answer {
  public:
   Answer(std::span<const int32_t> prompt, const GenerationLimits& limits,
-         const TokenCallback& on_token)
+         const TokenLogitsCallback& on_token)
       : context_(prompt.begin(), prompt.end()), limits_(limits), on_token_(on_token) {}
 
-  /// Takes the next decided token; false when the answer ends with it.
-  bool take(int32_t token) {
+  /// Takes the next decided token, drawn from `logits` (empty for an
+  /// accepted draft); false when the answer ends with it.
+  bool take(int32_t token, std::span<const float> logits) {
     if (std::binary_search(limits_.stop_tokens.begin(), limits_.stop_tokens.end(), token)) {
       result_.reason = StopReason::eos;
       result_.stop_token = token;
@@ -39,7 +47,7 @@ class Answer {
     }
     result_.tokens.push_back(token);
     context_.push_back(token);
-    if (on_token_ && !on_token_(token)) {
+    if (on_token_ && !on_token_(token, logits)) {
       result_.reason = StopReason::cancelled;
       return false;
     }
@@ -59,7 +67,7 @@ class Answer {
  private:
   std::vector<int32_t> context_;
   const GenerationLimits& limits_;
-  const TokenCallback& on_token_;
+  const TokenLogitsCallback& on_token_;
   Generation result_;
 };
 
@@ -67,14 +75,24 @@ class Answer {
 
 Generation generate(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
                     const GenerationLimits& limits, const TokenCallback& on_token) {
-  if (limits.max_new_tokens < 0)
-    fail("generate: max_new_tokens must be >= 0, got {}", limits.max_new_tokens);
-  if (!std::is_sorted(limits.stop_tokens.begin(), limits.stop_tokens.end()))
-    fail("generate: the stop tokens must be sorted ascending");
+  check_limits(limits);
+  if (limits.max_new_tokens == 0) return {};
+  TokenLogitsCallback forward;
+  if (on_token) forward = [&](int32_t token, std::span<const float>) { return on_token(token); };
+  return continue_generation(session, sampler, prompt, session.set_context(prompt), limits,
+                             forward);
+}
+
+Generation continue_generation(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
+                               std::vector<float> logits, const GenerationLimits& limits,
+                               const TokenLogitsCallback& on_token, LogitsNeed need) {
+  check_limits(limits);
   if (limits.max_new_tokens == 0) return {};
 
   const int64_t max_context = session.engine().profile().max_context;
-  Speculator* speculator = session.speculator();
+  // Accepted drafts come without logits of their own: a caller that needs
+  // every token's logits decodes one token per step.
+  Speculator* speculator = need == LogitsNeed::every_token ? nullptr : session.speculator();
   Answer answer(prompt, limits, on_token);
   // The session never keeps more than prompt + answer: a step's rows past a
   // token that ended the answer go.
@@ -83,10 +101,9 @@ Generation generate(Session& session, Sampler& sampler, std::span<const int32_t>
     if (static_cast<int64_t>(session.tokens().size()) > kept) session.rollback_to(kept);
     return std::move(answer.result());
   };
-  auto logits = session.set_context(prompt);
   int32_t token = sampler.sample(logits, answer.context(), answer.tokens());
   for (;;) {
-    if (!answer.take(token)) return finish();
+    if (!answer.take(token, logits)) return finish();
     // Decoding `token` stores it in the cache: one more row must fit.
     if (static_cast<int64_t>(session.tokens().size()) + 1 > max_context) {
       answer.result().reason = StopReason::context_full;
@@ -99,8 +116,9 @@ Generation generate(Session& session, Sampler& sampler, std::span<const int32_t>
     }
     const SpeculativeStep step =
         speculator->step(token, sampler, answer.context(), answer.tokens(), answer.remaining());
+    logits.clear();
     for (int32_t accepted : step.accepted)
-      if (!answer.take(accepted)) return finish();
+      if (!answer.take(accepted, {})) return finish();
     // Every accepted draft was taken and the answer goes on, so the step
     // chose the token after them (it chooses none only at the token limit).
     if (step.next < 0) fail("generate: a speculative step decided no next token");

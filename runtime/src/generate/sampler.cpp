@@ -31,6 +31,10 @@ std::vector<TokenProbability> Sampler::distribution(std::span<const float> logit
     for (int32_t t : seen)
       if (t >= 0 && t < V) l[t] -= params_.presence_penalty;
   }
+  if (params_.frequency_penalty != 0.0) {  // once per occurrence, as OpenAI defines it
+    for (int32_t t : generated)
+      if (t >= 0 && t < V) l[t] -= params_.frequency_penalty;
+  }
 
   if (params_.temperature == 0.0) {  // the first of equal maxima, as torch.argmax
     const int32_t best = static_cast<int32_t>(std::max_element(l.begin(), l.end()) - l.begin());

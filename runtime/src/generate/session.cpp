@@ -27,7 +27,8 @@ Session::Session(Engine& engine, std::optional<DraftSetup> drafting)
 
 Session::~Session() = default;
 
-std::vector<float> Session::run(std::span<const int32_t> tokens, bool prefill, Logits which) {
+std::vector<float> Session::run(std::span<const int32_t> tokens, bool prefill, Logits which,
+                                const Model::ChunkSink& on_rows) {
   const auto t0 = std::chrono::steady_clock::now();
   Model& model = engine_.model();
   const int64_t D = model.config().hidden_size;
@@ -41,6 +42,7 @@ std::vector<float> Session::run(std::span<const int32_t> tokens, bool prefill, L
     model.forward_chunked(
         cache_, tokens, prefill ? prefill_chunk_ : 0,
         [&](int64_t chunk_first, std::span<const float> hidden) {
+          if (on_rows) on_rows(first + chunk_first, hidden);
           const int64_t n = static_cast<int64_t>(hidden.size()) / D;
           // Every row's final-normed state is needed for all logits and for
           // MTP pairs; otherwise only the last row's.
@@ -106,12 +108,18 @@ void Session::truncate(int64_t length) {
 }
 
 std::vector<float> Session::set_context(std::span<const int32_t> tokens) {
+  return set_context(tokens, std::numeric_limits<int64_t>::max(), {}).logits;
+}
+
+Session::ContextRun Session::set_context(std::span<const int32_t> tokens, int64_t max_reuse,
+                                         const Model::ChunkSink& on_rows) {
   if (tokens.empty()) fail("cannot run an empty context: the prompt has no tokens");
   size_t common = 0;
   while (common < tokens_.size() && common < tokens.size() && tokens_[common] == tokens[common])
     ++common;
   // The last token must run again to produce its logits.
   if (common == tokens.size()) --common;
+  common = static_cast<size_t>(std::clamp<int64_t>(max_reuse, 0, static_cast<int64_t>(common)));
   const bool keeps_last_state = common == tokens_.size() && !last_hidden_.empty();
   if (common < tokens_.size() || !keeps_last_state) {
     truncate(static_cast<int64_t>(common));
@@ -125,7 +133,10 @@ std::vector<float> Session::set_context(std::span<const int32_t> tokens) {
     last_hidden_.clear();
   }
   stats_.reused_tokens += static_cast<int64_t>(common);
-  return run(tokens.subspan(common), true, Logits::last_row);
+  ContextRun result;
+  result.reused = static_cast<int64_t>(common);
+  result.logits = run(tokens.subspan(common), true, Logits::last_row, on_rows);
+  return result;
 }
 
 std::vector<float> Session::append(int32_t token) {

@@ -52,4 +52,16 @@ struct GenerationLimits {
 Generation generate(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
                     const GenerationLimits& limits, const TokenCallback& on_token = {});
 
+/// Sees every answer token with the logits it was drawn from (the model's,
+/// before penalties and temperature), e.g. to report its log-probability;
+/// returning false stops generation after that token.
+using TokenLogitsCallback = std::function<bool(int32_t token, std::span<const float> logits)>;
+
+/// The loop of generate() for a session that already holds `prompt`, with
+/// `logits` its next-token logits (as Session::set_context returned them):
+/// callers that ran the prompt themselves (to score it, say) go on from there.
+Generation continue_generation(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
+                               std::vector<float> logits, const GenerationLimits& limits,
+                               const TokenLogitsCallback& on_token = {});
+
 }  // namespace glmrt

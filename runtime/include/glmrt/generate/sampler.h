@@ -21,6 +21,7 @@ struct SamplingParams {
   double repetition_penalty =
       1.0;                        // HF: divides positive logits of seen tokens, multiplies negative
   double presence_penalty = 0.0;  // OpenAI: subtracted once from every generated token's logit
+  double frequency_penalty = 0.0;  // OpenAI: subtracted once per time a token was generated
   uint64_t seed = 0;
   int max_new_tokens = 256;
 };
@@ -47,7 +48,7 @@ class Sampler {
   explicit Sampler(SamplingParams params);
 
   /// context: every token so far (for the repetition penalty); generated: the
-  /// tokens this answer produced (for the presence penalty).
+  /// tokens this answer produced (for the presence and frequency penalties).
   int32_t sample(std::span<const float> logits, std::span<const int32_t> context,
                  std::span<const int32_t> generated);
 

@@ -11,6 +11,7 @@
 #include <glmrt/generate/mtp_rows.h>
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <span>
@@ -41,6 +42,18 @@ class Session {
   /// say) leaves the session holding the prefix it kept from before, cache
   /// and tokens consistent, so the call can simply be repeated.
   std::vector<float> set_context(std::span<const int32_t> tokens);
+  /// set_context for callers that need more than the last position (scoring,
+  /// cancellation): keeps at most `max_reuse` cached tokens, and shows
+  /// `on_rows(first, hidden)` the hidden states [n, hidden] (before the final
+  /// norm) of positions first..first+n-1 of `tokens` as each prefill chunk is
+  /// computed. An exception thrown by `on_rows` stops the run and leaves the
+  /// session as a failed step does. `reused` is how many tokens were kept.
+  struct ContextRun {
+    std::vector<float> logits;
+    int64_t reused = 0;
+  };
+  ContextRun set_context(std::span<const int32_t> tokens, int64_t max_reuse,
+                         const Model::ChunkSink& on_rows);
   /// Appends one token (a decode step) and returns the next logits. When it
   /// throws, the sequence is as it was before the call.
   std::vector<float> append(int32_t token);
@@ -82,7 +95,8 @@ class Session {
 
  private:
   enum class Logits { last_row, every_row };
-  std::vector<float> run(std::span<const int32_t> tokens, bool prefill, Logits which);
+  std::vector<float> run(std::span<const int32_t> tokens, bool prefill, Logits which,
+                         const Model::ChunkSink& on_rows = {});
   /// Drops everything past `length` tokens, in every cache.
   void truncate(int64_t length);
 

@@ -1,0 +1,28 @@
+// A /v1/chat/completions request turned into what the model runs: the
+// messages rendered by the checkpoint's chat template (tools and thinking
+// included), tokenized, with the generation settings and what the answer
+// must be parsed back into (reasoning, tool calls, logprobs).
+#pragma once
+
+#include <glmrt/serve/generation_request.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace glmrt::serve {
+
+struct ChatRequest {
+  GenerationRequest generation;
+  std::vector<int32_t> prompt;
+  bool thinking = true;   // the prompt ends inside <think>: the answer starts with reasoning
+  int top_logprobs = -1;  // -1 = no logprobs; else alternatives per token (0..20)
+  Json tools;             // tool definitions to parse calls against (null = don't parse)
+};
+
+/// Throws ApiError (400) naming the field at fault. Thinking is on unless
+/// chat_template_kwargs.enable_thinking, a top-level enable_thinking, or
+/// thinking.type = "disabled" (GLM's own API) turns it off. tool_choice may
+/// be "auto" or "none" (tools are shown to the model but calls are not parsed).
+ChatRequest parse_chat_request(const Json& body, const RequestContext& context);
+
+}  // namespace glmrt::serve

@@ -1,0 +1,46 @@
+// The request fields /v1/chat/completions and /v1/completions share:
+// sampling, token limits, stop strings, streaming. Unknown fields are
+// ignored (clients send `user`, `metadata`, ...); fields whose values this
+// server cannot honour (n > 1, a response_format other than text, logit_bias)
+// are refused with 400 naming the field rather than silently ignored.
+#pragma once
+
+#include <glmrt/generate/sampler.h>
+#include <glmrt/serve/request_fields.h>
+#include <glmrt/serve/serve_options.h>
+#include <glmrt/text/tokenizer.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace glmrt::serve {
+
+/// What request parsing needs to know about the model and the server.
+struct RequestContext {
+  const text::Tokenizer& tokenizer;
+  std::filesystem::path model_dir;  // picks the chat template
+  int32_t vocab_size = 0;
+  int64_t max_context = 0;
+  SamplingParams defaults;  // generation_config.json, the profile, then serve's flags
+  ServeLimits limits;
+  uint64_t fresh_seed = 0;  // the seed of a request that names none
+};
+
+enum class Endpoint { chat, completions };
+
+struct GenerationRequest {
+  SamplingParams sampling;  // max_new_tokens = max_tokens / max_completion_tokens
+  std::vector<std::string> stop;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  bool ignore_eos = false;     // vLLM's extension: only max_tokens ends the answer (benchmarks)
+};
+
+GenerationRequest read_generation_request(const Json& body, Endpoint endpoint,
+                                          const RequestContext& context);
+
+/// The most tokens a request may ask for: limits.max_tokens, or max_context when 0.
+int64_t max_tokens_limit(const RequestContext& context);
+
+}  // namespace glmrt::serve

@@ -1,0 +1,38 @@
+// `glmrt serve`: the OpenAI-compatible HTTP API and the chat page, on
+// cpp-httplib (Debian's libcpp-httplib-dev). HTTP threads parse and check
+// requests, then hand them to the ModelWorker's queue; see docs/serve.md for
+// endpoints, limits and queueing.
+#pragma once
+
+#include <glmrt/engine/engine.h>
+#include <glmrt/generate/sampler.h>
+#include <glmrt/serve/serve_options.h>
+
+#include <memory>
+
+namespace glmrt::serve {
+
+class HttpServer {
+ public:
+  /// `engine` must outlive the server. `defaults` are the sampling settings
+  /// of requests that name none.
+  HttpServer(Engine& engine, const SamplingParams& defaults, ServeOptions options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  /// Binds the listening socket; returns the port (the one chosen when
+  /// options.port is 0). Throws glmrt::Error naming host and port.
+  int bind();
+  /// Serves until stop(); returns once the requests in flight are done.
+  void run();
+  /// Stops accepting, ends waiting requests with 503, lets the running one
+  /// finish within the grace period (else cancels it). Any thread; idempotent.
+  void stop();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace glmrt::serve

@@ -1,0 +1,73 @@
+// Pieces every OpenAI-shaped response is made of: ids, the served model's
+// identity, server-sent events, finish reasons and usage.
+#pragma once
+
+#include <glmrt/generate/generator.h>
+#include <glmrt/text/tokenizer.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <mutex>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace glmrt::serve {
+
+using Json = nlohmann::ordered_json;
+
+/// The model behind the server, as requests see it.
+struct ServedModel {
+  std::string name;  // what /v1/models lists and responses name
+  const text::Tokenizer& tokenizer;
+  std::vector<int32_t> stop_tokens;  // sorted (stop_token_ids)
+};
+
+/// Response ids ("chatcmpl-…", "call_…") and the seeds of requests that name
+/// none: random per server start, safe to use from any thread.
+class IdSource {
+ public:
+  IdSource();
+  std::string next(std::string_view prefix);
+  uint64_t seed();
+
+ private:
+  std::mutex mutex_;
+  std::mt19937_64 random_;
+};
+
+/// The tokens that end an answer: the model's, or none with ignore_eos.
+struct GenerationRequest;
+std::span<const int32_t> stop_tokens(const GenerationRequest& request, const ServedModel& model);
+
+/// What every response of one request repeats.
+struct ResponseIdentity {
+  std::string id;
+  std::string model;
+  int64_t created = 0;  // unix seconds
+};
+
+int64_t unix_time();
+
+/// One server-sent event carrying `data`, and the stream's end marker.
+std::string sse_event(const Json& data);
+inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
+
+/// OpenAI's finish_reason: "stop" (a stop token or string), "length"
+/// (max_tokens or a full context), "tool_calls".
+std::string finish_reason(StopReason reason, bool stop_string, bool tool_calls);
+
+Json usage_json(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens);
+
+/// How a token is shown in logprobs: its own text, special tokens included
+/// (a token holding part of a UTF-8 character shows as U+FFFD, as
+/// transformers' decode([id]) does).
+std::string token_text(const text::Tokenizer& tokenizer, int32_t token);
+
+/// Unicode code points in UTF-8 text (OpenAI's text_offset counts characters).
+int64_t code_points(std::string_view utf8);
+
+}  // namespace glmrt::serve

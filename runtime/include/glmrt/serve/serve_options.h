@@ -1,0 +1,31 @@
+// What `glmrt serve` is told on its command line: where to listen, who may
+// call it, and the limits that keep one client from exhausting the server.
+// Every default here is the one docs/serve.md documents.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace glmrt::serve {
+
+struct ServeLimits {
+  uint64_t max_body_bytes = 8 << 20;  // larger request bodies: 413
+  int max_queue = 8;                  // requests waiting for the model beyond the one running: 429
+  int max_messages = 512;             // chat messages per request: 400
+  int max_tokens = 0;  // most tokens a request may ask to generate (0 = max_context): 400
+  int max_batch = 64;  // prompts per /v1/completions request: 400
+};
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                     // 0 = any free port (printed when listening)
+  std::string api_key;                 // empty = no authentication
+  std::string cors_origin;             // empty = no CORS headers
+  std::string model_name;              // reported by /v1/models and in responses
+  int http_threads = 0;                // 0 = max_queue + 4: every queued request holds a thread
+  double shutdown_grace_seconds = 10;  // after SIGTERM, how long the running request may finish
+  bool access_log = true;              // one line per request on stderr
+  ServeLimits limits;
+};
+
+}  // namespace glmrt::serve

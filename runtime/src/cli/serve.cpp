@@ -1,0 +1,100 @@
+// glmrt serve: the OpenAI-compatible HTTP server with a chat page at `/`.
+// Loads the model once, listens (127.0.0.1 unless told otherwise) and runs
+// until SIGTERM or Ctrl-C, which stop it cleanly: no new requests, waiting
+// ones answered 503, the running one finished within --shutdown-grace.
+#include "commands.h"
+#include "options.h"
+#include "sampling_flags.h"
+
+#include <glmrt/base/error.h>
+#include <glmrt/engine/engine.h>
+#include <glmrt/serve/http_server.h>
+#include <glmrt/serve/shutdown_signals.h>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include <csignal>
+
+namespace glmrt::cli {
+namespace {
+
+namespace po = boost::program_options;
+
+po::options_description limit_flags(serve::ServeLimits& limits) {
+  po::options_description flags("limits (a request beyond one gets the HTTP status shown)");
+  flags.add_options()("max-body-bytes",
+                      po::value(&limits.max_body_bytes)->default_value(limits.max_body_bytes),
+                      "largest request body (413)")(
+      "max-queue", po::value(&limits.max_queue)->default_value(limits.max_queue),
+      "requests that may wait while one runs (429 beyond)")(
+      "max-messages", po::value(&limits.max_messages)->default_value(limits.max_messages),
+      "chat messages per request (400)")(
+      "max-tokens", po::value(&limits.max_tokens)->default_value(limits.max_tokens),
+      "most tokens a request may ask to generate; 0 = memory.max_context (400)")(
+      "max-batch", po::value(&limits.max_batch)->default_value(limits.max_batch),
+      "prompts per /v1/completions request (400)");
+  return flags;
+}
+
+}  // namespace
+
+int serve_command(const Args& args) {
+  serve::ServeOptions o;
+  std::string profile_path, model_dir;
+  po::options_description options("glmrt serve --profile P [--model DIR] [--host H] [--port N]");
+  options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
+                                                    "profile YAML")(
+      "model", po::value(&model_dir), "model directory (default: the profile's `model`)")(
+      "host", po::value(&o.host)->default_value(o.host),
+      "address to listen on (0.0.0.0 = every interface)")(
+      "port", po::value(&o.port)->default_value(o.port), "port; 0 = any free one (printed)")(
+      "api-key", po::value(&o.api_key), "require `Authorization: Bearer KEY` (401 without it)")(
+      "cors", po::value(&o.cors_origin), "allow browsers on ORIGIN (or *) to call the API")(
+      "model-name", po::value(&o.model_name),
+      "the model's name in the API (default: the folder's)")(
+      "http-threads", po::value(&o.http_threads)->default_value(0),
+      "connections served at once; 0 = max-queue + 4")(
+      "shutdown-grace",
+      po::value(&o.shutdown_grace_seconds)->default_value(o.shutdown_grace_seconds),
+      "seconds the running request may finish after SIGTERM")("quiet", "no access log on stderr");
+  options.add(limit_flags(o.limits)).add(sampling_flags());
+  // Before any other thread exists, so every thread inherits the blocked
+  // SIGTERM/SIGINT and only the watcher takes them.
+  serve::ShutdownSignals signals;
+  // A client that disconnects mid-write must not kill the server.
+  std::signal(SIGPIPE, SIG_IGN);
+  const auto parsed = parse_options(args, options);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
+  check_sampling_flags(vm);
+  if (o.port < 0 || o.port > 65535) fail("--port must be in 0..65535, got {}", o.port);
+  if (o.shutdown_grace_seconds < 0 || !(o.shutdown_grace_seconds < 1e6))
+    fail("--shutdown-grace must be a number of seconds >= 0");
+  o.access_log = vm.count("quiet") == 0;
+
+  const Profile profile = load_profile(profile_path);
+  auto engine = Engine::open(profile, model_dir);
+  if (o.model_name.empty()) {
+    auto dir = std::filesystem::absolute(engine->model_dir()).lexically_normal();
+    if (dir.filename().empty()) dir = dir.parent_path();  // a trailing slash
+    o.model_name = dir.filename().empty() ? "glmrt" : dir.filename().string();
+  }
+  const SamplingParams defaults =
+      apply_sampling_flags(resolve_sampling(engine->model_dir(), profile), vm);
+  serve::HttpServer server(*engine, defaults, o);
+  const int port = server.bind();
+  signals.on_signal([&server] {
+    fmt::print(stderr, "glmrt serve: stopping (signal received)\n");
+    server.stop();
+  });
+  fmt::print(stderr, "glmrt serve: {} on http://{}:{}/ (model `{}`, profile {})\n",
+             engine->model_dir(), o.host, port, o.model_name, profile_path);
+  std::fflush(stderr);
+  server.run();
+  signals.stop_watching();  // the action above uses `server`
+  fmt::print(stderr, "glmrt serve: stopped\n");
+  return 0;
+}
+
+}  // namespace glmrt::cli

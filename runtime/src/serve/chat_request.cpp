@@ -1,0 +1,112 @@
+#include <glmrt/base/error.h>
+#include <glmrt/score/sequence_scorer.h>
+#include <glmrt/serve/chat_request.h>
+#include <glmrt/text/chat_template.h>
+
+namespace glmrt::serve {
+namespace {
+
+constexpr std::string_view kRoles[] = {"system", "developer", "user", "assistant", "tool"};
+
+Json checked_messages(const RequestFields& f, const RequestContext& context) {
+  const Json* messages = f.get("messages");
+  if (!messages) bad_request("messages", "`messages` is required (a list of chat messages)");
+  if (!messages->is_array() || messages->empty())
+    bad_request("messages", "`messages` must be a non-empty list");
+  if (messages->size() > static_cast<size_t>(context.limits.max_messages))
+    bad_request("messages", "`messages` holds {} messages; this server allows {} (--max-messages)",
+                messages->size(), context.limits.max_messages);
+  Json checked = Json::array();
+  for (size_t i = 0; i < messages->size(); ++i) {
+    Json m = (*messages)[i];
+    const std::string where = fmt::format("messages[{}]", i);
+    if (!m.is_object()) bad_request(where, "`{}` must be an object", where);
+    const Json* role = m.contains("role") ? &m["role"] : nullptr;
+    if (!role || !role->is_string() ||
+        std::find(std::begin(kRoles), std::end(kRoles), role->get<std::string>()) ==
+            std::end(kRoles))
+      bad_request(where + ".role",
+                  "`{}.role` must be one of system, developer, user, assistant, tool", where);
+    // OpenAI's newer name for the system role; the template knows only "system".
+    if (*role == "developer") m["role"] = "system";
+    if (m.contains("content") && !m["content"].is_null() && !m["content"].is_string() &&
+        !m["content"].is_array())
+      bad_request(where + ".content", "`{}.content` must be a string or a list of parts", where);
+    checked.push_back(std::move(m));
+  }
+  return checked;
+}
+
+// The template variables, from the request's chat_template_kwargs and the
+// top-level names the template also reads.
+Json template_kwargs(const RequestFields& f) {
+  Json kwargs = Json::object();
+  if (const Json* given = f.get("chat_template_kwargs")) {
+    if (!given->is_object())
+      bad_request("chat_template_kwargs", "`chat_template_kwargs` must be an object");
+    kwargs = *given;
+  }
+  for (const char* key : {"enable_thinking", "reasoning_effort", "clear_thinking"})
+    if (const Json* v = f.get(key); v && !kwargs.contains(key)) kwargs[key] = *v;
+  if (const Json* thinking = f.get("thinking"); thinking && !kwargs.contains("enable_thinking")) {
+    const Json* type =
+        thinking->is_object() && thinking->contains("type") ? &(*thinking)["type"] : nullptr;
+    if (!type || (*type != "enabled" && *type != "disabled"))
+      bad_request("thinking",
+                  "`thinking` must be {{\"type\": \"enabled\"}} or {{\"type\": \"disabled\"}}");
+    kwargs["enable_thinking"] = *type == "enabled";
+  }
+  kwargs["add_generation_prompt"] = true;
+  return kwargs;
+}
+
+bool parse_tool_choice(const RequestFields& f) {
+  const Json* choice = f.get("tool_choice");
+  if (!choice || *choice == "auto") return true;
+  if (*choice == "none") return false;
+  bad_request("tool_choice",
+              "`tool_choice` must be \"auto\" or \"none\": this server cannot force a tool call");
+}
+
+}  // namespace
+
+ChatRequest parse_chat_request(const Json& body, const RequestContext& context) {
+  const RequestFields f(body);
+  ChatRequest r;
+  r.generation = read_generation_request(body, Endpoint::chat, context);
+  if (f.boolean("logprobs").value_or(false)) {
+    r.top_logprobs =
+        static_cast<int>(f.integer("top_logprobs", 0, SequenceScorer::kMaxTopLogprobs).value_or(0));
+  } else if (f.integer("top_logprobs", 0, SequenceScorer::kMaxTopLogprobs).value_or(0) > 0) {
+    bad_request("top_logprobs", "`top_logprobs` needs `logprobs: true`");
+  }
+
+  Json render = Json::object();
+  render["messages"] = checked_messages(f, context);
+  const Json* tools = f.get("tools");
+  if (tools) {
+    if (!tools->is_array()) bad_request("tools", "`tools` must be a list of tool definitions");
+    render["tools"] = *tools;
+  }
+  render["chat_template_kwargs"] = template_kwargs(f);
+  const bool parse_calls = parse_tool_choice(f);
+  if (tools && !tools->empty() && parse_calls) r.tools = *tools;
+
+  std::string text;
+  try {
+    text = text::render_chat_for_model(context.model_dir, render);
+  } catch (const Error& e) {
+    bad_request("messages", "{}", e.what());
+  }
+  r.thinking = text.ends_with("<think>");
+  const auto ids = context.tokenizer.encode(text, false);
+  r.prompt.assign(ids.begin(), ids.end());
+  if (static_cast<int64_t>(r.prompt.size()) > context.max_context)
+    throw ApiError(400, "invalid_request_error",
+                   fmt::format("the conversation is {} tokens; this model's context holds {}",
+                               r.prompt.size(), context.max_context),
+                   "messages", "context_length_exceeded");
+  return r;
+}
+
+}  // namespace glmrt::serve

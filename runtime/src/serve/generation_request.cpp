@@ -1,0 +1,121 @@
+#include <glmrt/serve/generation_request.h>
+
+#include <limits>
+
+namespace glmrt::serve {
+namespace {
+
+// OpenAI's legacy completions default.
+constexpr int kCompletionsDefaultMaxTokens = 16;
+constexpr size_t kMaxStopStrings = 16;
+
+void refuse_unsupported(const RequestFields& f, Endpoint endpoint) {
+  if (auto n = f.integer("n", 1, std::numeric_limits<int32_t>::max()); n && *n != 1)
+    bad_request("n", "`n` must be 1: this server returns one choice per prompt");
+  if (endpoint == Endpoint::completions) {
+    if (auto best = f.integer("best_of", 1, std::numeric_limits<int32_t>::max());
+        best && *best != 1)
+      bad_request("best_of", "`best_of` must be 1: this server returns one choice per prompt");
+    if (auto suffix = f.string("suffix"); suffix && !suffix->empty())
+      bad_request("suffix", "`suffix` is not supported (no fill-in-the-middle)");
+  }
+  if (const Json* format = f.get("response_format")) {
+    const Json* type =
+        format->is_object() && format->contains("type") ? &(*format)["type"] : nullptr;
+    if (!type || *type != "text")
+      bad_request("response_format",
+                  "`response_format` must be {{\"type\": \"text\"}}: structured output is not "
+                  "supported");
+  }
+  if (const Json* bias = f.get("logit_bias"); bias && !(bias->is_object() && bias->empty()))
+    bad_request("logit_bias", "`logit_bias` is not supported");
+}
+
+std::vector<std::string> read_stop(const RequestFields& f) {
+  const Json* stop = f.get("stop");
+  if (!stop) return {};
+  std::vector<std::string> stops;
+  if (stop->is_string()) {
+    stops.push_back(stop->get<std::string>());
+  } else if (stop->is_array()) {
+    if (stop->size() > kMaxStopStrings)
+      bad_request("stop", "`stop` holds {} strings; at most {} are allowed", stop->size(),
+                  kMaxStopStrings);
+    for (const Json& s : *stop) {
+      if (!s.is_string()) bad_request("stop", "`stop` must be a string or a list of strings");
+      stops.push_back(s.get<std::string>());
+    }
+  } else {
+    bad_request("stop", "`stop` must be a string or a list of strings, found {}",
+                stop->type_name());
+  }
+  for (const std::string& s : stops)
+    if (s.empty()) bad_request("stop", "`stop` strings must not be empty");
+  return stops;
+}
+
+int read_max_tokens(const RequestFields& f, Endpoint endpoint, const RequestContext& context) {
+  const int64_t limit = max_tokens_limit(context);
+  const int64_t least = endpoint == Endpoint::chat ? 1 : 0;
+  // max_completion_tokens replaced max_tokens in OpenAI's chat API; both are read.
+  std::optional<int64_t> asked;
+  for (const char* key : {"max_tokens", "max_completion_tokens"}) {
+    const auto value = f.integer(key, least, std::numeric_limits<int64_t>::max());
+    if (value && *value > limit)
+      bad_request(key, "`{}` is {}, more than this server allows ({}; see --max-tokens)", key,
+                  *value, limit);
+    if (value) asked = value;
+  }
+  if (asked) return static_cast<int>(*asked);
+  const int64_t fallback =
+      endpoint == Endpoint::chat ? context.defaults.max_new_tokens : kCompletionsDefaultMaxTokens;
+  return static_cast<int>(std::min(fallback, limit));
+}
+
+}  // namespace
+
+int64_t max_tokens_limit(const RequestContext& context) {
+  return context.limits.max_tokens > 0 ? context.limits.max_tokens : context.max_context;
+}
+
+GenerationRequest read_generation_request(const Json& body, Endpoint endpoint,
+                                          const RequestContext& context) {
+  const RequestFields f(body);
+  refuse_unsupported(f, endpoint);
+  GenerationRequest r;
+  SamplingParams& p = r.sampling;
+  p = context.defaults;
+  if (auto v = f.number("temperature", 0, 2)) p.temperature = *v;
+  if (auto v = f.number("top_p", 0, 1)) {
+    if (*v <= 0) bad_request("top_p", "`top_p` must be in (0, 1], found 0");
+    p.top_p = *v;
+  }
+  if (auto v = f.integer("top_k", -1, 1 << 30)) p.top_k = *v < 0 ? 0 : static_cast<int>(*v);
+  if (auto v = f.number("min_p", 0, 1)) {
+    if (*v >= 1) bad_request("min_p", "`min_p` must be in [0, 1), found 1");
+    p.min_p = *v;
+  }
+  if (auto v = f.number("presence_penalty", -2, 2)) p.presence_penalty = *v;
+  if (auto v = f.number("frequency_penalty", -2, 2)) p.frequency_penalty = *v;
+  if (auto v = f.number("repetition_penalty", 0, 10)) {
+    if (*v <= 0) bad_request("repetition_penalty", "`repetition_penalty` must be > 0, found 0");
+    p.repetition_penalty = *v;
+  }
+  const auto seed =
+      f.integer("seed", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+  p.seed = seed ? static_cast<uint64_t>(*seed) : context.fresh_seed;
+  p.max_new_tokens = read_max_tokens(f, endpoint, context);
+  r.stop = read_stop(f);
+  r.stream = f.boolean("stream").value_or(false);
+  r.ignore_eos = f.boolean("ignore_eos").value_or(false);
+  if (const Json* options = f.get("stream_options")) {
+    if (!options->is_object())
+      bad_request("stream_options", "`stream_options` must be an object, found {}",
+                  options->type_name());
+    r.include_usage =
+        RequestFields(*options, "stream_options.").boolean("include_usage").value_or(false);
+  }
+  return r;
+}
+
+}  // namespace glmrt::serve

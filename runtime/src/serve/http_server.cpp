@@ -1,0 +1,215 @@
+#include "server_state.h"
+
+#include <glmrt/base/error.h>
+#include <glmrt/generate/stop_tokens.h>
+#include <glmrt/serve/chat_page.h>
+#include <glmrt/serve/http_server.h>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <mutex>
+
+namespace glmrt::serve {
+namespace {
+
+// Paths anyone may fetch: the chat page (it asks for the key itself) and
+// the liveness probe.
+bool is_public(const httplib::Request& req) {
+  return req.method == "OPTIONS" ||
+         (req.method == "GET" && (req.path == "/" || req.path == "/health"));
+}
+
+// Compares without stopping at the first difference, so response time does
+// not reveal how much of a guessed key was right.
+bool same_key(std::string_view given, std::string_view expected) {
+  unsigned char difference = given.size() == expected.size() ? 0 : 1;
+  for (size_t i = 0; i < given.size(); ++i)
+    difference |=
+        static_cast<unsigned char>(given[i] ^ expected[i % std::max<size_t>(1, expected.size())]);
+  return difference == 0;
+}
+
+std::string presented_key(const httplib::Request& req) {
+  const std::string authorization = req.get_header_value("Authorization");
+  if (authorization.starts_with("Bearer ")) return authorization.substr(7);
+  return req.get_header_value("x-api-key");
+}
+
+// The route a request counts under in /metrics: one of ours, or "other", so
+// clients probing random paths cannot grow the metrics without bound.
+std::string_view route_label(const std::string& path) {
+  static constexpr std::string_view kRoutes[] = {"/",
+                                                 "/health",
+                                                 "/metrics",
+                                                 "/v1/models",
+                                                 "/v1/chat/completions",
+                                                 "/v1/completions",
+                                                 "/tokenize",
+                                                 "/detokenize"};
+  for (std::string_view route : kRoutes)
+    if (path == route) return route;
+  if (path.starts_with("/v1/models/")) return "/v1/models/{id}";
+  return "other";
+}
+
+// The message for an error httplib produced itself (no route, body too large, ...).
+std::string message_for(int status, const httplib::Request& req, const ServeOptions& options) {
+  switch (status) {
+    case 404:
+      return fmt::format("no route {} {}", req.method, req.path);
+    case 413:
+      // httplib parses form-encoded bodies itself and caps them at 8 KiB:
+      // `curl -d` without a Content-Type lands here.
+      if (req.get_header_value("Content-Type").starts_with("application/x-www-form-urlencoded"))
+        return "a form-encoded body is limited to 8192 bytes: send the JSON with "
+               "`Content-Type: application/json`";
+      return fmt::format("the request body is larger than {} bytes (--max-body-bytes)",
+                         options.limits.max_body_bytes);
+    case 414:
+      return "the request URI is too long";
+    default:
+      return fmt::format("the server could not read the request (HTTP {})", status);
+  }
+}
+
+void install_handlers(ServerState& state) {
+  httplib::Server& http = state.http;
+  const ServeOptions& options = state.options;
+  if (!options.cors_origin.empty())
+    http.set_default_headers(
+        {{"Access-Control-Allow-Origin", options.cors_origin}, {"Vary", "Origin"}});
+  http.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "OPTIONS") {  // a CORS preflight (answered only with --cors)
+      if (state.options.cors_origin.empty()) return httplib::Server::HandlerResponse::Unhandled;
+      res.status = 204;
+      res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+      res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type, X-Api-Key");
+      res.set_header("Access-Control-Max-Age", "600");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!state.options.api_key.empty() && !is_public(req) &&
+        !same_key(presented_key(req), state.options.api_key)) {
+      respond_error(res, ApiError(401, "authentication_error",
+                                  "missing or wrong API key: send `Authorization: Bearer KEY`", "",
+                                  "invalid_api_key"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  http.set_error_handler([&state](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty() || res.status == 499) return;  // a handler's own error response
+    res.set_content(error_body(res.status, message_for(res.status, req, state.options)).dump(),
+                    "application/json");
+  });
+  http.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
+        std::string message = "internal error";
+        try {
+          if (error) std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          message = e.what();
+        } catch (...) {
+        }
+        respond_error(res, ApiError(500, "server_error", message));
+      });
+  http.set_logger([&state](const httplib::Request& req, const httplib::Response& res) {
+    state.metrics.count_request(route_label(req.path), res.status);
+    if (state.options.access_log)
+      fmt::print(stderr, "{} {} {} {}\n", req.remote_addr, req.method, req.path, res.status);
+  });
+
+  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string(chat_page_html()), "text/html; charset=utf-8");
+  });
+  http.Get("/health", [&state](const httplib::Request&, httplib::Response& res) {
+    const bool stopping = state.shutting_down.load();
+    res.status = stopping ? 503 : 200;
+    res.set_content(Json{{"status", stopping ? "shutting down" : "ok"}}.dump(), "application/json");
+  });
+  http.Get("/metrics", [&state](const httplib::Request&, httplib::Response& res) {
+    res.set_content(state.metrics.prometheus_text(state.model.name),
+                    "text/plain; version=0.0.4; charset=utf-8");
+  });
+  register_api_routes(state);
+}
+
+size_t http_threads(const ServeOptions& options) {
+  if (options.http_threads > 0) return static_cast<size_t>(options.http_threads);
+  // Every queued request holds a thread while it waits, plus the running one
+  // and room for /health, /metrics and refusals.
+  return static_cast<size_t>(options.limits.max_queue) + 4;
+}
+
+}  // namespace
+
+struct HttpServer::State : ServerState {
+  using ServerState::ServerState;
+  std::once_flag stopped;
+};
+
+ServerState::ServerState(Engine& engine_, const SamplingParams& defaults_, ServeOptions options_)
+    : engine(engine_),
+      defaults(defaults_),
+      options(std::move(options_)),
+      tokenizer(text::Tokenizer::from_file(engine_.model_dir() / "tokenizer.json")),
+      model{options.model_name, tokenizer,
+            stop_token_ids(engine_.model().config(), engine_.model_dir())},
+      worker(engine_, static_cast<size_t>(options.limits.max_queue), metrics) {}
+
+RequestContext ServerState::request_context() {
+  return RequestContext{tokenizer,
+                        engine.model_dir(),
+                        engine.model().config().vocab_size,
+                        engine.profile().max_context,
+                        defaults,
+                        options.limits,
+                        ids.seed()};
+}
+
+HttpServer::HttpServer(Engine& engine, const SamplingParams& defaults, ServeOptions options) {
+  if (options.limits.max_queue < 0) fail("--max-queue must be >= 0");
+  if (options.limits.max_messages < 1) fail("--max-messages must be >= 1");
+  if (options.limits.max_batch < 1) fail("--max-batch must be >= 1");
+  if (options.limits.max_tokens < 0) fail("--max-tokens must be >= 0");
+  if (options.limits.max_body_bytes < 1) fail("--max-body-bytes must be >= 1");
+  state_ = std::make_unique<State>(engine, defaults, std::move(options));
+  httplib::Server& http = state_->http;
+  const size_t threads = http_threads(state_->options);
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http.set_payload_max_length(state_->options.limits.max_body_bytes);
+  install_handlers(*state_);
+}
+
+HttpServer::~HttpServer() {
+  stop();
+}
+
+int HttpServer::bind() {
+  const ServeOptions& o = state_->options;
+  const int port = o.port == 0 ? state_->http.bind_to_any_port(o.host)
+                               : (state_->http.bind_to_port(o.host, o.port) ? o.port : -1);
+  if (port < 0)
+    fail("cannot listen on {}:{} (in use, or not an address of this machine?)", o.host, o.port);
+  return port;
+}
+
+void HttpServer::run() {
+  if (!state_->shutting_down.load()) state_->http.listen_after_bind();
+  // Whatever ended the loop, the model thread finishes before the engine goes.
+  stop();
+}
+
+void HttpServer::stop() {
+  // A second caller (run() returning while the signal watcher stops the
+  // server) waits until the first is done.
+  std::call_once(state_->stopped, [this] {
+    state_->shutting_down.store(true);
+    state_->http.stop();  // no new connections; idle keep-alive ones close soon
+    const auto grace = std::chrono::milliseconds(
+        static_cast<int64_t>(state_->options.shutdown_grace_seconds * 1000));
+    state_->worker.shutdown(grace);
+  });
+}
+
+}  // namespace glmrt::serve

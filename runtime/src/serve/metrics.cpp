@@ -1,0 +1,123 @@
+#include <glmrt/base/memory.h>
+#include <glmrt/serve/metrics.h>
+
+#include <fmt/format.h>
+
+namespace glmrt::serve {
+namespace {
+
+double per_second(int64_t tokens, double seconds) {
+  return seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0;
+}
+
+// Label values escape backslash, quote and newline.
+std::string label(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    out += c == '\n' ? 'n' : c;
+  }
+  return out;
+}
+
+class Writer {
+ public:
+  void metric(std::string_view name, std::string_view type, std::string_view help, double value,
+              std::string_view labels = {}) {
+    header(name, type, help);
+    sample(name, value, labels);
+  }
+  void header(std::string_view name, std::string_view type, std::string_view help) {
+    text_ += fmt::format("# HELP {} {}\n# TYPE {} {}\n", name, help, name, type);
+  }
+  void sample(std::string_view name, double value, std::string_view labels = {}) {
+    text_ += labels.empty() ? fmt::format("{} {}\n", name, value)
+                            : fmt::format("{}{{{}}} {}\n", name, labels, value);
+  }
+  std::string take() { return std::move(text_); }
+
+ private:
+  std::string text_;
+};
+
+}  // namespace
+
+void Metrics::count_request(std::string_view route, int status) {
+  std::lock_guard lock(mutex_);
+  ++requests_[{std::string(route), status}];
+}
+
+void Metrics::set_queue(size_t waiting, bool running) {
+  std::lock_guard lock(mutex_);
+  waiting_ = waiting;
+  running_ = running;
+}
+
+void Metrics::publish(const ModelSnapshot& snapshot) {
+  std::lock_guard lock(mutex_);
+  snapshot_ = snapshot;
+}
+
+ModelSnapshot Metrics::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return snapshot_;
+}
+
+std::string Metrics::prometheus_text(std::string_view model_name) const {
+  std::unique_lock lock(mutex_);
+  const ModelSnapshot s = snapshot_;
+  const auto requests = requests_;
+  const size_t waiting = waiting_;
+  const bool running = running_;
+  lock.unlock();
+
+  Writer w;
+  w.metric("glmrt_info", "gauge", "the model served", 1,
+           fmt::format("model=\"{}\"", label(model_name)));
+  w.header("glmrt_requests_total", "counter", "HTTP requests answered, by route and status");
+  for (const auto& [key, count] : requests)
+    w.sample("glmrt_requests_total", static_cast<double>(count),
+             fmt::format("route=\"{}\",status=\"{}\"", label(key.first), key.second));
+  w.metric("glmrt_queue_waiting", "gauge", "requests waiting for the model",
+           static_cast<double>(waiting));
+  w.metric("glmrt_queue_running", "gauge", "requests running on the model (0 or 1)", running);
+  const SessionStats& t = s.totals;
+  w.metric("glmrt_prompt_tokens_total", "counter", "prompt tokens computed (prefill)",
+           static_cast<double>(t.prefilled_tokens));
+  w.metric("glmrt_reused_tokens_total", "counter", "prompt tokens taken from the KV cache",
+           static_cast<double>(t.reused_tokens));
+  w.metric("glmrt_generated_tokens_total", "counter", "tokens decoded one at a time",
+           static_cast<double>(t.decoded_tokens));
+  w.metric("glmrt_prefill_seconds_total", "counter", "time spent in prefill", t.prefill_seconds);
+  w.metric("glmrt_decode_seconds_total", "counter", "time spent decoding", t.decode_seconds);
+  w.metric("glmrt_prefill_tokens_per_second", "gauge", "prefill speed over all requests",
+           per_second(t.prefilled_tokens, t.prefill_seconds));
+  w.metric("glmrt_decode_tokens_per_second", "gauge", "decode speed over all requests",
+           per_second(t.decoded_tokens, t.decode_seconds));
+  const SessionStats& l = s.last;
+  w.metric("glmrt_last_request_prefill_tokens_per_second", "gauge",
+           "prefill speed of the last request", per_second(l.prefilled_tokens, l.prefill_seconds));
+  w.metric("glmrt_last_request_decode_tokens_per_second", "gauge",
+           "decode speed of the last request", per_second(l.decoded_tokens, l.decode_seconds));
+  w.metric("glmrt_last_request_generated_tokens", "gauge", "tokens decoded by the last request",
+           static_cast<double>(l.decoded_tokens));
+  w.metric("glmrt_kv_cached_tokens", "gauge", "tokens the session's KV cache holds",
+           static_cast<double>(s.cached_tokens));
+  w.metric("glmrt_expert_cache_hits_total", "counter", "routed experts found in memory",
+           static_cast<double>(s.experts.hits));
+  w.metric("glmrt_expert_cache_misses_total", "counter", "routed experts read from disk",
+           static_cast<double>(s.experts.misses));
+  w.metric("glmrt_expert_cache_hit_rate", "gauge", "hits / (hits + misses) since start",
+           s.experts.hit_rate());
+  w.metric("glmrt_expert_bytes_read_total", "counter", "bytes of experts read from disk",
+           static_cast<double>(s.experts.bytes_read));
+  w.metric("glmrt_resident_memory_bytes", "gauge", "resident set size now",
+           static_cast<double>(current_rss_bytes()));
+  w.metric("glmrt_peak_resident_memory_bytes", "gauge", "largest resident set size so far",
+           static_cast<double>(peak_rss_bytes()));
+  w.metric("glmrt_budget_peak_bytes", "gauge", "the memory budget's peak",
+           static_cast<double>(s.budget_peak_bytes));
+  return w.take();
+}
+
+}  // namespace glmrt::serve

@@ -1,0 +1,192 @@
+#include <glmrt/serve/completion_jobs.h>
+#include <glmrt/serve/logprobs_json.h>
+#include <glmrt/serve/stop_strings.h>
+#include <glmrt/text/stream_detokenizer.h>
+
+#include <limits>
+
+namespace glmrt::serve {
+namespace {
+
+struct ChoiceResult {
+  Json choice;
+  int64_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
+};
+
+class CompletionChunks {
+ public:
+  CompletionChunks(const ResponseIdentity& identity, bool include_usage)
+      : identity_(identity), include_usage_(include_usage) {}
+
+  Json chunk(size_t index, std::string text, Json logprobs, Json finish = nullptr) const {
+    Json choice = {{"index", index},
+                   {"text", std::move(text)},
+                   {"logprobs", std::move(logprobs)},
+                   {"finish_reason", std::move(finish)}};
+    Json c = header();
+    c["choices"] = Json::array({std::move(choice)});
+    if (include_usage_) c["usage"] = nullptr;
+    return c;
+  }
+  Json usage(Json usage) const {
+    Json c = header();
+    c["choices"] = Json::array();
+    c["usage"] = std::move(usage);
+    return c;
+  }
+
+ private:
+  Json header() const {
+    return {{"id", identity_.id},
+            {"object", "text_completion"},
+            {"created", identity_.created},
+            {"model", identity_.model}};
+  }
+  const ResponseIdentity& identity_;
+  bool include_usage_;
+};
+
+// One prompt of the request: echo, scoring and generation for choice `index`.
+class ChoiceRun {
+ public:
+  ChoiceRun(const CompletionRequest& request, size_t index, const ServedModel& model,
+            ModelContext& context, Job& job, const CompletionChunks& chunks)
+      : request_(request),
+        index_(index),
+        model_(model),
+        context_(context),
+        job_(job),
+        chunks_(chunks),
+        detokenizer_(model.tokenizer),
+        logprobs_(model.tokenizer) {}
+
+  // Nothing when the client went away.
+  std::optional<ChoiceResult> run() {
+    const std::vector<int32_t>& prompt = request_.prompts[index_];
+    auto cancelled = [&] { return job_.cancelled(); };
+    std::vector<float> logits;
+    ChoiceResult result;
+    try {
+      if (request_.echo && request_.logprobs >= 0) {
+        auto scored = context_.scorer.score(prompt, request_.logprobs, cancelled);
+        echo_prompt(prompt, scored.scores);
+        logits = std::move(scored.next_logits);
+        result.cached_tokens = scored.reused;
+      } else {
+        auto run = context_.session.set_context(prompt, std::numeric_limits<int64_t>::max(),
+                                                [&](int64_t, std::span<const float>) {
+                                                  if (cancelled()) throw ScoringCancelled();
+                                                });
+        if (request_.echo) echo_prompt(prompt, {});
+        logits = std::move(run.logits);
+        result.cached_tokens = run.reused;
+      }
+    } catch (const ScoringCancelled&) {
+      return std::nullopt;
+    }
+    send_text();
+
+    Sampler sampler(request_.generation.sampling);
+    StopStringFilter stops(request_.generation.stop);
+    const GenerationLimits limits{request_.generation.sampling.max_new_tokens,
+                                  stop_tokens(request_.generation, model_)};
+    const Generation generation = continue_generation(
+        context_.session, sampler, prompt, std::move(logits), limits,
+        [&](int32_t token, std::span<const float> token_logits) {
+          if (request_.logprobs >= 0)
+            logprobs_.add(score_logits(token_logits, token, request_.logprobs), offset_);
+          const std::string piece = detokenizer_.push(static_cast<text::TokenId>(token));
+          offset_ += code_points(piece);
+          text_ += stops.push(piece);
+          send_text();
+          return !stops.stopped() && !cancelled();
+        });
+    if (cancelled()) return std::nullopt;
+    if (!stops.stopped()) {
+      text_ += stops.push(detokenizer_.flush());
+      if (!stops.stopped()) text_ += stops.flush();
+    }
+    // max_tokens 0 scores only: OpenAI reports it as cut by length.
+    const std::string reason = request_.generation.sampling.max_new_tokens == 0
+                                   ? "length"
+                                   : finish_reason(generation.reason, stops.stopped(), false);
+    result.prompt_tokens = static_cast<int64_t>(prompt.size());
+    result.completion_tokens = static_cast<int64_t>(generation.tokens.size());
+    if (request_.generation.stream) {
+      send_text();
+      job_.send(sse_event(chunks_.chunk(index_, "", nullptr, reason)));
+    }
+    result.choice = {{"text", std::move(text_)},
+                     {"index", index_},
+                     {"logprobs", request_.logprobs >= 0 ? logprobs_.json() : Json(nullptr)},
+                     {"finish_reason", reason}};
+    return result;
+  }
+
+ private:
+  void echo_prompt(std::span<const int32_t> prompt, std::span<const TokenScore> scores) {
+    for (size_t i = 0; i < prompt.size(); ++i) {
+      if (request_.logprobs >= 0) {
+        if (i == 0)
+          logprobs_.add_unscored(prompt[0], offset_);
+        else
+          logprobs_.add(scores[i - 1], offset_);
+      }
+      const std::string piece = detokenizer_.push(static_cast<text::TokenId>(prompt[i]));
+      offset_ += code_points(piece);
+      text_ += piece;
+    }
+  }
+
+  // Streaming: what was decided since the last event.
+  void send_text() {
+    if (!request_.generation.stream) return;
+    const bool new_logprobs = request_.logprobs >= 0 && logprobs_.size() > logprobs_sent_;
+    if (text_.size() == text_sent_ && !new_logprobs) return;
+    Json lp = request_.logprobs >= 0 ? logprobs_.json(logprobs_sent_) : Json(nullptr);
+    job_.send(sse_event(chunks_.chunk(index_, text_.substr(text_sent_), std::move(lp))));
+    text_sent_ = text_.size();
+    logprobs_sent_ = logprobs_.size();
+  }
+
+  const CompletionRequest& request_;
+  size_t index_;
+  const ServedModel& model_;
+  ModelContext& context_;
+  Job& job_;
+  const CompletionChunks& chunks_;
+  text::StreamDetokenizer detokenizer_;
+  LegacyLogprobs logprobs_;
+  std::string text_;    // the choice's text so far (echo included)
+  int64_t offset_ = 0;  // code points decoded so far: the next token's text_offset
+  size_t text_sent_ = 0, logprobs_sent_ = 0;
+};
+
+}  // namespace
+
+void run_text_completion(const CompletionRequest& request, const ResponseIdentity& identity,
+                         const ServedModel& model, ModelContext& context, Job& job) {
+  const CompletionChunks chunks(identity, request.generation.include_usage);
+  Json choices = Json::array();
+  int64_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
+  for (size_t i = 0; i < request.prompts.size(); ++i) {
+    auto result = ChoiceRun(request, i, model, context, job, chunks).run();
+    if (!result) return;
+    prompt_tokens += result->prompt_tokens;
+    completion_tokens += result->completion_tokens;
+    cached_tokens += result->cached_tokens;
+    choices.push_back(std::move(result->choice));
+  }
+  const Json usage = usage_json(prompt_tokens, completion_tokens, cached_tokens);
+  if (request.generation.stream) {
+    if (request.generation.include_usage) job.send(sse_event(chunks.usage(usage)));
+    job.send_last(std::string(kSseDone));
+    return;
+  }
+  const Json body = {
+      {"id", identity.id},       {"object", "text_completion"},   {"created", identity.created},
+      {"model", identity.model}, {"choices", std::move(choices)}, {"usage", usage}};
+  job.send_last(body.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+}  // namespace glmrt::serve

@@ -1,0 +1,210 @@
+// Request bodies as clients send them: accepted with unknown fields and any
+// model name, rendered through the chat template, and refused with 400s (or
+// the right status) that name the field at fault.
+#include <glmrt/serve/chat_request.h>
+#include <glmrt/serve/completion_request.h>
+#include <glmrt/serve/request_fields.h>
+#include <glmrt/text/chat_template.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace glmrt::serve {
+namespace {
+
+const std::filesystem::path kModel = std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny";
+
+class RequestParsing : public ::testing::Test {
+ protected:
+  RequestContext context() {
+    ServeLimits limits;
+    limits.max_messages = 4;
+    limits.max_tokens = 100;
+    limits.max_batch = 3;
+    SamplingParams defaults;
+    defaults.temperature = 0.7;
+    defaults.max_new_tokens = 50;
+    return RequestContext{tokenizer_, kModel, 1024, 64, defaults, limits, 42};
+  }
+  // The ApiError `parse` throws for `body` (status 0 when it does not throw).
+  template <typename Parse>
+  ApiError error_of(const std::string& body, Parse parse) {
+    try {
+      parse(parse_request_body(body), context());
+    } catch (const ApiError& e) {
+      return e;
+    }
+    return ApiError(0, "", "");
+  }
+  ApiError chat_error(const std::string& body) { return error_of(body, parse_chat_request); }
+  ApiError completion_error(const std::string& body) {
+    return error_of(body, parse_completion_request);
+  }
+
+  text::Tokenizer tokenizer_ = text::Tokenizer::from_file(kModel / "tokenizer.json");
+};
+
+TEST_F(RequestParsing, ChatRendersTheTemplateAndKeepsDefaults) {
+  const Json body = parse_request_body(
+      R"({"model": "whatever-the-client-names", "user": "u1", "metadata": {"a": 1},
+          "messages": [{"role": "developer", "content": "be brief"},
+                       {"role": "user", "content": "hi"}]})");
+  const ChatRequest r = parse_chat_request(body, context());
+  const Json expected_request = {
+      {"messages", Json::array({{{"role", "system"}, {"content", "be brief"}},
+                                {{"role", "user"}, {"content", "hi"}}})}};
+  const auto expected =
+      tokenizer_.encode(text::render_chat_for_model(kModel, expected_request), false);
+  EXPECT_EQ(r.prompt, std::vector<int32_t>(expected.begin(), expected.end()));
+  EXPECT_TRUE(r.thinking);
+  EXPECT_EQ(r.top_logprobs, -1);
+  EXPECT_DOUBLE_EQ(r.generation.sampling.temperature, 0.7);
+  EXPECT_EQ(r.generation.sampling.max_new_tokens, 50);
+  EXPECT_EQ(r.generation.sampling.seed, 42u);
+  EXPECT_FALSE(r.generation.stream);
+}
+
+TEST_F(RequestParsing, ChatThinkingOffThreeWays) {
+  for (
+      const char* body :
+      {R"({"messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": {"enable_thinking": false}})",
+       R"({"messages": [{"role": "user", "content": "hi"}], "enable_thinking": false})",
+       R"({"messages": [{"role": "user", "content": "hi"}], "thinking": {"type": "disabled"}})"})
+    EXPECT_FALSE(parse_chat_request(parse_request_body(body), context()).thinking) << body;
+}
+
+TEST_F(RequestParsing, ChatSamplingFieldsAndLimits) {
+  const ChatRequest r = parse_chat_request(
+      parse_request_body(R"({"messages": [{"role": "user", "content": "hi"}], "temperature": 0,
+          "top_p": 0.5, "top_k": -1, "min_p": 0.1, "presence_penalty": 1.5, "frequency_penalty": -0.5,
+          "seed": -1, "max_completion_tokens": 7, "stop": "x", "stream": true,
+          "stream_options": {"include_usage": true}, "logprobs": true, "top_logprobs": 3,
+          "n": 1, "response_format": {"type": "text"}, "logit_bias": {}})"),
+      context());
+  const SamplingParams& p = r.generation.sampling;
+  EXPECT_EQ(p.temperature, 0);
+  EXPECT_EQ(p.top_p, 0.5);
+  EXPECT_EQ(p.top_k, 0);
+  EXPECT_EQ(p.min_p, 0.1);
+  EXPECT_EQ(p.presence_penalty, 1.5);
+  EXPECT_EQ(p.frequency_penalty, -0.5);
+  EXPECT_EQ(p.seed, ~uint64_t{0});
+  EXPECT_EQ(p.max_new_tokens, 7);
+  EXPECT_EQ(r.generation.stop, std::vector<std::string>{"x"});
+  EXPECT_TRUE(r.generation.stream);
+  EXPECT_TRUE(r.generation.include_usage);
+  EXPECT_EQ(r.top_logprobs, 3);
+}
+
+TEST_F(RequestParsing, ChatErrorsNameTheField) {
+  const std::string hi = R"("messages": [{"role": "user", "content": "hi"}])";
+  const std::pair<std::string, std::string> cases[] = {
+      {"{" + hi + R"(, "n": 2})", "n"},
+      {"{" + hi + R"(, "response_format": {"type": "json_object"}})", "response_format"},
+      {"{" + hi + R"(, "logit_bias": {"5": 1}})", "logit_bias"},
+      {"{" + hi + R"(, "temperature": 2.5})", "temperature"},
+      {"{" + hi + R"(, "temperature": "hot"})", "temperature"},
+      {"{" + hi + R"(, "top_p": 0})", "top_p"},
+      {"{" + hi + R"(, "max_tokens": 101})", "max_tokens"},
+      {"{" + hi + R"(, "max_tokens": 0})", "max_tokens"},
+      {"{" + hi + R"(, "max_tokens": 1.5})", "max_tokens"},
+      {"{" + hi + R"(, "stop": [1]})", "stop"},
+      {"{" + hi + R"(, "stop": ""})", "stop"},
+      {"{" + hi + R"(, "top_logprobs": 2})", "top_logprobs"},
+      {"{" + hi + R"(, "logprobs": true, "top_logprobs": 21})", "top_logprobs"},
+      {"{" + hi + R"(, "tool_choice": "required"})", "tool_choice"},
+      {"{" + hi + R"(, "tools": {}})", "tools"},
+      {"{" + hi + R"(, "stream": "yes"})", "stream"},
+      {"{" + hi + R"(, "stream_options": {"include_usage": 1}})", "stream_options.include_usage"},
+      {R"({"messages": []})", "messages"},
+      {R"({"model": "m"})", "messages"},
+      {R"({"messages": [{"role": "robot", "content": "x"}]})", "messages[0].role"},
+      {R"({"messages": [{"role": "user", "content": 5}]})", "messages[0].content"},
+      {R"({"messages": [1]})", "messages[0]"},
+      {R"({"messages": [{"role": "user"}, {"role": "user"}, {"role": "user"}, {"role": "user"},
+           {"role": "user"}]})",
+       "messages"},
+      {R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}]})",
+       "messages"},
+  };
+  for (const auto& [body, field] : cases) {
+    const ApiError e = chat_error(body);
+    EXPECT_EQ(e.status(), 400) << body;
+    EXPECT_EQ(e.param(), field) << body << " -> " << e.what();
+    EXPECT_NE(std::string(e.what()).find(field.substr(0, field.find('.'))), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(RequestParsing, AConversationLongerThanTheContextIsRefused) {
+  std::string long_text(400, 'a');
+  const ApiError e =
+      chat_error(R"({"messages": [{"role": "user", "content": ")" + long_text + R"("}]})");
+  EXPECT_EQ(e.status(), 400);
+  EXPECT_EQ(e.code(), "context_length_exceeded");
+}
+
+TEST_F(RequestParsing, MalformedBodies) {
+  const ApiError syntax = chat_error(R"({"messages": [)");
+  EXPECT_EQ(syntax.status(), 400);
+  EXPECT_NE(std::string(syntax.what()).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(std::string(syntax.what()).find("column"), std::string::npos) << syntax.what();
+  EXPECT_EQ(chat_error("[1, 2]").status(), 400);
+  EXPECT_EQ(chat_error("").status(), 400);
+  EXPECT_EQ(chat_error("{\"a\": \"\xff\"}").status(), 400);  // not UTF-8
+  const ApiError deep = chat_error(std::string(1000, '[') + std::string(1000, ']'));
+  EXPECT_NE(std::string(deep.what()).find("deeper"), std::string::npos) << deep.what();
+}
+
+TEST_F(RequestParsing, CompletionPromptsInEveryForm) {
+  const auto text =
+      parse_completion_request(parse_request_body(R"({"prompt": "hello"})"), context());
+  ASSERT_EQ(text.prompts.size(), 1u);
+  const auto hello = tokenizer_.encode("hello", true);
+  EXPECT_EQ(text.prompts[0], std::vector<int32_t>(hello.begin(), hello.end()));
+  EXPECT_EQ(text.generation.sampling.max_new_tokens, 16);  // OpenAI's default
+
+  const auto ids = parse_completion_request(
+      parse_request_body(R"({"prompt": [5, 6, 7], "echo": true, "logprobs": 2, "max_tokens": 0})"),
+      context());
+  EXPECT_EQ(ids.prompts, (std::vector<std::vector<int32_t>>{{5, 6, 7}}));
+  EXPECT_TRUE(ids.echo);
+  EXPECT_EQ(ids.logprobs, 2);
+  EXPECT_EQ(ids.generation.sampling.max_new_tokens, 0);
+
+  const auto batch = parse_completion_request(
+      parse_request_body(R"({"prompt": [[1, 2], "hello", [3]]})"), context());
+  ASSERT_EQ(batch.prompts.size(), 3u);
+  EXPECT_EQ(batch.prompts[2], std::vector<int32_t>{3});
+}
+
+TEST_F(RequestParsing, CompletionErrorsNameTheField) {
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({})", "prompt"},
+      {R"({"prompt": []})", "prompt"},
+      {R"({"prompt": [1024]})", "prompt"},
+      {R"({"prompt": [-1]})", "prompt"},
+      {R"({"prompt": [[1], [2, 5000]]})", "prompt[1]"},
+      {R"({"prompt": [[1], {}]})", "prompt[1]"},
+      {R"({"prompt": [[]]})", "prompt"},
+      {R"({"prompt": [[1], [2], [3], [4]]})", "prompt"},
+      {R"({"prompt": "", "max_tokens": 1})", "prompt"},
+      {R"({"prompt": [1], "logprobs": 21})", "logprobs"},
+      {R"({"prompt": [1], "best_of": 2})", "best_of"},
+      {R"({"prompt": [1], "suffix": "x"})", "suffix"},
+      {R"({"prompt": [1], "echo": 1})", "echo"},
+  };
+  for (const auto& [body, field] : cases) {
+    const ApiError e = completion_error(body);
+    EXPECT_EQ(e.status(), 400) << body;
+    EXPECT_EQ(e.param(), field) << body << " -> " << e.what();
+  }
+  std::string long_prompt = "[";
+  for (int i = 0; i < 65; ++i) long_prompt += i ? ",1" : "1";
+  EXPECT_EQ(completion_error(R"({"prompt": )" + long_prompt + "]}").code(),
+            "context_length_exceeded");
+}
+
+}  // namespace
+}  // namespace glmrt::serve

@@ -1,0 +1,32 @@
+// `glmrt serve` of this build tree as a child process: started on a free
+// loopback port (--port 0; the port is read from its startup line), stopped
+// with SIGTERM, its exit status checked by the caller.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace glmrt::test {
+
+class ServerProcess {
+ public:
+  /// Runs GLMRT_BUILD_DIR/glmrt serve --port 0 --quiet `args...` and waits
+  /// (up to a minute) until it listens. Throws with its stderr otherwise.
+  explicit ServerProcess(const std::vector<std::string>& args);
+  ~ServerProcess();
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+
+  int port() const { return port_; }
+  /// SIGTERM, then the exit status (-1 when killed by a signal or after 30 s).
+  int stop();
+
+ private:
+  pid_t pid_ = -1;
+  int stderr_fd_ = -1;
+  int port_ = 0;
+};
+
+}  // namespace glmrt::test
