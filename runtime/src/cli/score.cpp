@@ -81,7 +81,7 @@ std::vector<ScoreRequest> read_requests(const std::string& path, const text::Tok
 }
 
 int score_requests(Engine& engine, const std::vector<ScoreRequest>& requests, bool json) {
-  Session session(engine);
+  Session session(engine, std::nullopt);  // scoring decodes nothing: no drafter
   SequenceScorer scorer(session);
   const auto start = std::chrono::steady_clock::now();
   int64_t done = 0;
@@ -104,7 +104,7 @@ int score_requests(Engine& engine, const std::vector<ScoreRequest>& requests, bo
 
 int score_perplexity(Engine& engine, const std::vector<int32_t>& tokens, int64_t window,
                      int64_t stride, bool json) {
-  Session session(engine);
+  Session session(engine, std::nullopt);  // scoring decodes nothing: no drafter
   SequenceScorer scorer(session);
   const auto start = std::chrono::steady_clock::now();
   const PerplexityResult r =

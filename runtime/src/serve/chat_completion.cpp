@@ -98,7 +98,8 @@ void run_chat_completion(const ChatRequest& request, const ResponseIdentity& ide
           job.send(sse_event(chunks.chunk(delta_json(delta), std::move(lp))));
         }
         return !answer.stopped_by_string() && !job.cancelled();
-      });
+      },
+      request.top_logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded);
   if (job.cancelled()) return;
 
   const ChatAnswer::Ending ending = answer.finish();

@@ -40,6 +40,33 @@ class Writer {
   std::string text_;
 };
 
+double ratio(int64_t part, int64_t whole) {
+  return whole > 0 ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+// Speculative decoding (plugins.draft): what was proposed and accepted.
+void write_draft(Writer& w, const DraftStats& d) {
+  w.metric("glmrt_draft_info", "gauge", "the drafter the profile names", 1,
+           fmt::format("drafter=\"{}\",adaptive=\"{}\"", label(d.drafter), d.adaptive));
+  w.metric("glmrt_draft_forwards_total", "counter", "decode steps (verification forwards)",
+           static_cast<double>(d.forwards));
+  w.metric("glmrt_draft_decided_tokens_total", "counter",
+           "tokens those steps decided (accepted drafts + one)", static_cast<double>(d.decided));
+  w.metric("glmrt_draft_proposed_total", "counter", "drafts verified",
+           static_cast<double>(d.proposed));
+  w.metric("glmrt_draft_accepted_total", "counter", "drafts accepted",
+           static_cast<double>(d.accepted));
+  w.metric("glmrt_draft_acceptance_rate", "gauge", "accepted / proposed since start",
+           ratio(d.accepted, d.proposed));
+  w.metric("glmrt_draft_tokens_per_forward", "gauge", "tokens decided per decode step",
+           d.tokens_per_forward());
+  w.header("glmrt_draft_position_acceptance_rate", "gauge",
+           "acceptance of the k-th draft of a step, when it was judged");
+  for (size_t k = 0; k < d.judged_at.size() && k < d.accepted_at.size(); ++k)
+    w.sample("glmrt_draft_position_acceptance_rate", ratio(d.accepted_at[k], d.judged_at[k]),
+             fmt::format("position=\"{}\"", k + 1));
+}
+
 }  // namespace
 
 void Metrics::count_request(std::string_view route, int status) {
@@ -86,7 +113,7 @@ std::string Metrics::prometheus_text(std::string_view model_name) const {
            static_cast<double>(t.prefilled_tokens));
   w.metric("glmrt_reused_tokens_total", "counter", "prompt tokens taken from the KV cache",
            static_cast<double>(t.reused_tokens));
-  w.metric("glmrt_generated_tokens_total", "counter", "tokens decoded one at a time",
+  w.metric("glmrt_generated_tokens_total", "counter", "tokens decoded",
            static_cast<double>(t.decoded_tokens));
   w.metric("glmrt_prefill_seconds_total", "counter", "time spent in prefill", t.prefill_seconds);
   w.metric("glmrt_decode_seconds_total", "counter", "time spent decoding", t.decode_seconds);
@@ -117,6 +144,7 @@ std::string Metrics::prometheus_text(std::string_view model_name) const {
            static_cast<double>(peak_rss_bytes()));
   w.metric("glmrt_budget_peak_bytes", "gauge", "the memory budget's peak",
            static_cast<double>(s.budget_peak_bytes));
+  if (s.draft) write_draft(w, *s.draft);
   return w.take();
 }
 

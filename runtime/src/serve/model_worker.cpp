@@ -1,3 +1,4 @@
+#include <glmrt/generate/speculator.h>
 #include <glmrt/serve/model_worker.h>
 
 #include <omp.h>
@@ -100,6 +101,7 @@ void ModelWorker::publish(const SessionStats& before) {
   s.experts = context_.engine.experts().stats();
   s.budget_peak_bytes = context_.engine.budget().peak();
   s.cached_tokens = static_cast<int64_t>(context_.session.tokens().size());
+  if (const Speculator* speculator = context_.session.speculator()) s.draft = speculator->stats();
   metrics_.publish(s);
 }
 

@@ -100,7 +100,8 @@ class ChoiceRun {
           text_ += stops.push(piece);
           send_text();
           return !stops.stopped() && !cancelled();
-        });
+        },
+        request_.logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded);
     if (cancelled()) return std::nullopt;
     if (!stops.stopped()) {
       text_ += stops.push(detokenizer_.flush());

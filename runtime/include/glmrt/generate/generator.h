@@ -54,14 +54,21 @@ Generation generate(Session& session, Sampler& sampler, std::span<const int32_t>
 
 /// Sees every answer token with the logits it was drawn from (the model's,
 /// before penalties and temperature), e.g. to report its log-probability;
-/// returning false stops generation after that token.
+/// the span is empty for a draft accepted by speculative decoding unless
+/// every token's logits were asked for. Returning false stops generation
+/// after that token.
 using TokenLogitsCallback = std::function<bool(int32_t token, std::span<const float> logits)>;
+
+/// Whether a TokenLogitsCallback needs the logits of every token: then the
+/// session's drafter stays idle (one token per decode step).
+enum class LogitsNeed { when_decoded, every_token };
 
 /// The loop of generate() for a session that already holds `prompt`, with
 /// `logits` its next-token logits (as Session::set_context returned them):
 /// callers that ran the prompt themselves (to score it, say) go on from there.
 Generation continue_generation(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
                                std::vector<float> logits, const GenerationLimits& limits,
-                               const TokenLogitsCallback& on_token = {});
+                               const TokenLogitsCallback& on_token = {},
+                               LogitsNeed need = LogitsNeed::when_decoded);
 
 }  // namespace glmrt

@@ -1,16 +1,19 @@
 // What GET /metrics reports, in Prometheus' text format: requests by route
 // and status, the queue, tokens and tokens/s (all requests, and the last
-// one), the expert cache's hit rate and bytes read, and memory. The model
+// one), the expert cache's hit rate and bytes read, memory, and speculative
+// decoding's acceptance when the profile drafts. The model
 // thread publishes a snapshot after every request, so a scrape never reads
 // the engine while it runs.
 #pragma once
 
+#include <glmrt/draft/draft_stats.h>
 #include <glmrt/experts/expert_store.h>
 #include <glmrt/generate/session.h>
 
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -22,7 +25,8 @@ struct ModelSnapshot {
   SessionStats last;         // the last request that ran the model
   ExpertStoreStats experts;  // since the server started
   uint64_t budget_peak_bytes = 0;
-  int64_t cached_tokens = 0;  // tokens the session's KV cache holds
+  int64_t cached_tokens = 0;        // tokens the session's KV cache holds
+  std::optional<DraftStats> draft;  // since the server started, when the session drafts
 };
 
 class Metrics {
