@@ -6,6 +6,7 @@ packages=(
   libboost-dev libboost-filesystem-dev libboost-program-options-dev
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libpcre2-dev libicu-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev libsimde-dev
+  libxxhash-dev  # container checksums (glmrt convert, glmrt verify)
   clang-format
   clang libclang-rt-14-dev  # libFuzzer and the sanitizers' runtimes, for scripts/fuzz.sh
 )

@@ -18,5 +18,7 @@ int profile_command(const Args& args);       // profile.cpp: profile check FILE
 int tokenize_command(const Args& args);      // tokenize.cpp: text <-> token ids
 int template_command(const Args& args);      // template.cpp: render a chat request
 int make_model_command(const Args& args);    // make_model.cpp: write a random model
+int convert_command(const Args& args);       // convert.cpp: checkpoint -> quantized container
+int verify_command(const Args& args);        // verify.cpp: check a converted container
 
 }  // namespace glmrt::cli

@@ -31,6 +31,10 @@ const Command kCommands[] = {
     {"template", "render a chat request into the model's prompt", glmrt::cli::template_command},
     {"make-model", "write a random model with real dimensions (benchmarks, tests)",
      glmrt::cli::make_model_command},
+    {"convert", "a Hugging Face checkpoint into a quantized streaming container",
+     glmrt::cli::convert_command},
+    {"verify", "check a converted container (checksums, headers, stamps)",
+     glmrt::cli::verify_command},
 };
 
 void print_usage() {

@@ -49,7 +49,7 @@ std::span<std::byte> tail_of(const glmrt_extent& e) {
 }  // namespace
 
 ExpertStore::ExpertStore(std::vector<std::vector<ExpertLayout>> layouts,
-                         const TensorDirectory& tensors, plugin::Io& io, WeightBits bits,
+                         const TensorDirectory& tensors, plugin::Io& io, WeightPrecision bits,
                          int cache_per_layer, MemoryBudget* budget)
     : layouts_(std::move(layouts)),
       tensors_(tensors),
@@ -106,11 +106,11 @@ std::shared_ptr<const Expert> ExpertStore::convert(int layer, int32_t id,
     auto bytes = staging.subspan(layout.staging_offset(*t.values), t.values->byte_size);
     if (t.scales) {
       auto scale_bytes = staging.subspan(layout.staging_offset(*t.scales), t.scales->byte_size);
-      std::vector<float> scales(t.rows);
+      std::vector<float> scales(t.scales->byte_size / sizeof(float));
       if (const int64_t bad = decode_finite_to_f32(DType::F32, scale_bytes, scales); bad >= 0)
         fail_non_finite(*t.scales, scale_bytes, k, bad, 1);
       *targets[k] = Matrix::from_packed(static_cast<uint32_t>(t.packed_type), bytes, scales, t.rows,
-                                        t.cols, budget_, "expert cache");
+                                        t.cols, budget_, "expert cache", t.group_size);
     } else {
       values.resize(t.rows * t.cols);
       if (const int64_t bad = decode_finite_to_f32(t.values->dtype, bytes, values); bad >= 0)

@@ -34,7 +34,7 @@ struct ExpertStoreStats {
 class ExpertStore {
  public:
   ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, const TensorDirectory& tensors,
-              plugin::Io& io, WeightBits bits, int cache_per_layer, MemoryBudget* budget);
+              plugin::Io& io, WeightPrecision bits, int cache_per_layer, MemoryBudget* budget);
 
   /// The experts `ids` of `layer` (distinct ids), in that order. The returned
   /// pointers stay valid while held, even if the cache evicts them meanwhile.
@@ -66,7 +66,7 @@ class ExpertStore {
   std::vector<std::vector<ExpertLayout>> layouts_;
   const TensorDirectory& tensors_;
   plugin::Io& io_;
-  WeightBits bits_;
+  WeightPrecision bits_;
   int capacity_;
   MemoryBudget* budget_;
   std::vector<std::list<Entry>> lru_;  // per layer, most recently used first
