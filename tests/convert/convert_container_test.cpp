@@ -4,6 +4,7 @@
 // an existing OUT is kept without --force; verify accepts the result and
 // rejects a truncated or altered shard; glm-demo converted to per-group
 // formats runs within its quality bounds.
+#include <glmrt/base/error.h>
 #include <glmrt/convert/container_verify.h>
 #include <glmrt/convert/convert.h>
 #include <glmrt/engine/engine.h>
