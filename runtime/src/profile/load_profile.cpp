@@ -119,10 +119,11 @@ class ProfileReader {
     const std::string text = field.as_string();
     std::string why;
     if (auto p = parse_precision(text, &why)) return *p;
+    const bool group_problem = why.find("group") != std::string::npos;
     field.fail(fmt::format(
-        "{}: expected f32, bf16, int8, int4 or int2 (or 32/16/8/4/2), or a per-group form such "
-        "as int4-g64",
-        why));
+        "expected f32, bf16, int8, int4 or int2 (or 32/16/8/4/2), or a per-group form such as "
+        "int4-g64, found `{}`{}",
+        text, group_problem ? " (" + why + ")" : std::string()));
   }
 
   static void read_precision(const Field& field, Profile& profile) {

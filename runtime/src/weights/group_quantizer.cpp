@@ -72,20 +72,29 @@ float quantize_group_searched(std::span<const float> w, std::span<const float> a
   }
   const float lo = static_cast<float>(-qmax - 1), hi = static_cast<float>(qmax);
   Fit best;
-  float best_inv = 0.f;
+  float best_inv = 0.f, best_n = hi;
+  int best_k = 0;
+  const auto consider = [&](float n, int k) {
+    const float target = n + (n > 0 ? kStep : -kStep) * static_cast<float>(k);
+    if (std::fabs(target) < 0.5f) return;
+    const float inv = target / m;
+    const Fit f = a.empty() ? try_step<false>(w.data(), nullptr, w.size(), inv, lo, hi)
+                            : try_step<true>(w.data(), a.data(), w.size(), inv, lo, hi);
+    if (f.gain() > best.gain()) best = f, best_inv = inv, best_n = n, best_k = k;
+  };
+  consider(hi, 0);  // the max-abs codes: the result is never worse than them
   // int8's 256 levels leave clipping nothing to gain (and its candidates'
   // errors differ by less than float rounding): the max-abs codes, refit.
-  const int steps = type == GLMRT_I8 ? 0 : kSteps;
-  for (float n : {hi, lo}) {
-    if (type == GLMRT_I8 && n == lo) break;
-    for (int k = -steps; k <= steps; ++k) {
-      const float target = n + (n > 0 ? kStep : -kStep) * static_cast<float>(k);
-      if (std::fabs(target) < 0.5f) continue;
-      const float inv = target / m;
-      const Fit f = a.empty() ? try_step<false>(w.data(), nullptr, w.size(), inv, lo, hi)
-                              : try_step<true>(w.data(), a.data(), w.size(), inv, lo, hi);
-      if (f.gain() > best.gain()) best = f, best_inv = inv;
-    }
+  if (type != GLMRT_I8) {
+    // Coarse to fine: every third step of both families, then the steps
+    // beside the best (10 + 4 fits instead of 26, the same choice almost always).
+    for (float n : {hi, lo})
+      for (int k = -kSteps; k <= kSteps; k += 3)
+        if (n != hi || k != 0) consider(n, k);
+    const float n = best_n;
+    const int k = best_k;
+    for (int d : {-2, -1, 1, 2})
+      if (k + d >= -kSteps && k + d <= kSteps) consider(n, k + d);
   }
   if (!(best.den > 0)) {
     for (size_t i = 0; i < w.size(); ++i) q[i] = 0;
