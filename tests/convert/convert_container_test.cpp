@@ -105,6 +105,26 @@ TEST(ConvertContainer, RefusesToOverwriteUnlessForced) {
   EXPECT_TRUE(fs::exists(dir / "out" / "config.json"));
 }
 
+TEST(ConvertContainer, StalePartialOfOtherOptionsNeedsForce) {
+  test::ConvertScratch dir("stale");
+  ConvertOptions o;
+  o.from = kTiny;
+  o.to = dir / "out";
+  EXPECT_THROW(convert_checkpoint(o, 1), Error);
+  ASSERT_TRUE(fs::exists(dir / "out.partial"));
+  o.dense = WeightPrecision(WeightBits::int4, 32);
+  try {
+    convert_checkpoint(o);
+    FAIL() << "a partial conversion of other options was taken over";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--force"), std::string::npos) << e.what();
+  }
+  o.force = true;
+  convert_checkpoint(o);
+  EXPECT_NO_THROW(verify_container(dir / "out"));
+  EXPECT_FALSE(fs::exists(dir / "out.partial"));
+}
+
 TEST(ConvertContainer, DryRunWritesNothingAndCountsBits) {
   test::ConvertScratch dir("dry");
   ConvertOptions o;

@@ -4,6 +4,7 @@
 // interchangeable) and per group stays within each format's error bound and
 // below the per-row error; the format stamp and scales tensors are the
 // documented ones.
+#include <glmrt/base/error.h>
 #include <glmrt/convert/convert.h>
 #include <glmrt/convert/source_rows.h>
 #include <glmrt/weights/matrix.h>
@@ -96,6 +97,20 @@ TEST(ConvertFp8, BlockScaledCheckpointDequantizesExactly) {
   const TensorDirectory out = TensorDirectory::open(dir / "out");
   EXPECT_FALSE(out.contains(std::string(kDenseName) + "_scale_inv"));
   EXPECT_EQ(out.at("model.layers.0.input_layernorm.weight").dtype, DType::BF16);
+}
+
+TEST(ConvertFp8, MissingBlockScalesAreNamed) {
+  test::ConvertScratch dir("fp8-noscale");
+  HostTensor w{kDenseName, {4, 8}, std::vector<float>(32, 0x38), StoredDType::f8_e4m3};
+  write_input(dir / "in", {w});
+  try {
+    convert_checkpoint(options_for(dir / "in", dir / "out", "int8"));
+    FAIL() << "FP8 without block scales was converted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(std::string(kDenseName) + "_scale_inv"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
 TEST(ConvertFp8, E4m3CodesDecodeAsTheFormatSays) {
