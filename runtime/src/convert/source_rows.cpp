@@ -1,8 +1,10 @@
+#include <fcntl.h>
 #include <glmrt/base/error.h>
 #include <glmrt/convert/source_rows.h>
 
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -66,8 +68,18 @@ void SourceRows::read(int64_t first, int64_t count, std::span<float> out,
     fail("SourceRows::read: rows [{}, {}) of {} into {} floats", first, first + count, t_.name,
          out.size());
   raw.resize(static_cast<size_t>(count) * row_bytes_);
-  model_files::pread_exact(dir_.fd(t_.file_index), t_.offset + first * row_bytes_, raw,
-                           dir_.files().at(t_.file_index), fmt::format("tensor '{}'", t_.name));
+  const int fd = dir_.fd(t_.file_index);
+  const uint64_t at = t_.offset + first * row_bytes_;
+  model_files::pread_exact(fd, at, raw, dir_.files().at(t_.file_index),
+                           fmt::format("tensor '{}'", t_.name));
+  // The drive reads the next block while this one is encoded; the bytes just
+  // read are not needed again and leave the page cache to others.
+  const uint64_t end = t_.offset + t_.byte_size, next = at + raw.size();
+  if (next < end)
+    ::posix_fadvise(fd, static_cast<off_t>(next),
+                    static_cast<off_t>(std::min<uint64_t>(raw.size(), end - next)),
+                    POSIX_FADV_WILLNEED);
+  ::posix_fadvise(fd, static_cast<off_t>(at), static_cast<off_t>(raw.size()), POSIX_FADV_DONTNEED);
   if (t_.dtype != DType::F8_E4M3) {
     decode_to_f32(t_.dtype, raw, out);
     return;
