@@ -25,10 +25,16 @@ namespace fs = std::filesystem;
 const fs::path kTiny = fs::path(GLMRT_FIXTURES) / "glm_tiny";
 const fs::path kDemo = fs::path(GLMRT_SOURCE_DIR) / "models" / "glm-demo";
 
-ConvertOptions all_f32(const fs::path& from, const fs::path& to) {
+// The default formats (experts int4-g64, dense int8, ...).
+ConvertOptions defaults(const fs::path& from, const fs::path& to) {
   ConvertOptions o;
   o.from = from;
   o.to = to;
+  return o;
+}
+
+ConvertOptions all_f32(const fs::path& from, const fs::path& to) {
+  ConvertOptions o = defaults(from, to);
   o.experts = o.dense = WeightBits::f32;
   o.embed = o.lm_head = WeightBits::f32;
   return o;
@@ -61,9 +67,7 @@ TEST(ConvertContainer, F32ContainerOfGlmTinyValidatesOracleExact) {
 
 TEST(ConvertContainer, InterruptedConversionResumesByteIdentical) {
   test::ConvertScratch dir("resume");
-  ConvertOptions o;
-  o.from = kTiny;
-  o.to = dir / "whole";
+  ConvertOptions o = defaults(kTiny, dir / "whole");
   o.max_shard_bytes = 64 << 10;  // several resident files
   convert_checkpoint(o);
 
@@ -107,9 +111,7 @@ TEST(ConvertContainer, RefusesToOverwriteUnlessForced) {
 
 TEST(ConvertContainer, StalePartialOfOtherOptionsNeedsForce) {
   test::ConvertScratch dir("stale");
-  ConvertOptions o;
-  o.from = kTiny;
-  o.to = dir / "out";
+  ConvertOptions o = defaults(kTiny, dir / "out");
   EXPECT_THROW(convert_checkpoint(o, 1), Error);
   ASSERT_TRUE(fs::exists(dir / "out.partial"));
   o.dense = WeightPrecision(WeightBits::int4, 32);
@@ -127,9 +129,7 @@ TEST(ConvertContainer, StalePartialOfOtherOptionsNeedsForce) {
 
 TEST(ConvertContainer, DryRunWritesNothingAndCountsBits) {
   test::ConvertScratch dir("dry");
-  ConvertOptions o;
-  o.from = kTiny;
-  o.to = dir / "out";
+  ConvertOptions o = defaults(kTiny, dir / "out");
   o.dry_run = true;
   const ConvertResult r = convert_checkpoint(o);
   EXPECT_FALSE(fs::exists(dir / "out"));
@@ -144,9 +144,7 @@ TEST(ConvertContainer, DryRunWritesNothingAndCountsBits) {
 
 TEST(ConvertContainer, VerifyRejectsATruncatedOrAlteredShard) {
   test::ConvertScratch dir("verify");
-  ConvertOptions o;
-  o.from = kTiny;
-  o.to = dir / "out";
+  ConvertOptions o = defaults(kTiny, dir / "out");
   convert_checkpoint(o);
   EXPECT_NO_THROW(verify_container(dir / "out"));
   fs::path shard;
@@ -175,9 +173,7 @@ TEST(ConvertContainer, VerifyRejectsATruncatedOrAlteredShard) {
 // with int8 dense (the default conversion) holds the target KL <= 0.010.
 TEST(ConvertContainer, DemoModelPerGroupContainerRunsWithinItsBounds) {
   test::ConvertScratch dir("demo");
-  ConvertOptions o;
-  o.from = kDemo;
-  o.to = dir / "out";
+  ConvertOptions o = defaults(kDemo, dir / "out");
   convert_checkpoint(o);
   Profile p = reference_profile();
   p.dense_bits = WeightBits::int8;
