@@ -6,6 +6,7 @@ packages=(
   libboost-dev libboost-filesystem-dev libboost-program-options-dev
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libpcre2-dev libicu-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev libsimde-dev
+  libxxhash-dev  # container checksums (glmrt convert, glmrt verify)
   clang-format
   libcpp-httplib-dev  # glmrt serve
   chromium            # the chat page's browser test

@@ -125,7 +125,7 @@ TEST(StoredMatrix, StampedPackedTensorWithoutScalesIsRefused) {
   test::write_safetensors_file(dir.path() / "model.safetensors", {packed}, layout);
   const TensorDirectory files = TensorDirectory::open(dir.path());
   expect_error([&] { find_stored_matrix(files, "w", 4, 8); },
-               {"tensor w in", "stamped int8 but its per-row scales w.qs are missing"});
+               {"tensor w in", "stamped int8 but its scales (w.qs or w.gqs) are missing"});
 }
 
 // A stamp contradicting the bytes stops the model from opening, naming the

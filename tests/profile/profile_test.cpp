@@ -170,6 +170,14 @@ TEST_F(ProfileTest, MisspeltKeySuggestsTheClosestOne) {
               AllOf(HasSubstr("key `colour`: unknown key"), HasSubstr("valid keys: model")));
 }
 
+TEST_F(ProfileTest, PerGroupPrecisionsAreAccepted) {
+  const Profile p = load_profile(
+      write(std::string(kMinimal) + "precision:\n  dense: int8-g128\n  experts: int4-g64\n"));
+  EXPECT_EQ(p.dense_bits, WeightPrecision(WeightBits::int8, 128));
+  EXPECT_EQ(p.expert_bits, WeightPrecision(WeightBits::int4, 64));
+  EXPECT_EQ(precision_name(p.expert_bits), "int4-g64");
+}
+
 TEST_F(ProfileTest, WrongTypesAreNamed) {
   EXPECT_THAT(error_of(std::string(kMinimal) + "threads: four\n"),
               AllOf(StartsWith(at_line(4)), HasSubstr("key `threads`"),
@@ -181,6 +189,11 @@ TEST_F(ProfileTest, WrongTypesAreNamed) {
                     HasSubstr("true or false")));
   EXPECT_THAT(error_of(std::string(kMinimal) + "precision:\n  dense: int3\n"),
               AllOf(HasSubstr("key `precision.dense`"), HasSubstr("found `int3`")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "precision:\n  experts: int4-g7\n"),
+              AllOf(HasSubstr("key `precision.experts`"), HasSubstr("found `int4-g7`"),
+                    HasSubstr("multiple of 8")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "precision:\n  dense: bf16-g64\n"),
+              HasSubstr("only int8, int4 and int2 take a group size"));
   EXPECT_THAT(error_of(std::string(kMinimal) + "precision:\n  kv_cache: int8\n"),
               HasSubstr("expected f32 or bf16"));
   EXPECT_THAT(error_of(std::string(kMinimal) + "memory: 4GiB\n"),

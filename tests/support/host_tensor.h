@@ -11,8 +11,9 @@
 namespace glmrt::test {
 
 /// u8: raw bytes (values 0..255), e.g. the packed weights of a pre-quantized
-/// expert whose scales sit beside it in `<name>.qs`.
-enum class StoredDType { f32, bf16, f16, u8 };
+/// expert whose scales sit beside it in `<name>.qs`. f8_e4m3: raw FP8 codes
+/// (values 0..255) of a block-scaled checkpoint such as GLM-5-FP8.
+enum class StoredDType { f32, bf16, f16, u8, f8_e4m3 };
 
 struct HostTensor {
   std::string name;

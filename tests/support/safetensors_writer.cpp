@@ -81,6 +81,8 @@ std::string_view stored_dtype_name(StoredDType dtype) {
       return "F16";
     case StoredDType::u8:
       return "U8";
+    case StoredDType::f8_e4m3:
+      return "F8_E4M3";
   }
   throw std::logic_error("unknown StoredDType");
 }
@@ -93,6 +95,7 @@ size_t stored_dtype_size(StoredDType dtype) {
     case StoredDType::f16:
       return 2;
     case StoredDType::u8:
+    case StoredDType::f8_e4m3:
       return 1;
   }
   throw std::logic_error("unknown StoredDType");
@@ -107,6 +110,7 @@ float round_to_stored(StoredDType dtype, float value) {
     case StoredDType::f16:
       return f16_to_f32(f32_to_f16(value));
     case StoredDType::u8:
+    case StoredDType::f8_e4m3:
       return static_cast<float>(static_cast<uint8_t>(value));
   }
   throw std::logic_error("unknown StoredDType");
@@ -136,6 +140,7 @@ std::string encode_tensor(const HostTensor& tensor) {
         append_le16(out, f32_to_f16(v));
         break;
       case StoredDType::u8:
+      case StoredDType::f8_e4m3:
         out.push_back(static_cast<char>(static_cast<uint8_t>(v)));
         break;
     }

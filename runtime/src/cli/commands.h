@@ -21,5 +21,7 @@ int serve_command(const Args& args);         // serve.cpp: the OpenAI-compatible
 int score_command(const Args& args);         // score.cpp: log-likelihoods and perplexity
 int bench_command(const Args& args);         // bench.cpp: profiles side by side on one model
 int make_model_command(const Args& args);    // make_model.cpp: write a random model
+int convert_command(const Args& args);       // convert.cpp: checkpoint -> quantized container
+int verify_command(const Args& args);        // verify.cpp: check a converted container
 
 }  // namespace glmrt::cli

@@ -34,6 +34,10 @@ const Command kCommands[] = {
     {"bench", "time profiles side by side on one model", glmrt::cli::bench_command},
     {"make-model", "write a random model with real dimensions (benchmarks, tests)",
      glmrt::cli::make_model_command},
+    {"convert", "a Hugging Face checkpoint into a quantized streaming container",
+     glmrt::cli::convert_command},
+    {"verify", "check a converted container (checksums, headers, stamps)",
+     glmrt::cli::verify_command},
 };
 
 void print_usage() {

@@ -18,22 +18,6 @@ constexpr const char* kUsage =
     "  and checks that its plugins exist, are of the right kind, match the ABI, run on\n"
     "  this CPU and accept their settings.\n";
 
-std::string bits_name(WeightBits bits) {
-  switch (bits) {
-    case WeightBits::f32:
-      return "f32";
-    case WeightBits::bf16:
-      return "bf16";
-    case WeightBits::int8:
-      return "int8";
-    case WeightBits::int4:
-      return "int4";
-    case WeightBits::int2:
-      return "int2";
-  }
-  return "?";
-}
-
 std::string plugin_line(const PluginChoice& choice, const PluginInfo& created) {
   const std::filesystem::path& path = created.path;
   std::string settings;
@@ -55,8 +39,8 @@ int check(const std::string& file) {
                  ? fmt::format("{}, up to {} tokens", plugin_line(*profile.draft, *plugins.draft),
                                profile.max_draft_tokens)
                  : std::string("none"));
-  fmt::print("  precision: dense {}, experts {}, kv_cache {}\n", bits_name(profile.dense_bits),
-             bits_name(profile.expert_bits), profile.kv_cache == CacheType::f32 ? "f32" : "bf16");
+  fmt::print("  precision: dense {}, experts {}, kv_cache {}\n", precision_name(profile.dense_bits),
+             precision_name(profile.expert_bits), profile.kv_cache == CacheType::f32 ? "f32" : "bf16");
   fmt::print(
       "  memory:    budget {}, expert_cache {} per layer, prefetch {}, max_context {}, prefill "
       "{}\n",

@@ -5,17 +5,25 @@
 
 #include <glmrt/base/error.h>
 #include <glmrt/engine/engine.h>
+#include <glmrt/text/tokenizer.h>
 #include <glmrt/validate/oracle.h>
+#include <glmrt/validate/profile_comparison.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include <charconv>
+#include <climits>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 namespace glmrt::cli {
 namespace {
+
+namespace po = boost::program_options;
 
 AttentionFormChoice parse_form(const std::string& text) {
   if (text == "auto") return AttentionFormChoice::automatic;
@@ -139,16 +147,85 @@ void print_text(const ValidationReport& r) {
       r.cases.empty() ? 0.0 : kl_sum / r.cases.size());
 }
 
+// Token ids from a file: decimal numbers separated by spaces, commas or lines.
+std::vector<int32_t> read_ids(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail("--ids {}: cannot open it", path);
+  std::vector<int32_t> ids;
+  std::string word;
+  while (in >> word) {
+    for (char& ch : word)
+      if (ch == ',') ch = ' ';
+    std::istringstream parts(word);
+    std::string part;
+    while (parts >> part) {
+      int64_t v = -1;
+      const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+      if (ec != std::errc() || end != part.data() + part.size() || v < 0 || v > INT32_MAX)
+        fail("--ids {}: `{}` (token {}) is not a token id", path, part, ids.size());
+      ids.push_back(static_cast<int32_t>(v));
+    }
+  }
+  return ids;
+}
+
+// --against: profile Q against profile P on any text.
+int compare_command(const po::variables_map& vm, const Profile& q_profile,
+                    const std::string& model_dir) {
+  const Profile p_profile = load_profile(vm["against"].as<std::string>());
+  auto q = Engine::open(q_profile, model_dir);
+  auto p = Engine::open(p_profile, model_dir);
+  std::vector<int32_t> ids;
+  if (vm.count("ids")) {
+    ids = read_ids(vm["ids"].as<std::string>());
+  } else if (vm.count("text")) {
+    const std::string path = vm["text"].as<std::string>();
+    std::ifstream in(path);
+    if (!in) fail("--text {}: cannot open it", path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    for (const auto id :
+         text::Tokenizer::from_file(q->model_dir() / "tokenizer.json").encode(text, true))
+      ids.push_back(static_cast<int32_t>(id));
+  } else {
+    fail("--against needs --text FILE or --ids FILE");
+  }
+  const int64_t window = vm["window"].as<int64_t>();
+  const ProfileComparison c = compare_profiles(*q, *p, ids, window, q_profile.prefill_chunk);
+  if (vm.count("json")) {
+    nlohmann::json j{{"positions", c.positions}, {"mean_kl", c.mean_kl},      {"p99_kl", c.p99_kl},
+                     {"max_kl", c.max_kl},       {"same_top1", c.same_top1},  {"ppl", c.ppl_q},
+                     {"ppl_against", c.ppl_p},   {"ppl_ratio", c.ppl_ratio()}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    fmt::print(
+        "{} positions: mean KL {:.4e}, p99 KL {:.4e}, max KL {:.4e}, same top-1 {:.2f}%, "
+        "perplexity {:.4f} vs {:.4f} (ratio {:.4f})\n",
+        c.positions, c.mean_kl, c.p99_kl, c.max_kl, 100.0 * c.same_top1, c.ppl_q, c.ppl_p,
+        c.ppl_ratio());
+  }
+  bool pass = true;
+  if (vm.count("max-kl")) pass = pass && c.mean_kl <= vm["max-kl"].as<double>();
+  if (vm.count("min-top1")) pass = pass && c.same_top1 >= vm["min-top1"].as<double>();
+  return pass ? 0 : 1;
+}
+
 }  // namespace
 
 int validate_command(const Args& args) {
-  namespace po = boost::program_options;
-  po::options_description options("glmrt validate --profile P --model DIR --ref REF [options]");
+  po::options_description options(
+      "glmrt validate --profile P --model DIR --ref REF [options]\n"
+      "glmrt validate --profile Q --against P --model DIR (--text FILE | --ids FILE) [options]");
   std::string profile_path, model_dir, ref_path;
   options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
                                                     "profile YAML")(
       "model", po::value(&model_dir), "model directory (default: the profile's `model`)")(
-      "ref", po::value(&ref_path)->required(), "reference outputs (ref.json)")(
+      "ref", po::value(&ref_path), "reference outputs (ref.json)")(
+      "against", po::value<std::string>(),
+      "compare with this profile (the reference P) instead of an oracle file")(
+      "text", po::value<std::string>(), "with --against: text to compare on (model's tokenizer)")(
+      "ids", po::value<std::string>(), "with --against: token ids to compare on")(
+      "window", po::value<int64_t>()->default_value(512),
+      "with --against: tokens per sequence (a longer input is cut into windows)")(
       "json", "print one JSON object instead of a table")("min-top1", po::value<double>(),
                                                           "override validate.min_top1")(
       "max-kl", po::value<double>(), "override validate.max_kl")("max-dlogit", po::value<double>(),
@@ -162,6 +239,9 @@ int validate_command(const Args& args) {
   const po::variables_map& vm = *parsed;
 
   Profile profile = load_profile(profile_path);
+  if (vm.count("against")) return compare_command(vm, profile, model_dir);
+  if (ref_path.empty())
+    fail("--ref: the reference outputs are required (or compare with --against)");
   ValidateThresholds th = profile.validate;
   if (vm.count("min-top1")) th.min_top1 = vm["min-top1"].as<double>();
   if (vm.count("max-kl")) th.max_kl = vm["max-kl"].as<double>();

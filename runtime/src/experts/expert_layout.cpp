@@ -24,6 +24,7 @@ ExpertTensorPlace place_tensor(const TensorDirectory& dir, const std::string& na
   p.values = m.values;
   p.scales = m.scales;
   if (m.prequantized()) p.packed_type = static_cast<int>(m.packed_type);
+  p.group_size = m.group_size;
   return p;
 }
 

@@ -1,7 +1,7 @@
 #include <glmrt/base/error.h>
 #include <glmrt/experts/expert_slot_fill.h>
 #include <glmrt/experts/non_finite.h>
-#include <glmrt/weights/row_packing.h>
+#include <glmrt/weights/row_codec.h>
 
 #include <fmt/format.h>
 
@@ -41,8 +41,14 @@ void convert_float_matrix(const ExpertTensorPlace& t, const SlotMatrix& m,
                           const ExpertSite& site) {
   const size_t row_source = static_cast<size_t>(m.cols) * dtype_size(t.values->dtype);
   std::atomic<int64_t> first_bad{std::numeric_limits<int64_t>::max()};
-  std::byte* data = slot + m.data;
-  auto* scales = reinterpret_cast<float*>(slot + m.scales);
+  const MatrixStorage dst{m.type,
+                          m.rows,
+                          m.cols,
+                          m.row_bytes,
+                          slot + m.data,
+                          plugin::is_quantized(m.type) ? reinterpret_cast<float*>(slot + m.scales)
+                                                       : nullptr,
+                          m.group_size};
   const int team = std::max(1, threads);
 #pragma omp parallel num_threads(team)
   {
@@ -59,9 +65,7 @@ void convert_float_matrix(const ExpertTensorPlace& t, const SlotMatrix& m,
         }
         continue;
       }
-      float scale = 1.f;
-      pack_row(row, m.type, data + r * m.row_bytes, &scale);
-      if (plugin::is_quantized(m.type)) scales[r] = scale;
+      encode_row(row, dst, r);
     }
   }
   if (const int64_t bad = first_bad.load(); bad != std::numeric_limits<int64_t>::max())
@@ -111,7 +115,7 @@ Expert expert_views(const ExpertSlotPlan& plan, const std::byte* slot) {
     glmrt_weight_view& v = *views[k];
     v.format.struct_size = sizeof(glmrt_weight_format);
     v.format.element_type = m.type;
-    v.format.group_size = 0;
+    v.format.group_size = m.group_size;
     v.format.packing = 0;
     v.format.alignment = 1;
     v.data = slot + m.data;

@@ -1,6 +1,7 @@
 #include <glmrt/base/error.h>
 #include <glmrt/experts/expert_slot_plan.h>
-#include <glmrt/weights/row_packing.h>
+#include <glmrt/weights/matrix.h>
+#include <glmrt/weights/row_codec.h>
 
 #include <algorithm>
 
@@ -46,15 +47,15 @@ uint64_t position_of(const TensorInfo& t, const std::vector<SlotRead>& reads) {
 
 /// The kernels' type of a float tensor stored at `bits` precision as it is
 /// (F32 under f32, BF16 under bf16), or -1 when it needs converting.
-int stored_as_kernels_type(DType dtype, WeightBits bits) {
-  if (dtype == DType::F32 && bits == WeightBits::f32) return GLMRT_F32;
-  if (dtype == DType::BF16 && bits == WeightBits::bf16) return GLMRT_BF16;
+int stored_as_kernels_type(DType dtype, WeightPrecision precision) {
+  if (dtype == DType::F32 && precision.bits == WeightBits::f32) return GLMRT_F32;
+  if (dtype == DType::BF16 && precision.bits == WeightBits::bf16) return GLMRT_BF16;
   return -1;
 }
 
 /// Whether matrix `t` can be used where it lands: pre-quantized, or floats
 /// already at the profile's precision, aligned for their element size.
-bool usable_in_place(const ExpertTensorPlace& t, WeightBits bits,
+bool usable_in_place(const ExpertTensorPlace& t, WeightPrecision bits,
                      const std::vector<SlotRead>& reads) {
   if (t.scales) return true;
   if (stored_as_kernels_type(t.values->dtype, bits) < 0) return false;
@@ -64,7 +65,7 @@ bool usable_in_place(const ExpertTensorPlace& t, WeightBits bits,
 }  // namespace
 
 ExpertSlotPlan plan_expert_slot(const ExpertLayout& layout, const IoChannel& channel,
-                                WeightBits bits) {
+                                WeightPrecision bits) {
   ExpertSlotPlan plan;
   plan.layout = &layout;
   try {
@@ -85,6 +86,7 @@ ExpertSlotPlan plan_expert_slot(const ExpertLayout& layout, const IoChannel& cha
     m.rows = t.rows;
     m.cols = t.cols;
     m.type = t.scales ? static_cast<uint32_t>(t.packed_type) : element_type_for(bits);
+    m.group_size = t.scales ? t.group_size : (plugin::is_quantized(m.type) ? bits.group : 0);
     if (plan.direct && !t.scales)
       m.type = static_cast<uint32_t>(stored_as_kernels_type(t.values->dtype, bits));
     m.row_bytes = plugin::packed_row_bytes(m.type, m.cols);
@@ -105,7 +107,10 @@ ExpertSlotPlan plan_expert_slot(const ExpertLayout& layout, const IoChannel& cha
     slot_end = m.data + static_cast<uint64_t>(m.row_bytes * m.rows);
     if (plugin::is_quantized(m.type)) {
       m.scales = align_up(slot_end, kMatrixAlignment);
-      slot_end = m.scales + static_cast<uint64_t>(m.rows) * sizeof(float);
+      slot_end = m.scales + static_cast<uint64_t>(m.rows) *
+                                static_cast<uint64_t>(MatrixStorage::scales_per_row_of(
+                                    m.cols, m.group_size)) *
+                                sizeof(float);
     }
   }
   plan.slot_bytes = align_up(std::max<uint64_t>(slot_end, 1), kMatrixAlignment);

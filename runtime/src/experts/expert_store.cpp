@@ -23,7 +23,7 @@ constexpr uint64_t kPage = 4096;
 }  // namespace
 
 ExpertStore::ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChannel& io,
-                         WeightBits bits, ExpertPoolSizes sizes, MemoryBudget* budget, int threads)
+                         WeightPrecision bits, ExpertPoolSizes sizes, MemoryBudget* budget, int threads)
     : layouts_(std::move(layouts)),
       io_(io),
       bits_(bits),

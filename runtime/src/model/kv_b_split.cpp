@@ -12,7 +12,8 @@ namespace {
 void split_heads(const SourceMatrix& src, int64_t first_head, const MatrixStorage& key,
                  const MatrixStorage& value, const KvBDims& d) {
   const int64_t L = d.kv_lora, nope = d.nope, vd = d.v_head, per_head = nope + vd;
-  const bool same_bytes = src.dtype == DType::U8     ? src.packed_type == value.type
+  const bool same_bytes = src.dtype == DType::U8
+                              ? src.packed_type == value.type && src.group_size == value.group_size
                           : src.dtype == DType::F32  ? value.type == GLMRT_F32
                           : src.dtype == DType::BF16 ? value.type == GLMRT_BF16
                                                      : false;
@@ -33,7 +34,10 @@ void split_heads(const SourceMatrix& src, int64_t first_head, const MatrixStorag
       if (same_bytes) {
         std::memcpy(value.data + out * value.row_bytes, src.data.data() + in * src.row_bytes(),
                     static_cast<size_t>(value.row_bytes));
-        if (value.scales) value.scales[out] = src.scales[in];
+        const int64_t spr = value.scales_per_row();
+        if (value.scales)
+          std::memcpy(value.scales + out * spr, src.scales.data() + in * spr,
+                      static_cast<size_t>(spr) * sizeof(float));
       } else {
         src.decode_row(in, std::span(column).first(L));
         encode_row(std::span(column).first(L), value, out);
@@ -45,11 +49,12 @@ void split_heads(const SourceMatrix& src, int64_t first_head, const MatrixStorag
 }  // namespace
 
 KvBSplit load_kv_b(TensorLoader& loader, const std::string& name, const KvBDims& d,
-                   WeightBits bits) {
-  const uint32_t type = element_type_for(bits);
-  KvBSplit split{
-      Matrix::allocate(type, d.heads * d.kv_lora, d.nope, loader.budget(), "dense weights"),
-      Matrix::allocate(type, d.heads * d.v_head, d.kv_lora, loader.budget(), "dense weights")};
+                   WeightPrecision precision) {
+  const uint32_t type = element_type_for(precision);
+  KvBSplit split{Matrix::allocate(type, d.heads * d.kv_lora, d.nope, loader.budget(),
+                                  "dense weights", precision.group),
+                 Matrix::allocate(type, d.heads * d.v_head, d.kv_lora, loader.budget(),
+                                  "dense weights", precision.group)};
   const int64_t per_head = d.nope + d.v_head;
   loader.read_matrix(name, d.heads * per_head, d.kv_lora, per_head,
                      [key = split.key_absorb.storage(), value = split.value.storage(), d, per_head](

@@ -25,6 +25,6 @@ struct KvBSplit {
 /// block is transposed, so its per-row scales cannot follow it: it is
 /// dequantized (exactly, in f32) and stored at the profile's precision.
 KvBSplit load_kv_b(TensorLoader& loader, const std::string& name, const KvBDims& dims,
-                   WeightBits bits);
+                   WeightPrecision precision);
 
 }  // namespace glmrt

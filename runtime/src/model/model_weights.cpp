@@ -39,7 +39,7 @@ class LayerLoader {
  private:
   const ModelConfig& c_;
   TensorLoader& t_;
-  WeightBits bits_;
+  WeightPrecision bits_;
   std::string prefix_;
 };
 
@@ -101,8 +101,8 @@ LayerWeights LayerLoader::layer(MlpKind kind, bool full_indexer) const {
 
 }  // namespace
 
-WeightBits boundary_bits(WeightBits dense) {
-  switch (dense) {
+WeightPrecision boundary_bits(WeightPrecision dense) {
+  switch (dense.bits) {
     case WeightBits::f32:
     case WeightBits::bf16:
       return dense;
@@ -115,7 +115,7 @@ WeightBits boundary_bits(WeightBits dense) {
 
 ModelWeights load_model_weights(const ModelConfig& c, TensorLoader& t, const Profile& p) {
   const int64_t V = c.vocab_size, D = c.hidden_size;
-  const WeightBits io_bits = boundary_bits(p.dense_bits);
+  const WeightPrecision io_bits = boundary_bits(p.dense_bits);
   // A container quantized at the profile's dense precision keeps its
   // embed_tokens and lm_head as they are: widening them to io_bits would cost
   // memory and load time and restore nothing quantization removed.

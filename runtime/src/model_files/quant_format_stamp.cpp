@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "glmrt/base/error.h"
+#include "glmrt/profile/weight_precision.h"
 
 namespace glmrt {
 
@@ -50,15 +51,18 @@ bool dtype_fits(StampedFormat format, DType dtype) {
   return false;
 }
 
-StampedFormat parse_format(const json& value, const std::string& tensor,
-                           const std::filesystem::path& file) {
+std::pair<StampedFormat, uint32_t> parse_format(const json& value, const std::string& tensor,
+                                                const std::filesystem::path& file) {
   if (value.is_string()) {
-    for (const auto& [format, name] : kStampNames)
-      if (value.get_ref<const std::string&>() == name) return format;
+    if (const auto p = parse_precision(value.get_ref<const std::string&>())) {
+      const std::string bits = precision_name(WeightPrecision(p->bits));
+      for (const auto& [format, name] : kStampNames)
+        if (bits == name) return {format, p->group};
+    }
   }
   fail(
       "{}: __metadata__.{} stamps tensor '{}' with {}; expected one of \"f32\", \"bf16\", "
-      "\"int8\", \"int4\", \"int2\"",
+      "\"int8\", \"int4\", \"int2\", or a per-group form such as \"int4-g64\"",
       file, kStampKey, tensor, value.dump());
 }
 
@@ -88,7 +92,7 @@ void apply_quant_format_stamp(const json& metadata, std::vector<TensorInfo>& ten
   by_name.reserve(tensors.size());
   for (TensorInfo& t : tensors) by_name.emplace(t.name, &t);
   for (const auto& [name, value] : stamps.items()) {
-    const StampedFormat format = parse_format(value, name, file);
+    const auto [format, group] = parse_format(value, name, file);
     const auto found = by_name.find(name);
     if (found == by_name.end()) {
       fail("{}: __metadata__.{} stamps tensor '{}' as {}, but this file holds no such tensor", file,
@@ -98,10 +102,12 @@ void apply_quant_format_stamp(const json& metadata, std::vector<TensorInfo>& ten
     if (!dtype_fits(format, t.dtype)) {
       fail(
           "{}: tensor '{}' is stamped {} but stored as {} (f32 is F32, bf16 is BF16; int8, int4 "
-          "and int2 are packed U8 with per-row F32 scales in '{}.qs')",
+          "and int2 are packed U8 with per-row F32 scales in '{}.qs', or per-group ones in "
+          "'.gqs')",
           file, name, stamped_format_name(format), dtype_name(t.dtype), name);
     }
     t.stamp = format;
+    t.stamp_group = group;
   }
 }
 

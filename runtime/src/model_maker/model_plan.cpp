@@ -12,7 +12,6 @@ namespace {
 using nlohmann::ordered_json;
 using Fill = TensorRecipe::Fill;
 
-constexpr uint64_t kTensorAlignment = 64;
 constexpr uint64_t kDataAlignment = 4096;
 
 uint64_t align_up(uint64_t v, uint64_t a) {
@@ -61,22 +60,13 @@ PlannedTensor norm(const std::string& name, int64_t n) {
   return f32_tensor(name, {n}, 1.0, 0.1);
 }
 
-class FileBuilder {
+class FileBuilder : public PlannedFileBuilder {
  public:
-  void add(PlannedTensor t, uint64_t alignment = kTensorAlignment) {
-    t.offset = align_up(end_, alignment);
-    end_ = t.offset + t.bytes;
-    tensors_.push_back(std::move(t));
-  }
+  using PlannedFileBuilder::add;
   void add(PackedPair p) {
     add(std::move(p.values));
     add(std::move(p.scales));
   }
-  PlannedFile build() && { return {"", std::move(tensors_), end_}; }
-
- private:
-  std::vector<PlannedTensor> tensors_;
-  uint64_t end_ = 0;
 };
 
 struct Dims {
@@ -161,11 +151,21 @@ PlannedFile expert_file(const Dims& d, int layer) {
   return std::move(f).build();
 }
 
+}  // namespace
+
+void PlannedFileBuilder::add(PlannedTensor t, uint64_t alignment) {
+  t.offset = align_up(end_, alignment);
+  end_ = t.offset + t.bytes;
+  tensors_.push_back(std::move(t));
+}
+
+PlannedFile PlannedFileBuilder::build() && {
+  return {"", std::move(tensors_), end_};
+}
+
 std::string shard_name(size_t index, size_t count) {
   return fmt::format("model-{:05d}-of-{:05d}.safetensors", index + 1, count);
 }
-
-}  // namespace
 
 int64_t PlannedTensor::generation_rows() const {
   switch (recipe.fill) {
@@ -180,7 +180,11 @@ int64_t PlannedTensor::generation_rows() const {
 
 std::string PlannedFile::header() const {
   ordered_json stamps = ordered_json::object();
-  for (const auto& t : tensors) stamps[t.name] = stamped_format_name(t.stamp);
+  for (const auto& t : tensors)
+    if (t.stamp != StampedFormat::none)
+      stamps[t.name] = t.stamp_group
+                           ? fmt::format("{}-g{}", stamped_format_name(t.stamp), t.stamp_group)
+                           : std::string(stamped_format_name(t.stamp));
   ordered_json h = ordered_json::object();
   h["__metadata__"] = {{"format", "pt"}, {"quant_formats", stamps.dump()}};
   for (const auto& t : tensors)

@@ -124,15 +124,15 @@ class ProfileReader {
       profile.draft_adaptive = adaptive->as_bool();
   }
 
-  static WeightBits read_weight_bits(const Field& field) {
+  static WeightPrecision read_weight_bits(const Field& field) {
     const std::string text = field.as_string();
-    if (text == "f32" || text == "32") return WeightBits::f32;
-    if (text == "bf16" || text == "16") return WeightBits::bf16;
-    if (text == "int8" || text == "8") return WeightBits::int8;
-    if (text == "int4" || text == "4") return WeightBits::int4;
-    if (text == "int2" || text == "2") return WeightBits::int2;
-    field.fail(
-        fmt::format("expected f32, bf16, int8, int4 or int2 (or 32/16/8/4/2), found `{}`", text));
+    std::string why;
+    if (auto p = parse_precision(text, &why)) return *p;
+    const bool group_problem = why.find("group") != std::string::npos;
+    field.fail(fmt::format(
+        "expected f32, bf16, int8, int4 or int2 (or 32/16/8/4/2), or a per-group form such as "
+        "int4-g64, found `{}`{}",
+        text, group_problem ? " (" + why + ")" : std::string()));
   }
 
   static void read_precision(const Field& field, Profile& profile) {

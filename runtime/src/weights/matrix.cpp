@@ -1,5 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/weights/matrix.h>
+#include <glmrt/weights/row_packing.h>
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +8,8 @@
 
 namespace glmrt {
 
-uint32_t element_type_for(WeightBits bits) {
-  switch (bits) {
+uint32_t element_type_for(WeightPrecision precision) {
+  switch (precision.bits) {
     case WeightBits::f32:
       return GLMRT_F32;
     case WeightBits::bf16:
@@ -20,29 +21,35 @@ uint32_t element_type_for(WeightBits bits) {
     case WeightBits::int2:
       return GLMRT_I2;
   }
-  fail("unknown weight precision {}", static_cast<int>(bits));
+  fail("unknown weight precision {}", static_cast<int>(precision.bits));
 }
 
 Matrix Matrix::allocate(uint32_t type, int64_t rows, int64_t cols, MemoryBudget* budget,
-                        const std::string& category) {
+                        const std::string& category, uint32_t group_size) {
   Matrix m;
   m.rows_ = rows;
   m.cols_ = cols;
   m.type_ = type;
+  m.group_size_ = plugin::is_quantized(type) ? group_size : 0;
   m.row_bytes_ = plugin::packed_row_bytes(type, cols);
   if (m.row_bytes_ < 0 || rows < 0)
     fail("{}: cannot allocate a {}x{} matrix of element type {}", category, rows, cols, type);
   m.data_ = AlignedBlock(static_cast<size_t>(m.row_bytes_ * rows), 64, budget, category);
   if (plugin::is_quantized(type))
-    m.scales_ = AlignedBlock(static_cast<size_t>(rows) * sizeof(float), 64, budget, category);
+    m.scales_ = AlignedBlock(static_cast<size_t>(rows * m.scales_per_row()) * sizeof(float), 64,
+                             budget, category);
   return m;
 }
 
 Matrix Matrix::allocate_for_direct_read(uint32_t type, int64_t rows, int64_t cols,
                                         uint64_t file_offset, MemoryBudget* budget,
-                                        const std::string& category) {
-  Matrix m = allocate(type, rows, 0, budget, category);  // scales only (no data bytes)
+                                        const std::string& category, uint32_t group_size) {
+  Matrix m = allocate(type, rows, 0, budget, category);  // no data bytes
   m.cols_ = cols;
+  m.group_size_ = plugin::is_quantized(type) ? group_size : 0;
+  if (plugin::is_quantized(type))
+    m.scales_ = AlignedBlock(static_cast<size_t>(rows * m.scales_per_row()) * sizeof(float), 64,
+                             budget, category);
   m.row_bytes_ = plugin::packed_row_bytes(type, cols);
   const uint64_t bytes = static_cast<uint64_t>(m.row_bytes_ * rows);
   const uint64_t phase = file_offset % kDirectReadAlignment;
@@ -56,15 +63,18 @@ Matrix Matrix::allocate_for_direct_read(uint32_t type, int64_t rows, int64_t col
 }
 
 MatrixStorage Matrix::storage() {
-  return {type_,      rows_,  cols_,
-          row_bytes_, data(), scales_.size() ? scales_.as<float>().data() : nullptr};
+  MatrixStorage s{type_,      rows_,  cols_,
+                  row_bytes_, data(), scales_.size() ? scales_.as<float>().data() : nullptr};
+  s.group_size = group_size_;
+  return s;
 }
 
-Matrix Matrix::from_f32(std::span<const float> values, int64_t rows, int64_t cols, WeightBits bits,
-                        MemoryBudget* budget, const std::string& category) {
+Matrix Matrix::from_f32(std::span<const float> values, int64_t rows, int64_t cols,
+                        WeightPrecision precision, MemoryBudget* budget,
+                        const std::string& category) {
   if (static_cast<int64_t>(values.size()) != rows * cols)
     fail("{}: {} values for a {}x{} matrix", category, values.size(), rows, cols);
-  Matrix m = allocate(element_type_for(bits), rows, cols, budget, category);
+  Matrix m = allocate(element_type_for(precision), rows, cols, budget, category, precision.group);
   const SourceMatrix src{DType::F32, 0, std::as_bytes(values), {}, rows, cols};
   convert_matrix(src, m.storage());
   if (m.type_ == GLMRT_BF16) {
@@ -85,17 +95,20 @@ Matrix Matrix::from_f32(std::span<const float> values, int64_t rows, int64_t col
 
 Matrix Matrix::from_packed(uint32_t type, std::span<const std::byte> packed,
                            std::span<const float> scales, int64_t rows, int64_t cols,
-                           MemoryBudget* budget, const std::string& category) {
+                           MemoryBudget* budget, const std::string& category, uint32_t group_size) {
   Matrix m;
   m.rows_ = rows;
   m.cols_ = cols;
   m.type_ = type;
+  m.group_size_ = plugin::is_quantized(type) ? group_size : 0;
   m.row_bytes_ = plugin::packed_row_bytes(type, cols);
   if (m.row_bytes_ < 0 || static_cast<int64_t>(packed.size()) != m.row_bytes_ * rows)
     fail("{}: {} packed bytes do not hold a {}x{} matrix of element type {}", category,
          packed.size(), rows, cols, type);
-  if (plugin::is_quantized(type) && static_cast<int64_t>(scales.size()) != rows)
-    fail("{}: {} scales for {} rows", category, scales.size(), rows);
+  if (plugin::is_quantized(type) &&
+      static_cast<int64_t>(scales.size()) != rows * m.scales_per_row())
+    fail("{}: {} scales for {} rows of {} scales", category, scales.size(), rows,
+         m.scales_per_row());
   m.data_ = AlignedBlock(packed.size(), 64, budget, category);
   std::memcpy(m.data_.data(), packed.data(), packed.size());
   if (plugin::is_quantized(type)) {
@@ -113,11 +126,11 @@ glmrt_weight_view Matrix::view_rows(int64_t first, int64_t count) const {
   glmrt_weight_view v{};
   v.format.struct_size = sizeof(glmrt_weight_format);
   v.format.element_type = type_;
-  v.format.group_size = 0;
+  v.format.group_size = group_size_;
   v.format.packing = 0;
   v.format.alignment = 1;
   v.data = data() + first * row_bytes_;
-  v.scales = scales_.size() ? scales_.as<const float>().data() + first : nullptr;
+  v.scales = scales_.size() ? scales_.as<const float>().data() + first * scales_per_row() : nullptr;
   v.rows = count;
   v.cols = cols_;
   v.row_stride_bytes = row_bytes_;
@@ -125,27 +138,7 @@ glmrt_weight_view Matrix::view_rows(int64_t first, int64_t count) const {
 }
 
 void Matrix::dequantize_row(int64_t r, std::span<float> out) const {
-  const std::byte* row = data() + r * row_bytes_;
-  const float s = scales_.size() ? scales_.as<const float>()[r] : 1.f;
-  const auto* bytes = reinterpret_cast<const uint8_t*>(row);
-  for (int64_t i = 0; i < cols_; ++i) {
-    switch (type_) {
-      case GLMRT_F32:
-        out[i] = reinterpret_cast<const float*>(row)[i];
-        break;
-      case GLMRT_BF16:
-        out[i] = bf16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]);
-        break;
-      case GLMRT_I8:
-        out[i] = static_cast<float>(static_cast<int8_t>(bytes[i])) * s;
-        break;
-      case GLMRT_I4:
-        out[i] = static_cast<float>(((bytes[i / 2] >> (4 * (i & 1))) & 0xF) - 8) * s;
-        break;
-      default:
-        out[i] = static_cast<float>(((bytes[i / 4] >> (2 * (i & 3))) & 0x3) - 2) * s;
-    }
-  }
+  unpack_row(view(), r, out);
 }
 
 }  // namespace glmrt

@@ -1,5 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/plugin/weight_format.h>
+#include <glmrt/weights/group_quantizer.h>
 #include <glmrt/weights/matrix.h>
 #include <glmrt/weights/row_codec.h>
 
@@ -10,10 +11,6 @@
 
 namespace glmrt {
 namespace {
-
-int qmax_of(uint32_t type) {
-  return type == GLMRT_I8 ? 127 : type == GLMRT_I4 ? 7 : 1;
-}
 
 // Rows are quantized in pieces of this many values: q is computed for a piece
 // in a loop the compiler vectorizes, then packed.
@@ -32,32 +29,55 @@ void quantize_piece(const float* w, size_t n, float s, float qmin, float qmax, i
   }
 }
 
+// Packs codes q[0, n) into row bytes starting at value `first` (even for
+// int4, a multiple of 4 for int2).
+void pack_codes(const int8_t* q, size_t n, uint32_t type, uint8_t* bytes, size_t first) {
+  if (type == GLMRT_I8) {
+    std::memcpy(bytes + first, q, n);
+  } else if (type == GLMRT_I4) {
+    for (size_t i = 0; i < n; i += 2) {
+      const int lo = q[i] + 8, hi = i + 1 < n ? q[i + 1] + 8 : 8;
+      bytes[(first + i) / 2] = static_cast<uint8_t>(lo | (hi << 4));
+    }
+  } else {
+    for (size_t i = 0; i < n; i += 4) {
+      int byte = 0;
+      for (size_t k = 0; k < 4; ++k) byte |= (i + k < n ? q[i + k] + 2 : 2) << (2 * k);
+      bytes[(first + i) / 4] = static_cast<uint8_t>(byte);
+    }
+  }
+}
+
 void quantize_row(std::span<const float> w, uint32_t type, std::byte* out, float* scale) {
-  const int qmax = qmax_of(type);
-  float amax = 0.f;
-  for (float v : w) amax = std::max(amax, std::fabs(v));
+  const int qmax = packed_qmax(type);
+  float amax = 0.f;  // max is order-free: the simd reduction gives the same value
+#pragma omp simd reduction(max : amax)
+  for (size_t i = 0; i < w.size(); ++i) amax = std::max(amax, std::fabs(w[i]));
   const float s = std::max(amax / static_cast<float>(qmax), 1e-8f);
   *scale = s;
   auto* bytes = reinterpret_cast<uint8_t*>(out);
-  int8_t q[kPiece];
+  int8_t q[kPiece];  // kPiece is a multiple of 4: pieces start on a byte
   for (size_t first = 0; first < w.size(); first += kPiece) {
     const size_t n = std::min(kPiece, w.size() - first);
     quantize_piece(w.data() + first, n, s, static_cast<float>(-qmax - 1), static_cast<float>(qmax),
                    q);
-    if (type == GLMRT_I8) {
-      std::memcpy(bytes + first, q, n);
-    } else if (type == GLMRT_I4) {  // kPiece is even: pieces start on a byte
-      for (size_t i = 0; i < n; i += 2) {
-        const int lo = q[i] + 8, hi = i + 1 < n ? q[i + 1] + 8 : 8;
-        bytes[(first + i) / 2] = static_cast<uint8_t>(lo | (hi << 4));
-      }
-    } else {  // kPiece is a multiple of 4
-      for (size_t i = 0; i < n; i += 4) {
-        int byte = 0;
-        for (size_t k = 0; k < 4; ++k) byte |= (i + k < n ? q[i + k] + 2 : 2) << (2 * k);
-        bytes[(first + i) / 4] = static_cast<uint8_t>(byte);
-      }
-    }
+    pack_codes(q, n, type, bytes, first);
+  }
+}
+
+// Per group: each group's scale from the clipping search.
+void quantize_groups(std::span<const float> w, const MatrixStorage& dst, std::byte* out,
+                     float* scales) {
+  const size_t g = dst.group_size;
+  auto* bytes = reinterpret_cast<uint8_t*>(out);
+  int8_t q[kMaxWeightGroup];
+  for (size_t first = 0, k = 0; first < w.size(); first += g, ++k) {
+    const size_t n = std::min(g, w.size() - first);
+    const std::span<const float> a = dst.importance
+                                         ? std::span<const float>(dst.importance + first, n)
+                                         : std::span<const float>();
+    scales[k] = quantize_group_searched(w.subspan(first, n), a, dst.type, q);
+    pack_codes(q, n, dst.type, bytes, first);
   }
 }
 
@@ -75,6 +95,7 @@ void encode_bf16(std::span<const float> values, uint16_t* out) {
 
 void decode_packed_row(const uint8_t* bytes, uint32_t type, float s, std::span<float> out) {
   const size_t n = out.size();
+  if (n == 0) return;
   switch (type) {
     case GLMRT_I8:
       for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(static_cast<int8_t>(bytes[i])) * s;
@@ -95,6 +116,15 @@ void decode_packed_row(const uint8_t* bytes, uint32_t type, float s, std::span<f
   }
 }
 
+// Per group: each group is a whole number of bytes (group sizes are multiples of 8).
+void decode_grouped_row(const uint8_t* bytes, uint32_t type, const float* scales, uint32_t group,
+                        std::span<float> out) {
+  const int64_t row_bytes = plugin::packed_row_bytes(type, group);
+  for (size_t first = 0, k = 0; first < out.size(); first += group, ++k)
+    decode_packed_row(bytes + k * row_bytes, type, scales[k],
+                      out.subspan(first, std::min<size_t>(group, out.size() - first)));
+}
+
 }  // namespace
 
 int64_t SourceMatrix::row_bytes() const {
@@ -111,14 +141,21 @@ void SourceMatrix::check(std::string_view what) const {
   if (static_cast<int64_t>(data.size()) != rows * row_bytes())
     fail("{}: {} bytes do not hold a {}x{} matrix ({} bytes per row)", what, data.size(), rows,
          cols, row_bytes());
-  if (packed && static_cast<int64_t>(scales.size()) != rows)
-    fail("{}: {} scales for {} rows", what, scales.size(), rows);
+  const int64_t per_row = MatrixStorage::scales_per_row_of(cols, group_size);
+  if (packed && static_cast<int64_t>(scales.size()) != rows * per_row)
+    fail("{}: {} scales for {} rows of {} scales", what, scales.size(), rows, per_row);
 }
 
 void SourceMatrix::decode_row(int64_t r, std::span<float> out) const {
   const auto row = data.subspan(static_cast<size_t>(r * row_bytes()), row_bytes());
   if (dtype == DType::U8) {
-    decode_packed_row(reinterpret_cast<const uint8_t*>(row.data()), packed_type, scales[r], out);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(row.data());
+    if (group_size)
+      decode_grouped_row(bytes, packed_type,
+                         scales.data() + r * MatrixStorage::scales_per_row_of(cols, group_size),
+                         group_size, out);
+    else
+      decode_packed_row(bytes, packed_type, scales[r], out);
   } else {
     decode_to_f32(dtype, row, out);
   }
@@ -134,7 +171,10 @@ void encode_row(std::span<const float> values, const MatrixStorage& dst, int64_t
       encode_bf16(values, reinterpret_cast<uint16_t*>(out));
       return;
     default:
-      quantize_row(values, dst.type, out, &dst.scales[r]);
+      if (dst.group_size)
+        quantize_groups(values, dst, out, dst.scales + r * dst.scales_per_row());
+      else
+        quantize_row(values, dst.type, out, &dst.scales[r]);
   }
 }
 

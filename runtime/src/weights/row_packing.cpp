@@ -20,9 +20,12 @@ void pack_row(std::span<const float> w, uint32_t type, std::byte* out, float* sc
 
 void unpack_row(const glmrt_weight_view& v, int64_t r, std::span<float> out) {
   const auto* row = static_cast<const std::byte*>(v.data) + r * v.row_stride_bytes;
-  const float s = v.scales ? v.scales[r] : 1.f;
+  const uint32_t group = v.format.group_size;
+  const float* row_scales =
+      v.scales ? v.scales + r * MatrixStorage::scales_per_row_of(v.cols, group) : nullptr;
   const auto* bytes = reinterpret_cast<const uint8_t*>(row);
   for (int64_t i = 0; i < v.cols; ++i) {
+    const float s = row_scales ? row_scales[group ? i / group : 0] : 1.f;
     switch (v.format.element_type) {
       case GLMRT_F32: {
         float f;

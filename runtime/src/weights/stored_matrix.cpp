@@ -32,6 +32,31 @@ int packed_type_from_bytes(uint64_t bytes, int64_t rows, int64_t cols) {
   return -1;
 }
 
+// Per-group scales `<name>.gqs`: F32 [rows, ceil(cols / g)].
+StoredMatrix grouped(const TensorDirectory& dir, const std::string& name, StoredMatrix m) {
+  const TensorInfo& t = *m.values;
+  const TensorInfo& s = *m.scales;
+  const auto& file = dir.files().at(s.file_index);
+  if (s.dtype != DType::F32 || s.shape.size() != 2 || s.shape[0] != m.rows || s.shape[1] < 1)
+    fail("tensor {}.gqs in {}: expected F32 per-group scales of shape [{}, groups], found {} [{}]",
+         name, file, m.rows, dtype_name(s.dtype), fmt::join(s.shape, ", "));
+  const int64_t groups = s.shape[1];
+  uint32_t g = t.stamp_group;
+  if (g == 0 && m.cols % groups == 0) g = static_cast<uint32_t>(m.cols / groups);
+  if (g == 0)
+    fail(
+        "tensor {} in {}: per-group scales {}.gqs have {} groups per row, which does not divide "
+        "the {} columns; a stamp such as \"int4-g64\" must say the group size",
+        name, dir.files().at(t.file_index), name, groups, m.cols);
+  if (g % 8 != 0 || (m.cols + g - 1) / g != groups)
+    fail(
+        "tensor {}.gqs in {}: {} groups per row do not fit {} columns in groups of {} (expected "
+        "{}; group sizes are multiples of 8)",
+        name, file, groups, m.cols, g, (m.cols + g - 1) / g);
+  m.group_size = g;
+  return m;
+}
+
 StoredMatrix packed(const TensorDirectory& dir, const std::string& name, StoredMatrix m) {
   const TensorInfo& t = *m.values;
   const auto& file = dir.files().at(t.file_index);
@@ -64,6 +89,12 @@ StoredMatrix packed(const TensorDirectory& dir, const std::string& name, StoredM
   }
   m.packed_type = static_cast<uint32_t>(type);
   const TensorInfo& s = *m.scales;
+  if (s.name.ends_with(".gqs")) return grouped(dir, name, m);
+  if (t.stamp_group != 0)
+    fail(
+        "tensor {} in {} is stamped {}-g{} (per-group) but has per-row scales {}.qs instead of "
+        "{}.gqs",
+        name, file, stamped_format_name(t.stamp), t.stamp_group, name, name);
   if (s.dtype != DType::F32 || s.shape != std::vector<int64_t>{m.rows})
     fail("tensor {}.qs in {}: expected F32 per-row scales of shape [{}], found {} [{}]", name,
          dir.files().at(s.file_index), m.rows, dtype_name(s.dtype), fmt::join(s.shape, ", "));
@@ -81,6 +112,9 @@ int StoredMatrix::element_type() const {
 
 std::string StoredMatrix::format_name() const {
   const int type = element_type();
+  if (type >= 0 && group_size)
+    return fmt::format("{}-g{}", plugin::element_type_name(static_cast<uint32_t>(type)),
+                       group_size);
   if (type >= 0) return plugin::element_type_name(static_cast<uint32_t>(type));
   return std::string(dtype_name(values->dtype));
 }
@@ -92,12 +126,18 @@ StoredMatrix find_stored_matrix(const TensorDirectory& dir, const std::string& n
   m.cols = cols;
   m.values = &dir.at(name);
   m.scales = dir.find(name + ".qs");
+  if (const TensorInfo* gqs = dir.find(name + ".gqs")) {
+    if (m.scales)
+      fail("tensor {} in {} has both per-row scales {}.qs and per-group scales {}.gqs", name,
+           dir.files().at(m.values->file_index), name, name);
+    m.scales = gqs;
+  }
   if (m.scales) return packed(dir, name, m);
   const TensorInfo& t = *m.values;
   const auto& file = dir.files().at(t.file_index);
   if (packed_type_of(t.stamp) >= 0)
-    fail("tensor {} in {} is stamped {} but its per-row scales {}.qs are missing", name, file,
-         stamped_format_name(t.stamp), name);
+    fail("tensor {} in {} is stamped {} but its scales ({}.qs or {}.gqs) are missing", name, file,
+         stamped_format_name(t.stamp), name, name);
   if (!is_float_dtype(t.dtype))
     fail(
         "tensor {} in {} is {}: a weight matrix is F32, BF16, F16 or F64, or packed U8 with "

@@ -97,9 +97,11 @@ void queue_row_blocks(ParallelReader& reader, const TensorDirectory& dir, const 
     ReadTask task;
     task.pieces.push_back({m.values, static_cast<uint64_t>(first * row_bytes),
                            static_cast<uint64_t>(rows * row_bytes), nullptr});
+    const uint64_t scale_bytes =
+        4u * static_cast<uint64_t>(MatrixStorage::scales_per_row_of(m.cols, m.group_size));
     if (m.scales)
-      task.pieces.push_back(
-          {m.scales, static_cast<uint64_t>(first) * 4, static_cast<uint64_t>(rows) * 4, nullptr});
+      task.pieces.push_back({m.scales, static_cast<uint64_t>(first) * scale_bytes,
+                             static_cast<uint64_t>(rows) * scale_bytes, nullptr});
     task.then = [&dir, &m, &use, dtype, first,
                  rows](std::span<const std::span<const std::byte>> bytes) {
       if (m.scales)
@@ -112,10 +114,11 @@ void queue_row_blocks(ParallelReader& reader, const TensorDirectory& dir, const 
       src.data = bytes[0];
       if (m.scales) {
         // Scales are F32 in the file; the thread's buffer holds them aligned.
-        src.scales = {reinterpret_cast<const float*>(bytes[1].data()), static_cast<size_t>(rows)};
+        src.scales = {reinterpret_cast<const float*>(bytes[1].data()), bytes[1].size() / 4};
       }
       src.rows = rows;
       src.cols = m.cols;
+      src.group_size = m.group_size;
       src.check(fmt::format("tensor {}", m.values->name));
       use(src, first);
     };
@@ -149,26 +152,27 @@ void TensorLoader::mark_used(const StoredMatrix& stored) const {
   if (stored.scales) usage_->mark(*stored.scales);
 }
 
-Matrix TensorLoader::matrix(const std::string& name, int64_t rows, int64_t cols, WeightBits bits,
-                            const std::string& category, std::optional<WeightBits> also_adopt) {
+Matrix TensorLoader::matrix(const std::string& name, int64_t rows, int64_t cols,
+                            WeightPrecision precision, const std::string& category,
+                            std::optional<WeightPrecision> also_adopt) {
   const StoredMatrix stored = find_stored_matrix(tensors_, name, rows, cols);
   mark_used(stored);
-  uint32_t type = element_type_for(bits);
+  uint32_t type = element_type_for(precision);
   if (also_adopt && stored.prequantized() && stored.packed_type == element_type_for(*also_adopt))
     type = stored.packed_type;
   if (stored.element_type() == static_cast<int>(type)) {
     const bool direct = stored.values->byte_size >= kDirectMinBytes;
     Matrix m = direct ? Matrix::allocate_for_direct_read(type, rows, cols, stored.values->offset,
-                                                         budget_, category)
-                      : Matrix::allocate(type, rows, cols, budget_, category);
+                                                         budget_, category, stored.group_size)
+                      : Matrix::allocate(type, rows, cols, budget_, category, stored.group_size);
     pending_.push_back({stored, m.storage(), {}, 1, direct});
     return m;
   }
-  Matrix m = Matrix::allocate(type, rows, cols, budget_, category);
+  Matrix m = Matrix::allocate(type, rows, cols, budget_, category, precision.group);
   const MatrixStorage storage = m.storage();
   if (stored.prequantized())
     summary_.requantized.push_back(
-        fmt::format("{} ({} -> {})", name, stored.format_name(), plugin::element_type_name(type)));
+        fmt::format("{} ({} -> {})", name, stored.format_name(), precision_name(precision)));
   pending_.push_back({stored,
                       {},
                       [storage, name](const SourceMatrix& src, int64_t first_row) {

@@ -17,8 +17,9 @@ namespace glmrt {
 
 struct ExpertTensorPlace {
   const TensorInfo* values = nullptr;  // gate/up/down weight
-  const TensorInfo* scales = nullptr;  // `<name>.qs` when pre-quantized
+  const TensorInfo* scales = nullptr;  // `<name>.qs` / `.gqs` when pre-quantized
   int packed_type = -1;                // glmrt_element_type of pre-quantized values
+  uint32_t group_size = 0;             // of per-group scales (`<name>.gqs`); 0 = per row
   int64_t rows = 0, cols = 0;
 };
 

@@ -34,7 +34,8 @@ struct SlotMatrix {
   uint32_t type = GLMRT_F32;  // glmrt_element_type held in the slot
   int64_t rows = 0, cols = 0, row_bytes = 0;
   uint64_t data = 0;    // offset of row 0 in the slot
-  uint64_t scales = 0;  // offset of the f32 scales [rows] in the slot (quantized types)
+  uint64_t scales = 0;  // offset of the f32 scales [rows, groups per row] (quantized types)
+  uint32_t group_size = 0;  // inputs sharing a scale; 0 = one scale per row
   /// Where the tensor's bytes are in the read buffer (the slot when direct).
   uint64_t source_values = 0, source_scales = 0;
 };
@@ -58,9 +59,9 @@ struct ExpertSlotPlan {
 };
 
 /// Plans `layout` for `channel` (alignment, file sizes) with converted
-/// matrices at `bits`. Throws naming the tensor when a range lies beyond its
-/// file.
+/// matrices at `precision` (per row or per group). Throws naming the tensor
+/// when a range lies beyond its file.
 ExpertSlotPlan plan_expert_slot(const ExpertLayout& layout, const IoChannel& channel,
-                                WeightBits bits);
+                                WeightPrecision precision);
 
 }  // namespace glmrt

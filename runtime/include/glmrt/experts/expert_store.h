@@ -67,7 +67,7 @@ class ExpertStore {
   /// Plans every expert's reads and slot for `io`; checks that the pools fit
   /// the budget (resident part included) and fails naming the arithmetic
   /// when they do not. Slots themselves are allocated when first used.
-  ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChannel& io, WeightBits bits,
+  ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChannel& io, WeightPrecision bits,
               ExpertPoolSizes sizes, MemoryBudget* budget, int threads);
   ExpertStore(const ExpertStore&) = delete;
   ExpertStore& operator=(const ExpertStore&) = delete;
@@ -191,7 +191,7 @@ class ExpertStore {
 
   std::vector<std::vector<ExpertLayout>> layouts_;
   IoChannel& io_;
-  WeightBits bits_;
+  WeightPrecision bits_;
   ExpertPoolSizes sizes_;
   int capacity_;
   MemoryBudget* budget_;

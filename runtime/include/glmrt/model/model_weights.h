@@ -81,6 +81,6 @@ ModelWeights load_model_weights(const ModelConfig& config, TensorLoader& tensors
 /// least bf16 for int8 dense weights and int8 for int4/int2 (quality drops
 /// sharply when they follow the dense weights down). A container that stores
 /// them pre-quantized at the dense precision keeps them so.
-WeightBits boundary_bits(WeightBits dense);
+WeightPrecision boundary_bits(WeightPrecision dense);
 
 }  // namespace glmrt

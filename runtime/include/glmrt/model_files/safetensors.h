@@ -25,8 +25,9 @@ void decode_to_f32(DType d, std::span<const std::byte> src, std::span<float> dst
 
 /// The format a container stamps on a tensor in its header's
 /// `__metadata__["quant_formats"]`: a string holding a JSON object
-/// {tensor name: "f32" | "bf16" | "int8" | "int4" | "int2"}. A stamp is
-/// trusted over guesses from byte counts, and checked against them.
+/// {tensor name: "f32" | "bf16" | "int8" | "int4" | "int2" | "int4-g64" ...}
+/// (a packed format with -gN has per-group scales in `<name>.gqs`). A stamp
+/// is trusted over guesses from byte counts, and checked against them.
 enum class StampedFormat : uint8_t { none, f32, bf16, int8, int4, int2 };
 
 std::string_view stamped_format_name(StampedFormat f);
@@ -39,6 +40,7 @@ struct TensorInfo {
   uint64_t offset;  // absolute byte offset in that file
   uint64_t byte_size;
   StampedFormat stamp = StampedFormat::none;
+  uint32_t stamp_group = 0;  // N of a "-gN" stamp
   int64_t numel() const;
 };
 

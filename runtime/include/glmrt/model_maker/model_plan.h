@@ -39,6 +39,7 @@ struct PlannedTensor {
   uint64_t offset = 0;  // from the start of the data section
   uint64_t bytes = 0;
   TensorRecipe recipe;
+  uint32_t stamp_group = 0;  // N of an "int4-gN" stamp (per-group scales in `.gqs`)
   /// Values are drawn row by row: packed matrices and 2-D F32 tensors by
   /// matrix row, the others as one row.
   int64_t generation_rows() const;
@@ -53,6 +54,24 @@ struct PlannedFile {
   std::string header() const;
   uint64_t file_bytes() const { return 8 + header().size() + data_bytes; }
 };
+
+/// Lays tensors out one after the other, each at the next multiple of its
+/// alignment.
+class PlannedFileBuilder {
+ public:
+  static constexpr uint64_t kTensorAlignment = 64;
+  void add(PlannedTensor t, uint64_t alignment = kTensorAlignment);
+  uint64_t end() const { return end_; }
+  bool empty() const { return tensors_.empty(); }
+  PlannedFile build() &&;
+
+ private:
+  std::vector<PlannedTensor> tensors_;
+  uint64_t end_ = 0;
+};
+
+/// "model-00002-of-00005.safetensors" for index 1 of 5.
+std::string shard_name(size_t index, size_t count);
 
 struct ModelPlan {
   std::vector<PlannedFile> files;

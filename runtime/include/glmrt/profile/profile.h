@@ -3,6 +3,8 @@
 // Loaded strictly from YAML (see configs/*.yaml and docs/profiles.md).
 #pragma once
 
+#include <glmrt/profile/weight_precision.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -11,10 +13,6 @@
 #include <vector>
 
 namespace glmrt {
-
-/// Bits of a stored weight: 32 = f32, 16 = bf16, 8/4/2 = int8/int4/int2
-/// symmetric with one scale per row.
-enum class WeightBits : int { f32 = 32, bf16 = 16, int8 = 8, int4 = 4, int2 = 2 };
 
 /// Element type of the latent KV and indexer key caches.
 enum class CacheType { f32, bf16 };
@@ -62,8 +60,9 @@ struct Profile {
 
   int threads = 0;  // 0 = every core the process may use
 
-  WeightBits dense_bits = WeightBits::f32;
-  WeightBits expert_bits = WeightBits::f32;
+  // Per-row ("int4") or per-group ("int4-g64") for the integer formats.
+  WeightPrecision dense_bits = WeightBits::f32;
+  WeightPrecision expert_bits = WeightBits::f32;
   CacheType kv_cache = CacheType::f32;
 
   uint64_t memory_budget_bytes = 0;  // 0 = no limit beyond the machine

@@ -1,5 +1,6 @@
 // A weight matrix W[O, I] held in memory in one of the formats the kernels
-// plugins understand (f32, bf16, int8/int4/int2 with one scale per row).
+// plugins understand (f32, bf16, int8/int4/int2 with one scale per row or one
+// per group of inputs).
 #pragma once
 
 #include <glmrt/base/memory.h>
@@ -20,27 +21,32 @@ class Matrix {
   /// (plus per-row scales for the integer types), to be filled through
   /// storage(). The storage stays at the same address when the Matrix moves.
   static Matrix allocate(uint32_t type, int64_t rows, int64_t cols, MemoryBudget* budget,
-                         const std::string& category);
+                         const std::string& category, uint32_t group_size = 0);
   /// The same, with the packed bytes placed for an O_DIRECT read of a file
   /// holding them at byte `file_offset`: their address is congruent to it
   /// modulo kDirectReadAlignment, and the memory around them covers the
   /// aligned window such a read writes (see direct_read_window()).
   static Matrix allocate_for_direct_read(uint32_t type, int64_t rows, int64_t cols,
                                          uint64_t file_offset, MemoryBudget* budget,
-                                         const std::string& category);
-  /// Converts row-major f32 values [rows, cols] into `bits` precision
-  /// (symmetric per-row quantization for the integer formats).
-  static Matrix from_f32(std::span<const float> values, int64_t rows, int64_t cols, WeightBits bits,
-                         MemoryBudget* budget, const std::string& category);
+                                         const std::string& category, uint32_t group_size = 0);
+  /// Converts row-major f32 values [rows, cols] into `precision`
+  /// (symmetric per-row or per-group quantization for the integer formats).
+  static Matrix from_f32(std::span<const float> values, int64_t rows, int64_t cols,
+                         WeightPrecision precision, MemoryBudget* budget,
+                         const std::string& category);
   /// Adopts data already packed as `type` (a converted container's tensor),
-  /// copying the bytes and per-row scales as they are.
+  /// copying the bytes and scales ([rows] or [rows, ceil(cols / group_size)])
+  /// as they are.
   static Matrix from_packed(uint32_t type, std::span<const std::byte> packed,
                             std::span<const float> scales, int64_t rows, int64_t cols,
-                            MemoryBudget* budget, const std::string& category);
+                            MemoryBudget* budget, const std::string& category,
+                            uint32_t group_size = 0);
 
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
   uint32_t element_type() const { return type_; }
+  /// Inputs sharing a scale (0: one scale per row, or no scales).
+  uint32_t group_size() const { return group_size_; }
   bool empty() const { return rows_ == 0; }
   uint64_t bytes() const { return data_.size() + scales_.size(); }
 
@@ -61,15 +67,17 @@ class Matrix {
  private:
   int64_t rows_ = 0, cols_ = 0, row_bytes_ = 0;
   uint32_t type_ = GLMRT_F32;
+  uint32_t group_size_ = 0;
+  int64_t scales_per_row() const { return MatrixStorage::scales_per_row_of(cols_, group_size_); }
   std::byte* data() const { return data_.data() + data_offset_; }
 
   AlignedBlock data_;  // the packed bytes start data_offset_ bytes in
   size_t data_offset_ = 0;
-  AlignedBlock scales_;  // f32 [rows] for quantized types
+  AlignedBlock scales_;  // f32 [rows, scales_per_row()] for quantized types
 };
 
 /// The element type a profile's precision stores matrices as.
-uint32_t element_type_for(WeightBits bits);
+uint32_t element_type_for(WeightPrecision precision);
 
 /// Converts a bf16 bit pattern to f32 exactly, and f32 to bf16 rounding to nearest even.
 inline float bf16_to_f32(uint16_t bits) {

@@ -18,7 +18,18 @@ struct MatrixStorage {
   uint32_t type = 0;  // glmrt_element_type
   int64_t rows = 0, cols = 0, row_bytes = 0;
   std::byte* data = nullptr;
-  float* scales = nullptr;  // [rows] for the integer types, else nullptr
+  /// [rows, scales_per_row()] for the integer types, else nullptr.
+  float* scales = nullptr;
+  /// Inputs sharing a scale (integer types); 0 = one scale per row.
+  uint32_t group_size = 0;
+  /// Optional [cols] non-negative weights of each input in the error the
+  /// per-group scale search minimises (activation statistics), else nullptr.
+  const float* importance = nullptr;
+
+  int64_t scales_per_row() const { return scales_per_row_of(cols, group_size); }
+  static int64_t scales_per_row_of(int64_t cols, uint32_t group) {
+    return group ? (cols + group - 1) / group : 1;
+  }
 };
 
 /// A row-major matrix [rows, cols] as stored in a file's bytes.
@@ -28,8 +39,9 @@ struct SourceMatrix {
   /// glmrt_element_type of packed values (I8, I4, I2) when dtype is U8.
   uint32_t packed_type = 0;
   std::span<const std::byte> data;
-  std::span<const float> scales;  // [rows] when packed
+  std::span<const float> scales;  // [rows, scales per row] when packed
   int64_t rows = 0, cols = 0;
+  uint32_t group_size = 0;  // of packed values; 0 = one scale per row
 
   /// Bytes of one stored row.
   int64_t row_bytes() const;
@@ -40,9 +52,10 @@ struct SourceMatrix {
 };
 
 /// Encodes f32 values into row r of `dst`: copies (f32), rounds to nearest
-/// even (bf16), or quantizes symmetrically per row, s = max|w| / qmax, q =
+/// even (bf16), or quantizes symmetrically: per row, s = max|w| / qmax, q =
 /// round(w / s) clamped to the type's range (the seed program's rule, so its
-/// containers and ours agree bit for bit).
+/// containers and ours agree bit for bit); per group, with the clipping
+/// search of group_quantizer.h (weighted by dst.importance when set).
 void encode_row(std::span<const float> values, const MatrixStorage& dst, int64_t r);
 
 /// Converts the rows of `src` into rows [dst_first_row, dst_first_row +

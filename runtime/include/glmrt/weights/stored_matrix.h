@@ -1,8 +1,10 @@
 // What a file holds for a weight matrix W[rows, cols]: a float tensor (F32,
 // BF16, F16, F64) of that shape, or packed int8/int4/int2 values (U8) with one
-// F32 scale per row in `<name>.qs` — the container form. The packed format is
-// the file's stamp when it has one (checked against the byte count), else told
-// by the byte count.
+// F32 scale per row in `<name>.qs` — the container form — or F32 per-group
+// scales [rows, ceil(cols / g)] in `<name>.gqs`. The packed format is the
+// file's stamp when it has one (checked against the byte count), else told by
+// the byte count; the group size is the stamp's ("int4-g64"), else cols
+// divided by the scales' second dimension when that is exact.
 #pragma once
 
 #include <glmrt/model_files/safetensors.h>
@@ -14,15 +16,16 @@ namespace glmrt {
 
 struct StoredMatrix {
   const TensorInfo* values = nullptr;
-  const TensorInfo* scales = nullptr;  // `<name>.qs` when pre-quantized
+  const TensorInfo* scales = nullptr;  // `<name>.qs` or `<name>.gqs` when pre-quantized
   uint32_t packed_type = 0;            // glmrt_element_type (I8/I4/I2) when pre-quantized
+  uint32_t group_size = 0;             // of `.gqs` scales; 0 for per-row `.qs`
   int64_t rows = 0, cols = 0;
 
   bool prequantized() const { return scales != nullptr; }
   /// The in-memory element type whose bytes equal the stored ones (F32, BF16
   /// or the packed type), or -1 for a dtype kernels do not read (F16, F64).
   int element_type() const;
-  /// "int8", "bf16", "F16", ...: for messages.
+  /// "int8", "int4-g64", "bf16", "F16", ...: for messages.
   std::string format_name() const;
 };
 

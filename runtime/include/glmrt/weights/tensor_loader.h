@@ -38,11 +38,15 @@ class TensorLoader {
   /// the scales of pre-quantized tensors.
   TensorLoader(const TensorDirectory& tensors, MemoryBudget* budget, TensorUsage* usage = nullptr);
 
-  /// W[rows, cols] at `bits` precision. The Matrix is allocated now and filled
-  /// by finish(); it must not be used before. A tensor the file holds
-  /// pre-quantized at `also_adopt` is kept at that precision instead.
-  Matrix matrix(const std::string& name, int64_t rows, int64_t cols, WeightBits bits,
-                const std::string& category, std::optional<WeightBits> also_adopt = std::nullopt);
+  /// W[rows, cols] at `precision`. The Matrix is allocated now and filled by
+  /// finish(); it must not be used before. A tensor the file holds
+  /// pre-quantized with the same bits is adopted as it is, with its own
+  /// scales (per row or per group: the container's group size wins over the
+  /// profile's, requantizing would only lose precision); so is one
+  /// pre-quantized with the bits of `also_adopt`.
+  Matrix matrix(const std::string& name, int64_t rows, int64_t cols, WeightPrecision precision,
+                const std::string& category,
+                std::optional<WeightPrecision> also_adopt = std::nullopt);
 
   /// Called with consecutive rows of a matrix as stored, the first being
   /// `first_row`; calls for different blocks run concurrently on I/O threads.

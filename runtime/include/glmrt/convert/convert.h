@@ -1,0 +1,45 @@
+// glmrt convert: a Hugging Face checkpoint (BF16/F16/F32, or FP8 e4m3 with
+// 128x128 block scales) into a quantized streaming container (see
+// conversion_plan.h for the layout, docs/convert.md for the options).
+//
+// Real-world behaviour: tensors stream block by block (bounded memory); rows
+// are encoded on every core while the previous block is written with
+// O_DIRECT; everything goes into OUT.partial, with a state file recording
+// each finished output file and its XXH3-64, so a run interrupted for any
+// reason resumes: finished files whose checksum still matches are kept, the
+// rest rewritten. config.json (without quantization_config), the tokenizer
+// files, chat_template.jinja, generation_config.json, the index and
+// checksums.json are written last and OUT.partial renamed to OUT: a folder
+// named OUT is always complete.
+#pragma once
+
+#include <glmrt/convert/conversion_plan.h>
+#include <glmrt/convert/convert_options.h>
+
+#include <cstdint>
+#include <string>
+
+namespace glmrt {
+
+struct ConvertResult {
+  ConversionPlan plan;
+  int files_written = 0, files_reused = 0;
+  uint64_t bytes_written = 0, source_bytes = 0;
+  double seconds = 0;
+};
+
+/// Converts; with options.dry_run only plans (result.plan). Throws
+/// glmrt::Error naming the file/tensor on bad input, an existing OUT without
+/// --force, a stale OUT.partial (other options or input) without --force, a
+/// full disk. `stop_after_files` > 0 stops (throws) after that many files
+/// were written: a stand-in for an interruption, for tests.
+ConvertResult convert_checkpoint(const ConvertOptions& options, int stop_after_files = 0);
+
+/// The dry-run table: per class tensors, parameters, size and bits per
+/// weight (scales included), and the total.
+std::string conversion_summary(const ConversionPlan& plan);
+
+/// Name of the checksum file in a converted folder.
+inline constexpr const char* kChecksumsFile = "checksums.json";
+
+}  // namespace glmrt

@@ -1,0 +1,35 @@
+// What `glmrt convert` is asked to do (see docs/convert.md).
+#pragma once
+
+#include <glmrt/profile/weight_precision.h>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace glmrt {
+
+struct ConvertOptions {
+  std::filesystem::path from, to;
+  WeightPrecision experts{WeightBits::int4, 64};
+  WeightPrecision dense{WeightBits::int8};
+  /// Unset: bf16, or int8 when dense is int4 or lower (as the runtime's
+  /// load-time rule for embed_tokens/lm_head).
+  std::optional<WeightPrecision> embed, lm_head;
+  std::optional<WeightPrecision> kv_b;  // unset: as dense
+  /// PATTERN=FMT in order; the last pattern (fnmatch) matching a matrix wins.
+  std::vector<std::pair<std::string, WeightPrecision>> overrides;
+  bool drop_mtp = false;
+  bool dry_run = false;
+  bool force = false;  // replace an existing OUT_DIR / discard a stale OUT_DIR.partial
+  /// Importance statistics weighting the per-group scale search (the
+  /// quantizer and write_converted_file take them; no command collects them
+  /// yet, so the CLI does not offer the option).
+  std::filesystem::path importance;
+  /// Output files of resident tensors are cut at about this size.
+  uint64_t max_shard_bytes = 4ull << 30;
+};
+
+}  // namespace glmrt

@@ -1,0 +1,26 @@
+// Writes one planned output file of a conversion front to back: its header,
+// then each tensor converted block of rows by block of rows (rows encoded in
+// parallel on the OpenMP threads) while the previous block goes to the drive,
+// and returns the file's XXH3-64. Memory: a block of rows (about 32 MB of f32)
+// plus the current matrix's scales.
+#pragma once
+
+#include <glmrt/convert/conversion_plan.h>
+#include <glmrt/model_files/safetensors.h>
+
+#include <filesystem>
+#include <functional>
+#include <span>
+
+namespace glmrt {
+
+/// `consumed` is called with the number of source bytes each step used up.
+/// `importance` gives, by tensor name, optional [cols] weights for the
+/// per-group scale search (empty: none).
+uint64_t write_converted_file(
+    const std::filesystem::path& path, const PlannedFile& file,
+    std::span<const ConvertedPart> parts, const TensorDirectory& dir,
+    std::array<int64_t, 2> fp8_block, const std::function<void(uint64_t)>& consumed,
+    const std::function<std::span<const float>(const std::string&)>& importance = {});
+
+}  // namespace glmrt

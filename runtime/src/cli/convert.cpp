@@ -1,0 +1,91 @@
+// glmrt convert: a Hugging Face checkpoint into a quantized streaming
+// container (docs/convert.md).
+#include "commands.h"
+#include "options.h"
+
+#include <glmrt/base/error.h>
+#include <glmrt/convert/convert.h>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+namespace glmrt::cli {
+namespace {
+
+std::optional<WeightPrecision> optional_precision(const boost::program_options::variables_map& vm,
+                                                  const char* key) {
+  if (!vm.count(key)) return std::nullopt;
+  return require_precision(vm[key].as<std::string>(), fmt::format("--{}", key));
+}
+
+std::pair<std::string, WeightPrecision> parse_override(const std::string& text) {
+  const size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    fail("--override {}: expected PATTERN=FMT, such as '*.down_proj.weight=int8'", text);
+  return {text.substr(0, eq),
+          require_precision(text.substr(eq + 1), fmt::format("--override {}", text))};
+}
+
+}  // namespace
+
+int convert_command(const Args& args) {
+  namespace po = boost::program_options;
+  std::string from, to;
+  int stop_after = 0;
+  std::vector<std::string> overrides;
+  po::options_description options(
+      "glmrt convert --from HF_DIR --to OUT_DIR [--experts FMT] [--dense FMT] [--embed FMT] "
+      "[--lm-head FMT] [--kv-b FMT] [--override PATTERN=FMT]... [--drop-mtp] [--dry-run] "
+      "[--force]\nFMT: f32, bf16, int8, int4, int2 (one scale per row) or int8/int4/int2-gN (one "
+      "scale per N inputs, e.g. int4-g64)");
+  options.add_options()("help,h", "show this help")(
+      "from", po::value(&from),
+      "Hugging Face checkpoint folder (BF16/F16/F32 or FP8 e4m3 with "
+      "weight_scale_inv block scales)")(
+      "to", po::value(&to), "container folder to create (written as OUT_DIR.partial, renamed)")(
+      "experts", po::value<std::string>()->default_value("int4-g64"), "routed experts")(
+      "dense", po::value<std::string>()->default_value("int8"),
+      "attention, dense MLPs, shared experts")(
+      "embed", po::value<std::string>(),
+      "embed_tokens (default bf16, int8 when --dense is int4 or lower)")(
+      "lm-head", po::value<std::string>(), "lm_head (default as --embed)")(
+      "kv-b", po::value<std::string>(), "kv_b_proj (default as --dense)")(
+      "override", po::value(&overrides)->composing(),
+      "PATTERN=FMT: matrices whose name matches the shell pattern get FMT (the last match wins)")(
+      "drop-mtp", "leave out the multi-token-prediction layer")(
+      "dry-run", "print per class the size and bits per weight, write nothing")(
+      "force", "replace an existing OUT_DIR, discard an unfinished conversion of other options")(
+      "stop-after", po::value(&stop_after)->default_value(0),
+      "(tests) stop after writing N files, as an interruption would");
+  const auto vm = parse_options(args, options);
+  if (!vm) return 0;
+  ConvertOptions o;
+  if (from.empty()) fail("--from: the checkpoint folder is required");
+  o.from = from;
+  o.to = to;
+  o.experts = require_precision((*vm)["experts"].as<std::string>(), "--experts");
+  o.dense = require_precision((*vm)["dense"].as<std::string>(), "--dense");
+  o.embed = optional_precision(*vm, "embed");
+  o.lm_head = optional_precision(*vm, "lm-head");
+  if (!o.lm_head) o.lm_head = o.embed;
+  o.kv_b = optional_precision(*vm, "kv-b");
+  for (const auto& text : overrides) o.overrides.push_back(parse_override(text));
+  o.drop_mtp = vm->count("drop-mtp") > 0;
+  o.dry_run = vm->count("dry-run") > 0;
+  o.force = vm->count("force") > 0;
+  if (!o.dry_run && to.empty()) fail("--to: the output folder is required (or pass --dry-run)");
+  const ConvertResult r = convert_checkpoint(o, stop_after);
+  if (o.dry_run) {
+    fmt::print("{}", conversion_summary(r.plan));
+    return 0;
+  }
+  fmt::print(
+      "wrote {}: {} files ({} kept from an earlier run), {:.3f} GB from {:.3f} GB read in {:.1f} "
+      "s ({:.0f} MB/s read, {:.0f} MB/s written)\n",
+      to, r.files_written + r.files_reused, r.files_reused, r.plan.layout.total_bytes() / 1e9,
+      r.source_bytes / 1e9, r.seconds, r.seconds > 0 ? r.source_bytes / 1e6 / r.seconds : 0.0,
+      r.seconds > 0 ? r.bytes_written / 1e6 / r.seconds : 0.0);
+  return 0;
+}
+
+}  // namespace glmrt::cli

@@ -1,0 +1,183 @@
+#include <glmrt/base/error.h>
+#include <glmrt/base/progress_bar.h>
+#include <glmrt/convert/convert.h>
+#include <glmrt/convert/converted_file_writer.h>
+#include <glmrt/convert/streamed_file_writer.h>
+#include <glmrt/model_maker/output_directory.h>
+#include <xxhash.h>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "../model_files/file_io.h"
+#include "conversion_state.h"
+
+namespace glmrt {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+// Files besides the weights that a model folder carries over.
+constexpr const char* kCarriedFiles[] = {"tokenizer.json",
+                                         "tokenizer_config.json",
+                                         "special_tokens_map.json",
+                                         "chat_template.jinja",
+                                         "generation_config.json",
+                                         "tokenizer.model",
+                                         "added_tokens.json",
+                                         "vocab.json",
+                                         "merges.txt"};
+
+ordered_json read_config(const fs::path& from) {
+  const fs::path file = from / "config.json";
+  try {
+    return ordered_json::parse(model_files::read_whole_file(file));
+  } catch (const ordered_json::exception& e) {
+    fail("{}: not valid JSON: {}", file, e.what());
+  }
+}
+
+std::array<int64_t, 2> fp8_block_of(const ordered_json& config, const fs::path& from) {
+  const auto q = config.find("quantization_config");
+  if (q == config.end() || !q->is_object()) return {128, 128};
+  const auto b = q->find("weight_block_size");
+  if (b == q->end()) return {128, 128};
+  if (!b->is_array() || b->size() != 2 || !(*b)[0].is_number_integer() ||
+      !(*b)[1].is_number_integer() || (*b)[0].get<int64_t>() < 1 || (*b)[1].get<int64_t>() < 1)
+    fail("{}: quantization_config.weight_block_size must be two positive integers, found {}",
+         from / "config.json", b->dump());
+  return {(*b)[0].get<int64_t>(), (*b)[1].get<int64_t>()};
+}
+
+// What the output depends on: every planned header (names, formats, shapes,
+// offsets), the input files (names, sizes, times) and the quantizer's version.
+uint64_t plan_fingerprint(const ConversionPlan& plan, const TensorDirectory& dir,
+                          const ConvertOptions& o) {
+  std::string text = "glmrt-convert-1\n";
+  for (const auto& f : plan.layout.files) text += f.name + "\n" + f.header() + "\n";
+  for (const auto& f : dir.files()) {
+    std::error_code ec;
+    const auto size = fs::file_size(f, ec);
+    const auto time = fs::last_write_time(f, ec).time_since_epoch().count();
+    text += fmt::format("{} {} {}\n", f.filename().string(), size, time);
+  }
+  if (!o.importance.empty()) text += "importance " + o.importance.string() + "\n";
+  return XXH3_64bits(text.data(), text.size());
+}
+
+void check_destination(const ConvertOptions& o, const fs::path& out) {
+  std::error_code ec;
+  if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec)) && !o.force)
+    fail("--to {} already exists; pass --force to replace it", out);
+}
+
+}  // namespace
+
+std::string conversion_summary(const ConversionPlan& plan) {
+  std::string s = fmt::format("{:<14}{:>8}{:>16}{:>12}{:>10}\n", "class", "tensors", "parameters",
+                              "GB", "bits/w");
+  RoleTotals all;
+  for (const auto& [role, t] : plan.totals) {
+    if (role == TensorRole::dropped || role == TensorRole::block_scales) {
+      s += fmt::format("{:<14}{:>8}  (not written)\n", role_name(role), t.tensors);
+      continue;
+    }
+    s += fmt::format("{:<14}{:>8}{:>16}{:>12.3f}{:>10.3f}\n", role_name(role), t.tensors, t.params,
+                     t.bytes / 1e9, t.bits_per_weight());
+    all.tensors += t.tensors;
+    all.params += t.params;
+    all.bytes += t.bytes;
+  }
+  s += fmt::format("{:<14}{:>8}{:>16}{:>12.3f}{:>10.3f}\n", "total", all.tensors, all.params,
+                   all.bytes / 1e9, all.bits_per_weight());
+  s += fmt::format("{} files, {:.3f} GB with headers; {:.3f} GB read from the checkpoint\n",
+                   plan.layout.files.size(), plan.layout.total_bytes() / 1e9,
+                   plan.source_bytes / 1e9);
+  return s;
+}
+
+ConvertResult convert_checkpoint(const ConvertOptions& o, int stop_after_files) {
+  const auto start = std::chrono::steady_clock::now();
+  if (o.from.empty()) fail("--from: no checkpoint folder given");
+  const TensorDirectory dir = TensorDirectory::open(o.from);
+  ordered_json config = read_config(o.from);
+  if (!config.contains("num_hidden_layers") || !config["num_hidden_layers"].is_number_integer())
+    fail("{}: num_hidden_layers is missing or not an integer", o.from / "config.json");
+  const int layers = config["num_hidden_layers"].get<int>();
+  ConvertResult result;
+  result.plan = plan_conversion(dir, o, layers, fp8_block_of(config, o.from));
+  const ConversionPlan& plan = result.plan;
+  if (o.dry_run) return result;
+  if (o.to.empty()) fail("--to: no output folder given");
+
+  const fs::path out = fs::absolute(o.to).lexically_normal();
+  const fs::path partial_path = out.string() + ".partial";
+  check_destination(o, out);
+  const uint64_t fingerprint = plan_fingerprint(plan, dir, o);
+  ConversionState state = ConversionState::resume(partial_path, fingerprint, o.force);
+  PartialDirectory partial(partial_path);
+  partial.keep();  // resumable: an interrupted run leaves it for the next one
+
+  uint64_t to_write = 0, to_read = 0;
+  std::vector<bool> reuse(plan.layout.files.size());
+  for (size_t k = 0; k < plan.layout.files.size(); ++k) {
+    const PlannedFile& f = plan.layout.files[k];
+    reuse[k] = state.still_valid(f.name, f.file_bytes());
+    if (!reuse[k]) {
+      to_write += f.file_bytes();
+      for (const auto& p : plan.parts[k])
+        if (p.kind != ConvertedPart::Kind::scales)
+          to_read += p.source->byte_size + (p.block_scales ? p.block_scales->byte_size : 0);
+    }
+  }
+  state.remove_unfinished_files();
+  check_free_space(partial_path, to_write, "the converted model");
+
+  std::atomic<uint64_t> consumed{0};
+  {
+    ProgressBar bar("converting", to_read);
+    for (size_t k = 0; k < plan.layout.files.size(); ++k) {
+      const PlannedFile& f = plan.layout.files[k];
+      if (reuse[k]) {
+        ++result.files_reused;
+        continue;
+      }
+      if (stop_after_files > 0 && result.files_written >= stop_after_files)
+        fail("stopped after {} files, as asked (--stop-after); run again to resume",
+             result.files_written);
+      const uint64_t hash =
+          write_converted_file(partial_path / f.name, f, plan.parts[k], dir, plan.fp8_block,
+                               [&](uint64_t n) { bar.update(consumed += n); });
+      state.finished(f.name, f.file_bytes(), hash);
+      ++result.files_written;
+      result.bytes_written += f.file_bytes();
+    }
+    bar.finish();
+  }
+
+  // The small files, config.json last: without it the folder is no model.
+  const auto put = [&](const std::string& name, const std::string& text) {
+    std::error_code ec;
+    fs::remove(partial_path / name, ec);  // left by an interrupted run
+    write_small_file(partial_path / name, text);
+  };
+  put("model.safetensors.index.json", plan.layout.index().dump(2));
+  for (const char* name : kCarriedFiles)
+    if (fs::exists(o.from / name)) put(name, model_files::read_whole_file(o.from / name));
+  put(kChecksumsFile, state.checksums().dump(2));
+  config.erase("quantization_config");
+  if (o.drop_mtp) config["num_nextn_predict_layers"] = 0;
+  put("config.json", config.dump(2));
+  state.remove_state_file();
+  if (fs::exists(out)) fs::remove_all(out);  // --force, checked above
+  partial.rename_to(out);
+  result.source_bytes = consumed.load();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace glmrt
