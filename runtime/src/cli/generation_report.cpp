@@ -1,5 +1,7 @@
 #include "generation_report.h"
 
+#include "expert_counters_report.h"
+
 #include <glmrt/base/memory.h>
 
 #include <fmt/format.h>
@@ -36,6 +38,7 @@ void print_generation_report(std::FILE* out, const SessionStats& s, Engine& engi
              per_second(s.prefilled_tokens, s.prefill_seconds), s.decoded_tokens, s.decode_seconds,
              per_second(s.decoded_tokens, s.decode_seconds), 100.0 * e.hit_rate(), e.hits, e.misses,
              e.bytes_read / kMiB, peak_rss_bytes() / kMiB, engine.budget().peak() / kMiB);
+  print_expert_counters(out, engine);
   std::fflush(out);
 }
 

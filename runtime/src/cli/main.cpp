@@ -31,6 +31,8 @@ const Command kCommands[] = {
     {"template", "render a chat request into the model's prompt", glmrt::cli::template_command},
     {"make-model", "write a random model with real dimensions (benchmarks, tests)",
      glmrt::cli::make_model_command},
+    {"stats", "expert usage history (summary, heatmap) and routing trace replay",
+     glmrt::cli::stats_command},
 };
 
 void print_usage() {

@@ -2,6 +2,9 @@
 #include <glmrt/base/warning.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/experts/expert_layout.h>
+#include <glmrt/experts/pinned_choice.h>
+#include <glmrt/history/model_id.h>
+#include <glmrt/memory/memory_estimates.h>
 #include <glmrt/model_files/tensor_usage.h>
 #include <glmrt/weights/tensor_loader.h>
 
@@ -78,7 +81,7 @@ std::unique_ptr<Engine> Engine::open(const Profile& profile,
 Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
     : profile_(profile),
       model_dir_(std::move(model_dir)),
-      budget_(profile.memory_budget_bytes),
+      budget_(0),
       services_(budget_, effective_threads(profile)),
       host_(profile),
       kernels_(host_.create_kernels(profile.kernels, services_)),
@@ -87,8 +90,23 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   omp_set_num_threads(services_.n_threads());
   ModelConfig config = load_model_config(model_dir_, tensors_);
   warn_if_context_exceeds_training(profile_, config);
+  // Checked before any tensor is read: a budget that cannot hold the run
+  // fails now, with every part's figure, not mid-answer.
+  plan_ =
+      plan_memory(profile_, config, tensors_, {current_rss_bytes(), measure_available_memory()});
+  budget_.set_limit(plan_.budget);
+  // What the budget cannot see being allocated is reserved in it: the
+  // process as it was before loading, and the per-call activation buffers.
+  for (const auto name : {memory_part::overhead, memory_part::activations})
+    budget_.charge(std::string(name), plan_.part(name)->bytes);
+
   const int layers_with_mtp =
       config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
+  if (profile_.history) {
+    model_id_ = glmrt::model_id(model_dir_, tensors_);
+    history_.emplace(profile_.history_folder, model_id_, layers_with_mtp, config.n_routed_experts);
+    routing_.add(&*history_);
+  }
   TensorUsage usage(tensors_);
   TensorLoader loader(tensors_, &budget_, &usage);
   ModelWeights weights = load_model_weights(config, loader, profile_);
@@ -98,10 +116,45 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   auto expert_layouts = plan_expert_layouts(config, tensors_, expert_layers);
   mark_expert_tensors(expert_layouts, usage);
   usage.warn_unused(model_dir_);
-  experts_ =
-      std::make_unique<ExpertStore>(std::move(expert_layouts), tensors_, *io_, profile_.expert_bits,
-                                    profile_.expert_cache_per_layer, &budget_);
+  experts_ = std::make_unique<ExpertStore>(std::move(expert_layouts), tensors_, *io_,
+                                           profile_.expert_bits, plan_.cache_per_layer, &budget_);
+  if (history_ && plan_.pinned_bytes > 0) {
+    const auto keys = choose_pinned_experts(history_->totals(), plan_.pinned_bytes,
+                                            plan_.expert_bytes, experts_->expert_rows());
+    const PinnedSummary& pinned = experts_->pin(keys, profile_.mlock_pinned);
+    if (!pinned.lock_refusal.empty()) warn("{}", pinned.lock_refusal);
+  }
   model_ = std::make_unique<Model>(std::move(config), std::move(weights), *experts_, *kernels_);
+  if (!routing_.empty()) model_->set_routing_observer(&routing_);
+}
+
+Engine::~Engine() {
+  if (model_) model_->set_routing_observer(nullptr);
+  save_history();
+}
+
+int Engine::expert_rows() const {
+  const ModelConfig& c = model_->config();
+  return c.num_hidden_layers + (c.num_nextn_predict_layers > 0 ? 1 : 0);
+}
+
+void Engine::save_history() noexcept {
+  if (!history_) return;
+  try {
+    history_->save();
+  } catch (const std::exception& e) {
+    warn("expert usage history not saved: {}", e.what());
+  }
+}
+
+void Engine::record_routing(const std::filesystem::path& file) {
+  if (routing_trace_) routing_.remove(routing_trace_.get());
+  if (model_id_.empty()) model_id_ = glmrt::model_id(model_dir_, tensors_);
+  const ModelConfig& c = model_->config();
+  routing_trace_ = std::make_unique<RoutingTraceWriter>(file, model_id_, expert_rows(),
+                                                        c.n_routed_experts, c.num_experts_per_tok);
+  routing_.add(routing_trace_.get());
+  model_->set_routing_observer(&routing_);
 }
 
 KvCache Engine::new_cache() {

@@ -86,7 +86,8 @@ void ExpertStore::insert(int layer, int32_t id, std::shared_ptr<const Expert> ex
 
 std::shared_ptr<const Expert> ExpertStore::convert(int layer, int32_t id,
                                                    const ExpertLayout& layout,
-                                                   std::span<const std::byte> staging) const {
+                                                   std::span<const std::byte> staging,
+                                                   const std::string& category) const {
   static constexpr const char* kMatrices[3] = {"gate_proj", "up_proj", "down_proj"};
   auto expert = std::make_shared<Expert>();
   Matrix* targets[3] = {&expert->gate, &expert->up, &expert->down};
@@ -110,12 +111,12 @@ std::shared_ptr<const Expert> ExpertStore::convert(int layer, int32_t id,
       if (const int64_t bad = decode_finite_to_f32(DType::F32, scale_bytes, scales); bad >= 0)
         fail_non_finite(*t.scales, scale_bytes, k, bad, 1);
       *targets[k] = Matrix::from_packed(static_cast<uint32_t>(t.packed_type), bytes, scales, t.rows,
-                                        t.cols, budget_, "expert cache");
+                                        t.cols, budget_, category);
     } else {
       values.resize(t.rows * t.cols);
       if (const int64_t bad = decode_finite_to_f32(t.values->dtype, bytes, values); bad >= 0)
         fail_non_finite(*t.values, bytes, k, bad, t.cols);
-      *targets[k] = Matrix::from_f32(values, t.rows, t.cols, bits_, budget_, "expert cache");
+      *targets[k] = Matrix::from_f32(values, t.rows, t.cols, bits_, budget_, category);
     }
   }
   return expert;
@@ -181,6 +182,11 @@ std::vector<std::shared_ptr<const Expert>> ExpertStore::acquire(int layer,
   for (size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < 0 || ids[i] >= static_cast<int32_t>(layouts_[layer].size()))
       fail("expert store: layer {} has no expert {}", layer, ids[i]);
+    if (!pinned_.empty() && !pinned_[layer].empty() && pinned_[layer][ids[i]]) {
+      out[i] = pinned_[layer][ids[i]];
+      ++stats_.pinned_hits;
+      continue;
+    }
     out[i] = lookup(layer, ids[i]);
     if (out[i]) {
       ++stats_.hits;

@@ -19,8 +19,26 @@ std::string_view to_string(StopReason reason) {
   return "unknown";
 }
 
+namespace {
+
+/// Saves the engine's expert usage history when a generation ends, however
+/// it ends (a crash later loses nothing this answer taught).
+class HistorySaveAtEnd {
+ public:
+  explicit HistorySaveAtEnd(Engine& engine) : engine_(engine) {}
+  HistorySaveAtEnd(const HistorySaveAtEnd&) = delete;
+  HistorySaveAtEnd& operator=(const HistorySaveAtEnd&) = delete;
+  ~HistorySaveAtEnd() { engine_.save_history(); }
+
+ private:
+  Engine& engine_;
+};
+
+}  // namespace
+
 Generation generate(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
                     const GenerationLimits& limits, const TokenCallback& on_token) {
+  const HistorySaveAtEnd save_history(session.engine());
   if (limits.max_new_tokens < 0)
     fail("generate: max_new_tokens must be >= 0, got {}", limits.max_new_tokens);
   if (!std::is_sorted(limits.stop_tokens.begin(), limits.stop_tokens.end()))

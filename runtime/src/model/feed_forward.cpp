@@ -38,12 +38,14 @@ void moe_block(const MoeWeights& w, const LayerContext& ctx, std::span<const flo
   };
   std::map<int32_t, Users> by_expert;
   const int64_t pos0 = ctx.trace ? ctx.cache.length(ctx.layer) - S : 0;
+  std::vector<int32_t> chosen;  // every position's choices, for the routing observer
   for (int64_t s = 0; s < S; ++s) {
     const std::vector<RoutedExpert> routed =
         route(std::span(logits).subspan(s * E, E), w.correction_bias, params);
     for (const RoutedExpert& r : routed) {
       by_expert[r.expert].positions.push_back(s);
       by_expert[r.expert].weights.push_back(r.weight);
+      if (ctx.routing) chosen.push_back(r.expert);
     }
     if (ctx.trace) {
       std::vector<int32_t> ids;
@@ -51,6 +53,7 @@ void moe_block(const MoeWeights& w, const LayerContext& ctx, std::span<const flo
       ctx.trace->record_experts(ctx.layer, pos0 + s, std::move(ids));
     }
   }
+  if (ctx.routing) ctx.routing->on_routed(ctx.layer, S, chosen);
   std::vector<int32_t> ids;
   for (const auto& [id, users] : by_expert) ids.push_back(id);
   const auto experts = ctx.experts.acquire(ctx.layer, ids);

@@ -6,8 +6,12 @@
 
 #include <glmrt/base/memory.h>
 #include <glmrt/experts/expert_store.h>
+#include <glmrt/history/routing_fanout.h>
+#include <glmrt/history/routing_trace.h>
+#include <glmrt/history/usage_history.h>
 #include <glmrt/host/plugin_host.h>
 #include <glmrt/kv/kv_cache.h>
+#include <glmrt/memory/memory_plan.h>
 #include <glmrt/model/model.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/model_files/safetensors.h>
@@ -16,6 +20,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace glmrt {
 
@@ -40,6 +45,23 @@ class Engine {
   /// A fresh cache for one sequence, sized by the profile.
   KvCache new_cache();
 
+  /// Where the memory goes (worked out and checked before loading).
+  const MemoryPlan& memory_plan() const { return plan_; }
+  /// 32 hex digits identifying config.json and the safetensors headers.
+  const std::string& model_id() const { return model_id_; }
+  /// The expert usage history (nullptr when `memory.history: off`).
+  UsageHistory* history() { return history_ ? &*history_ : nullptr; }
+  /// Saves the history's new counts (merging with other processes); a
+  /// failure is a warning, never an error: called at the end of each
+  /// generation and when the engine closes.
+  void save_history() noexcept;
+  /// Writes every MoE step's routing to `file` from now on (a routing trace).
+  void record_routing(const std::filesystem::path& file);
+  /// Expert-store rows (main layers + MTP) and routed experts per row.
+  int expert_rows() const;
+
+  ~Engine();
+
  private:
   Engine(const Profile& profile, std::filesystem::path model_dir);
 
@@ -51,6 +73,11 @@ class Engine {
   PluginHandle<plugin::Kernels> kernels_;
   PluginHandle<plugin::Io> io_;
   TensorDirectory tensors_;
+  MemoryPlan plan_;
+  std::string model_id_;
+  std::optional<UsageHistory> history_;
+  std::unique_ptr<RoutingTraceWriter> routing_trace_;
+  RoutingFanout routing_;
   std::unique_ptr<ExpertStore> experts_;
   std::unique_ptr<Model> model_;
   LoadSummary load_;

@@ -1,4 +1,5 @@
-// Resolves the routed experts a step needs: LRU cache per MoE layer, then one
+// Resolves the routed experts a step needs: the pinned set (the most used
+// experts, loaded once at start and kept), then the LRU cache per MoE layer, then one
 // batched read through the io plugin for every miss, checked (every byte
 // written, no NaN or infinity), converted to the profile's expert precision
 // and cached converted. A read that fails caches nothing: the error names the
@@ -7,6 +8,8 @@
 
 #include <glmrt/base/memory.h>
 #include <glmrt/experts/expert_layout.h>
+#include <glmrt/experts/locked_memory.h>
+#include <glmrt/history/expert_usage.h>
 #include <glmrt/plugin/io.h>
 #include <glmrt/profile/profile.h>
 #include <glmrt/weights/matrix.h>
@@ -15,6 +18,7 @@
 #include <list>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace glmrt {
@@ -25,10 +29,25 @@ struct Expert {
 };
 
 struct ExpertStoreStats {
-  uint64_t hits = 0, misses = 0;
-  uint64_t bytes_read = 0, extents_read = 0;  // of successful reads
+  uint64_t pinned_hits = 0;                   // experts a step found in the pinned set
+  uint64_t hits = 0;                          // experts a step found in the LRU cache
+  uint64_t misses = 0;                        // experts a step had to read
+  uint64_t bytes_read = 0, extents_read = 0;  // of successful reads (steps only, not pinning)
   double read_seconds = 0, convert_seconds = 0;
-  double hit_rate() const { return hits + misses ? double(hits) / double(hits + misses) : 0.0; }
+  /// Pinned and LRU hits over every lookup.
+  double hit_rate() const {
+    const uint64_t all = pinned_hits + hits + misses;
+    return all ? double(pinned_hits + hits) / double(all) : 0.0;
+  }
+};
+
+/// What pin() loaded.
+struct PinnedSummary {
+  uint64_t experts = 0, bytes = 0;  // bytes in memory
+  uint64_t bytes_read = 0;
+  double seconds = 0;
+  uint64_t locked_bytes = 0;
+  std::string lock_refusal;  // empty unless mlock was asked for and refused
 };
 
 class ExpertStore {
@@ -44,6 +63,17 @@ class ExpertStore {
 
   /// Hints the io plugin that these experts will be wanted soon.
   void prefetch(int layer, std::span<const int32_t> ids);
+
+  /// Loads `keys` into the pinned set (in parallel, with a progress bar on a
+  /// terminal), where they stay for the store's life; with `lock`, mlocks
+  /// them (a refusal is reported in the summary, not thrown). Experts already
+  /// pinned are skipped. Throws like acquire() when a read fails.
+  const PinnedSummary& pin(std::span<const ExpertKey> keys, bool lock);
+  const PinnedSummary& pinned() const { return pinned_summary_; }
+  bool is_pinned(int layer, int32_t id) const;
+  /// MoE rows (true where the layer has routed experts).
+  std::vector<bool> expert_rows() const;
+  int experts_per_layer() const;
 
   const ExpertStoreStats& stats() const { return stats_; }
   int cache_per_layer() const { return capacity_; }
@@ -61,7 +91,10 @@ class ExpertStore {
   void read_batch(int layer, std::span<const int32_t> ids, std::vector<AlignedBlock>& staging);
   /// Checks an expert's raw tensors for NaN/infinity and converts them.
   std::shared_ptr<const Expert> convert(int layer, int32_t id, const ExpertLayout& layout,
-                                        std::span<const std::byte> staging) const;
+                                        std::span<const std::byte> staging,
+                                        const std::string& category = "expert cache") const;
+  /// Reads and converts one layer's experts into the pinned set.
+  void pin_layer(int layer, std::span<const int32_t> ids, uint64_t& done, class ProgressBar& bar);
 
   std::vector<std::vector<ExpertLayout>> layouts_;
   const TensorDirectory& tensors_;
@@ -70,6 +103,10 @@ class ExpertStore {
   int capacity_;
   MemoryBudget* budget_;
   std::vector<std::list<Entry>> lru_;  // per layer, most recently used first
+  std::vector<std::vector<std::shared_ptr<const Expert>>>
+      pinned_;  // [layer][id], null = not pinned
+  PinnedSummary pinned_summary_;
+  LockedMemory locked_;
   ExpertStoreStats stats_;
 };
 

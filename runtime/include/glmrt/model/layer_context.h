@@ -3,6 +3,7 @@
 #pragma once
 
 #include <glmrt/experts/expert_store.h>
+#include <glmrt/history/routing_observer.h>
 #include <glmrt/kv/kv_cache.h>
 #include <glmrt/model/forward_trace.h>
 #include <glmrt/model/mla_core.h>
@@ -30,7 +31,8 @@ struct LayerContext {
   ExpertStore& experts;
   int layer;  // cache and expert-store row (the MTP layer is num_hidden_layers)
   AttentionFormChoice attention_form = AttentionFormChoice::automatic;
-  ForwardTrace* trace = nullptr;  // records selections and routing when set
+  ForwardTrace* trace = nullptr;       // records selections and routing when set
+  RoutingObserver* routing = nullptr;  // sees every MoE step's choices when set
 };
 
 }  // namespace glmrt

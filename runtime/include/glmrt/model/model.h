@@ -32,6 +32,9 @@ class Model {
   /// Records every layer's DSA selections and routing into `trace` (nullptr
   /// stops recording). The trace must outlive the calls that fill it.
   void set_trace(ForwardTrace* trace) { trace_ = trace; }
+  /// Shows every MoE step's routing to `observer` (nullptr: nobody). It must
+  /// outlive the calls it observes.
+  void set_routing_observer(RoutingObserver* observer) { routing_ = observer; }
 
   /// Forward and MTP calls made so far (what a chunked prefill costs).
   struct Counters {
@@ -82,6 +85,7 @@ class Model {
   Rope rope_;
   AttentionFormChoice attention_form_ = AttentionFormChoice::automatic;
   ForwardTrace* trace_ = nullptr;
+  RoutingObserver* routing_ = nullptr;
   Counters counters_;
 };
 

@@ -1,0 +1,209 @@
+#include <glmrt/base/error.h>
+#include <glmrt/history/cache_replay.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <list>
+#include <memory>
+#include <set>
+
+namespace glmrt {
+namespace {
+
+/// A per-layer LRU of expert ids (O(1) lookups through `where`).
+class LruSet {
+ public:
+  LruSet(int experts, int64_t capacity)
+      : capacity_(capacity), where_(static_cast<size_t>(experts), order_.end()) {}
+  // `where_` points into this object's own list.
+  LruSet(const LruSet&) = delete;
+  LruSet& operator=(const LruSet&) = delete;
+  /// True on a hit (then most recently used); on a miss inserts, evicting.
+  bool access(int32_t id) {
+    auto& at = where_[static_cast<size_t>(id)];
+    if (at != order_.end()) {
+      order_.splice(order_.begin(), order_, at);
+      return true;
+    }
+    if (capacity_ <= 0) return false;
+    if (static_cast<int64_t>(order_.size()) >= capacity_) {
+      where_[static_cast<size_t>(order_.back())] = order_.end();
+      order_.pop_back();
+    }
+    order_.push_front(id);
+    at = order_.begin();
+    return false;
+  }
+
+ private:
+  int64_t capacity_;
+  std::list<int32_t> order_;  // most recently used first
+  std::vector<std::list<int32_t>::iterator> where_;
+};
+
+/// One LruSet per layer (built in place: they cannot be copied).
+std::vector<std::unique_ptr<LruSet>> lru_per_layer(int layers, int experts, int64_t capacity) {
+  std::vector<std::unique_ptr<LruSet>> sets;
+  for (int l = 0; l < layers; ++l) sets.push_back(std::make_unique<LruSet>(experts, capacity));
+  return sets;
+}
+
+void check_shape(int layers, int experts, int per_layer) {
+  if (layers <= 0 || experts <= 0 || per_layer < 0)
+    fail("cache replay: bad shape ({} layers, {} experts, {} per layer)", layers, experts,
+         per_layer);
+}
+
+}  // namespace
+
+std::vector<CacheRequest> cache_requests(const RoutingTrace& trace) {
+  std::vector<CacheRequest> requests;
+  requests.reserve(trace.steps.size());
+  for (const RoutingStep& step : trace.steps) {
+    CacheRequest r{step.layer, step.experts};
+    std::sort(r.ids.begin(), r.ids.end());
+    r.ids.erase(std::unique(r.ids.begin(), r.ids.end()), r.ids.end());
+    requests.push_back(std::move(r));
+  }
+  return requests;
+}
+
+ReplayResult replay_lru(const std::vector<CacheRequest>& requests, int layers, int experts,
+                        int per_layer) {
+  check_shape(layers, experts, per_layer);
+  const auto caches = lru_per_layer(layers, experts, per_layer);
+  ReplayResult result;
+  for (const CacheRequest& r : requests)
+    for (int32_t id : r.ids) (caches[r.layer]->access(id) ? result.hits : result.misses)++;
+  return result;
+}
+
+ReplayResult replay_lfu(const std::vector<CacheRequest>& requests, int layers, int experts,
+                        int per_layer) {
+  check_shape(layers, experts, per_layer);
+  ReplayResult result;
+  std::vector<std::vector<uint64_t>> freq(static_cast<size_t>(layers),
+                                          std::vector<uint64_t>(static_cast<size_t>(experts)));
+  // Per layer: cached ids ordered by (frequency, last use) so the least
+  // frequent, then least recent, goes first.
+  using Key = std::tuple<uint64_t, uint64_t, int32_t>;
+  std::vector<std::set<Key>> cached(static_cast<size_t>(layers));
+  std::vector<std::vector<uint64_t>> last(static_cast<size_t>(layers),
+                                          std::vector<uint64_t>(static_cast<size_t>(experts)));
+  std::vector<std::vector<uint8_t>> present(static_cast<size_t>(layers),
+                                            std::vector<uint8_t>(static_cast<size_t>(experts)));
+  uint64_t clock = 0;
+  for (const CacheRequest& r : requests) {
+    auto& f = freq[r.layer];
+    auto& c = cached[r.layer];
+    auto& t = last[r.layer];
+    auto& in = present[r.layer];
+    for (int32_t id : r.ids) {
+      ++clock;
+      if (in[id]) {
+        ++result.hits;
+        c.erase({f[id], t[id], id});
+      } else {
+        ++result.misses;
+        if (per_layer == 0) {
+          ++f[id];
+          t[id] = clock;
+          continue;
+        }
+        if (static_cast<int>(c.size()) >= per_layer) {
+          in[std::get<2>(*c.begin())] = 0;
+          c.erase(c.begin());
+        }
+        in[id] = 1;
+      }
+      ++f[id];
+      t[id] = clock;
+      c.insert({f[id], t[id], id});
+    }
+  }
+  return result;
+}
+
+ReplayResult replay_belady(const std::vector<CacheRequest>& requests, int layers, int experts,
+                           int per_layer) {
+  check_shape(layers, experts, per_layer);
+  // Each layer's accesses in order, and for each the index of the same
+  // expert's next access (infinity when none).
+  constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+  std::vector<std::vector<int32_t>> seq(static_cast<size_t>(layers));
+  for (const CacheRequest& r : requests)
+    seq[r.layer].insert(seq[r.layer].end(), r.ids.begin(), r.ids.end());
+  ReplayResult result;
+  for (int l = 0; l < layers; ++l) {
+    const auto& s = seq[l];
+    std::vector<uint64_t> next(s.size());
+    std::vector<uint64_t> seen(static_cast<size_t>(experts), kNever);
+    for (size_t i = s.size(); i-- > 0;) {
+      next[i] = seen[s[i]];
+      seen[s[i]] = i;
+    }
+    std::set<std::pair<uint64_t, int32_t>> cache;  // (next use, id), furthest last
+    std::vector<uint64_t> cached_next(static_cast<size_t>(experts), 0);
+    std::vector<uint8_t> in(static_cast<size_t>(experts), 0);
+    for (size_t i = 0; i < s.size(); ++i) {
+      const int32_t id = s[i];
+      if (in[id]) {
+        ++result.hits;
+        cache.erase({cached_next[id], id});
+      } else {
+        ++result.misses;
+        if (per_layer == 0) continue;
+        // Not caching an expert never needed again is optimal too; keeping
+        // the rule simple (always insert, evict the furthest) stays optimal.
+        if (static_cast<int>(cache.size()) >= per_layer) {
+          const auto victim = std::prev(cache.end());
+          if (victim->first <= next[i]) continue;  // the newcomer is needed last: skip it
+          in[victim->second] = 0;
+          cache.erase(victim);
+        }
+        in[id] = 1;
+      }
+      cached_next[id] = next[i];
+      cache.insert({next[i], id});
+    }
+  }
+  return result;
+}
+
+std::vector<ExpertKey> choose_pinned(const ExpertUsage& learned, int64_t slots) {
+  std::vector<ExpertKey> ranked = learned.ranked();
+  if (static_cast<int64_t>(ranked.size()) > slots) ranked.resize(static_cast<size_t>(slots));
+  return ranked;
+}
+
+ReplayResult replay_pinned_lru(const std::vector<CacheRequest>& requests, int layers, int experts,
+                               int per_layer, const ExpertUsage& learned, double pinned_share) {
+  check_shape(layers, experts, per_layer);
+  const int64_t slots = int64_t{layers} * per_layer;
+  const auto pinned_slots = static_cast<int64_t>(std::llround(pinned_share * double(slots)));
+  std::vector<std::vector<uint8_t>> pinned(static_cast<size_t>(layers),
+                                           std::vector<uint8_t>(static_cast<size_t>(experts)));
+  int64_t used = 0;
+  if (learned.layers() == layers && learned.experts() == experts)
+    for (const ExpertKey& k : choose_pinned(learned, pinned_slots)) {
+      pinned[k.layer][k.expert] = 1;
+      ++used;
+    }
+  // What the pinned set does not use is LRU, shared evenly by the layers.
+  const int64_t lru_slots = (slots - used) / layers;
+  const auto caches = lru_per_layer(layers, experts, lru_slots);
+  ReplayResult result;
+  for (const CacheRequest& r : requests)
+    for (int32_t id : r.ids) {
+      if (pinned[r.layer][id]) {
+        ++result.hits;
+        ++result.pinned_hits;
+      } else {
+        (caches[r.layer]->access(id) ? result.hits : result.misses)++;
+      }
+    }
+  return result;
+}
+
+}  // namespace glmrt
