@@ -19,13 +19,13 @@ total=${GLMRT_FUZZ_SECONDS:-120}
 seconds=$((total / ${#targets[@]}))
 ((seconds >= 1)) || seconds=1
 
-# Per-target input size limits. chat_request: a request nested deeper than
-# about 2000 levels still crashes the renderer (known defect of issue 9, fixed
-# on another branch); 4 KB cannot nest that deep. Drop the limit once merged.
+# Per-target input size limits: large enough for every structure the parser
+# knows (a chat request can nest past the 256-level depth bound), small enough
+# to keep executions fast.
 max_len() {
   case "$1" in
     safetensors | model_dir) echo 8192 ;;
-    tokenizer) echo 16384 ;;
+    tokenizer | chat_request) echo 16384 ;;
     *) echo 4096 ;;
   esac
 }

@@ -104,6 +104,16 @@ TEST(ModelConfig, HeadSizeOverflowIsRefused) {
   }).expect_refused({"'qk_nope_head_dim' (2147483647) + 'qk_rope_head_dim' (8)"});
 }
 
+// Read alone (no checkpoint to compare with), a config with 1e9 layers and no
+// per-layer lists built 1e9 layer kinds: seconds and gigabytes.
+TEST(ModelConfig, AbsurdLayerCountIsRefusedWithoutACheckpoint) {
+  ConfigVariant([](json& c) {
+    c["num_hidden_layers"] = 1000000000;
+    c.erase("mlp_layer_types");
+    c.erase("indexer_types");
+  }).expect_refused({"'num_hidden_layers' is 1000000000, expected at most 65536"});
+}
+
 TEST(ModelConfig, WrongModelType) {
   ConfigVariant([](json& c) {
     c["model_type"] = "deepseek_v3";

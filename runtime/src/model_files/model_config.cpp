@@ -267,7 +267,14 @@ ModelConfig load(const std::filesystem::path& model_dir, const TensorDirectory* 
   validate(c, fields);
   require_supported_choices(fields);
   // Before anything per layer is built: the count may be absurd.
-  if (checkpoint) check_layer_count(c, CheckpointLayers::of(*checkpoint));
+  if (checkpoint) {
+    check_layer_count(c, CheckpointLayers::of(*checkpoint));
+  } else if (constexpr int kMaxLayers = 1 << 16; c.num_hidden_layers > kMaxLayers) {
+    // Read alone, nothing bounds the count the per-layer kinds are built from;
+    // no model comes near this.
+    fail("{}: key 'num_hidden_layers' is {}, expected at most {}", fields.file(),
+         c.num_hidden_layers, kMaxLayers);
+  }
   c.mlp_layer_types = model_files::read_mlp_layer_types(fields, c.num_hidden_layers);
   c.indexer_types = model_files::read_indexer_types(fields, c.num_hidden_layers);
   return c;
