@@ -2,42 +2,25 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 #include <exception>
-#include <utility>
 
 namespace glmrt::io_buffered {
 namespace {
 
-// Large extents are split so one 20 MB expert is read by several threads and
-// the drive sees several requests at once.
-constexpr uint64_t kChunkBytes = 4ull << 20;
 // pread may return less than asked for above ~2 GiB on Linux; ask for less.
 constexpr uint64_t kMaxSingleRead = 1ull << 30;
 
-struct Chunk {
-  int64_t extent;
-  uint64_t offset;
-  uint64_t length;
-  std::byte* destination;
-};
-
 }  // namespace
 
-OpenFile::OpenFile(OpenFile&& other) noexcept
-    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)) {}
-
-OpenFile::~OpenFile() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 BufferedIo::BufferedIo(const glmrt_host_services& host, IoSettings settings)
-    : threads_(settings.threads > 0 ? settings.threads : std::max(1, host.n_threads)),
-      drop_after_read_(settings.drop_after_read) {}
+    : drop_after_read_(settings.drop_after_read),
+      queue_(std::make_unique<io_support::ReadQueue>(
+          host, settings.threads > 0 ? settings.threads : std::max(1, host.n_threads),
+          "io-buffered reader", *this)) {}
 
 glmrt_status BufferedIo::open_files(const char* const* paths, int32_t n_paths) noexcept {
   try {
@@ -80,67 +63,97 @@ std::string BufferedIo::check_extent(const glmrt_extent& extent, int64_t index) 
   return {};
 }
 
-std::string BufferedIo::read_range(const OpenFile& file, uint64_t offset, uint64_t length,
-                                   std::byte* destination) const noexcept {
+std::string BufferedIo::read_extent(const glmrt_extent& extent, uint64_t,
+                                    glmrt_extent_result& result) noexcept {
+  const OpenFile& file = files_[static_cast<size_t>(extent.file)];
+  auto* destination = static_cast<std::byte*>(extent.destination);
   uint64_t done = 0;
-  while (done < length) {
-    const size_t want = static_cast<size_t>(std::min(length - done, kMaxSingleRead));
+  while (done < extent.length) {
+    const size_t want = static_cast<size_t>(std::min(extent.length - done, kMaxSingleRead));
     const ssize_t got =
-        ::pread(file.fd(), destination + done, want, static_cast<off_t>(offset + done));
+        ::pread(file.fd(), destination + done, want, static_cast<off_t>(extent.offset + done));
     if (got < 0) {
       if (errno == EINTR) continue;
       const int error = errno;
-      return "io-buffered: reading " + file.path() + " at offset " + std::to_string(offset + done) +
-             " (" + std::to_string(length - done) + " bytes): " + std::strerror(error);
+      result = {done, GLMRT_ERR_IO, 0};
+      return "io-buffered: reading " + file.path() + " at offset " +
+             std::to_string(extent.offset + done) + " (" + std::to_string(extent.length - done) +
+             " bytes): " + std::strerror(error);
     }
-    if (got == 0)
-      return "io-buffered: " + file.path() + " ends at byte " + std::to_string(offset + done) +
-             ", before the " + std::to_string(length) + " bytes wanted at offset " +
-             std::to_string(offset);
+    if (got == 0) break;  // the end of the file: the byte count tells the host
     done += static_cast<uint64_t>(got);
   }
-  if (drop_after_read_)
-    ::posix_fadvise(file.fd(), static_cast<off_t>(offset), static_cast<off_t>(length),
+  if (drop_after_read_ && done > 0)
+    ::posix_fadvise(file.fd(), static_cast<off_t>(extent.offset), static_cast<off_t>(done),
                     POSIX_FADV_DONTNEED);
+  result = {done, GLMRT_OK, 0};
   return {};
+}
+
+glmrt_status BufferedIo::submit(const glmrt_extent* extents, int64_t n_extents,
+                                glmrt_extent_result* results, glmrt_io_ticket* ticket) noexcept {
+  try {
+    if (n_extents < 0 || (n_extents > 0 && (!extents || !results)) || !ticket) {
+      error_ = "io-buffered: submit got no extent list, results or ticket";
+      return GLMRT_ERR_INVALID_ARGUMENT;
+    }
+    for (int64_t e = 0; e < n_extents; ++e) {
+      if (std::string problem = check_extent(extents[e], e); !problem.empty()) {
+        error_ = std::move(problem);
+        return GLMRT_ERR_INVALID_ARGUMENT;
+      }
+    }
+    *ticket = queue_->submit(extents, n_extents, results);
+    return GLMRT_OK;
+  } catch (const std::exception& e) {
+    error_ = std::string("io-buffered: submit: ") + e.what();
+    return GLMRT_ERR_INTERNAL;
+  }
+}
+
+glmrt_status BufferedIo::wait(glmrt_io_ticket ticket) noexcept {
+  try {
+    std::string error;
+    const glmrt_status status = queue_->wait(ticket, error);
+    if (status != GLMRT_OK) error_ = error.empty() ? "io-buffered: a read failed" : error;
+    return status;
+  } catch (const std::exception& e) {
+    error_ = std::string("io-buffered: wait: ") + e.what();
+    return GLMRT_ERR_INTERNAL;
+  }
+}
+
+glmrt_status BufferedIo::poll(glmrt_io_ticket ticket, int32_t* complete) noexcept {
+  try {
+    bool done = false;
+    std::string error;
+    if (!complete || !queue_->poll(ticket, done, error)) {
+      error_ = "io-buffered: " + (complete ? error : std::string("poll got no flag to set"));
+      return GLMRT_ERR_INVALID_ARGUMENT;
+    }
+    *complete = done ? 1 : 0;
+    return GLMRT_OK;
+  } catch (const std::exception& e) {
+    error_ = std::string("io-buffered: poll: ") + e.what();
+    return GLMRT_ERR_INTERNAL;
+  }
 }
 
 glmrt_status BufferedIo::read(const glmrt_extent* extents, int64_t n_extents) noexcept {
   try {
-    if (n_extents < 0 || (n_extents > 0 && !extents)) {
-      error_ = "io-buffered: read got no extent list";
-      return GLMRT_ERR_INVALID_ARGUMENT;
-    }
-    std::vector<Chunk> chunks;
+    std::vector<glmrt_extent_result> results(static_cast<size_t>(std::max<int64_t>(n_extents, 0)));
+    glmrt_io_ticket ticket = 0;
+    if (const glmrt_status s = submit(extents, n_extents, results.data(), &ticket); s != GLMRT_OK)
+      return s;
+    if (const glmrt_status s = wait(ticket); s != GLMRT_OK) return s;
+    // read() promises every byte: a file that ends first is an error here.
     for (int64_t e = 0; e < n_extents; ++e) {
-      const glmrt_extent& extent = extents[e];
-      if (std::string problem = check_extent(extent, e); !problem.empty()) {
-        error_ = std::move(problem);
-        return GLMRT_ERR_INVALID_ARGUMENT;
-      }
-      auto* destination = static_cast<std::byte*>(extent.destination);
-      for (uint64_t begin = 0; begin < extent.length; begin += kChunkBytes)
-        chunks.push_back({e, extent.offset + begin, std::min(kChunkBytes, extent.length - begin),
-                          destination + begin});
-    }
-    const int64_t n_chunks = static_cast<int64_t>(chunks.size());
-    std::vector<std::string> errors(chunks.size());
-    const int team =
-        static_cast<int>(std::clamp<int64_t>(threads_, 1, std::max<int64_t>(n_chunks, 1)));
-#pragma omp parallel for num_threads(team) schedule(dynamic, 1)
-    for (int64_t c = 0; c < n_chunks; ++c) {
-      const Chunk& chunk = chunks[static_cast<size_t>(c)];
-      const OpenFile& file = files_[static_cast<size_t>(extents[chunk.extent].file)];
-      errors[static_cast<size_t>(c)] =
-          read_range(file, chunk.offset, chunk.length, chunk.destination);
-    }
-    // Report the first failing chunk so the message does not depend on timing.
-    for (size_t c = 0; c < errors.size(); ++c) {
-      if (errors[c].empty()) continue;
-      const glmrt_extent& extent = extents[chunks[c].extent];
-      error_ = errors[c] + " (extent #" + std::to_string(chunks[c].extent) + ": " +
-               std::to_string(extent.length) + " bytes at offset " + std::to_string(extent.offset) +
-               ")";
+      if (results[static_cast<size_t>(e)].bytes == extents[e].length) continue;
+      error_ = "io-buffered: " + files_[static_cast<size_t>(extents[e].file)].path() +
+               " ends at byte " +
+               std::to_string(extents[e].offset + results[static_cast<size_t>(e)].bytes) +
+               ", before the " + std::to_string(extents[e].length) + " bytes wanted at offset " +
+               std::to_string(extents[e].offset) + " (extent #" + std::to_string(e) + ")";
       return GLMRT_ERR_IO;
     }
     return GLMRT_OK;

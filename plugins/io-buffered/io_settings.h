@@ -9,7 +9,7 @@
 namespace glmrt::io_buffered {
 
 struct IoSettings {
-  /// Reads in flight at once; 0 = the host's thread count.
+  /// Reads in flight at once (reader threads); 0 = the host's thread count.
   int threads = 0;
   /// Drop read pages from the page cache (POSIX_FADV_DONTNEED) once copied.
   bool drop_after_read = false;

@@ -23,9 +23,9 @@ void probe(glmrt_probe_result* out) {
 void* create(const glmrt_host_services* host, const glmrt_setting* settings, size_t n_settings,
              char* error, size_t error_len) {
   try {
-    if (!host || host->struct_size < sizeof(glmrt_host_services) ||
-        host->abi_major != GLMRT_ABI_MAJOR) {
-      write_error(error, error_len, "io-buffered needs host services of ABI 1.x");
+    if (!host || host->abi_major != GLMRT_ABI_MAJOR || !GLMRT_HOST_HAS_THREADS(host)) {
+      write_error(error, error_len,
+                  "io-buffered needs host services of ABI 1.1 or later (start_thread)");
       return nullptr;
     }
     glmrt::io_buffered::IoSettings parsed;
@@ -48,8 +48,8 @@ const glmrt_plugin_descriptor kDescriptor = {
     GLMRT_ABI_MINOR,
     GLMRT_PLUGIN_IO,
     "io-buffered",
-    "1.0.0",
-    "parallel pread through the page cache, posix_fadvise prefetch",
+    "1.1.0",
+    "asynchronous parallel pread through the page cache, posix_fadvise prefetch",
     &probe,
     &create,
 };

@@ -13,6 +13,7 @@ std::unique_ptr<Engine> tiny_engine_with_cache(int cache) {
   Profile profile = test_support::reference_profile();
   profile.history = false;  // nothing pinned by itself
   profile.expert_cache_per_layer = cache;
+  profile.prefetch_slots = 0;  // the pool is the LRU alone
   return test_support::open_tiny_engine(profile);
 }
 

@@ -20,8 +20,8 @@ Profile write_profile(const std::filesystem::path& dir, const std::string& name,
       "    settings: {{{}}}\n"
       "threads: 2\n"
       "precision: {{dense: f32, experts: {}, kv_cache: f32}}\n"
-      "memory: {{expert_cache: {}, max_context: 256}}\n",
-      spec.io, settings, spec.expert_precision, spec.expert_cache);
+      "memory: {{expert_cache: {}, prefetch: {}, max_context: 256}}\n",
+      spec.io, settings, spec.expert_precision, spec.expert_cache, spec.prefetch);
   Profile profile = load_profile(file);
   profile.plugin_paths.insert(profile.plugin_paths.begin(),
                               std::filesystem::path(GLMRT_BUILD_DIR) / "plugins");

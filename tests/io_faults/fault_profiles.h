@@ -14,12 +14,19 @@ namespace glmrt::test {
 
 inline const std::filesystem::path kTinyModel = std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny";
 inline const std::filesystem::path kFaultIoPlugin = GLMRT_FAULT_IO_PLUGIN;
+/// The same plugin declaring ABI 1.0: the host calls read() only.
+inline const std::filesystem::path kFaultIo10Plugin = GLMRT_FAULT_IO_1_0_PLUGIN;
 
 struct EngineSpec {
   std::string io = kFaultIoPlugin.string();  // a plugin name or a path
   std::map<std::string, std::string> io_settings;
   std::string expert_precision = "f32";
-  int expert_cache = 2;  // small, so decode steps read experts too
+  /// Small, so decode steps read experts too (a token routes to 4 of 16), and
+  /// holds the 3 experts the tests acquire at once.
+  int expert_cache = 3;
+  /// memory.prefetch: off by default here, so every read is one a step asked
+  /// for and read numbers match between a clean and a faulty run.
+  std::string prefetch = "0";
 };
 
 /// io-buffered, experts converted to `expert_precision`.
@@ -30,10 +37,11 @@ inline EngineSpec clean_spec(std::string expert_precision = "f32") {
   return spec;
 }
 
-/// fault-io with these settings.
-inline EngineSpec fault_spec(std::map<std::string, std::string> settings) {
+/// fault-io with these settings (`abi_1_0`: its copy declaring ABI 1.0).
+inline EngineSpec fault_spec(std::map<std::string, std::string> settings, bool abi_1_0 = false) {
   EngineSpec spec;
   spec.io_settings = std::move(settings);
+  if (abi_1_0) spec.io = kFaultIo10Plugin.string();
   return spec;
 }
 

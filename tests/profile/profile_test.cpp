@@ -1,6 +1,7 @@
 // The strict profile loader: every field read, and every kind of mistake an
 // error with FILE:LINE and the key.
 #include <glmrt/base/error.h>
+#include <glmrt/engine/engine.h>
 #include <glmrt/profile/profile.h>
 
 #include <gmock/gmock.h>
@@ -72,6 +73,7 @@ precision:
 memory:
   budget: 20GiB
   expert_cache: 64
+  prefetch: 3
   max_context: 8192
 generation: {temperature: 0.7, top_p: 0.95, top_k: 40, min_p: 0.05, repetition_penalty: 1.1,
              presence_penalty: 0.5, seed: 18446744073709551615, max_new_tokens: 256}
@@ -98,6 +100,7 @@ validate: {min_top1: 0.9, max_kl: 0.05, max_dlogit: 1.0, min_margin: 2e-3, greed
   EXPECT_EQ(p.kv_cache, CacheType::bf16);
   EXPECT_EQ(p.memory_budget_bytes, 20ull << 30);
   EXPECT_EQ(p.expert_cache_per_layer, 64);
+  EXPECT_EQ(p.prefetch_slots, 3);
   EXPECT_EQ(p.max_context, 8192);
   EXPECT_EQ(p.generation.temperature, 0.7);
   EXPECT_EQ(p.generation.top_p, 0.95);
@@ -124,9 +127,29 @@ TEST_F(ProfileTest, MinimalProfileGetsTheDocumentedDefaults) {
   EXPECT_EQ(p.kv_cache, CacheType::f32);
   EXPECT_EQ(p.memory_budget_bytes, 0u);
   EXPECT_EQ(p.expert_cache_per_layer, 16);
+  EXPECT_FALSE(p.prefetch_slots);  // auto: on by default
   EXPECT_FALSE(p.generation.temperature);
   EXPECT_EQ(p.validate.max_kl, 1e-6);
   EXPECT_TRUE(p.validate.greedy_identical);
+}
+
+TEST_F(ProfileTest, PrefetchIsAutoACountOrOff) {
+  EXPECT_FALSE(
+      load_profile(write(std::string(kMinimal) + "memory: {prefetch: auto}\n")).prefetch_slots);
+  EXPECT_EQ(load_profile(write(std::string(kMinimal) + "memory: {prefetch: 6}\n")).prefetch_slots,
+            6);
+  EXPECT_EQ(load_profile(write(std::string(kMinimal) + "memory: {prefetch: 0}\n")).prefetch_slots,
+            0);
+  EXPECT_THAT(error_of(std::string(kMinimal) + "memory:\n  prefetch: often\n"),
+              AllOf(HasSubstr(at_line(5)), HasSubstr("memory.prefetch"), HasSubstr("`often`")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "memory: {prefetch: -1}\n"),
+              HasSubstr("memory.prefetch"));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "memory: {prefetch: 5000}\n"),
+              HasSubstr("memory.prefetch"));
+  EXPECT_EQ(effective_prefetch_slots(load_profile(write(kMinimal)), 8), 8);
+  EXPECT_EQ(effective_prefetch_slots(
+                load_profile(write(std::string(kMinimal) + "memory: {prefetch: 2}\n")), 8),
+            2);
 }
 
 TEST_F(ProfileTest, MisspeltKeySuggestsTheClosestOne) {
@@ -228,7 +251,14 @@ TEST_F(ProfileTest, ShippedConfigsLoad) {
   const Profile nvme = load_profile(fs::path(GLMRT_SOURCE_DIR) / "configs/nvme.yaml");
   EXPECT_EQ(nvme.expert_bits, WeightBits::int4);
   EXPECT_EQ(nvme.kv_cache, CacheType::bf16);
-  EXPECT_EQ(nvme.expert_cache_per_layer, 64);
+  EXPECT_EQ(nvme.io.name, "io-odirect");
+  // Sized for GLM-5 under its 20 GiB budget (the arithmetic is in the file):
+  // 76 MoE layers x (cache + prefetch) slots x 18.9 MB beside ~9 GB resident.
+  ASSERT_TRUE(nvme.prefetch_slots);
+  EXPECT_GT(*nvme.prefetch_slots, 0);
+  const double slots_gb =
+      76.0 * (nvme.expert_cache_per_layer + *nvme.prefetch_slots) * 18.915328e6 / 1e9;
+  EXPECT_LE(slots_gb + 9.0 + 0.5, nvme.memory_budget_bytes / 1e9);
 }
 
 }  // namespace

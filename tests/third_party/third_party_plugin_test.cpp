@@ -112,7 +112,9 @@ TEST_F(ThirdPartyPlugin, HostLoadsItAndItsProbeAnswers) {
   const PluginInfo info = PluginHost(std::vector<fs::path>{}).inspect(plugin());
   EXPECT_EQ(info.kind, "kernels");
   EXPECT_EQ(info.name, "kernels-avx512");
-  EXPECT_EQ(info.abi, "1.0");
+  // Built against the installed SDK: its ABI is this glmrt's.
+  EXPECT_EQ(info.abi, std::to_string(GLMRT_ABI_MAJOR) + "." + std::to_string(GLMRT_ABI_MINOR));
+  EXPECT_EQ(info.abi_minor, GLMRT_ABI_MINOR);
   if (cpu_has_avx512()) {
     EXPECT_TRUE(info.supported) << info.reason;
     EXPECT_EQ(info.score, 30);

@@ -88,6 +88,28 @@ uint64_t peak_rss_bytes() {
   return static_cast<uint64_t>(usage.ru_maxrss) * 1024;
 }
 
+bool reset_peak_rss() {
+  FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (!f) return false;
+  const bool ok = std::fputs("5", f) >= 0;  // 5: reset the peak RSS (Linux 4.0+)
+  return std::fclose(f) == 0 && ok;
+}
+
+uint64_t peak_rss_since_reset_bytes() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return peak_rss_bytes();
+  char line[256];
+  unsigned long kib = 0;
+  bool found = false;
+  while (std::fgets(line, sizeof(line), f))
+    if (std::sscanf(line, "VmHWM: %lu kB", &kib) == 1) {
+      found = true;
+      break;
+    }
+  std::fclose(f);
+  return found ? static_cast<uint64_t>(kib) * 1024 : peak_rss_bytes();
+}
+
 uint64_t current_rss_bytes() {
   FILE* f = std::fopen("/proc/self/statm", "r");
   if (!f) return 0;

@@ -28,16 +28,35 @@ SessionStats stats_since(const SessionStats& now, const SessionStats& before) {
 }
 
 void print_generation_report(std::FILE* out, const SessionStats& s, Engine& engine) {
-  const auto& e = engine.experts().stats();
+  const ExpertStore& store = engine.experts();
+  const auto& e = store.stats();
+  // The first line's form is relied on by scripts: new figures go on lines of their own.
   fmt::print(out,
              "prefill: {} tokens ({} reused from the cache) in {:.3f} s ({:.2f} tokens/s); "
              "decode: {} tokens in {:.3f} s ({:.2f} tokens/s)\n"
-             "expert cache: hit rate {:.1f}% ({} hits, {} misses, {:.1f} MiB read)\n"
-             "peak RSS: {:.1f} MiB; budgeted memory peak {:.1f} MiB\n",
+             "expert cache: hit rate {:.1f}% ({} hits, {} misses, {:.1f} MiB read)\n",
              s.prefilled_tokens, s.reused_tokens, s.prefill_seconds,
              per_second(s.prefilled_tokens, s.prefill_seconds), s.decoded_tokens, s.decode_seconds,
              per_second(s.decoded_tokens, s.decode_seconds), 100.0 * e.hit_rate(), e.hits, e.misses,
-             e.bytes_read / kMiB, peak_rss_bytes() / kMiB, engine.budget().peak() / kMiB);
+             e.bytes_read / kMiB);
+  fmt::print(out,
+             "expert reads: {} reads ({} plugin {}, ABI {}), disk busy {:.3f} s ({:.2f} GB/s), "
+             "steps waited {:.3f} s on reads, overlap {:.0f}%\n",
+             e.extents_read, engine.io_info().name, engine.io_info().version, engine.io_info().abi,
+             e.busy_seconds, e.busy_seconds > 0 ? e.bytes_read / e.busy_seconds / 1e9 : 0.0,
+             e.wait_seconds, 100.0 * e.overlap());
+  fmt::print(out,
+             "prefetch: {} slots per layer; predicted {} experts, {} used (accuracy {:.1f}%); "
+             "{} reads ahead, {} used\n",
+             store.sizes().prefetch, e.predicted, e.predicted_used, 100.0 * e.prediction_accuracy(),
+             e.prefetch_reads, e.prefetch_reads_used);
+  fmt::print(out,
+             "expert slots: {} per layer, {} allocated ({:.1f} MiB each); {} steps streamed "
+             "through the pool\n",
+             store.pool_capacity(), e.slots_allocated, store.largest_slot_bytes() / kMiB,
+             e.streamed_steps);
+  fmt::print(out, "peak RSS: {:.1f} MiB; budgeted memory peak {:.1f} MiB\n",
+             peak_rss_bytes() / kMiB, engine.budget().peak() / kMiB);
   print_expert_counters(out, engine);
   std::fflush(out);
 }

@@ -29,6 +29,7 @@ const Command kCommands[] = {
     {"tokenize", "text on stdin to token ids (or back with --decode)",
      glmrt::cli::tokenize_command},
     {"template", "render a chat request into the model's prompt", glmrt::cli::template_command},
+    {"bench", "time profiles side by side on one model", glmrt::cli::bench_command},
     {"make-model", "write a random model with real dimensions (benchmarks, tests)",
      glmrt::cli::make_model_command},
     {"stats", "expert usage history (summary, heatmap) and routing trace replay",

@@ -73,12 +73,17 @@ int check(const std::string& file, const std::string& model_dir) {
                  : std::string("none"));
   fmt::print("  precision: dense {}, experts {}, kv_cache {}\n", bits_name(profile.dense_bits),
              bits_name(profile.expert_bits), profile.kv_cache == CacheType::f32 ? "f32" : "bf16");
-  fmt::print("  memory:    budget {}, expert_cache {} per layer, max_context {}, prefill {}\n",
-             profile.memory_budget_bytes ? format_byte_size(profile.memory_budget_bytes)
-                                         : std::string("unlimited"),
-             profile.expert_cache_per_layer, profile.max_context,
-             profile.prefill_chunk ? fmt::format("in chunks of {}", profile.prefill_chunk)
-                                   : std::string("whole prompt"));
+  fmt::print(
+      "  memory:    budget {}, expert_cache {} per layer, prefetch {}, max_context {}, prefill "
+      "{}\n",
+      profile.memory_budget_bytes ? format_byte_size(profile.memory_budget_bytes)
+                                  : std::string("unlimited"),
+      profile.expert_cache_per_layer,
+      profile.prefetch_slots ? fmt::format("{} per layer", *profile.prefetch_slots)
+                             : std::string("auto (the model's experts per token) per layer"),
+      profile.max_context,
+      profile.prefill_chunk ? fmt::format("in chunks of {}", profile.prefill_chunk)
+                            : std::string("whole prompt"));
   fmt::print("  threads:   {}\n",
              profile.threads ? std::to_string(profile.threads) : std::string("all cores"));
   if (profile.model) fmt::print("  model:     {}\n", profile.model->string());

@@ -37,6 +37,10 @@ int effective_threads(const Profile& profile) {
   return profile.threads > 0 ? profile.threads : omp_get_num_procs();
 }
 
+int effective_prefetch_slots(const Profile& profile, int experts_per_token) {
+  return profile.prefetch_slots ? *profile.prefetch_slots : experts_per_token;
+}
+
 namespace {
 
 // Positions past what the model was trained on run, but their outputs are
@@ -116,8 +120,12 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   auto expert_layouts = plan_expert_layouts(config, tensors_, expert_layers);
   mark_expert_tensors(expert_layouts, usage);
   usage.warn_unused(model_dir_);
-  experts_ = std::make_unique<ExpertStore>(std::move(expert_layouts), tensors_, *io_,
-                                           profile_.expert_bits, plan_.cache_per_layer, &budget_);
+  io_channel_ = std::make_unique<IoChannel>(*io_, io_.info().abi_minor, tensors_.files());
+  const ExpertPoolSizes pools{plan_.cache_per_layer,
+                              effective_prefetch_slots(profile_, config.num_experts_per_tok)};
+  experts_ =
+      std::make_unique<ExpertStore>(std::move(expert_layouts), *io_channel_, profile_.expert_bits,
+                                    pools, &budget_, services_.n_threads());
   if (history_ && plan_.pinned_bytes > 0) {
     const auto keys = choose_pinned_experts(history_->totals(), plan_.pinned_bytes,
                                             plan_.expert_bytes, experts_->expert_rows());

@@ -1,5 +1,6 @@
 // The services every plugin borrows from the host: budgeted aligned memory,
-// the thread count with an OpenMP parallel_for, and logging to stderr.
+// the thread count with an OpenMP parallel_for, logging to stderr, and the
+// threads an io plugin runs its reads on.
 #include <glmrt/base/error.h>
 #include <glmrt/host/plugin_host.h>
 
@@ -72,6 +73,35 @@ struct HostServicesAccess {
     for (int64_t c = 0; c < n_chunks; ++c) fn(fn_context, c * chunk, std::min(n, (c + 1) * chunk));
   }
 
+  static uint64_t start_thread(void* context, const char* purpose, glmrt_thread_fn fn,
+                               void* fn_context) noexcept {
+    if (!fn) return 0;
+    HostServices& host = self(context);
+    try {
+      std::lock_guard lock(host.threads_mutex_);
+      const uint64_t handle = host.next_thread_++;
+      host.threads_.emplace(handle, std::thread([fn, fn_context] { fn(fn_context); }));
+      return handle;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "glmrt: a plugin thread (%s) could not start: %s\n",
+                   purpose ? purpose : "unnamed", e.what());
+      return 0;
+    }
+  }
+
+  static void join_thread(void* context, uint64_t handle) noexcept {
+    HostServices& host = self(context);
+    std::thread thread;
+    {
+      std::lock_guard lock(host.threads_mutex_);
+      auto it = host.threads_.find(handle);
+      if (it == host.threads_.end()) return;
+      thread = std::move(it->second);
+      host.threads_.erase(it);
+    }
+    if (thread.joinable()) thread.join();
+  }
+
   static void log(void*, int32_t level, const char* message) noexcept {
     static constexpr const char* kLevels[] = {"debug", "info", "warning", "error"};
     const char* name = level >= 0 && level <= 3 ? kLevels[level] : "log";
@@ -90,6 +120,23 @@ HostServices::HostServices(MemoryBudget& budget, int n_threads) : budget_(budget
   services_.free = &HostServicesAccess::free;
   services_.parallel_for = &HostServicesAccess::parallel_for;
   services_.log = &HostServicesAccess::log;
+  services_.start_thread = &HostServicesAccess::start_thread;
+  services_.join_thread = &HostServicesAccess::join_thread;
+}
+
+HostServices::~HostServices() {
+  std::map<uint64_t, std::thread> left;
+  {
+    std::lock_guard lock(threads_mutex_);
+    left.swap(threads_);
+  }
+  for (auto& [handle, thread] : left)
+    if (thread.joinable()) thread.join();
+}
+
+int HostServices::plugin_threads() const {
+  std::lock_guard lock(threads_mutex_);
+  return static_cast<int>(threads_.size());
 }
 
 }  // namespace glmrt

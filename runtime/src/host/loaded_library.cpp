@@ -78,6 +78,8 @@ PluginInfo LoadedLibrary::describe() const {
   info.name = d.name;
   info.version = d.version ? d.version : "";
   info.abi = fmt::format("{}.{}", d.abi_major, d.abi_minor);
+  info.abi_major = d.abi_major;
+  info.abi_minor = d.abi_minor;
   info.description = d.description ? d.description : "";
   info.score = probe.score;
   info.supported = probe.supported != 0;

@@ -1,5 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/experts/expert_layout.h>
+#include <glmrt/experts/widened_read.h>
 #include <glmrt/memory/memory_estimates.h>
 #include <glmrt/memory/memory_plan.h>
 #include <glmrt/profile/byte_size.h>
@@ -10,10 +11,6 @@
 
 namespace glmrt {
 namespace {
-
-uint64_t experts_bytes(uint64_t count, uint64_t expert_bytes) {
-  return count * expert_bytes;
-}
 
 std::string budget_origin(const Profile& profile, const AvailableMemory& available,
                           uint64_t budget) {
@@ -81,9 +78,10 @@ MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
   for (const auto& layer : layouts)
     if (!layer.empty()) ++plan.moe_layers;
   const ExpertSize expert = largest_expert(layouts, profile.expert_bits);
-  plan.expert_bytes = expert.in_memory;
+  // One slot: the expert as the kernels use it, page-aligned, with room for
+  // reads widened to the io plugin's alignment.
+  plan.expert_bytes = align_up(std::max(expert.in_memory, expert.read) + 8192, 4096);
   plan.expert_read_bytes = expert.read;
-  const uint64_t step_experts = static_cast<uint64_t>(experts_per_step(profile, config));
 
   using namespace memory_part;
   plan.parts.push_back({std::string(overhead), inputs.process_overhead,
@@ -93,16 +91,33 @@ MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
   plan.parts.push_back({std::string(kv), kv_cache_bytes(profile, config),
                         fmt::format("{} tokens x {} layers incl. MTP", profile.max_context,
                                     config.num_hidden_layers + 1)});
-  // Today's expert store reads a step's misses into staging blocks (raw
-  // bytes) and converts them into experts held until the step ends.
-  plan.parts.push_back({std::string(io), experts_bytes(step_experts, plan.expert_read_bytes),
-                        fmt::format("staging for one step's reads: {} experts x {}", step_experts,
-                                    format_byte_size(plan.expert_read_bytes))});
+  // The expert store's pools: each MoE layer has cache + prefetch slots of
+  // one expert (at least one), reads land straight in them when the file is
+  // in the kernels' layout (widened to the io alignment), else in one staging
+  // buffer and are converted into the slot. A step streams through its pool.
+  const int prefetch = profile.prefetch_slots.value_or(config.num_experts_per_tok);
+  const uint64_t staging = expert.in_memory == expert.read ? 0 : align_up(expert.read, 4096);
+  // A pool holds at least one slot: with no prefetch and no fixed cache, that one.
+  const bool fixed_cache = !profile.expert_cache_auto && profile.expert_cache_per_layer > 0;
+  const int io_per_layer = prefetch > 0 ? prefetch : fixed_cache ? 0 : 1;
+  const uint64_t io_slots = uint64_t(plan.moe_layers) * uint64_t(io_per_layer);
   plan.parts.push_back(
-      {std::string(working), experts_bytes(step_experts, plan.expert_bytes),
-       fmt::format("experts one step holds beyond the cache: {} x {} ({} positions per step)",
-                   step_experts, format_byte_size(plan.expert_bytes),
-                   positions_per_step(profile))});
+      {std::string(io), io_slots * plan.expert_bytes + staging,
+       fmt::format("memory.prefetch {} slots x {} MoE layers x {} per slot{}", io_per_layer,
+                   plan.moe_layers, format_byte_size(plan.expert_bytes),
+                   staging ? fmt::format(" + {} staging for conversion",
+                                         format_byte_size(staging))
+                           : std::string())});
+  const uint64_t widest = uint64_t(std::max(config.hidden_size, config.moe_intermediate_size));
+  const uint64_t threads = profile.threads > 0 ? uint64_t(profile.threads) : 64;
+  const uint64_t step_rows = uint64_t(positions_per_step(profile)) *
+                             uint64_t(config.num_experts_per_tok) * uint64_t(config.hidden_size);
+  plan.parts.push_back(
+      {std::string(working), 4 * (step_rows + (staging ? threads * widest : 0)),
+       fmt::format("the MoE block's output rows of one call ({} positions x {} experts x {} "
+                   "floats){}",
+                   positions_per_step(profile), config.num_experts_per_tok, config.hidden_size,
+                   staging ? " and the conversion's row scratch" : "")});
   plan.parts.push_back({std::string(activations), activation_bytes(profile, config),
                         fmt::format("buffers of one forward call of {} positions, expanded K/V "
                                     "over the context, logits",

@@ -4,9 +4,90 @@
 #include <glmrt/weights/linear.h>
 
 #include <algorithm>
-#include <map>
+#include <chrono>
 
 namespace glmrt {
+namespace {
+
+template <typename T>
+void grow(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+/// Groups the positions by the experts they chose: ids ascending, each
+/// expert's users in position order, and each position's users ordered by
+/// expert id (the order the reference sums them in).
+void group_by_expert(const MoeWeights& w, const LayerContext& ctx, int64_t S, MoeScratch& m) {
+  const ModelConfig& c = ctx.config;
+  const int64_t E = c.n_routed_experts, K = c.num_experts_per_tok;
+  const RouterParams params{static_cast<int>(E), c.num_experts_per_tok,
+                            c.n_group,           c.topk_group,
+                            c.norm_topk_prob,    static_cast<float>(c.routed_scaling_factor)};
+  m.count.assign(static_cast<size_t>(E), 0);
+  std::vector<std::vector<RoutedExpert>> routed(static_cast<size_t>(S));
+  const int64_t pos0 = ctx.trace ? ctx.cache.length(ctx.layer) - S : 0;
+  for (int64_t s = 0; s < S; ++s) {
+    routed[s] = route(std::span(m.logits).subspan(s * E, E), w.correction_bias, params);
+    std::sort(routed[s].begin(), routed[s].end(),
+              [](const RoutedExpert& a, const RoutedExpert& b) { return a.expert < b.expert; });
+    for (const RoutedExpert& r : routed[s]) ++m.count[static_cast<size_t>(r.expert)];
+    if (ctx.trace) {
+      std::vector<int32_t> ids;
+      for (const RoutedExpert& r : routed[s]) ids.push_back(r.expert);
+      ctx.trace->record_experts(ctx.layer, pos0 + s, std::move(ids));
+    }
+  }
+  if (ctx.routing) {
+    std::vector<int32_t> chosen;  // every position's choices, position-major
+    for (const auto& position : routed)
+      for (const RoutedExpert& r : position) chosen.push_back(r.expert);
+    ctx.routing->on_routed(ctx.layer, S, chosen);
+  }
+  m.ids.clear();
+  m.first_user.assign(static_cast<size_t>(E) + 1, 0);
+  for (int64_t e = 0; e < E; ++e) {
+    if (m.count[e]) m.ids.push_back(static_cast<int32_t>(e));
+    m.first_user[e + 1] = m.first_user[e] + m.count[e];
+  }
+  const size_t users = static_cast<size_t>(m.first_user[E]);
+  grow(m.user_position, users);
+  grow(m.user_weight, users);
+  grow(m.position_users, static_cast<size_t>(S * K));
+  std::fill(m.count.begin(), m.count.end(), 0);
+  for (int64_t s = 0; s < S; ++s) {
+    for (size_t j = 0; j < routed[s].size(); ++j) {
+      const RoutedExpert& r = routed[s][j];
+      const int64_t u = m.first_user[r.expert] + m.count[r.expert]++;
+      m.user_position[u] = s;
+      m.user_weight[u] = r.weight;
+      m.position_users[s * K + static_cast<int64_t>(j)] = u;
+    }
+  }
+}
+
+/// One expert over its users: gathers their rows, SwiGLU, writes each
+/// user's output row into the contributions.
+void run_expert(const Expert& e, const LayerContext& ctx, std::span<const float> x, int32_t id,
+                MoeScratch& m) {
+  const int64_t D = ctx.config.hidden_size, I = e.gate.rows;
+  const int64_t first = m.first_user[id], n = m.first_user[id + 1] - first;
+  grow(m.rows, static_cast<size_t>(n * D));
+  grow(m.gate, static_cast<size_t>(n * I));
+  grow(m.up, static_cast<size_t>(n * I));
+  for (int64_t r = 0; r < n; ++r)
+    std::copy_n(x.begin() + m.user_position[first + r] * D, D, m.rows.begin() + r * D);
+  const std::span<float> rows(m.rows.data(), static_cast<size_t>(n * D));
+  const std::span<float> gate(m.gate.data(), static_cast<size_t>(n * I));
+  const std::span<float> up(m.up.data(), static_cast<size_t>(n * I));
+  linear(ctx.kernels, rows, n, e.gate, gate);
+  linear(ctx.kernels, rows, n, e.up, up);
+  for (size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
+  linear(ctx.kernels, gate, n, e.down,
+         std::span(m.contributions)
+             .subspan(static_cast<size_t>(first * D), static_cast<size_t>(n * D)));
+}
+
+}  // namespace
 
 void swiglu_mlp(const Matrix& gate_w, const Matrix& up_w, const Matrix& down_w,
                 plugin::Kernels& kernels, std::span<const float> x, int64_t S,
@@ -20,62 +101,38 @@ void swiglu_mlp(const Matrix& gate_w, const Matrix& up_w, const Matrix& down_w,
 }
 
 void moe_block(const MoeWeights& w, const LayerContext& ctx, std::span<const float> x, int64_t S,
-               std::span<float> out) {
-  const ModelConfig& c = ctx.config;
-  const int64_t D = c.hidden_size, E = c.n_routed_experts;
-  const RouterParams params{static_cast<int>(E), c.num_experts_per_tok,
-                            c.n_group,           c.topk_group,
-                            c.norm_topk_prob,    static_cast<float>(c.routed_scaling_factor)};
+               std::span<float> out, const std::function<void()>& reads_queued) {
+  MoeScratch local;
+  MoeScratch& m = ctx.moe_scratch ? *ctx.moe_scratch : local;
+  const int64_t D = ctx.config.hidden_size, E = ctx.config.n_routed_experts;
+  const int64_t K = ctx.config.num_experts_per_tok;
+  grow(m.logits, static_cast<size_t>(S * E));
+  linear(ctx.kernels, x, S, w.router, std::span(m.logits).first(static_cast<size_t>(S * E)));
+  group_by_expert(w, ctx, S, m);
+  grow(m.contributions, static_cast<size_t>(m.first_user[E] * D));
 
-  std::vector<float> logits(S * E);
-  linear(ctx.kernels, x, S, w.router, logits);
+  double expert_seconds = 0;
+  ctx.experts.run_step(ctx.layer, m.ids, reads_queued, [&](size_t k, const Expert& expert) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run_expert(expert, ctx, x, m.ids[k], m);
+    expert_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  });
 
-  // Which positions chose each expert, and with what weight. Ascending expert
-  // order, as the reference sums them.
-  struct Users {
-    std::vector<int64_t> positions;
-    std::vector<float> weights;
-  };
-  std::map<int32_t, Users> by_expert;
-  const int64_t pos0 = ctx.trace ? ctx.cache.length(ctx.layer) - S : 0;
-  std::vector<int32_t> chosen;  // every position's choices, for the routing observer
+  // Each position sums its experts in ascending id order, as the reference.
   for (int64_t s = 0; s < S; ++s) {
-    const std::vector<RoutedExpert> routed =
-        route(std::span(logits).subspan(s * E, E), w.correction_bias, params);
-    for (const RoutedExpert& r : routed) {
-      by_expert[r.expert].positions.push_back(s);
-      by_expert[r.expert].weights.push_back(r.weight);
-      if (ctx.routing) chosen.push_back(r.expert);
-    }
-    if (ctx.trace) {
-      std::vector<int32_t> ids;
-      for (const RoutedExpert& r : routed) ids.push_back(r.expert);
-      ctx.trace->record_experts(ctx.layer, pos0 + s, std::move(ids));
+    float* o = out.data() + s * D;
+    std::fill(o, o + D, 0.f);
+    for (int64_t j = 0; j < K; ++j) {
+      const int64_t u = m.position_users[s * K + j];
+      const float wgt = m.user_weight[u];
+      const float* y = m.contributions.data() + u * D;
+      for (int64_t d = 0; d < D; ++d) o[d] += wgt * y[d];
     }
   }
-  if (ctx.routing) ctx.routing->on_routed(ctx.layer, S, chosen);
-  std::vector<int32_t> ids;
-  for (const auto& [id, users] : by_expert) ids.push_back(id);
-  const auto experts = ctx.experts.acquire(ctx.layer, ids);
+  if (ctx.times) ctx.times->experts += expert_seconds;
 
-  std::fill(out.begin(), out.end(), 0.f);
-  std::vector<float> rows, y;
-  for (size_t k = 0; k < ids.size(); ++k) {
-    const Users& users = by_expert[ids[k]];
-    const int64_t n = static_cast<int64_t>(users.positions.size());
-    rows.resize(n * D);
-    y.resize(n * D);
-    for (int64_t r = 0; r < n; ++r)
-      std::copy_n(x.begin() + users.positions[r] * D, D, rows.begin() + r * D);
-    swiglu_mlp(experts[k]->gate, experts[k]->up, experts[k]->down, ctx.kernels, rows, n, y);
-    for (int64_t r = 0; r < n; ++r) {
-      float* o = out.data() + users.positions[r] * D;
-      const float wgt = users.weights[r];
-      for (int64_t d = 0; d < D; ++d) o[d] += wgt * y[r * D + d];
-    }
-  }
-
-  std::vector<float> shared(S * D);
+  grow(m.shared, static_cast<size_t>(S * D));
+  const std::span<float> shared(m.shared.data(), static_cast<size_t>(S * D));
   swiglu_mlp(w.shared, ctx.kernels, x, S, shared);
   for (int64_t i = 0; i < S * D; ++i) out[i] += shared[i];
 }

@@ -1,11 +1,13 @@
 #include <glmrt/base/error.h>
 #include <glmrt/model/attention.h>
+#include <glmrt/model/expert_prediction.h>
 #include <glmrt/model/feed_forward.h>
 #include <glmrt/model/model.h>
 #include <glmrt/model/norms.h>
 #include <glmrt/weights/linear.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace glmrt {
 
@@ -37,23 +39,55 @@ void Model::embed(const Matrix& table, std::span<const int32_t> tokens,
   }
 }
 
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+void Model::prefetch_next_layer(int layer, std::span<const float> h, int64_t S) {
+  const int next = layer + 1;
+  if (experts_.sizes().prefetch <= 0 || next >= config_.num_hidden_layers) return;
+  const LayerWeights& w = weights_.layers[next];
+  if (w.mlp_kind != MlpKind::sparse) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  // One position's choices; for a longer step, as many as the pool holds.
+  const size_t limit = S == 1 ? static_cast<size_t>(config_.num_experts_per_tok)
+                              : static_cast<size_t>(experts_.pool_capacity());
+  predict_experts(w, config_, kernels_, h, S, limit, scratch_);
+  experts_.prefetch(next, scratch_.predicted);
+  times_.predict += seconds_since(t0);
+}
+
 void Model::decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std::span<float> h,
                           int64_t S, KeySelection& selection) {
   const int64_t D = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
-  const LayerContext ctx{config_, kernels_,        rope_,  cache,   experts_,
-                         layer,   attention_form_, trace_, routing_};
+  const LayerContext ctx{config_, kernels_,        rope_,  cache,     experts_,
+                         layer,   attention_form_, trace_, &scratch_, &times_,
+                         routing_};
   std::vector<float> normed(S * D), delta(S * D);
 
+  const auto t0 = std::chrono::steady_clock::now();
   rms_norm_rows(h, w.input_norm, eps, normed);
   mla_attention(w.attention, ctx, normed, S, selection, delta);
   for (int64_t i = 0; i < S * D; ++i) h[i] += delta[i];
+  times_.attention += seconds_since(t0);
 
   rms_norm_rows(h, w.post_attention_norm, eps, normed);
-  if (w.mlp_kind == MlpKind::dense)
+  // The MTP layer (index num_hidden_layers) predicts nothing: no layer follows.
+  const bool main_layer = layer < config_.num_hidden_layers;
+  if (w.mlp_kind == MlpKind::dense) {
+    if (main_layer) prefetch_next_layer(layer, h, S);
     swiglu_mlp(w.dense, kernels_, normed, S, delta);
-  else
-    moe_block(w.moe, ctx, normed, S, delta);
+  } else {
+    // The next layer's reads queue behind this layer's own.
+    moe_block(w.moe, ctx, normed, S, delta, [&] {
+      if (main_layer) prefetch_next_layer(layer, h, S);
+    });
+  }
   for (int64_t i = 0; i < S * D; ++i) h[i] += delta[i];
 }
 

@@ -154,8 +154,8 @@ class ProfileReader {
   }
 
   void read_memory(const Field& field, Profile& profile) const {
-    Mapping memory = field.as_mapping(
-        {"budget", "expert_cache", "max_context", "prefill_chunk", "pinned", "mlock", "history"});
+    Mapping memory = field.as_mapping({"budget", "expert_cache", "prefetch", "max_context",
+                                       "prefill_chunk", "pinned", "mlock", "history"});
     if (auto budget = memory.find("budget")) {
       profile.memory_budget_auto = is_word(*budget, "auto");
       if (!profile.memory_budget_auto) profile.memory_budget_bytes = read_byte_size(*budget);
@@ -164,6 +164,12 @@ class ProfileReader {
       profile.expert_cache_auto = is_word(*cache, "auto");
       if (!profile.expert_cache_auto)
         profile.expert_cache_per_layer = static_cast<int>(cache->as_int(0, 4096));
+    }
+    if (auto prefetch = memory.find("prefetch")) {
+      if (is_word(*prefetch, "auto"))
+        profile.prefetch_slots.reset();
+      else
+        profile.prefetch_slots = static_cast<int>(prefetch->as_int(0, 4096));
     }
     if (auto context = memory.find("max_context"))
       profile.max_context = static_cast<int>(context->as_int(16, 1048576));

@@ -54,9 +54,9 @@ bool parse_settings(const glmrt_setting* settings, size_t n_settings, FaultSetti
   return true;
 }
 
-Fault FaultPlan::next() {
+Fault FaultPlan::fault_for(uint64_t read_number) const {
   Fault fault;
-  fault.read_number = ++reads_;
+  fault.read_number = read_number;
   fault.latency_ms = settings_.latency_ms;
   const uint64_t n = fault.read_number;
   if (n == settings_.eio_at)

@@ -1,8 +1,9 @@
 // What fault-io injects and on which read. A "read" is one extent handed to
-// Io::read(), numbered from 1 in the order the host submits them, across
-// calls; prefetch hints are not reads. The plan is pure bookkeeping, apart
-// from the file I/O, so an asynchronous front end (ABI 1.1) can number reads
-// at submission and carry each Fault to whichever thread performs the read.
+// Io::submit() or Io::read(), numbered from 1 in the order the host submits
+// them, across calls; prefetch hints are not reads. The plan is a pure
+// function of the read number, so the reader thread that performs a read
+// (ABI 1.1: reads run asynchronously) knows its fault from the number the
+// queue gave it at submission.
 #pragma once
 
 #include <glmrt/plugin/abi.h>
@@ -42,15 +43,13 @@ class FaultPlan {
  public:
   explicit FaultPlan(const FaultSettings& settings) : settings_(settings) {}
 
-  /// Numbers the next read and says what happens to it. Call in submission
-  /// order, from one thread at a time.
-  Fault next();
+  /// What happens to read number `read_number` (1-based).
+  Fault fault_for(uint64_t read_number) const;
 
   bool short_reads_reported() const { return settings_.short_reads_reported; }
 
  private:
   FaultSettings settings_;
-  uint64_t reads_ = 0;
 };
 
 }  // namespace glmrt::fault_io

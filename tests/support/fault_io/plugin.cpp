@@ -23,9 +23,8 @@ void probe(glmrt_probe_result* out) {
 void* create(const glmrt_host_services* host, const glmrt_setting* settings, size_t n_settings,
              char* error, size_t error_len) {
   try {
-    if (!host || host->struct_size < sizeof(glmrt_host_services) ||
-        host->abi_major != GLMRT_ABI_MAJOR) {
-      write_error(error, error_len, "fault-io needs host services of ABI 1.x");
+    if (!host || host->abi_major != GLMRT_ABI_MAJOR || !GLMRT_HOST_HAS_THREADS(host)) {
+      write_error(error, error_len, "fault-io needs host services of ABI 1.1 or later");
       return nullptr;
     }
     glmrt::fault_io::FaultSettings parsed;
@@ -34,7 +33,7 @@ void* create(const glmrt_host_services* host, const glmrt_setting* settings, siz
       write_error(error, error_len, message);
       return nullptr;
     }
-    auto io = std::make_unique<glmrt::fault_io::FaultIo>(parsed);
+    auto io = std::make_unique<glmrt::fault_io::FaultIo>(*host, parsed);
     return static_cast<glmrt::plugin::Io*>(io.release());
   } catch (const std::exception& e) {
     write_error(error, error_len, std::string("fault-io: ") + e.what());
@@ -42,13 +41,19 @@ void* create(const glmrt_host_services* host, const glmrt_setting* settings, siz
   }
 }
 
+// FAULT_IO_ABI_MINOR=0 builds the copy that declares ABI 1.0: the host then
+// calls read() only, as for any 1.0 io plugin.
+#ifndef FAULT_IO_ABI_MINOR
+#define FAULT_IO_ABI_MINOR GLMRT_ABI_MINOR
+#endif
+
 const glmrt_plugin_descriptor kDescriptor = {
     sizeof(glmrt_plugin_descriptor),
     GLMRT_ABI_MAJOR,
-    GLMRT_ABI_MINOR,
+    FAULT_IO_ABI_MINOR,
     GLMRT_PLUGIN_IO,
-    "fault-io",
-    "1.0.0",
+    FAULT_IO_ABI_MINOR == 0 ? "fault-io-1.0" : "fault-io",
+    "1.1.0",
     "test plugin: pread with injected EIO, short reads and latency",
     &probe,
     &create,

@@ -72,6 +72,11 @@ class AlignedBlock {
 
 /// Peak resident set size of this process in bytes (from getrusage).
 uint64_t peak_rss_bytes();
+/// Starts a new peak resident set measurement (Linux: /proc/self/clear_refs);
+/// false when the system does not allow it.
+bool reset_peak_rss();
+/// Peak resident set size since the last reset_peak_rss() (VmHWM), bytes.
+uint64_t peak_rss_since_reset_bytes();
 /// Current resident set size in bytes (from /proc/self/statm).
 uint64_t current_rss_bytes();
 

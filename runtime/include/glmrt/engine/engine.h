@@ -6,6 +6,7 @@
 
 #include <glmrt/base/memory.h>
 #include <glmrt/experts/expert_store.h>
+#include <glmrt/experts/io_channel.h>
 #include <glmrt/history/routing_fanout.h>
 #include <glmrt/history/routing_trace.h>
 #include <glmrt/history/usage_history.h>
@@ -37,6 +38,7 @@ class Engine {
   const std::filesystem::path& model_dir() const { return model_dir_; }
   const PluginInfo& kernels_info() const { return kernels_.info(); }
   const PluginInfo& io_info() const { return io_.info(); }
+  const HostServices& services() const { return services_; }
   /// How the resident weights were read, and the whole open's wall time
   /// (plugins, headers, resident weights, expert layouts).
   const LoadSummary& load_summary() const { return load_; }
@@ -78,6 +80,7 @@ class Engine {
   std::optional<UsageHistory> history_;
   std::unique_ptr<RoutingTraceWriter> routing_trace_;
   RoutingFanout routing_;
+  std::unique_ptr<IoChannel> io_channel_;
   std::unique_ptr<ExpertStore> experts_;
   std::unique_ptr<Model> model_;
   LoadSummary load_;
@@ -86,5 +89,9 @@ class Engine {
 
 /// Threads the profile asks for (0 = every core this process may use).
 int effective_threads(const Profile& profile);
+
+/// Prefetch slots per MoE layer: the profile's `memory.prefetch`, or for
+/// `auto` the experts one token routes to (`experts_per_token`).
+int effective_prefetch_slots(const Profile& profile, int experts_per_token);
 
 }  // namespace glmrt

@@ -8,9 +8,12 @@
 #include <glmrt/profile/profile.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -22,7 +25,8 @@ struct PluginInfo {
   std::string kind;  // "kernels" | "io" | "draft"
   std::string name;
   std::string version;
-  std::string abi;  // "major.minor"
+  std::string abi;                   // "major.minor"
+  int abi_major = 0, abi_minor = 0;  // the host calls only what this minor has
   std::string description;
   int score = 0;
   bool supported = false;
@@ -30,18 +34,26 @@ struct PluginInfo {
 };
 
 /// Owns the C struct of services lent to plugins: budgeted allocation, the
-/// thread count and parallel_for (OpenMP), logging to stderr.
+/// thread count and parallel_for (OpenMP), logging to stderr, and the threads
+/// plugins start for their own I/O (ABI 1.1), which it owns and counts.
 class HostServices {
  public:
   HostServices(MemoryBudget& budget, int n_threads);
   HostServices(const HostServices&) = delete;
   HostServices& operator=(const HostServices&) = delete;
+  /// Joins any plugin thread still running (a plugin that forgot to).
+  ~HostServices();
   const glmrt_host_services* get() const { return &services_; }
   int n_threads() const { return services_.n_threads; }
+  /// Plugin threads running now (started and not yet joined).
+  int plugin_threads() const;
 
  private:
   glmrt_host_services services_{};
   MemoryBudget& budget_;
+  mutable std::mutex threads_mutex_;
+  std::map<uint64_t, std::thread> threads_;  // by handle
+  uint64_t next_thread_ = 1;
   friend struct HostServicesAccess;
 };
 

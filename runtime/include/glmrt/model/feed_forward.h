@@ -5,6 +5,7 @@
 #include <glmrt/model/layer_context.h>
 #include <glmrt/model/model_weights.h>
 
+#include <functional>
 #include <span>
 
 namespace glmrt {
@@ -17,9 +18,14 @@ inline void swiglu_mlp(const FeedForwardWeights& w, plugin::Kernels& kernels,
   swiglu_mlp(w.gate, w.up, w.down, kernels, x, S, out);
 }
 
-/// Routes every position, resolves each distinct expert once for all S
-/// positions that chose it, adds the shared expert. x: normed hidden [S, hidden].
+/// Routes every position and runs each distinct expert once for all the
+/// positions that chose it, as the store hands it over (present experts
+/// first, the rest as their reads land), then adds the shared expert. Each
+/// position sums its experts in ascending id order whatever order they
+/// arrived in, so results never depend on the cache, prefetch or pool size.
+/// `reads_queued` runs once this layer's reads are submitted (the next
+/// layer's prefetch goes there). x: normed hidden [S, hidden].
 void moe_block(const MoeWeights& w, const LayerContext& ctx, std::span<const float> x, int64_t S,
-               std::span<float> out);
+               std::span<float> out, const std::function<void()>& reads_queued = {});
 
 }  // namespace glmrt

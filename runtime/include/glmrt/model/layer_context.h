@@ -7,6 +7,7 @@
 #include <glmrt/kv/kv_cache.h>
 #include <glmrt/model/forward_trace.h>
 #include <glmrt/model/mla_core.h>
+#include <glmrt/model/moe_scratch.h>
 #include <glmrt/model/rope.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/plugin/kernels.h>
@@ -32,6 +33,8 @@ struct LayerContext {
   int layer;  // cache and expert-store row (the MTP layer is num_hidden_layers)
   AttentionFormChoice attention_form = AttentionFormChoice::automatic;
   ForwardTrace* trace = nullptr;       // records selections and routing when set
+  MoeScratch* moe_scratch = nullptr;   // reused buffers (a fresh set per call when null)
+  StepTimes* times = nullptr;          // where the time goes, when set
   RoutingObserver* routing = nullptr;  // sees every MoE step's choices when set
 };
 

@@ -41,6 +41,9 @@ class Model {
     int64_t forward_calls = 0, mtp_forward_calls = 0;
   };
   const Counters& counters() const { return counters_; }
+  /// Where forward steps spent their time so far (attention, expert matmuls,
+  /// next-layer prediction); waiting on disk is in the expert store's stats.
+  const StepTimes& step_times() const { return times_; }
 
   /// A cache shaped for this model (main layers + the MTP layer).
   KvCache make_cache(CacheType type, int64_t max_tokens, MemoryBudget* budget) const;
@@ -77,6 +80,9 @@ class Model {
   void embed(const Matrix& table, std::span<const int32_t> tokens, std::span<float> out) const;
   void decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std::span<float> h,
                      int64_t S, KeySelection& selection);
+  /// After layer `layer`'s attention: predicts the experts of the next main
+  /// layer when it is MoE and reads them ahead (no-op when prefetch is off).
+  void prefetch_next_layer(int layer, std::span<const float> h, int64_t S);
 
   ModelConfig config_;
   ModelWeights weights_;
@@ -87,6 +93,8 @@ class Model {
   ForwardTrace* trace_ = nullptr;
   RoutingObserver* routing_ = nullptr;
   Counters counters_;
+  StepTimes times_;
+  MoeScratch scratch_;  // reused by every MoE block and prediction
 };
 
 }  // namespace glmrt

@@ -13,14 +13,25 @@
 //
 // Versioning: major.minor. A different major is refused. Interfaces only grow at
 // their end, so a plugin built against an older minor is accepted; the host
-// calls a method added in minor N only when the plugin's abi_minor >= N.
+// calls a method added in minor N only when the plugin's abi_minor >= N, and a
+// plugin uses a host service added in minor N only when the host's abi_minor
+// (glmrt_host_services) >= N.
+//
+// What each minor added:
+//   1.0  kernels, io (open_files, read, prefetch, alignment), draft; host
+//        services alloc/free, parallel_for, log.
+//   1.1  io: asynchronous reads (Io::submit -> ticket, Io::wait, Io::poll)
+//        with a per-extent result (bytes read, status); a read that reaches
+//        the end of a file stops there with GLMRT_OK and the byte count.
+//        Host services: start_thread / join_thread (a plugin's I/O threads
+//        are the host's).
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define GLMRT_ABI_MAJOR 1
-#define GLMRT_ABI_MINOR 0
+#define GLMRT_ABI_MINOR 1
 
 /// Name of the one symbol every plugin exports.
 #define GLMRT_PLUGIN_ENTRY_SYMBOL "glmrt_plugin_describe"

@@ -66,8 +66,11 @@ struct Profile {
 
   uint64_t memory_budget_bytes = 0;  // 0 = no limit beyond the machine
   int expert_cache_per_layer = 16;   // routed experts kept per MoE layer (LRU)
-  int max_context = 4096;            // tokens the KV cache is sized for
-  int prefill_chunk = 0;  // positions one forward call takes at most (0 = the whole prompt)
+  /// Slots per MoE layer for experts read ahead, beyond expert_cache
+  /// (`memory.prefetch`); nullopt = auto: the model's experts per token.
+  std::optional<int> prefetch_slots;
+  int max_context = 4096;  // tokens the KV cache is sized for
+  int prefill_chunk = 0;   // positions one forward call takes at most (0 = the whole prompt)
   /// `memory.budget: auto`: a share of MemAvailable (cgroup limits respected)
   /// measured when the model opens; memory_budget_bytes is then ignored.
   bool memory_budget_auto = false;

@@ -1,0 +1,108 @@
+#include "read_queue.h"
+
+#include <stdexcept>
+
+namespace glmrt::io_support {
+
+ReadQueue::ReadQueue(const glmrt_host_services& host, int threads, const char* purpose,
+                     ExtentReader& reader, bool stop_batch_on_failure)
+    : host_(host), reader_(reader), stop_batch_on_failure_(stop_batch_on_failure) {
+  if (!GLMRT_HOST_HAS_THREADS(&host))
+    throw std::runtime_error(
+        "the host offers no start_thread service (it is older than ABI 1.1); asynchronous reads "
+        "need it");
+  for (int t = 0; t < threads; ++t) {
+    const uint64_t handle = host.start_thread(host.context, purpose, &worker_entry, this);
+    if (!handle) {
+      stop();  // the destructor does not run when the constructor throws
+      throw std::runtime_error(std::string("the host refused to start thread ") +
+                               std::to_string(t + 1) + " for " + purpose);
+    }
+    handles_.push_back(handle);
+  }
+}
+
+ReadQueue::~ReadQueue() {
+  stop();
+}
+
+void ReadQueue::stop() noexcept {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  work_ready_.notify_all();
+  for (uint64_t handle : handles_) host_.join_thread(host_.context, handle);
+  handles_.clear();
+}
+
+void ReadQueue::worker_entry(void* self) noexcept {
+  static_cast<ReadQueue*>(self)->work();
+}
+
+void ReadQueue::work() noexcept {
+  std::unique_lock lock(mutex_);
+  for (;;) {
+    work_ready_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    // Jobs queued before stopping are still done: their buffers and results
+    // belong to a ticket the host will wait on.
+    if (jobs_.empty()) return;
+    const Job job = jobs_.front();
+    jobs_.pop_front();
+    glmrt_extent_result result{0, GLMRT_ERR_IO, 0};
+    std::string error;
+    if (!(stop_batch_on_failure_ && tickets_.at(job.ticket).first_failed >= 0)) {
+      lock.unlock();
+      result = {0, GLMRT_OK, 0};
+      error = reader_.read_extent(job.extent, job.sequence, result);
+      lock.lock();
+    }
+    *job.result = result;
+    TicketState& state = tickets_.at(job.ticket);
+    if (result.status != GLMRT_OK && (state.first_failed < 0 || job.index < state.first_failed)) {
+      state.first_failed = job.index;
+      state.status = result.status;
+      state.error = std::move(error);
+    }
+    if (--state.remaining == 0) ticket_done_.notify_all();
+  }
+}
+
+glmrt_io_ticket ReadQueue::submit(const glmrt_extent* extents, int64_t n_extents,
+                                  glmrt_extent_result* results, uint64_t* first_sequence) {
+  std::lock_guard lock(mutex_);
+  const glmrt_io_ticket ticket = next_ticket_++;
+  if (first_sequence) *first_sequence = next_sequence_;
+  tickets_[ticket].remaining = n_extents;
+  for (int64_t e = 0; e < n_extents; ++e)
+    jobs_.push_back({ticket, e, next_sequence_++, extents[e], &results[e]});
+  work_ready_.notify_all();
+  return ticket;
+}
+
+glmrt_status ReadQueue::wait(glmrt_io_ticket ticket, std::string& error) {
+  std::unique_lock lock(mutex_);
+  auto it = tickets_.find(ticket);
+  if (it == tickets_.end()) {
+    error = "wait on unknown ticket " + std::to_string(ticket);
+    return GLMRT_ERR_INVALID_ARGUMENT;
+  }
+  ticket_done_.wait(lock, [&] { return it->second.remaining == 0; });
+  const glmrt_status status = it->second.status;
+  if (status != GLMRT_OK) error = std::move(it->second.error);
+  tickets_.erase(it);
+  return status;
+}
+
+bool ReadQueue::poll(glmrt_io_ticket ticket, bool& complete, std::string& error) {
+  std::lock_guard lock(mutex_);
+  auto it = tickets_.find(ticket);
+  if (it == tickets_.end()) {
+    error = "poll on unknown ticket " + std::to_string(ticket);
+    return false;
+  }
+  complete = it->second.remaining == 0;
+  return true;
+}
+
+}  // namespace glmrt::io_support

@@ -1,0 +1,66 @@
+// One MoE layer's expert slots: a fixed number of equal-sized buffers
+// (huge-page blocks, 2 MiB-aligned, charged to the budget), each allocated
+// the first time it is needed and then recycled. The pool knows which expert
+// each slot holds (O(1) lookup by expert id), the least-recently-used order
+// (an intrusive list: O(1) to touch) and which slots are pinned by a
+// computation; what a slot's bytes mean is the ExpertStore's business.
+#pragma once
+
+#include <glmrt/base/huge_pages.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace glmrt {
+
+class ExpertSlotPool {
+ public:
+  /// `n_experts` ids (0..n-1) may be held; `capacity` slots of `slot_bytes`.
+  ExpertSlotPool(int n_experts, int capacity, uint64_t slot_bytes, MemoryBudget* budget);
+  ExpertSlotPool(ExpertSlotPool&&) noexcept = default;
+  ExpertSlotPool& operator=(ExpertSlotPool&&) noexcept = default;
+
+  int capacity() const { return capacity_; }
+  uint64_t slot_bytes() const { return slot_bytes_; }
+  /// Slots allocated so far (never more than capacity()).
+  int allocated() const { return static_cast<int>(memory_.size()); }
+
+  /// The slot holding (or reading) expert `id`, or -1.
+  int slot_of(int32_t id) const { return slot_of_[static_cast<size_t>(id)]; }
+  /// The expert a slot holds, or -1.
+  int32_t expert_in(int slot) const { return expert_[static_cast<size_t>(slot)]; }
+  std::byte* memory(int slot) const { return memory_[static_cast<size_t>(slot)].data(); }
+
+  /// Makes `slot` the most recently used.
+  void touch(int slot);
+  /// A slot for expert `id` (which no slot holds): a slot not yet allocated
+  /// (allocated now), else the least recently used unpinned slot `usable`
+  /// accepts, which forgets its expert. -1 when there is none. The slot
+  /// becomes the most recently used.
+  int claim(int32_t id, const std::function<bool(int slot)>& usable);
+  /// The slot forgets its expert (its read failed, or was not wanted) and
+  /// becomes the first to be claimed.
+  void forget(int slot);
+
+  void pin(int slot) { ++pins_[static_cast<size_t>(slot)]; }
+  void unpin(int slot) { --pins_[static_cast<size_t>(slot)]; }
+  bool pinned(int slot) const { return pins_[static_cast<size_t>(slot)] > 0; }
+
+ private:
+  void unlink(int slot);
+  void push_front(int slot);  // most recently used
+  void push_back(int slot);   // least recently used
+
+  int capacity_;
+  uint64_t slot_bytes_;
+  MemoryBudget* budget_;
+  std::vector<HugePageBlock> memory_;  // by slot, allocated on first claim
+  std::vector<int32_t> expert_;        // by slot, -1 = none
+  std::vector<int> pins_;              // by slot
+  std::vector<int> slot_of_;           // by expert id, -1 = none
+  std::vector<int> prev_, next_;       // LRU list by slot, -1 = end
+  int head_ = -1, tail_ = -1;          // most / least recently used
+};
+
+}  // namespace glmrt

@@ -1,0 +1,120 @@
+// glmrt bench: the same prompt under each profile, profiles alternated and
+// repeated, figures side by side (load, prefill and decode speed, disk, cache
+// and prefetch, memory, and where a decode step's time goes).
+#include "bench_report.h"
+#include "bench_run.h"
+#include "commands.h"
+#include "options.h"
+
+#include <glmrt/base/error.h>
+#include <glmrt/model_files/model_config.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <boost/algorithm/string.hpp>
+
+#include <cstdio>
+
+namespace glmrt::cli {
+namespace {
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+/// A default path: relative to the current folder when it exists there
+/// (`build/glmrt bench` from the source tree), else to the source tree this
+/// glmrt was built from.
+fs::path default_path(const fs::path& relative) {
+  if (fs::exists(relative)) return relative;
+  return fs::path(GLMRT_SOURCE_DIR) / relative;
+}
+
+std::vector<int32_t> parse_prompt(const std::string& text) {
+  std::vector<std::string> parts;
+  boost::split(parts, text, boost::is_any_of(", "), boost::token_compress_on);
+  std::vector<int32_t> ids;
+  for (const std::string& p : parts) {
+    if (p.empty()) continue;
+    size_t used = 0;
+    long v = -1;
+    try {
+      v = std::stol(p, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != p.size() || v < 0 || v > INT32_MAX)
+      fail("bench: --prompt-ids: `{}` is not a token id", p);
+    ids.push_back(static_cast<int32_t>(v));
+  }
+  if (ids.empty()) fail("bench: --prompt-ids: no token ids given");
+  return ids;
+}
+
+/// Eight ordinary token ids spread over the vocabulary.
+std::vector<int32_t> default_prompt(const fs::path& model) {
+  const ModelConfig config = load_model_config(model);
+  std::vector<int32_t> ids;
+  for (int64_t k = 0; k < 8; ++k)
+    ids.push_back(static_cast<int32_t>((k * 7919 + 13) % config.vocab_size));
+  return ids;
+}
+
+}  // namespace
+
+int bench_command(const Args& args) {
+  po::options_description options(
+      "glmrt bench [--model DIR] [--profile A.yaml --profile B.yaml ...] [--evict] [--reps N] "
+      "[--json]\n"
+      "Runs the same prompt under each profile (alternating, repeated) and prints them side by\n"
+      "side. Defaults: configs/reference.yaml against configs/nvme.yaml on\n"
+      "tests/fixtures/glm_tiny");
+  std::vector<std::string> profile_paths;
+  std::string model_dir, prompt_ids;
+  int reps = 3, new_tokens = 32;
+  options.add_options()("help,h", "show this help")(
+      "model", po::value(&model_dir), "model directory (default tests/fixtures/glm_tiny)")(
+      "profile", po::value(&profile_paths)->composing(),
+      "a profile YAML; give it once per profile to compare")(
+      "evict", "drop the model's files from the page cache before each run (a cold start)")(
+      "reps", po::value(&reps), "repetitions of each profile (default 3)")(
+      "prompt-ids", po::value(&prompt_ids),
+      "prompt token ids, comma-separated (default: 8 ids spread over the vocabulary)")(
+      "new-tokens,n", po::value(&new_tokens), "tokens to generate, greedily (default 32)")(
+      "json", "print one JSON value on stdout instead of the table");
+  const auto vm = parse_options(args, options);
+  if (!vm) return 0;
+  if (reps < 1 || reps > 1000) fail("bench: --reps must be from 1 to 1000, got {}", reps);
+  if (new_tokens < 1) fail("bench: --new-tokens must be at least 1, got {}", new_tokens);
+
+  BenchSetup setup;
+  setup.model = model_dir.empty() ? default_path("tests/fixtures/glm_tiny") : fs::path(model_dir);
+  if (profile_paths.empty())
+    profile_paths = {default_path("configs/reference.yaml").string(),
+                     default_path("configs/nvme.yaml").string()};
+  setup.prompt = prompt_ids.empty() ? default_prompt(setup.model) : parse_prompt(prompt_ids);
+  setup.new_tokens = new_tokens;
+  setup.reps = reps;
+  setup.evict = vm->count("evict") > 0;
+
+  std::vector<Profile> profiles;
+  std::vector<BenchSeries> series;
+  for (const std::string& path : profile_paths) {
+    profiles.push_back(load_profile(path));
+    series.push_back({path, {}});
+  }
+  const int total = reps * static_cast<int>(profiles.size());
+  int done = 0;
+  for (int rep = 0; rep < reps; ++rep) {
+    for (size_t p = 0; p < profiles.size(); ++p) {
+      fmt::print(stderr, "bench: run {}/{}: [{}] {}\n", ++done, total, p + 1, profile_paths[p]);
+      series[p].runs.push_back(
+          run_bench_once(profiles[p], setup.model, setup.prompt, new_tokens, setup.evict));
+    }
+  }
+  if (vm->count("json"))
+    print_bench_json(stdout, setup, series);
+  else
+    print_bench_table(stdout, setup, series);
+  return 0;
+}
+
+}  // namespace glmrt::cli

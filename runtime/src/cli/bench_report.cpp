@@ -1,0 +1,135 @@
+#include "bench_report.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <functional>
+
+namespace glmrt::cli {
+namespace {
+
+using Metric = std::function<double(const BenchRun&)>;
+
+struct Row {
+  std::string name;
+  std::string unit;
+  Metric value;
+  int decimals;
+};
+
+const std::vector<Row>& rows() {
+  static const std::vector<Row> kRows = {
+      {"load", "s", [](const BenchRun& r) { return r.load_seconds; }, 3},
+      {"prefill", "tokens/s", [](const BenchRun& r) { return r.prefill_tokens_per_second(); }, 2},
+      {"decode", "tokens/s", [](const BenchRun& r) { return r.decode_tokens_per_second(); }, 2},
+      {"read", "GB", [](const BenchRun& r) { return r.bytes_read / 1e9; }, 3},
+      {"disk", "GB/s", [](const BenchRun& r) { return r.disk_gb_per_second(); }, 2},
+      {"cache hit rate", "%", [](const BenchRun& r) { return 100 * r.hit_rate; }, 1},
+      {"pinned experts", "0 = off", [](const BenchRun& r) { return double(r.pinned_experts); }, 0},
+      {"pinned hits", "lookups", [](const BenchRun& r) { return double(r.pinned_hits); }, 0},
+      {"LRU hits", "lookups", [](const BenchRun& r) { return double(r.lru_hits); }, 0},
+      {"misses", "lookups", [](const BenchRun& r) { return double(r.misses); }, 0},
+      {"prefetch accuracy", "%",
+       [](const BenchRun& r) { return r.prefetch_accuracy < 0 ? -1 : 100 * r.prefetch_accuracy; },
+       1},
+      {"peak RSS", "MiB", [](const BenchRun& r) { return r.peak_rss_bytes / 1048576.0; }, 1},
+      {"step: waiting on disk", "ms", [](const BenchRun& r) { return 1e3 * r.step_disk_wait; }, 2},
+      {"step: expert matmuls", "ms", [](const BenchRun& r) { return 1e3 * r.step_expert_matmuls; },
+       2},
+      {"step: attention", "ms", [](const BenchRun& r) { return 1e3 * r.step_attention; }, 2},
+      {"step: other", "ms", [](const BenchRun& r) { return 1e3 * r.step_other; }, 2},
+  };
+  return kRows;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+double median_of(const BenchSeries& s, const Metric& metric) {
+  std::vector<double> values;
+  for (const BenchRun& r : s.runs) values.push_back(metric(r));
+  return median(values);
+}
+
+nlohmann::json run_json(const BenchRun& r) {
+  nlohmann::json j = {{"load_s", r.load_seconds},
+                      {"prefill_tokens", r.prefill_tokens},
+                      {"prefill_s", r.prefill_seconds},
+                      {"prefill_tokens_per_s", r.prefill_tokens_per_second()},
+                      {"decode_tokens", r.decode_tokens},
+                      {"decode_s", r.decode_seconds},
+                      {"decode_tokens_per_s", r.decode_tokens_per_second()},
+                      {"bytes_read", r.bytes_read},
+                      {"disk_busy_s", r.disk_busy_seconds},
+                      {"disk_gb_per_s", r.disk_gb_per_second()},
+                      {"cache_hit_rate", r.hit_rate},
+                      {"pinned_experts", r.pinned_experts},
+                      {"pinned_hits", r.pinned_hits},
+                      {"lru_hits", r.lru_hits},
+                      {"misses", r.misses},
+                      {"peak_rss_bytes", r.peak_rss_bytes},
+                      {"step_split_ms",
+                       {{"waiting_on_disk", 1e3 * r.step_disk_wait},
+                        {"expert_matmuls", 1e3 * r.step_expert_matmuls},
+                        {"attention", 1e3 * r.step_attention},
+                        {"other", 1e3 * r.step_other}}},
+                      {"tokens", r.tokens}};
+  j["prefetch_accuracy"] =
+      r.prefetch_accuracy < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.prefetch_accuracy);
+  return j;
+}
+
+}  // namespace
+
+void print_bench_table(std::FILE* out, const BenchSetup& setup,
+                       const std::vector<BenchSeries>& series) {
+  fmt::print(out, "model {}: {}-token prompt, {} new tokens, greedy; medians of {} run{}{}\n",
+             setup.model.string(), setup.prompt.size(), setup.new_tokens, setup.reps,
+             setup.reps == 1 ? "" : "s, profiles alternated",
+             setup.evict ? ", page cache evicted before each" : "");
+  constexpr int kName = 26, kColumn = 18;
+  fmt::print(out, "{:<{}}", "", kName);
+  for (size_t p = 0; p < series.size(); ++p)
+    fmt::print(out, "{:>{}}", fmt::format("[{}]", p + 1), kColumn);
+  fmt::print(out, "\n");
+  for (const Row& row : rows()) {
+    fmt::print(out, "{:<{}}", fmt::format("{} ({})", row.name, row.unit), kName);
+    for (const BenchSeries& s : series) {
+      const double v = median_of(s, row.value);
+      fmt::print(out, "{:>{}}", v < 0 ? std::string("-") : fmt::format("{:.{}f}", v, row.decimals),
+                 kColumn);
+    }
+    fmt::print(out, "\n");
+  }
+  for (size_t p = 0; p < series.size(); ++p)
+    fmt::print(out, "[{}] {}\n", p + 1, series[p].profile.string());
+  std::fflush(out);
+}
+
+void print_bench_json(std::FILE* out, const BenchSetup& setup,
+                      const std::vector<BenchSeries>& series) {
+  nlohmann::json profiles = nlohmann::json::array();
+  for (const BenchSeries& s : series) {
+    nlohmann::json median = nlohmann::json::object();
+    for (const Row& row : rows()) {
+      const double v = median_of(s, row.value);
+      median[fmt::format("{} ({})", row.name, row.unit)] =
+          v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
+    }
+    nlohmann::json runs = nlohmann::json::array();
+    for (const BenchRun& r : s.runs) runs.push_back(run_json(r));
+    profiles.push_back({{"profile", s.profile.string()}, {"median", median}, {"runs", runs}});
+  }
+  const nlohmann::json doc = {{"model", setup.model.string()},  {"prompt", setup.prompt},
+                              {"new_tokens", setup.new_tokens}, {"reps", setup.reps},
+                              {"evict", setup.evict},           {"profiles", profiles}};
+  fmt::print(out, "{}\n", doc.dump());
+  std::fflush(out);
+}
+
+}  // namespace glmrt::cli

@@ -1,0 +1,33 @@
+// What `glmrt bench` prints: each profile's runs side by side (medians over
+// the repetitions), as a table or as one JSON value.
+#pragma once
+
+#include "bench_run.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace glmrt::cli {
+
+struct BenchSeries {
+  std::filesystem::path profile;
+  std::vector<BenchRun> runs;  // in the order they ran
+};
+
+struct BenchSetup {
+  std::filesystem::path model;
+  std::vector<int32_t> prompt;
+  int new_tokens = 0;
+  int reps = 0;
+  bool evict = false;
+};
+
+void print_bench_table(std::FILE* out, const BenchSetup& setup,
+                       const std::vector<BenchSeries>& series);
+/// Exactly one JSON value (an object), then a newline.
+void print_bench_json(std::FILE* out, const BenchSetup& setup,
+                      const std::vector<BenchSeries>& series);
+
+}  // namespace glmrt::cli

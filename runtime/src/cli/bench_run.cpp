@@ -1,0 +1,94 @@
+#include "bench_run.h"
+
+#include <glmrt/base/error.h>
+#include <glmrt/base/memory.h>
+#include <glmrt/base/page_cache.h>
+#include <glmrt/engine/engine.h>
+#include <glmrt/generate/generator.h>
+
+#include <chrono>
+#include <cstdio>
+
+namespace glmrt::cli {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void evict_model(const std::filesystem::path& model) {
+  for (const auto& entry : std::filesystem::directory_iterator(model)) {
+    if (!entry.is_regular_file()) continue;
+    if (std::string problem = evict_from_page_cache(entry.path()); !problem.empty())
+      std::fprintf(stderr, "glmrt bench: cannot evict %s\n", problem.c_str());
+  }
+}
+
+}  // namespace
+
+double BenchRun::prefill_tokens_per_second() const {
+  return prefill_seconds > 0 ? prefill_tokens / prefill_seconds : 0;
+}
+double BenchRun::decode_tokens_per_second() const {
+  return decode_seconds > 0 ? decode_tokens / decode_seconds : 0;
+}
+double BenchRun::disk_gb_per_second() const {
+  return disk_busy_seconds > 0 ? bytes_read / disk_busy_seconds / 1e9 : 0;
+}
+
+BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& model,
+                        std::span<const int32_t> prompt, int new_tokens, bool evict) {
+  if (evict) evict_model(model);
+  reset_peak_rss();
+  BenchRun run;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto engine = Engine::open(profile, model);
+  run.load_seconds = seconds_since(t0);
+
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  greedy.max_new_tokens = new_tokens;
+  Sampler sampler(greedy);
+  Session session(*engine);
+  // What the decode steps alone cost: the counters as the prefill left them.
+  ExpertStoreStats after_prefill;
+  StepTimes times_after_prefill;
+  bool prefilled = false;
+  const Generation generation = generate(session, sampler, prompt, {new_tokens, {}}, [&](int32_t) {
+    if (!prefilled) {
+      after_prefill = engine->experts().stats();
+      times_after_prefill = engine->model().step_times();
+      prefilled = true;
+    }
+    return true;
+  });
+  run.tokens = generation.tokens;
+
+  const SessionStats& s = session.stats();
+  run.prefill_tokens = s.prefilled_tokens;
+  run.prefill_seconds = s.prefill_seconds;
+  run.decode_tokens = s.decoded_tokens;
+  run.decode_seconds = s.decode_seconds;
+  const ExpertStoreStats& e = engine->experts().stats();
+  run.bytes_read = e.bytes_read;
+  run.disk_busy_seconds = e.busy_seconds;
+  run.hit_rate = e.hit_rate();
+  run.pinned_experts = engine->experts().pinned().experts;
+  run.pinned_hits = e.pinned_hits;
+  run.lru_hits = e.hits;
+  run.misses = e.misses;
+  run.prefetch_accuracy = e.predicted ? e.prediction_accuracy() : -1;
+  if (run.decode_tokens > 0) {
+    const StepTimes& t = engine->model().step_times();
+    const double steps = static_cast<double>(run.decode_tokens);
+    run.step_disk_wait = (e.wait_seconds - after_prefill.wait_seconds) / steps;
+    run.step_expert_matmuls = (t.experts - times_after_prefill.experts) / steps;
+    run.step_attention = (t.attention - times_after_prefill.attention) / steps;
+    run.step_other = std::max(0.0, run.decode_seconds / steps - run.step_disk_wait -
+                                       run.step_expert_matmuls - run.step_attention);
+  }
+  run.peak_rss_bytes = peak_rss_since_reset_bytes();
+  return run;
+}
+
+}  // namespace glmrt::cli

@@ -1,0 +1,40 @@
+// One timed run of `glmrt bench`: load a model under a profile, prefill a
+// prompt, decode greedily, and collect what the run cost.
+#pragma once
+
+#include <glmrt/profile/profile.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <vector>
+
+namespace glmrt::cli {
+
+struct BenchRun {
+  double load_seconds = 0;
+  int64_t prefill_tokens = 0, decode_tokens = 0;
+  double prefill_seconds = 0, decode_seconds = 0;
+  uint64_t bytes_read = 0;       // routed experts, whole run
+  double disk_busy_seconds = 0;  // with at least one expert read in flight
+  double hit_rate = 0;
+  uint64_t pinned_experts = 0;  // 0: pinning was off (memory.pinned: 0, or no history yet)
+  uint64_t pinned_hits = 0, lru_hits = 0, misses = 0;
+  double prefetch_accuracy = -1;  // -1: nothing was predicted
+  uint64_t peak_rss_bytes = 0;
+  // Where a decode step's time went, seconds per step.
+  double step_disk_wait = 0, step_expert_matmuls = 0, step_attention = 0, step_other = 0;
+  std::vector<int32_t> tokens;
+
+  double prefill_tokens_per_second() const;
+  double decode_tokens_per_second() const;
+  double disk_gb_per_second() const;
+};
+
+/// Loads `model` under `profile` (timed), prefills `prompt` and decodes
+/// greedily until `new_tokens` tokens are chosen (end-of-sequence ignored).
+/// With `evict`, the model's files leave the page cache first.
+BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& model,
+                        std::span<const int32_t> prompt, int new_tokens, bool evict);
+
+}  // namespace glmrt::cli

@@ -1,0 +1,127 @@
+#include <glmrt/base/error.h>
+#include <glmrt/experts/expert_slot_fill.h>
+#include <glmrt/experts/non_finite.h>
+#include <glmrt/weights/row_packing.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <limits>
+
+#include <omp.h>
+
+namespace glmrt {
+namespace {
+
+constexpr const char* kMatrixNames[3] = {"gate_proj", "up_proj", "down_proj"};
+
+[[noreturn]] void fail_non_finite(const TensorInfo& t, std::span<const std::byte> bytes, int k,
+                                  int64_t bad, int64_t cols, const ExpertSite& site) {
+  const std::string at = cols > 1 ? fmt::format("row {}, column {}", bad / cols, bad % cols)
+                                  : fmt::format("row {} (a scale)", bad);
+  fail("expert tensor {} (layer {}, expert {}, {}) holds {} at {}, read from {} at offset {}",
+       t.name, site.layer, site.id, kMatrixNames[k], non_finite_kind(t.dtype, bytes, bad), at,
+       site.files->at(t.file_index).string(), t.offset + bad * dtype_size(t.dtype));
+}
+
+void check_scales(const ExpertTensorPlace& t, const std::byte* scales, int k,
+                  const ExpertSite& site) {
+  const std::span<const std::byte> bytes(scales, t.scales->byte_size);
+  if (const int64_t bad = find_non_finite(DType::F32, bytes); bad >= 0)
+    fail_non_finite(*t.scales, bytes, k, bad, 1, site);
+}
+
+/// A float tensor decoded row by row (a row at a time stays in cache between
+/// the NaN scan, the decode and the packing) straight into the slot.
+void convert_float_matrix(const ExpertTensorPlace& t, const SlotMatrix& m,
+                          std::span<const std::byte> values, std::byte* slot,
+                          std::span<float> row_scratch, int threads, int k,
+                          const ExpertSite& site) {
+  const size_t row_source = static_cast<size_t>(m.cols) * dtype_size(t.values->dtype);
+  std::atomic<int64_t> first_bad{std::numeric_limits<int64_t>::max()};
+  std::byte* data = slot + m.data;
+  auto* scales = reinterpret_cast<float*>(slot + m.scales);
+  const int team = std::max(1, threads);
+#pragma omp parallel num_threads(team)
+  {
+    const int thread = omp_get_thread_num();
+    std::span<float> row =
+        row_scratch.subspan(static_cast<size_t>(thread * m.cols), static_cast<size_t>(m.cols));
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < m.rows; ++r) {
+      if (r * m.cols > first_bad.load(std::memory_order_relaxed)) continue;
+      const auto source = values.subspan(static_cast<size_t>(r) * row_source, row_source);
+      if (const int64_t bad = decode_finite_to_f32(t.values->dtype, source, row); bad >= 0) {
+        int64_t index = r * m.cols + bad, seen = first_bad.load();
+        while (index < seen && !first_bad.compare_exchange_weak(seen, index)) {
+        }
+        continue;
+      }
+      float scale = 1.f;
+      pack_row(row, m.type, data + r * m.row_bytes, &scale);
+      if (plugin::is_quantized(m.type)) scales[r] = scale;
+    }
+  }
+  if (const int64_t bad = first_bad.load(); bad != std::numeric_limits<int64_t>::max())
+    fail_non_finite(*t.values, values, k, bad, m.cols, site);
+}
+
+}  // namespace
+
+void finish_direct_expert(const ExpertSlotPlan& plan, std::byte* slot, const ExpertSite& site) {
+  for (const ScaleCopy& c : plan.scale_copies) std::memmove(slot + c.to, slot + c.from, c.bytes);
+  for (int k = 0; k < 3; ++k) {
+    const ExpertTensorPlace& t = plan.layout->tensors[k];
+    const SlotMatrix& m = plan.matrices[k];
+    if (t.scales) {
+      check_scales(t, slot + m.scales, k, site);
+      continue;
+    }
+    // Floats used in place: one scan, at memory speed.
+    const std::span<const std::byte> values(slot + m.data, t.values->byte_size);
+    if (const int64_t bad = find_non_finite(t.values->dtype, values); bad >= 0)
+      fail_non_finite(*t.values, values, k, bad, m.cols, site);
+  }
+}
+
+void convert_expert(const ExpertSlotPlan& plan, std::span<const std::byte> staging, std::byte* slot,
+                    std::span<float> row_scratch, int threads, const ExpertSite& site) {
+  for (int k = 0; k < 3; ++k) {
+    const ExpertTensorPlace& t = plan.layout->tensors[k];
+    const SlotMatrix& m = plan.matrices[k];
+    const auto values = staging.subspan(m.source_values, t.values->byte_size);
+    if (t.scales) {
+      // Pre-quantized beside float ones: kept as stored.
+      std::memcpy(slot + m.scales, staging.data() + m.source_scales, t.scales->byte_size);
+      check_scales(t, slot + m.scales, k, site);
+      std::memcpy(slot + m.data, values.data(), values.size());
+      continue;
+    }
+    convert_float_matrix(t, m, values, slot, row_scratch, threads, k, site);
+  }
+}
+
+Expert expert_views(const ExpertSlotPlan& plan, const std::byte* slot) {
+  Expert e;
+  glmrt_weight_view* views[3] = {&e.gate, &e.up, &e.down};
+  for (int k = 0; k < 3; ++k) {
+    const SlotMatrix& m = plan.matrices[k];
+    glmrt_weight_view& v = *views[k];
+    v.format.struct_size = sizeof(glmrt_weight_format);
+    v.format.element_type = m.type;
+    v.format.group_size = 0;
+    v.format.packing = 0;
+    v.format.alignment = 1;
+    v.data = slot + m.data;
+    v.scales =
+        plugin::is_quantized(m.type) ? reinterpret_cast<const float*>(slot + m.scales) : nullptr;
+    v.rows = m.rows;
+    v.cols = m.cols;
+    v.row_stride_bytes = m.row_bytes;
+  }
+  return e;
+}
+
+}  // namespace glmrt

@@ -1,0 +1,96 @@
+// `glmrt bench --json`: with no other option it runs configs/reference.yaml
+// against configs/nvme.yaml on tests/fixtures/glm_tiny and prints one JSON
+// value; `glmrt run` keeps its first report line and adds the expert figures.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdio>
+#include <regex>
+#include <string>
+
+namespace glmrt {
+namespace {
+
+using ::testing::HasSubstr;
+
+/// Runs a shell command; its exit status and what it wrote on stdout.
+std::pair<int, std::string> run_shell(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return {-1, out};
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
+  const auto [status, out] =
+      run_shell(fmt::format("cd {} && {}/glmrt bench --json --reps 2 --new-tokens 6 2>/dev/null",
+                            GLMRT_SOURCE_DIR, GLMRT_BUILD_DIR));
+  ASSERT_EQ(status, 0) << out;
+  const nlohmann::json j = nlohmann::json::parse(out);  // throws unless stdout is one JSON value
+  EXPECT_THAT(j["model"].get<std::string>(), HasSubstr("tests/fixtures/glm_tiny"));
+  EXPECT_EQ(j["prompt"].size(), 8u);
+  EXPECT_EQ(j["reps"], 2);
+  ASSERT_EQ(j["profiles"].size(), 2u);
+  EXPECT_THAT(j["profiles"][0]["profile"].get<std::string>(), HasSubstr("reference.yaml"));
+  EXPECT_THAT(j["profiles"][1]["profile"].get<std::string>(), HasSubstr("nvme.yaml"));
+  for (const auto& p : j["profiles"]) {
+    ASSERT_EQ(p["runs"].size(), 2u);
+    for (const char* key :
+         {"load (s)", "prefill (tokens/s)", "decode (tokens/s)", "read (GB)", "disk (GB/s)",
+          "cache hit rate (%)", "prefetch accuracy (%)", "peak RSS (MiB)",
+          "step: waiting on disk (ms)", "step: expert matmuls (ms)", "step: attention (ms)",
+          "step: other (ms)", "pinned experts (0 = off)", "pinned hits (lookups)",
+          "LRU hits (lookups)", "misses (lookups)"})
+      EXPECT_TRUE(p["median"].contains(key)) << key;
+    for (const auto& r : p["runs"]) {
+      EXPECT_EQ(r["tokens"].size(), 6u);
+      EXPECT_EQ(r["prefill_tokens"], 8);
+      EXPECT_EQ(r["decode_tokens"], 5);
+      EXPECT_GT(r["decode_tokens_per_s"].get<double>(), 0);
+      EXPECT_GT(r["peak_rss_bytes"].get<double>(), 0);
+    }
+    // Greedy and deterministic: every repetition of a profile says the same.
+    EXPECT_EQ(p["runs"][0]["tokens"], p["runs"][1]["tokens"]);
+  }
+}
+
+TEST(BenchCommand, TableNamesEachProfile) {
+  const auto [status, out] = run_shell(fmt::format(
+      "{0}/glmrt bench --reps 1 --new-tokens 2 --evict --model {1}/tests/fixtures/glm_tiny "
+      "--profile {1}/configs/reference.yaml 2>/dev/null",
+      GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR));
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("page cache evicted"));
+  EXPECT_THAT(out, HasSubstr("decode (tokens/s)"));
+  EXPECT_THAT(out, HasSubstr("step: waiting on disk (ms)"));
+  EXPECT_THAT(out, HasSubstr("[1] " + std::string(GLMRT_SOURCE_DIR) + "/configs/reference.yaml"));
+}
+
+TEST(RunCommand, KeepsItsReportLineAndAddsExpertFigures) {
+  const auto [status, out] = run_shell(fmt::format(
+      "{0}/glmrt run --profile {1}/configs/reference.yaml --model {1}/tests/fixtures/glm_tiny "
+      "--prompt-ids 3,141,59 -n 4 --ignore-eos 2>&1 >/dev/null",
+      GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR));
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_TRUE(std::regex_search(
+      out, std::regex(R"(\nprefill: 3 tokens \(0 reused from the cache\) in [0-9.]+ s \([0-9.]+ )"
+                      R"(tokens/s\); decode: 3 tokens in [0-9.]+ s \([0-9.]+ tokens/s\)\n)")))
+      << out;
+  EXPECT_THAT(out, HasSubstr("expert reads: "));
+  EXPECT_THAT(out, HasSubstr("overlap"));
+  EXPECT_THAT(out, HasSubstr("prefetch: 4 slots per layer; predicted "));
+  EXPECT_THAT(out, HasSubstr("accuracy"));
+  EXPECT_THAT(out, HasSubstr("expert slots: 20 per layer"));
+}
+
+}  // namespace
+}  // namespace glmrt
