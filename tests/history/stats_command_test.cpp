@@ -107,7 +107,7 @@ TEST_F(StatsCommand, RecordedTracesReplayThroughThePolicies) {
   ASSERT_EQ(r.exit_status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("LRU"));
   EXPECT_THAT(r.out, HasSubstr("Belady"));
-  EXPECT_THAT(r.out, HasSubstr("pinned 50% + LRU"));
+  EXPECT_THAT(r.out, HasSubstr("pinned 75% + LRU"));
   EXPECT_TRUE(std::filesystem::file_size(plot) > 200);
 }
 

@@ -5,8 +5,9 @@
 //   LFU     least often used so far (counts over the trace up to now) goes;
 //   pinned  the experts most used in a *learning* history stay (a share of the
 //           memory, chosen over all layers), the rest of the memory is LRU;
-//   Belady  the expert needed furthest in the future goes: the optimum for
-//           any policy without foresight to aim at.
+//   Belady  the expert needed furthest in the future goes, over one cache of
+//           all the slots (any split between layers): the optimum for that
+//           much memory, an upper bound for every policy here.
 // Sizes are in experts per layer; every policy gets layers x size slots.
 #pragma once
 
