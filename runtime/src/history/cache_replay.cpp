@@ -49,6 +49,14 @@ std::vector<std::unique_ptr<LruSet>> lru_per_layer(int layers, int experts, int6
   return sets;
 }
 
+/// Layers the requests use: a layer with no routed experts (dense, or an
+/// MTP layer that never ran) has no cache, so it brings no slots either.
+int64_t active_layers(const std::vector<CacheRequest>& requests, int layers) {
+  std::vector<uint8_t> seen(static_cast<size_t>(layers), 0);
+  for (const CacheRequest& r : requests) seen[static_cast<size_t>(r.layer)] = 1;
+  return std::count(seen.begin(), seen.end(), 1);
+}
+
 void check_shape(int layers, int experts, int per_layer) {
   if (layers <= 0 || experts <= 0 || per_layer < 0)
     fail("cache replay: bad shape ({} layers, {} experts, {} per layer)", layers, experts,
@@ -142,7 +150,7 @@ ReplayResult replay_belady(const std::vector<CacheRequest>& requests, int layers
     next[i] = seen[static_cast<size_t>(seq[i])];
     seen[static_cast<size_t>(seq[i])] = i;
   }
-  const int64_t capacity = int64_t{layers} * per_layer;
+  const int64_t capacity = active_layers(requests, layers) * per_layer;
   std::set<std::pair<uint64_t, int64_t>> cache;  // (next use, key), furthest last
   std::vector<uint64_t> cached_next(keys, 0);
   std::vector<uint8_t> in(keys, 0);
@@ -180,7 +188,8 @@ std::vector<ExpertKey> choose_pinned(const ExpertUsage& learned, int64_t slots) 
 ReplayResult replay_pinned_lru(const std::vector<CacheRequest>& requests, int layers, int experts,
                                int per_layer, const ExpertUsage& learned, double pinned_share) {
   check_shape(layers, experts, per_layer);
-  const int64_t slots = int64_t{layers} * per_layer;
+  const int64_t used_layers = std::max<int64_t>(active_layers(requests, layers), 1);
+  const int64_t slots = used_layers * per_layer;
   const auto pinned_slots = static_cast<int64_t>(std::llround(pinned_share * double(slots)));
   std::vector<std::vector<uint8_t>> pinned(static_cast<size_t>(layers),
                                            std::vector<uint8_t>(static_cast<size_t>(experts)));
@@ -191,7 +200,7 @@ ReplayResult replay_pinned_lru(const std::vector<CacheRequest>& requests, int la
       ++used;
     }
   // What the pinned set does not use is LRU, shared evenly by the layers.
-  const int64_t lru_slots = (slots - used) / layers;
+  const int64_t lru_slots = (slots - used) / used_layers;
   const auto caches = lru_per_layer(layers, experts, lru_slots);
   ReplayResult result;
   for (const CacheRequest& r : requests)
