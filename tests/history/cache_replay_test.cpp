@@ -31,6 +31,19 @@ TEST(CacheReplay, BeladyIsTheOptimum) {
   EXPECT_EQ(replay_belady(classic_sequence(), 1, 5, 0).hits, 0u);
 }
 
+TEST(CacheReplay, BeladySharesTheSlotsBetweenLayers) {
+  // Layer 0 reuses two experts, layer 1 never reuses one: with 2 slots in
+  // all (1 per layer), the optimum gives both to layer 0.
+  std::vector<CacheRequest> r;
+  for (int k = 0; k < 3; ++k) {
+    r.push_back({0, {0}});
+    r.push_back({0, {1}});
+    r.push_back({1, {int32_t(k)}});
+  }
+  EXPECT_EQ(replay_belady(r, 2, 4, 1).hits, 4u);
+  EXPECT_EQ(replay_lru(r, 2, 4, 1).hits, 0u);
+}
+
 TEST(CacheReplay, LfuCountsUsesOverTheTrace) {
   // i2 evicts 0 (older tie), i3 evicts 1, i4 evicts 2, i5 evicts 0, i6
   // evicts 3, i7 hits 1.

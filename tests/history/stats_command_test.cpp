@@ -8,7 +8,8 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <regex>
+#include <sstream>
+#include <string_view>
 
 namespace glmrt {
 namespace {
@@ -49,11 +50,29 @@ class StatsCommand : public ::testing::Test {
   std::optional<std::string> saved_;
 };
 
-/// The selections column of `layer`'s summary row.
+/// The selections column of `layer`'s summary row (-1 when absent). Parsed
+/// by hand: GCC 12's std::regex trips -Werror in the sanitizer build.
 long selections_of(const std::string& out, const std::string& layer) {
-  const std::regex row("\\n\\s*" + layer + "\\s+(\\d+)\\s");
-  std::smatch m;
-  return std::regex_search(out, m, row) ? std::stol(m[1]) : -1;
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string first;
+    long selections = -1;
+    if (fields >> first && first == layer && fields >> selections) return selections;
+  }
+  return -1;
+}
+
+/// The number before " pinned hits" on the `expert lookups:` line, or -1.
+long pinned_hits_of(const std::string& err) {
+  constexpr std::string_view kLookups = "expert lookups: ";
+  const size_t at = err.find(kLookups);
+  if (at == std::string::npos) return -1;
+  std::istringstream fields(err.substr(at + kLookups.size()));
+  long hits = -1;
+  std::string word;
+  return fields >> hits >> word && word == "pinned" ? hits : -1;
 }
 
 TEST_F(StatsCommand, RunBuildsAHistoryWithEveryMoeLayer) {
@@ -107,7 +126,7 @@ TEST_F(StatsCommand, RecordedTracesReplayThroughThePolicies) {
   ASSERT_EQ(r.exit_status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("LRU"));
   EXPECT_THAT(r.out, HasSubstr("Belady"));
-  EXPECT_THAT(r.out, HasSubstr("pinned 50% + LRU"));
+  EXPECT_THAT(r.out, HasSubstr("pinned 75% + LRU"));
   EXPECT_TRUE(std::filesystem::file_size(plot) > 200);
 }
 
@@ -146,8 +165,7 @@ TEST_F(StatsCommand, ValidatePassesWithPinningActive) {
   EXPECT_EQ(v.exit_status, 0) << v.out << v.err;
   // 256 KiB holds 10 f32 experts of 24 KiB; they served lookups.
   EXPECT_THAT(v.err, HasSubstr("pinned set: 10 experts"));
-  const std::regex pinned_hits("expert lookups: ([1-9][0-9]*) pinned hits");
-  EXPECT_TRUE(std::regex_search(v.err, pinned_hits)) << v.err;
+  EXPECT_GT(pinned_hits_of(v.err), 0) << v.err;
 }
 
 }  // namespace

@@ -4,9 +4,11 @@
 #include <glmrt/plugin/weight_format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <regex>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 
 #include "checkpoint_generator.h"
 #include "safetensors_writer.h"
@@ -92,13 +94,34 @@ struct Parts {
   TensorList resident;
 };
 
+// Reads a decimal number at the front of `text` and drops it; nullopt when none.
+std::optional<int> take_number(std::string_view& text) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end == text.data()) return std::nullopt;
+  text.remove_prefix(static_cast<size_t>(end - text.data()));
+  return value;
+}
+
+// (layer, expert) of "model.layers.L.mlp.experts.E.<rest>". Parsed by hand:
+// GCC 12's std::regex trips -Werror=maybe-uninitialized in the sanitizer build.
+std::optional<std::pair<int, int>> expert_of(std::string_view name) {
+  constexpr std::string_view kLayers = "model.layers.", kExperts = ".mlp.experts.";
+  if (!name.starts_with(kLayers)) return std::nullopt;
+  name.remove_prefix(kLayers.size());
+  const auto layer = take_number(name);
+  if (!layer || !name.starts_with(kExperts)) return std::nullopt;
+  name.remove_prefix(kExperts.size());
+  const auto expert = take_number(name);
+  if (!expert || !name.starts_with('.')) return std::nullopt;
+  return std::pair{*layer, *expert};
+}
+
 Parts split(TensorList tensors) {
-  static const std::regex kExpert(R"(model\.layers\.(\d+)\.mlp\.experts\.(\d+)\..*)");
   Parts parts;
   for (HostTensor& t : tensors) {
-    std::smatch m;
-    if (std::regex_match(t.name, m, kExpert)) {
-      parts.experts[std::stoi(m[1])][std::stoi(m[2])].push_back(std::move(t));
+    if (const auto at = expert_of(t.name)) {
+      parts.experts[at->first][at->second].push_back(std::move(t));
     } else {
       parts.resident.push_back(std::move(t));
     }

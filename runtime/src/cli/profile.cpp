@@ -4,6 +4,8 @@
 
 #include <glmrt/base/error.h>
 #include <glmrt/base/memory.h>
+#include <glmrt/history/model_id.h>
+#include <glmrt/history/usage_history.h>
 #include <glmrt/host/plugin_host.h>
 #include <glmrt/memory/memory_plan.h>
 #include <glmrt/model_files/model_config.h>
@@ -52,8 +54,15 @@ std::string plugin_line(const PluginChoice& choice, const PluginInfo& created) {
 void print_memory_plan(const Profile& profile, const std::filesystem::path& model) {
   const TensorDirectory tensors = TensorDirectory::open(model);
   const ModelConfig config = load_model_config(model, tensors);
-  const MemoryPlan plan =
-      plan_memory(profile, config, tensors, {current_rss_bytes(), measure_available_memory()});
+  // As the engine would plan it: the pinned set is at most what the history ranks.
+  MemoryPlanInputs inputs{current_rss_bytes(), measure_available_memory(), uint64_t{0}};
+  if (profile.history) {
+    const int rows = config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
+    const UsageHistory history(profile.history_folder, model_id(model, tensors), rows,
+                               config.n_routed_experts);
+    inputs.pinnable_experts = history.totals().ranked().size();
+  }
+  const MemoryPlan plan = plan_memory(profile, config, tensors, inputs);
   fmt::print("  memory plan for {} (one expert {} in memory, {} read; {} MoE layers):\n{}",
              model.string(), format_byte_size(plan.expert_bytes),
              format_byte_size(plan.expert_read_bytes), plan.moe_layers, plan.table());

@@ -51,7 +51,7 @@ int replay_traces(const ReplayOptions& o) {
                o.learn->string());
   std::vector<HitRateCurve> curves{{"LRU", {}}, {"LFU", {}}};
   if (learned) curves.push_back({fmt::format("pinned {:.0f}% + LRU", 100 * share), {}});
-  curves.push_back({"Belady (optimum)", {}});
+  curves.push_back({"Belady (cold)", {}});
   std::string header = fmt::format("{:>8}", "size");
   for (const auto& c : curves) header += fmt::format("  {:>18}", c.name);
   if (learned) header += fmt::format("  {:>16}", "pinned/Belady");

@@ -94,16 +94,6 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   omp_set_num_threads(services_.n_threads());
   ModelConfig config = load_model_config(model_dir_, tensors_);
   warn_if_context_exceeds_training(profile_, config);
-  // Checked before any tensor is read: a budget that cannot hold the run
-  // fails now, with every part's figure, not mid-answer.
-  plan_ =
-      plan_memory(profile_, config, tensors_, {current_rss_bytes(), measure_available_memory()});
-  budget_.set_limit(plan_.budget);
-  // What the budget cannot see being allocated is reserved in it: the
-  // process as it was before loading, and the per-call activation buffers.
-  for (const auto name : {memory_part::overhead, memory_part::activations})
-    budget_.charge(std::string(name), plan_.part(name)->bytes);
-
   const int layers_with_mtp =
       config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
   if (profile_.history) {
@@ -111,6 +101,17 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
     history_.emplace(profile_.history_folder, model_id_, layers_with_mtp, config.n_routed_experts);
     routing_.add(&*history_);
   }
+  // Checked before any tensor is read: a budget that cannot hold the run
+  // fails now, with every part's figure, not mid-answer.
+  MemoryPlanInputs inputs{current_rss_bytes(), measure_available_memory(), uint64_t{0}};
+  if (history_) inputs.pinnable_experts = history_->totals().ranked().size();
+  plan_ = plan_memory(profile_, config, tensors_, inputs);
+  budget_.set_limit(plan_.budget);
+  // What the budget cannot see being allocated is reserved in it: the
+  // process as it was before loading, and the per-call activation buffers.
+  for (const auto name : {memory_part::overhead, memory_part::activations})
+    budget_.charge(std::string(name), plan_.part(name)->bytes);
+
   TensorUsage usage(tensors_);
   TensorLoader loader(tensors_, &budget_, &usage);
   ModelWeights weights = load_model_weights(config, loader, profile_);

@@ -49,6 +49,14 @@ std::vector<std::unique_ptr<LruSet>> lru_per_layer(int layers, int experts, int6
   return sets;
 }
 
+/// Layers the requests use: a layer with no routed experts (dense, or an
+/// MTP layer that never ran) has no cache, so it brings no slots either.
+int64_t active_layers(const std::vector<CacheRequest>& requests, int layers) {
+  std::vector<uint8_t> seen(static_cast<size_t>(layers), 0);
+  for (const CacheRequest& r : requests) seen[static_cast<size_t>(r.layer)] = 1;
+  return std::count(seen.begin(), seen.end(), 1);
+}
+
 void check_shape(int layers, int experts, int per_layer) {
   if (layers <= 0 || experts <= 0 || per_layer < 0)
     fail("cache replay: bad shape ({} layers, {} experts, {} per layer)", layers, experts,
@@ -128,45 +136,45 @@ ReplayResult replay_lfu(const std::vector<CacheRequest>& requests, int layers, i
 ReplayResult replay_belady(const std::vector<CacheRequest>& requests, int layers, int experts,
                            int per_layer) {
   check_shape(layers, experts, per_layer);
-  // Each layer's accesses in order, and for each the index of the same
-  // expert's next access (infinity when none).
+  // One cache of layers x per_layer slots over every layer's experts: the
+  // optimum for that much memory however it is split between layers (the
+  // pinned set is chosen over all layers too). Keys are layer * experts + id.
   constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
-  std::vector<std::vector<int32_t>> seq(static_cast<size_t>(layers));
+  std::vector<int64_t> seq;
   for (const CacheRequest& r : requests)
-    seq[r.layer].insert(seq[r.layer].end(), r.ids.begin(), r.ids.end());
+    for (int32_t id : r.ids) seq.push_back(int64_t{r.layer} * experts + id);
+  const size_t keys = static_cast<size_t>(layers) * static_cast<size_t>(experts);
+  std::vector<uint64_t> next(seq.size());
+  std::vector<uint64_t> seen(keys, kNever);
+  for (size_t i = seq.size(); i-- > 0;) {
+    next[i] = seen[static_cast<size_t>(seq[i])];
+    seen[static_cast<size_t>(seq[i])] = i;
+  }
+  const int64_t capacity = active_layers(requests, layers) * per_layer;
+  std::set<std::pair<uint64_t, int64_t>> cache;  // (next use, key), furthest last
+  std::vector<uint64_t> cached_next(keys, 0);
+  std::vector<uint8_t> in(keys, 0);
   ReplayResult result;
-  for (int l = 0; l < layers; ++l) {
-    const auto& s = seq[l];
-    std::vector<uint64_t> next(s.size());
-    std::vector<uint64_t> seen(static_cast<size_t>(experts), kNever);
-    for (size_t i = s.size(); i-- > 0;) {
-      next[i] = seen[s[i]];
-      seen[s[i]] = i;
-    }
-    std::set<std::pair<uint64_t, int32_t>> cache;  // (next use, id), furthest last
-    std::vector<uint64_t> cached_next(static_cast<size_t>(experts), 0);
-    std::vector<uint8_t> in(static_cast<size_t>(experts), 0);
-    for (size_t i = 0; i < s.size(); ++i) {
-      const int32_t id = s[i];
-      if (in[id]) {
-        ++result.hits;
-        cache.erase({cached_next[id], id});
-      } else {
-        ++result.misses;
-        if (per_layer == 0) continue;
-        // Not caching an expert never needed again is optimal too; keeping
-        // the rule simple (always insert, evict the furthest) stays optimal.
-        if (static_cast<int>(cache.size()) >= per_layer) {
-          const auto victim = std::prev(cache.end());
-          if (victim->first <= next[i]) continue;  // the newcomer is needed last: skip it
-          in[victim->second] = 0;
-          cache.erase(victim);
-        }
-        in[id] = 1;
+  for (size_t i = 0; i < seq.size(); ++i) {
+    const auto key = static_cast<size_t>(seq[i]);
+    if (in[key]) {
+      ++result.hits;
+      cache.erase({cached_next[key], seq[i]});
+    } else {
+      ++result.misses;
+      if (capacity == 0) continue;
+      if (static_cast<int64_t>(cache.size()) >= capacity) {
+        const auto victim = std::prev(cache.end());
+        // The newcomer needed last (or never again) passes through the slot
+        // a step reads it into, as the store's waves do.
+        if (victim->first <= next[i]) continue;
+        in[static_cast<size_t>(victim->second)] = 0;
+        cache.erase(victim);
       }
-      cached_next[id] = next[i];
-      cache.insert({next[i], id});
+      in[key] = 1;
     }
+    cached_next[key] = next[i];
+    cache.insert({next[i], seq[i]});
   }
   return result;
 }
@@ -180,7 +188,8 @@ std::vector<ExpertKey> choose_pinned(const ExpertUsage& learned, int64_t slots) 
 ReplayResult replay_pinned_lru(const std::vector<CacheRequest>& requests, int layers, int experts,
                                int per_layer, const ExpertUsage& learned, double pinned_share) {
   check_shape(layers, experts, per_layer);
-  const int64_t slots = int64_t{layers} * per_layer;
+  const int64_t used_layers = std::max<int64_t>(active_layers(requests, layers), 1);
+  const int64_t slots = used_layers * per_layer;
   const auto pinned_slots = static_cast<int64_t>(std::llround(pinned_share * double(slots)));
   std::vector<std::vector<uint8_t>> pinned(static_cast<size_t>(layers),
                                            std::vector<uint8_t>(static_cast<size_t>(experts)));
@@ -191,7 +200,7 @@ ReplayResult replay_pinned_lru(const std::vector<CacheRequest>& requests, int la
       ++used;
     }
   // What the pinned set does not use is LRU, shared evenly by the layers.
-  const int64_t lru_slots = (slots - used) / layers;
+  const int64_t lru_slots = (slots - used) / used_layers;
   const auto caches = lru_per_layer(layers, experts, lru_slots);
   ReplayResult result;
   for (const CacheRequest& r : requests)

@@ -142,18 +142,22 @@ MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
   }
   if (plan.pinned_auto) {
     if (plan.budget == 0) {
-      // No budget means no limit beyond the machine: as much again as the
-      // LRU, within what `memory.budget: auto` would leave.
+      // No budget means no limit beyond the machine, but pinning all of it
+      // would make every start read gigabytes: as much again as the LRU,
+      // within what `memory.budget: auto` would leave.
       const auto machine =
           static_cast<uint64_t>(kAutoBudgetShare * double(inputs.available.usable()));
       const uint64_t room = machine > fixed + lru ? machine - fixed - lru : 0;
-      pinned = std::min(room, static_cast<uint64_t>(double(lru) * share / (1 - share)));
+      pinned = std::min(room, lru);
     } else if (plan.cache_auto)
       pinned = static_cast<uint64_t>(double(left) * share);
     else
       pinned = std::min(left, static_cast<uint64_t>(double(lru) * share / (1 - share)));
   }
+  if (plan.pinned_auto && inputs.pinnable_experts)  // nothing to pin beyond the history
+    pinned = std::min(pinned, *inputs.pinnable_experts * plan.expert_bytes);
   if (plan.cache_auto && plan.budget != 0) {
+    // What the history cannot fill goes to the LRU.
     const uint64_t for_lru = left > pinned ? left - pinned : 0;
     plan.cache_per_layer =
         one_slot_everywhere ? static_cast<int>(std::min<uint64_t>(

@@ -5,9 +5,13 @@
 //   LFU     least often used so far (counts over the trace up to now) goes;
 //   pinned  the experts most used in a *learning* history stay (a share of the
 //           memory, chosen over all layers), the rest of the memory is LRU;
-//   Belady  the expert needed furthest in the future goes: the optimum for
-//           any policy without foresight to aim at.
-// Sizes are in experts per layer; every policy gets layers x size slots.
+//   Belady  the expert needed furthest in the future goes, over one cache of
+//           all the slots (any split between layers): the optimum for that
+//           much memory, an upper bound for every policy here.
+// Sizes are in experts per layer; every policy gets the same slots: size
+// for each layer the trace routes in. Belady starts cold (each expert's
+// first use is a miss); the pinned set is loaded before the trace starts, so
+// on short traces pinned+LRU can pass it.
 #pragma once
 
 #include <glmrt/history/expert_usage.h>
@@ -43,7 +47,7 @@ ReplayResult replay_belady(const std::vector<CacheRequest>& requests, int layers
 /// experts over every layer (ExpertUsage::ranked order).
 std::vector<ExpertKey> choose_pinned(const ExpertUsage& learned, int64_t slots);
 
-/// Pinned + LRU in layers x per_layer slots: round(pinned_share x slots)
+/// Pinned + LRU in (layers the requests use) x per_layer slots: round(pinned_share x slots)
 /// pinned from `learned`, the rest shared evenly by the layers' LRUs.
 ReplayResult replay_pinned_lru(const std::vector<CacheRequest>& requests, int layers, int experts,
                                int per_layer, const ExpertUsage& learned, double pinned_share);

@@ -12,6 +12,7 @@
 #include <glmrt/profile/profile.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,11 +47,14 @@ struct MemoryPlan {
 
 /// Share of the expert memory `memory.pinned: auto` gives the pinned set
 /// (measured by replaying skewed routing traces: see docs/profiles.md).
-inline constexpr double kAutoPinnedShare = 0.5;
+inline constexpr double kAutoPinnedShare = 0.75;
 
 struct MemoryPlanInputs {
   uint64_t process_overhead = 0;  // resident bytes of the process before loading (measured)
   AvailableMemory available;      // for `memory.budget: auto`
+  /// Experts the usage history ranks (the most `memory.pinned: auto` can
+  /// pin); nullopt = no limit (the history is not known).
+  std::optional<uint64_t> pinnable_experts;
 };
 
 /// Works the plan out; throws glmrt::Error (naming the profile, every part,
