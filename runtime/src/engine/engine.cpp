@@ -65,6 +65,19 @@ void mark_expert_tensors(const std::vector<std::vector<ExpertLayout>>& layouts,
       }
 }
 
+/// The largest expert slot the store will plan (what its reads and the
+/// kernels' layout need with this io plugin), worked out from the headers.
+uint64_t largest_slot_bytes(const ModelConfig& config, const TensorDirectory& tensors,
+                            const IoChannel& channel, const Profile& profile) {
+  const int rows = config.num_hidden_layers + (checkpoint_has_mtp(config, tensors) ? 1 : 0);
+  uint64_t largest = 0;
+  for (const auto& layer : plan_expert_layouts(config, tensors, rows))
+    for (const ExpertLayout& layout : layer)
+      largest =
+          std::max(largest, plan_expert_slot(layout, channel, profile.expert_bits).slot_bytes);
+  return largest;
+}
+
 }  // namespace
 
 std::unique_ptr<Engine> Engine::open(const Profile& profile,
@@ -103,7 +116,9 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   }
   // Checked before any tensor is read: a budget that cannot hold the run
   // fails now, with every part's figure, not mid-answer.
-  MemoryPlanInputs inputs{current_rss_bytes(), measure_available_memory(), uint64_t{0}};
+  io_channel_ = std::make_unique<IoChannel>(*io_, io_.info().abi_minor, tensors_.files());
+  MemoryPlanInputs inputs{current_rss_bytes(), measure_available_memory(), uint64_t{0},
+                          largest_slot_bytes(config, tensors_, *io_channel_, profile_)};
   if (history_) inputs.pinnable_experts = history_->totals().ranked().size();
   plan_ = plan_memory(profile_, config, tensors_, inputs);
   budget_.set_limit(plan_.budget);
@@ -121,7 +136,6 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   auto expert_layouts = plan_expert_layouts(config, tensors_, expert_layers);
   mark_expert_tensors(expert_layouts, usage);
   usage.warn_unused(model_dir_);
-  io_channel_ = std::make_unique<IoChannel>(*io_, io_.info().abi_minor, tensors_.files());
   const ExpertPoolSizes pools{plan_.cache_per_layer,
                               effective_prefetch_slots(profile_, config.num_experts_per_tok)};
   experts_ =

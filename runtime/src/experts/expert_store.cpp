@@ -276,8 +276,8 @@ void ExpertStore::prefetch(int layer, std::span<const int32_t> ids) {
 }
 
 ExpertStore::Held ExpertStore::acquire(int layer, std::span<const int32_t> ids) {
-  const auto in_pool = std::count_if(ids.begin(), ids.end(),
-                                     [&](int32_t id) { return !is_pinned(layer, id); });
+  const auto in_pool =
+      std::count_if(ids.begin(), ids.end(), [&](int32_t id) { return !is_pinned(layer, id); });
   if (in_pool > capacity_)
     fail("expert store: {} experts of layer {} asked for at once, but its pool holds {}",
          ids.size(), layer, capacity_);

@@ -78,7 +78,8 @@ void ExpertStore::pin_layer(int layer, std::span<const int32_t> ids, uint64_t& d
     bar.update(done);
   }
   l.pinned_of.assign(l.plans.size(), -1);
-  for (size_t j = 0; j < ids.size(); ++j) l.pinned_of[static_cast<size_t>(ids[j])] = static_cast<int>(j);
+  for (size_t j = 0; j < ids.size(); ++j)
+    l.pinned_of[static_cast<size_t>(ids[j])] = static_cast<int>(j);
   l.pinned = std::move(experts);
   l.pinned_memory = std::move(memory);
   pinned_summary_.experts += ids.size();
@@ -93,8 +94,7 @@ const PinnedSummary& ExpertStore::pin(std::span<const ExpertKey> keys, bool lock
     if (k.layer < 0 || k.layer >= static_cast<int>(layers_.size()) ||
         !layers_[static_cast<size_t>(k.layer)].pool || k.expert < 0 ||
         k.expert >= static_cast<int>(layers_[static_cast<size_t>(k.layer)].plans.size()))
-      fail("expert store: cannot pin layer {} expert {}: no such routed expert", k.layer,
-           k.expert);
+      fail("expert store: cannot pin layer {} expert {}: no such routed expert", k.layer, k.expert);
     if (is_pinned(k.layer, k.expert)) continue;
     by_layer[k.layer].push_back(k.expert);
     total += layers_[static_cast<size_t>(k.layer)].plans[static_cast<size_t>(k.expert)].read_bytes;

@@ -78,9 +78,12 @@ MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
   for (const auto& layer : layouts)
     if (!layer.empty()) ++plan.moe_layers;
   const ExpertSize expert = largest_expert(layouts, profile.expert_bits);
-  // One slot: the expert as the kernels use it, page-aligned, with room for
-  // reads widened to the io plugin's alignment.
-  plan.expert_bytes = align_up(std::max(expert.in_memory, expert.read) + 8192, 4096);
+  // One slot: what the expert store plans for this io plugin when the caller
+  // knows it, else the expert as the kernels use it, page-aligned, with room
+  // for reads widened to a 4 KiB alignment.
+  plan.expert_bytes = inputs.slot_bytes
+                          ? align_up(*inputs.slot_bytes, 4096)
+                          : align_up(std::max(expert.in_memory, expert.read) + 4096, 4096);
   plan.expert_read_bytes = expert.read;
 
   using namespace memory_part;
@@ -105,8 +108,7 @@ MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
       {std::string(io), io_slots * plan.expert_bytes + staging,
        fmt::format("memory.prefetch {} slots x {} MoE layers x {} per slot{}", io_per_layer,
                    plan.moe_layers, format_byte_size(plan.expert_bytes),
-                   staging ? fmt::format(" + {} staging for conversion",
-                                         format_byte_size(staging))
+                   staging ? fmt::format(" + {} staging for conversion", format_byte_size(staging))
                            : std::string())});
   const uint64_t widest = uint64_t(std::max(config.hidden_size, config.moe_intermediate_size));
   const uint64_t threads = profile.threads > 0 ? uint64_t(profile.threads) : 64;

@@ -55,6 +55,9 @@ struct MemoryPlanInputs {
   /// Experts the usage history ranks (the most `memory.pinned: auto` can
   /// pin); nullopt = no limit (the history is not known).
   std::optional<uint64_t> pinnable_experts;
+  /// One expert slot as the expert store plans it for the io plugin in use
+  /// (the largest over all layers); nullopt = estimated from the headers.
+  std::optional<uint64_t> slot_bytes = std::nullopt;
 };
 
 /// Works the plan out; throws glmrt::Error (naming the profile, every part,
