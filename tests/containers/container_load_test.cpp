@@ -136,6 +136,34 @@ TEST_F(ContainerTwin, ExpertExtentsFollowTheLayout) {
   }
 }
 
+// Through io-odirect (reads widened to 4096 and merged when they touch), an
+// expert of glmrt's layout is one read into its slot and an expert of the
+// seed's at most two; the logits are those of io-buffered.
+TEST_F(ContainerTwin, IoOdirectReadsEachExpertInOneReadWhenContiguous) {
+  const nlohmann::json config = test::base_variant_config();
+  const test::TensorList tensors = test::make_checkpoint_tensors({config, 11});
+  for (const auto layout : {ContainerLayout::aligned_experts, ContainerLayout::seed}) {
+    const fs::path dir = scratch_.path() / (layout == ContainerLayout::seed ? "seed" : "aligned");
+    ContainerSpec spec;
+    spec.layout = layout;
+    test::write_container(dir, config, tensors, spec);
+    Profile profile = profile_at(WeightBits::int8, WeightBits::int4);
+    profile.prefetch_slots = 0;  // every read is a step's own
+    auto buffered = Engine::open(profile, dir);
+    profile.io = {"io-odirect", {}, {}};
+    auto direct = Engine::open(profile, dir);
+    EXPECT_EQ(all_logits(*direct, kTokens), all_logits(*buffered, kTokens));
+    const ExpertStoreStats& stats = direct->experts().stats();
+    ASSERT_GT(stats.misses, 0u);
+    if (layout == ContainerLayout::aligned_experts) {
+      EXPECT_EQ(stats.extents_read, stats.misses);
+    } else {  // matrices, then scales (merged with them when they fall within a block)
+      EXPECT_GT(stats.extents_read, stats.misses);
+      EXPECT_LE(stats.extents_read, 2 * stats.misses);
+    }
+  }
+}
+
 std::pair<int, std::string> run_command(const std::string& command) {
   std::string out;
   FILE* pipe = ::popen(command.c_str(), "r");

@@ -62,8 +62,8 @@ std::vector<int32_t> default_prompt(const fs::path& model) {
 
 int bench_command(const Args& args) {
   po::options_description options(
-      "glmrt bench [--model DIR] [--profile A.yaml --profile B.yaml ...] [--evict] [--reps N] "
-      "[--json]\n"
+      "glmrt bench [--model DIR] [--profile A.yaml --profile B.yaml ...] [--evict] [--warmup] "
+      "[--reps N] [--json]\n"
       "Runs the same prompt under each profile (alternating, repeated) and prints them side by\n"
       "side. Defaults: configs/reference.yaml against configs/nvme.yaml on\n"
       "tests/fixtures/glm_tiny");
@@ -75,6 +75,9 @@ int bench_command(const Args& args) {
       "profile", po::value(&profile_paths)->composing(),
       "a profile YAML; give it once per profile to compare")(
       "evict", "drop the model's files from the page cache before each run (a cold start)")(
+      "warmup",
+      "generate once, untimed, before the timed run in the same process (a warm start: "
+      "with a cache that holds them, every expert the run needs is in RAM)")(
       "reps", po::value(&reps), "repetitions of each profile (default 3)")(
       "prompt-ids", po::value(&prompt_ids),
       "prompt token ids, comma-separated (default: 8 ids spread over the vocabulary)")(
@@ -94,6 +97,7 @@ int bench_command(const Args& args) {
   setup.new_tokens = new_tokens;
   setup.reps = reps;
   setup.evict = vm->count("evict") > 0;
+  setup.warmup = vm->count("warmup") > 0;
 
   std::vector<Profile> profiles;
   std::vector<BenchSeries> series;
@@ -106,8 +110,8 @@ int bench_command(const Args& args) {
   for (int rep = 0; rep < reps; ++rep) {
     for (size_t p = 0; p < profiles.size(); ++p) {
       fmt::print(stderr, "bench: run {}/{}: [{}] {}\n", ++done, total, p + 1, profile_paths[p]);
-      series[p].runs.push_back(
-          run_bench_once(profiles[p], setup.model, setup.prompt, new_tokens, setup.evict));
+      series[p].runs.push_back(run_bench_once(profiles[p], setup.model, setup.prompt, new_tokens,
+                                              {setup.evict, setup.warmup}));
     }
   }
   if (vm->count("json"))

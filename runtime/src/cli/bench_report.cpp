@@ -88,10 +88,11 @@ nlohmann::json run_json(const BenchRun& r) {
 
 void print_bench_table(std::FILE* out, const BenchSetup& setup,
                        const std::vector<BenchSeries>& series) {
-  fmt::print(out, "model {}: {}-token prompt, {} new tokens, greedy; medians of {} run{}{}\n",
+  fmt::print(out, "model {}: {}-token prompt, {} new tokens, greedy; medians of {} run{}{}{}\n",
              setup.model.string(), setup.prompt.size(), setup.new_tokens, setup.reps,
              setup.reps == 1 ? "" : "s, profiles alternated",
-             setup.evict ? ", page cache evicted before each" : "");
+             setup.evict ? ", page cache evicted before each" : "",
+             setup.warmup ? ", each timed after an untimed pass in the same process" : "");
   constexpr int kName = 26, kColumn = 18;
   fmt::print(out, "{:<{}}", "", kName);
   for (size_t p = 0; p < series.size(); ++p)
@@ -125,9 +126,13 @@ void print_bench_json(std::FILE* out, const BenchSetup& setup,
     for (const BenchRun& r : s.runs) runs.push_back(run_json(r));
     profiles.push_back({{"profile", s.profile.string()}, {"median", median}, {"runs", runs}});
   }
-  const nlohmann::json doc = {{"model", setup.model.string()},  {"prompt", setup.prompt},
-                              {"new_tokens", setup.new_tokens}, {"reps", setup.reps},
-                              {"evict", setup.evict},           {"profiles", profiles}};
+  const nlohmann::json doc = {{"model", setup.model.string()},
+                              {"prompt", setup.prompt},
+                              {"new_tokens", setup.new_tokens},
+                              {"reps", setup.reps},
+                              {"evict", setup.evict},
+                              {"warmup", setup.warmup},
+                              {"profiles", profiles}};
   fmt::print(out, "{}\n", doc.dump());
   std::fflush(out);
 }

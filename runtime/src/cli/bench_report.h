@@ -22,6 +22,7 @@ struct BenchSetup {
   int new_tokens = 0;
   int reps = 0;
   bool evict = false;
+  bool warmup = false;
 };
 
 void print_bench_table(std::FILE* out, const BenchSetup& setup,

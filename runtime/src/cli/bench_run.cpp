@@ -37,8 +37,8 @@ double BenchRun::disk_gb_per_second() const {
 }
 
 BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& model,
-                        std::span<const int32_t> prompt, int new_tokens, bool evict) {
-  if (evict) evict_model(model);
+                        std::span<const int32_t> prompt, int new_tokens, BenchStart start) {
+  if (start.evict) evict_model(model);
   reset_peak_rss();
   BenchRun run;
   const auto t0 = std::chrono::steady_clock::now();
@@ -48,12 +48,19 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
   SamplingParams greedy;
   greedy.temperature = 0;
   greedy.max_new_tokens = new_tokens;
+  if (start.warmup) {
+    Sampler sampler(greedy);
+    Session session(*engine);
+    generate(session, sampler, prompt, {new_tokens, {}}, [](int32_t) { return true; });
+  }
+  // The counters as they stand before the timed generation, and as its
+  // prefill left them (what the decode steps alone cost).
+  const ExpertStoreStats before = engine->experts().stats();
+  ExpertStoreStats after_prefill = before;
+  StepTimes times_after_prefill = engine->model().step_times();
+  bool prefilled = false;
   Sampler sampler(greedy);
   Session session(*engine);
-  // What the decode steps alone cost: the counters as the prefill left them.
-  ExpertStoreStats after_prefill;
-  StepTimes times_after_prefill;
-  bool prefilled = false;
   const Generation generation = generate(session, sampler, prompt, {new_tokens, {}}, [&](int32_t) {
     if (!prefilled) {
       after_prefill = engine->experts().stats();
@@ -70,14 +77,19 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
   run.decode_tokens = s.decoded_tokens;
   run.decode_seconds = s.decode_seconds;
   const ExpertStoreStats& e = engine->experts().stats();
-  run.bytes_read = e.bytes_read;
-  run.disk_busy_seconds = e.busy_seconds;
-  run.hit_rate = e.hit_rate();
+  run.bytes_read = e.bytes_read - before.bytes_read;
+  run.disk_busy_seconds = e.busy_seconds - before.busy_seconds;
   run.pinned_experts = engine->experts().pinned().experts;
-  run.pinned_hits = e.pinned_hits;
-  run.lru_hits = e.hits;
-  run.misses = e.misses;
-  run.prefetch_accuracy = e.predicted ? e.prediction_accuracy() : -1;
+  run.pinned_hits = e.pinned_hits - before.pinned_hits;
+  run.lru_hits = e.hits - before.hits;
+  run.misses = e.misses - before.misses;
+  const uint64_t hits = run.pinned_hits + run.lru_hits, uses = hits + run.misses;
+  run.hit_rate = uses ? static_cast<double>(hits) / static_cast<double>(uses) : 0.0;
+  const uint64_t predicted = e.predicted - before.predicted;
+  run.prefetch_accuracy = predicted
+                              ? static_cast<double>(e.predicted_used - before.predicted_used) /
+                                    static_cast<double>(predicted)
+                              : -1;
   if (run.decode_tokens > 0) {
     const StepTimes& t = engine->model().step_times();
     const double steps = static_cast<double>(run.decode_tokens);

@@ -31,10 +31,16 @@ struct BenchRun {
   double disk_gb_per_second() const;
 };
 
+struct BenchStart {
+  bool evict = false;   // the model's files leave the page cache first
+  bool warmup = false;  // one untimed generation first, in the same engine
+};
+
 /// Loads `model` under `profile` (timed), prefills `prompt` and decodes
 /// greedily until `new_tokens` tokens are chosen (end-of-sequence ignored).
-/// With `evict`, the model's files leave the page cache first.
+/// With `start.warmup` the figures (load time aside) are those of a second
+/// generation, in a fresh session of the same engine.
 BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& model,
-                        std::span<const int32_t> prompt, int new_tokens, bool evict);
+                        std::span<const int32_t> prompt, int new_tokens, BenchStart start);
 
 }  // namespace glmrt::cli

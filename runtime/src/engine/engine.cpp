@@ -148,6 +148,15 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
     if (!pinned.lock_refusal.empty()) warn("{}", pinned.lock_refusal);
   }
   model_ = std::make_unique<Model>(std::move(config), std::move(weights), *experts_, *kernels_);
+  if (services_.n_threads() > 1) {
+    lane_services_ = std::make_unique<HostServices>(budget_, 1);
+    std::vector<plugin::Kernels*> lanes;
+    for (int t = 0; t < services_.n_threads(); ++t) {
+      lanes_.push_back(host_.create_kernels(profile_.kernels, *lane_services_));
+      lanes.push_back(&*lanes_.back());
+    }
+    model_->set_kernel_lanes(std::move(lanes));
+  }
   if (!routing_.empty()) model_->set_routing_observer(&routing_);
 }
 

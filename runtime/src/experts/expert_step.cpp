@@ -27,7 +27,8 @@ class ExpertStore::Step {
         ready_head_(store.step_lists_.ready_head),
         loading_(store.step_lists_.loading),
         filled_(store.step_lists_.filled),
-        ahead_(store.step_lists_.ahead) {
+        ahead_(store.step_lists_.ahead),
+        batch_(store.step_lists_.batch) {
     for (auto* list : {&misses_, &todo_, &ready_, &loading_}) list->clear();
     filled_.clear();
     ahead_.clear();
@@ -88,17 +89,23 @@ class ExpertStore::Step {
       for (int32_t id : ids_) l_.wanted[static_cast<size_t>(id)] = 0;
   }
 
-  void run(const std::function<void()>& reads_queued, const UseExpert& use) {
+  void run(const std::function<void()>& reads_queued, const UseExperts& use) {
     submit_more();
     if (reads_queued) reads_queued();
     size_t used = 0;
     while (used < ids_.size()) {
       if (ready_head_ < ready_.size()) {
-        const size_t k = ready_[ready_head_++];
-        use(k, l_.slots[static_cast<size_t>(slot_[k])].expert);
-        l_.wanted[static_cast<size_t>(ids_[k])] = 0;
-        if (!keep_pins_) unpin(k);
-        ++used;
+        const size_t end = ready_.size();
+        batch_.clear();
+        for (size_t i = ready_head_; i < end; ++i)
+          batch_.push_back({ready_[i], &l_.slots[static_cast<size_t>(slot_[ready_[i]])].expert});
+        use(batch_);
+        for (; ready_head_ < end; ++ready_head_) {
+          const size_t k = ready_[ready_head_];
+          l_.wanted[static_cast<size_t>(ids_[k])] = 0;
+          if (!keep_pins_) unpin(k);
+          ++used;
+        }
         submit_more();
       } else if (!loading_.empty()) {
         land(next_arrival());
@@ -235,10 +242,11 @@ class ExpertStore::Step {
   std::vector<size_t>& loading_;
   std::vector<int>& filled_;
   std::vector<int>& ahead_;
+  std::vector<ReadyExpert>& batch_;
 };
 
 std::vector<int> ExpertStore::run(int layer, std::span<const int32_t> ids,
-                                  const std::function<void()>& reads_queued, const UseExpert& use,
+                                  const std::function<void()>& reads_queued, const UseExperts& use,
                                   bool keep_pins) {
   Layer& l = layer_at(layer);
   if (l.pinned.empty()) {
@@ -260,13 +268,20 @@ std::vector<int> ExpertStore::run(int layer, std::span<const int32_t> ids,
   }
   Step step(*this, layer, rest, keep_pins);
   stats_.pinned_hits += ids.size() - rest.size();
+  std::vector<ReadyExpert> pinned;  // one batch: every pinned expert of the step
   for (size_t k = 0; k < ids.size(); ++k) {
     const int32_t id = ids[k];
     if (id >= 0 && id < static_cast<int32_t>(l.pinned_of.size()) &&
         l.pinned_of[static_cast<size_t>(id)] >= 0)
-      use(k, l.pinned[static_cast<size_t>(l.pinned_of[static_cast<size_t>(id)])]);
+      pinned.push_back({k, &l.pinned[static_cast<size_t>(l.pinned_of[static_cast<size_t>(id)])]});
   }
-  step.run(reads_queued, [&](size_t j, const Expert& e) { use(rest_index[j], e); });
+  if (!pinned.empty()) use(pinned);
+  std::vector<ReadyExpert> mapped;
+  step.run(reads_queued, [&](std::span<const ReadyExpert> ready) {
+    mapped.assign(ready.begin(), ready.end());
+    for (ReadyExpert& r : mapped) r.index = rest_index[r.index];
+    use(mapped);
+  });
   // Slots by index of `ids` (-1 for pinned experts), as callers index them.
   std::vector<int> by_rest = step.slots(), slots(ids.size(), -1);
   for (size_t j = 0; j < by_rest.size() && j < rest_index.size(); ++j)

@@ -284,13 +284,28 @@ ExpertStore::Held ExpertStore::acquire(int layer, std::span<const int32_t> ids) 
   Held held(*this, layer);
   held.experts_.resize(ids.size());
   std::vector<int> slots = run(
-      layer, ids, {}, [&](size_t k, const Expert& e) { held.experts_[k] = e; }, /*keep_pins=*/true);
+      layer, ids, {},
+      [&](std::span<const ReadyExpert> ready) {
+        for (const ReadyExpert& r : ready) held.experts_[r.index] = *r.expert;
+      },
+      /*keep_pins=*/true);
   held.slots_ = std::move(slots);
   return held;
 }
 
 void ExpertStore::run_step(int layer, std::span<const int32_t> ids,
                            const std::function<void()>& reads_queued, const UseExpert& use) {
+  run(
+      layer, ids, reads_queued,
+      [&](std::span<const ReadyExpert> ready) {
+        for (const ReadyExpert& r : ready) use(r.index, *r.expert);
+      },
+      /*keep_pins=*/false);
+}
+
+void ExpertStore::run_step_batches(int layer, std::span<const int32_t> ids,
+                                   const std::function<void()>& reads_queued,
+                                   const UseExperts& use) {
   run(layer, ids, reads_queued, use, /*keep_pins=*/false);
 }
 

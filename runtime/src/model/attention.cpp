@@ -90,8 +90,9 @@ void mla_attention(const AttentionWeights& w, const LayerContext& ctx, std::span
   if (chosen_form(ctx.attention_form, dims, keys) == AttentionForm::reconstructed) {
     reconstructed_attention(ctx.kernels, dims, projections, q, rows, keys, attn);
   } else {
-    LatentScratch scratch;
-    absorbed_attention(ctx.kernels, dims, projections, q, rows, keys, scratch, attn);
+    LatentScratch local;
+    LatentScratch& scratch = ctx.latent_scratch ? *ctx.latent_scratch : local;
+    absorbed_attention(ctx.kernels, dims, projections, q, rows, keys, scratch, attn, ctx.lanes);
   }
   linear(ctx.kernels, attn, S, w.o, out);
 }

@@ -1,4 +1,5 @@
 #include <glmrt/model/feed_forward.h>
+#include <glmrt/model/kernel_lanes.h>
 #include <glmrt/model/norms.h>
 #include <glmrt/model/router.h>
 #include <glmrt/weights/linear.h>
@@ -67,22 +68,29 @@ void group_by_expert(const MoeWeights& w, const LayerContext& ctx, int64_t S, Mo
 
 /// One expert over its users: gathers their rows, SwiGLU, writes each
 /// user's output row into the contributions.
-void run_expert(const Expert& e, const LayerContext& ctx, std::span<const float> x, int32_t id,
-                MoeScratch& m) {
+/// (Experts run side by side, each on its own kernels lane with its own
+/// buffers; each writes only its users' rows of the contributions.)
+void run_expert(const Expert& e, plugin::Kernels& kernels, const LayerContext& ctx,
+                std::span<const float> x, int32_t id, MoeScratch& m, MoeScratch::ExpertBuffers& b) {
   const int64_t D = ctx.config.hidden_size, I = e.gate.rows;
   const int64_t first = m.first_user[id], n = m.first_user[id + 1] - first;
-  grow(m.rows, static_cast<size_t>(n * D));
-  grow(m.gate, static_cast<size_t>(n * I));
-  grow(m.up, static_cast<size_t>(n * I));
-  for (int64_t r = 0; r < n; ++r)
-    std::copy_n(x.begin() + m.user_position[first + r] * D, D, m.rows.begin() + r * D);
-  const std::span<float> rows(m.rows.data(), static_cast<size_t>(n * D));
-  const std::span<float> gate(m.gate.data(), static_cast<size_t>(n * I));
-  const std::span<float> up(m.up.data(), static_cast<size_t>(n * I));
-  linear(ctx.kernels, rows, n, e.gate, gate);
-  linear(ctx.kernels, rows, n, e.up, up);
+  grow(b.gate, static_cast<size_t>(n * I));
+  grow(b.up, static_cast<size_t>(n * I));
+  // A single user's row is used where it is.
+  std::span<const float> rows =
+      x.subspan(static_cast<size_t>(m.user_position[first] * D), static_cast<size_t>(D));
+  if (n > 1) {
+    grow(b.rows, static_cast<size_t>(n * D));
+    for (int64_t r = 0; r < n; ++r)
+      std::copy_n(x.begin() + m.user_position[first + r] * D, D, b.rows.begin() + r * D);
+    rows = std::span<const float>(b.rows.data(), static_cast<size_t>(n * D));
+  }
+  const std::span<float> gate(b.gate.data(), static_cast<size_t>(n * I));
+  const std::span<float> up(b.up.data(), static_cast<size_t>(n * I));
+  linear(kernels, rows, n, e.gate, gate);
+  linear(kernels, rows, n, e.up, up);
   for (size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
-  linear(ctx.kernels, gate, n, e.down,
+  linear(kernels, gate, n, e.down,
          std::span(m.contributions)
              .subspan(static_cast<size_t>(first * D), static_cast<size_t>(n * D)));
 }
@@ -112,11 +120,20 @@ void moe_block(const MoeWeights& w, const LayerContext& ctx, std::span<const flo
   grow(m.contributions, static_cast<size_t>(m.first_user[E] * D));
 
   double expert_seconds = 0;
-  ctx.experts.run_step(ctx.layer, m.ids, reads_queued, [&](size_t k, const Expert& expert) {
-    const auto t0 = std::chrono::steady_clock::now();
-    run_expert(expert, ctx, x, m.ids[k], m);
-    expert_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  });
+  if (m.expert_buffers.size() < std::max<size_t>(ctx.lanes.size(), 1))
+    m.expert_buffers.resize(std::max<size_t>(ctx.lanes.size(), 1));
+  ctx.experts.run_step_batches(
+      ctx.layer, m.ids, reads_queued, [&](std::span<const ExpertStore::ReadyExpert> ready) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for_each_on_lanes(ctx.lanes, ctx.kernels, static_cast<int64_t>(ready.size()),
+                          [&](plugin::Kernels& kernels, int lane, int64_t i) {
+                            const ExpertStore::ReadyExpert& r = ready[static_cast<size_t>(i)];
+                            run_expert(*r.expert, kernels, ctx, x, m.ids[r.index], m,
+                                       m.expert_buffers[static_cast<size_t>(lane)]);
+                          });
+        expert_seconds +=
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      });
 
   // Each position sums its experts in ascending id order, as the reference.
   for (int64_t s = 0; s < S; ++s) {

@@ -97,6 +97,15 @@ class ExpertStore {
   /// Called for each expert of a step once it is in its slot: the index into
   /// the step's ids, and the expert's views (valid during the call).
   using UseExpert = std::function<void(size_t index, const Expert& expert)>;
+  /// One expert of a step in its slot: the index into the step's ids, and its views.
+  struct ReadyExpert {
+    size_t index = 0;
+    const Expert* expert = nullptr;
+  };
+  /// Called with every expert of a step that is in its slot and not yet used
+  /// (views valid during the call): those in memory at once, then the rest as
+  /// their reads land, so independent experts can be computed side by side.
+  using UseExperts = std::function<void(std::span<const ReadyExpert> ready)>;
 
   /// Runs one step of `layer` over the distinct experts `ids`: calls `use`
   /// once per expert, those in memory first, the rest as their reads arrive.
@@ -106,6 +115,9 @@ class ExpertStore {
   /// step read is cached then.
   void run_step(int layer, std::span<const int32_t> ids, const std::function<void()>& reads_queued,
                 const UseExpert& use);
+  /// run_step() handing over the experts in batches (see UseExperts).
+  void run_step_batches(int layer, std::span<const int32_t> ids,
+                        const std::function<void()>& reads_queued, const UseExperts& use);
 
   /// The experts `ids` of `layer` (most likely first) will probably be
   /// needed by its next step: reads up to the layer's prefetch slots of them
@@ -184,16 +196,17 @@ class ExpertStore {
     std::vector<size_t> todo;     // misses without a slot yet, ascending
     std::vector<size_t> ready;    // landed, not yet used (from ready_head on)
     size_t ready_head = 0;
-    std::vector<size_t> loading;  // reads in flight, in submission order
-    std::vector<int> filled;      // slots this step read into
-    std::vector<int> ahead;       // slots read ahead that this step uses
+    std::vector<size_t> loading;     // reads in flight, in submission order
+    std::vector<int> filled;         // slots this step read into
+    std::vector<int> ahead;          // slots read ahead that this step uses
+    std::vector<ReadyExpert> batch;  // handed to the caller
   };
 
   Layer& layer_at(int layer);
   /// One step over `ids` (expert_step.cpp); with `keep_pins` the slots stay
   /// pinned and are returned by index.
   std::vector<int> run(int layer, std::span<const int32_t> ids,
-                       const std::function<void()>& reads_queued, const UseExpert& use,
+                       const std::function<void()>& reads_queued, const UseExperts& use,
                        bool keep_pins);
   /// Claims a slot for expert `id` that the running step does not need; lets
   /// a read ahead land and takes its slot when that is all there is. -1 when

@@ -32,9 +32,11 @@ struct LayerContext {
   ExpertStore& experts;
   int layer;  // cache and expert-store row (the MTP layer is num_hidden_layers)
   AttentionFormChoice attention_form = AttentionFormChoice::automatic;
-  ForwardTrace* trace = nullptr;       // records selections and routing when set
-  MoeScratch* moe_scratch = nullptr;   // reused buffers (a fresh set per call when null)
-  StepTimes* times = nullptr;          // where the time goes, when set
+  ForwardTrace* trace = nullptr;            // records selections and routing when set
+  MoeScratch* moe_scratch = nullptr;        // reused buffers (a fresh set per call when null)
+  StepTimes* times = nullptr;               // where the time goes, when set
+  LatentScratch* latent_scratch = nullptr;  // absorbed attention's buffers (fresh when null)
+  KernelLanes lanes = {};  // one single-threaded kernels object per thread (may be empty)
   RoutingObserver* routing = nullptr;  // sees every MoE step's choices when set
 };
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <glmrt/kv/kv_cache.h>
+#include <glmrt/model/kernel_lanes.h>
 #include <glmrt/plugin/kernels.h>
 #include <glmrt/weights/matrix.h>
 
@@ -59,10 +60,16 @@ enum class AttentionFormChoice { automatic, absorbed, reconstructed };
 /// bench/attention; see attention_form.cpp). One query is always absorbed.
 AttentionForm faster_form(const MlaDims& dims, std::span<const QueryKeys> keys);
 
-/// Per-thread buffers of the absorbed scan, kept across positions, heads and
-/// steps so the hot loop does not allocate.
+/// Buffers of the absorbed form, kept across positions, heads, layers and
+/// steps so a step allocates nothing once they have grown: per thread for the
+/// scan, and the projections' inputs and outputs.
 class LatentScratch {
  public:
+  std::vector<float> q_cat;       // [S, heads, cache_width]
+  std::vector<float> ctx_latent;  // [S, heads, kv_lora]
+  // One head's rows for S > 1 (a single query's head is used in place).
+  std::vector<float> head_in, head_out;
+
   struct Thread {
     std::vector<float> tile;      // [tile_keys, cache_width] rows widened to f32
     std::vector<float> scores;    // [heads, tile_keys]
@@ -90,11 +97,12 @@ void attend_latent_batch(const MlaDims& dims, std::span<const float> q_cat, cons
                          std::span<float> ctx_latent);
 
 /// Absorbed form for S queries. q: [S, heads, qk_head] roped; keys: [S];
-/// out: [S, heads * v_head] (o_proj's input).
+/// out: [S, heads * v_head] (o_proj's input). With `lanes`, a single query's
+/// per-head products run on them, all heads in one parallel region.
 void absorbed_attention(plugin::Kernels& kernels, const MlaDims& dims, const MlaProjections& w,
                         std::span<const float> q, const CacheRows& rows,
                         std::span<const QueryKeys> keys, LatentScratch& scratch,
-                        std::span<float> out);
+                        std::span<float> out, KernelLanes lanes = {});
 
 /// Reconstructed form for S queries: expands K_nope and V of the union of the
 /// queries' keys, head by head. Same arguments and result as absorbed_attention.

@@ -35,6 +35,11 @@ class Model {
   /// Shows every MoE step's routing to `observer` (nullptr: nobody). It must
   /// outlive the calls it observes.
   void set_routing_observer(RoutingObserver* observer) { routing_ = observer; }
+  /// Kernels objects, one per thread and each single-threaded, that small
+  /// independent products (a query's attention heads, a step's experts) run
+  /// on side by side (see kernel_lanes.h); empty: everything on the main
+  /// kernels object. They must outlive the model's calls.
+  void set_kernel_lanes(std::vector<plugin::Kernels*> lanes) { lanes_ = std::move(lanes); }
 
   /// Forward and MTP calls made so far (what a chunked prefill costs).
   struct Counters {
@@ -94,7 +99,9 @@ class Model {
   RoutingObserver* routing_ = nullptr;
   Counters counters_;
   StepTimes times_;
-  MoeScratch scratch_;  // reused by every MoE block and prediction
+  MoeScratch scratch_;            // reused by every MoE block and prediction
+  LatentScratch latent_scratch_;  // reused by every layer's absorbed attention
+  std::vector<plugin::Kernels*> lanes_;
 };
 
 }  // namespace glmrt

@@ -16,8 +16,12 @@ struct MoeScratch {
   std::vector<int64_t> position_users;  // [S, top_k]: each position's users, by expert id
   std::vector<int64_t> count;           // by expert id
   std::vector<float> contributions;     // [users, hidden]: each user's expert output
-  std::vector<float> rows, gate, up;    // one expert's gathered inputs and hidden activations
-  std::vector<float> shared;            // [S, hidden]
+  // One expert's gathered inputs and hidden activations, per kernel lane.
+  struct ExpertBuffers {
+    std::vector<float> rows, gate, up;
+  };
+  std::vector<ExpertBuffers> expert_buffers;
+  std::vector<float> shared;  // [S, hidden]
   // Prefetch prediction for the next layer.
   std::vector<float> predict_normed, predict_logits;
   std::vector<int32_t> predicted;
