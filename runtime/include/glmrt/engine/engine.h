@@ -76,6 +76,7 @@ class Engine {
   MemoryPlan plan_;
   std::string model_id_;
   std::optional<UsageHistory> history_;
+  bool history_save_warned_ = false;
   std::unique_ptr<RoutingTraceWriter> routing_trace_;
   RoutingFanout routing_;
   std::unique_ptr<ExpertStore> experts_;
