@@ -175,7 +175,11 @@ void Engine::save_history() noexcept {
   try {
     history_->save();
   } catch (const std::exception& e) {
-    warn("expert usage history not saved: {}", e.what());
+    // Once per engine: a chat would otherwise repeat it after every answer.
+    // The counts stay unsaved and the next save tries again.
+    if (!history_save_warned_)
+      warn("expert usage history not saved (tried again after each answer): {}", e.what());
+    history_save_warned_ = true;
   }
 }
 

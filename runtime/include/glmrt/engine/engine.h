@@ -82,6 +82,7 @@ class Engine {
   MemoryPlan plan_;
   std::string model_id_;
   std::optional<UsageHistory> history_;
+  bool history_save_warned_ = false;
   std::unique_ptr<RoutingTraceWriter> routing_trace_;
   RoutingFanout routing_;
   std::unique_ptr<IoChannel> io_channel_;
