@@ -48,7 +48,8 @@ TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
          {"load (s)", "prefill (tokens/s)", "decode (tokens/s)", "read (GB)", "disk (GB/s)",
           "cache hit rate (%)", "prefetch accuracy (%)", "peak RSS (MiB)",
           "step: waiting on disk (ms)", "step: expert matmuls (ms)", "step: attention (ms)",
-          "step: other (ms)"})
+          "step: other (ms)", "pinned experts (0 = off)", "pinned hits (lookups)",
+          "LRU hits (lookups)", "misses (lookups)"})
       EXPECT_TRUE(p["median"].contains(key)) << key;
     for (const auto& r : p["runs"]) {
       EXPECT_EQ(r["tokens"].size(), 6u);

@@ -20,7 +20,9 @@ Profile write_profile(const std::filesystem::path& dir, const std::string& name,
       "    settings: {{{}}}\n"
       "threads: 2\n"
       "precision: {{dense: f32, experts: {}, kv_cache: f32}}\n"
-      "memory: {{expert_cache: {}, prefetch: {}, max_context: 256}}\n",
+      // No pinned set: faults are numbered by read, and pinning at open
+      // would read first (how many depends on the usage history).
+      "memory: {{expert_cache: {}, prefetch: {}, max_context: 256, pinned: 0}}\n",
       spec.io, settings, spec.expert_precision, spec.expert_cache, spec.prefetch);
   Profile profile = load_profile(file);
   profile.plugin_paths.insert(profile.plugin_paths.begin(),

@@ -13,13 +13,13 @@ namespace glmrt {
 void MemoryBudget::charge(const std::string& category, uint64_t bytes) {
   std::lock_guard lock(mutex_);
   uint64_t now = used_.load() + bytes;
-  if (limit_ != 0 && now > limit_) {
+  const uint64_t limit = limit_.load();
+  if (limit != 0 && now > limit) {
     // format_byte_size: a request of a few KiB must not read "0.0 MiB".
     fail(
         "memory budget exceeded: {} needs {} more, {} of {} already used (raise memory.budget "
         "in the profile or lower precision / expert_cache)",
-        category, format_byte_size(bytes), format_byte_size(used_.load()),
-        format_byte_size(limit_));
+        category, format_byte_size(bytes), format_byte_size(used_.load()), format_byte_size(limit));
   }
   used_ = now;
   if (now > peak_.load()) peak_ = now;

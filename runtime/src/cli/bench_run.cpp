@@ -79,7 +79,11 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
   const ExpertStoreStats& e = engine->experts().stats();
   run.bytes_read = e.bytes_read - before.bytes_read;
   run.disk_busy_seconds = e.busy_seconds - before.busy_seconds;
-  const uint64_t hits = e.hits - before.hits, uses = hits + e.misses - before.misses;
+  run.pinned_experts = engine->experts().pinned().experts;
+  run.pinned_hits = e.pinned_hits - before.pinned_hits;
+  run.lru_hits = e.hits - before.hits;
+  run.misses = e.misses - before.misses;
+  const uint64_t hits = run.pinned_hits + run.lru_hits, uses = hits + run.misses;
   run.hit_rate = uses ? static_cast<double>(hits) / static_cast<double>(uses) : 0.0;
   const uint64_t predicted = e.predicted - before.predicted;
   run.prefetch_accuracy = predicted

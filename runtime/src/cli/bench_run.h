@@ -18,6 +18,8 @@ struct BenchRun {
   uint64_t bytes_read = 0;       // routed experts, whole run
   double disk_busy_seconds = 0;  // with at least one expert read in flight
   double hit_rate = 0;
+  uint64_t pinned_experts = 0;  // 0: pinning was off (memory.pinned: 0, or no history yet)
+  uint64_t pinned_hits = 0, lru_hits = 0, misses = 0;
   double prefetch_accuracy = -1;  // -1: nothing was predicted
   uint64_t peak_rss_bytes = 0;
   // Where a decode step's time went, seconds per step.

@@ -23,5 +23,6 @@ int bench_command(const Args& args);         // bench.cpp: profiles side by side
 int make_model_command(const Args& args);    // make_model.cpp: write a random model
 int convert_command(const Args& args);       // convert.cpp: checkpoint -> quantized container
 int verify_command(const Args& args);        // verify.cpp: check a converted container
+int stats_command(const Args& args);         // stats.cpp: expert usage history, trace replay
 
 }  // namespace glmrt::cli

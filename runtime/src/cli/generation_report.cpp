@@ -1,5 +1,7 @@
 #include "generation_report.h"
 
+#include "expert_counters_report.h"
+
 #include <glmrt/base/memory.h>
 
 #include <fmt/format.h>
@@ -55,6 +57,7 @@ void print_generation_report(std::FILE* out, const SessionStats& s, Engine& engi
              e.streamed_steps);
   fmt::print(out, "peak RSS: {:.1f} MiB; budgeted memory peak {:.1f} MiB\n",
              peak_rss_bytes() / kMiB, engine.budget().peak() / kMiB);
+  print_expert_counters(out, engine);
   std::fflush(out);
 }
 

@@ -38,6 +38,8 @@ const Command kCommands[] = {
      glmrt::cli::convert_command},
     {"verify", "check a converted container (checksums, headers, stamps)",
      glmrt::cli::verify_command},
+    {"stats", "expert usage history (summary, heatmap) and routing trace replay",
+     glmrt::cli::stats_command},
 };
 
 void print_usage() {

@@ -3,7 +3,13 @@
 #include "commands.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/memory.h>
+#include <glmrt/history/model_id.h>
+#include <glmrt/history/usage_history.h>
 #include <glmrt/host/plugin_host.h>
+#include <glmrt/memory/memory_plan.h>
+#include <glmrt/model_files/model_config.h>
+#include <glmrt/model_files/safetensors.h>
 #include <glmrt/profile/byte_size.h>
 #include <glmrt/profile/profile.h>
 
@@ -13,10 +19,12 @@ namespace glmrt::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: glmrt profile check FILE\n"
+    "usage: glmrt profile check FILE [--model DIR]\n"
     "  loads FILE strictly (unknown keys, wrong types and out-of-range values are errors)\n"
     "  and checks that its plugins exist, are of the right kind, match the ABI, run on\n"
-    "  this CPU and accept their settings.\n";
+    "  this CPU and accept their settings. With a model (--model, or the profile's\n"
+    "  `model`), also works out where the memory goes under the budget, from the\n"
+    "  model's headers alone, and fails when the budget is below the minimum.\n";
 
 std::string plugin_line(const PluginChoice& choice, const PluginInfo& created) {
   const std::filesystem::path& path = created.path;
@@ -27,7 +35,24 @@ std::string plugin_line(const PluginChoice& choice, const PluginInfo& created) {
   return fmt::format("{}{} ({})", choice.name, settings, path.string());
 }
 
-int check(const std::string& file) {
+void print_memory_plan(const Profile& profile, const std::filesystem::path& model) {
+  const TensorDirectory tensors = TensorDirectory::open(model);
+  const ModelConfig config = load_model_config(model, tensors);
+  // As the engine would plan it: the pinned set is at most what the history ranks.
+  MemoryPlanInputs inputs{current_rss_bytes(), measure_available_memory(), uint64_t{0}};
+  if (profile.history) {
+    const int rows = config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
+    const UsageHistory history(profile.history_folder, model_id(model, tensors), rows,
+                               config.n_routed_experts);
+    inputs.pinnable_experts = history.totals().ranked().size();
+  }
+  const MemoryPlan plan = plan_memory(profile, config, tensors, inputs);
+  fmt::print("  memory plan for {} (one expert {} in memory, {} read; {} MoE layers):\n{}",
+             model.string(), format_byte_size(plan.expert_bytes),
+             format_byte_size(plan.expert_read_bytes), plan.moe_layers, plan.table());
+}
+
+int check(const std::string& file, const std::string& model_dir) {
   const Profile profile = load_profile(file);
   const PluginHost host(profile);
   const ProfilePlugins plugins = host.check_profile(profile);
@@ -55,6 +80,14 @@ int check(const std::string& file) {
   fmt::print("  threads:   {}\n",
              profile.threads ? std::to_string(profile.threads) : std::string("all cores"));
   if (profile.model) fmt::print("  model:     {}\n", profile.model->string());
+  fmt::print("  history:   {}\n", !profile.history ? std::string("off")
+                                  : profile.history_folder
+                                      ? profile.history_folder->string()
+                                      : std::string("$XDG_CACHE_HOME/glmrt (~/.cache/glmrt)"));
+  if (!model_dir.empty())
+    print_memory_plan(profile, model_dir);
+  else if (profile.model)
+    print_memory_plan(profile, *profile.model);
   return 0;
 }
 
@@ -71,11 +104,23 @@ int profile_command(const Args& args) {
     std::fputs(kUsage, stdout);
     return 0;
   }
-  if (args.size() != 2 || args[1].starts_with("-"))
-    fail("glmrt profile check: expected exactly one profile file{}",
-         args.size() > 1 && args[1].starts_with("-") ? fmt::format(", found option `{}`", args[1])
-                                                     : std::string());
-  return check(args[1]);
+  std::string file, model;
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--model" && i + 1 < args.size()) {
+      model = args[++i];
+    } else if (args[i].starts_with("--model=")) {
+      model = args[i].substr(8);
+    } else if (args[i].starts_with("-")) {
+      fail("glmrt profile check: unknown option `{}` (expected FILE [--model DIR])", args[i]);
+    } else if (file.empty()) {
+      file = args[i];
+    } else {
+      fail("glmrt profile check: expected exactly one profile file, found `{}` and `{}`", file,
+           args[i]);
+    }
+  }
+  if (file.empty()) fail("glmrt profile check: expected exactly one profile file");
+  return check(file, model);
 }
 
 }  // namespace glmrt::cli

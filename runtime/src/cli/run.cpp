@@ -58,7 +58,9 @@ int run_command(const Args& args) {
       "prompt", po::value<std::string>(), "prompt text; the continuation is streamed as text")(
       "prompt-ids", po::value<std::string>(), "prompt as comma-separated token ids; prints ids")(
       "chat", "wrap --prompt in the chat template as one user turn")(
-      "ignore-eos", "do not stop at end-of-sequence tokens");
+      "ignore-eos", "do not stop at end-of-sequence tokens")(
+      "record-routing", po::value<std::string>(),
+      "write every MoE step's routed experts to FILE (a trace for `glmrt stats --replay`)");
   options.add(sampling_flags()).add(chat_flags());
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
@@ -80,6 +82,7 @@ int run_command(const Args& args) {
 
   const Profile profile = load_profile(profile_path);
   auto engine = Engine::open(profile, model_dir);
+  if (vm.count("record-routing")) engine->record_routing(vm["record-routing"].as<std::string>());
   const SamplingParams sampling =
       apply_sampling_flags(resolve_sampling(engine->model_dir(), profile), vm);
   Sampler sampler(sampling);

@@ -1,6 +1,7 @@
 // glmrt validate: runs a profile against reference outputs and reports
 // agreement, like llama.cpp's KL-divergence mode.
 #include "commands.h"
+#include "expert_counters_report.h"
 #include "options.h"
 
 #include <glmrt/base/error.h>
@@ -260,6 +261,7 @@ int validate_command(const Args& args) {
   const auto cases = load_oracle(ref_path);
   auto engine = Engine::open(profile, model_dir);
   const ValidationReport report = validate(*engine, cases, th, run_options);
+  print_expert_counters(stderr, *engine);  // pinning must never change the results above
   if (vm.count("json"))
     std::cout << to_json(report, run_options.attention_form).dump(2) << "\n";
   else

@@ -2,6 +2,9 @@
 #include <glmrt/base/warning.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/experts/expert_layout.h>
+#include <glmrt/experts/pinned_choice.h>
+#include <glmrt/history/model_id.h>
+#include <glmrt/memory/memory_estimates.h>
 #include <glmrt/model_files/tensor_usage.h>
 #include <glmrt/weights/tensor_loader.h>
 
@@ -62,6 +65,19 @@ void mark_expert_tensors(const std::vector<std::vector<ExpertLayout>>& layouts,
       }
 }
 
+/// The largest expert slot the store will plan (what its reads and the
+/// kernels' layout need with this io plugin), worked out from the headers.
+uint64_t largest_slot_bytes(const ModelConfig& config, const TensorDirectory& tensors,
+                            const IoChannel& channel, const Profile& profile) {
+  const int rows = config.num_hidden_layers + (checkpoint_has_mtp(config, tensors) ? 1 : 0);
+  uint64_t largest = 0;
+  for (const auto& layer : plan_expert_layouts(config, tensors, rows))
+    for (const ExpertLayout& layout : layer)
+      largest =
+          std::max(largest, plan_expert_slot(layout, channel, profile.expert_bits).slot_bytes);
+  return largest;
+}
+
 }  // namespace
 
 std::unique_ptr<Engine> Engine::open(const Profile& profile,
@@ -82,7 +98,7 @@ std::unique_ptr<Engine> Engine::open(const Profile& profile,
 Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
     : profile_(profile),
       model_dir_(std::move(model_dir)),
-      budget_(profile.memory_budget_bytes),
+      budget_(0),
       services_(budget_, effective_threads(profile)),
       host_(profile),
       kernels_(host_.create_kernels(profile.kernels, services_)),
@@ -93,6 +109,24 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   warn_if_context_exceeds_training(profile_, config);
   const int layers_with_mtp =
       config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
+  if (profile_.history) {
+    model_id_ = glmrt::model_id(model_dir_, tensors_);
+    history_.emplace(profile_.history_folder, model_id_, layers_with_mtp, config.n_routed_experts);
+    routing_.add(&*history_);
+  }
+  // Checked before any tensor is read: a budget that cannot hold the run
+  // fails now, with every part's figure, not mid-answer.
+  io_channel_ = std::make_unique<IoChannel>(*io_, io_.info().abi_minor, tensors_.files());
+  MemoryPlanInputs inputs{current_rss_bytes(), measure_available_memory(), uint64_t{0},
+                          largest_slot_bytes(config, tensors_, *io_channel_, profile_)};
+  if (history_) inputs.pinnable_experts = history_->totals().ranked().size();
+  plan_ = plan_memory(profile_, config, tensors_, inputs);
+  budget_.set_limit(plan_.budget);
+  // What the budget cannot see being allocated is reserved in it: the
+  // process as it was before loading, and the per-call activation buffers.
+  for (const auto name : {memory_part::overhead, memory_part::activations})
+    budget_.charge(std::string(name), plan_.part(name)->bytes);
+
   TensorUsage usage(tensors_);
   TensorLoader loader(tensors_, &budget_, &usage);
   ModelWeights weights = load_model_weights(config, loader, profile_);
@@ -102,12 +136,17 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   auto expert_layouts = plan_expert_layouts(config, tensors_, expert_layers);
   mark_expert_tensors(expert_layouts, usage);
   usage.warn_unused(model_dir_);
-  io_channel_ = std::make_unique<IoChannel>(*io_, io_.info().abi_minor, tensors_.files());
-  const ExpertPoolSizes pools{profile_.expert_cache_per_layer,
+  const ExpertPoolSizes pools{plan_.cache_per_layer,
                               effective_prefetch_slots(profile_, config.num_experts_per_tok)};
   experts_ =
       std::make_unique<ExpertStore>(std::move(expert_layouts), *io_channel_, profile_.expert_bits,
                                     pools, &budget_, services_.n_threads());
+  if (history_ && plan_.pinned_bytes > 0) {
+    const auto keys = choose_pinned_experts(history_->totals(), plan_.pinned_bytes,
+                                            plan_.expert_bytes, experts_->expert_rows());
+    const PinnedSummary& pinned = experts_->pin(keys, profile_.mlock_pinned);
+    if (!pinned.lock_refusal.empty()) warn("{}", pinned.lock_refusal);
+  }
   model_ = std::make_unique<Model>(std::move(config), std::move(weights), *experts_, *kernels_);
   if (services_.n_threads() > 1) {
     lane_services_ = std::make_unique<HostServices>(budget_, 1);
@@ -118,9 +157,43 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
     }
     model_->set_kernel_lanes(std::move(lanes));
   }
+  if (!routing_.empty()) model_->set_routing_observer(&routing_);
   // Refused at load, not at the first decode step: a drafter this
   // checkpoint cannot serve (draft-mtp without an MTP layer).
   if (profile_.draft) draft_info_ = draft_setup()->plugin.info();
+}
+
+Engine::~Engine() {
+  if (model_) model_->set_routing_observer(nullptr);
+  save_history();
+}
+
+int Engine::expert_rows() const {
+  const ModelConfig& c = model_->config();
+  return c.num_hidden_layers + (c.num_nextn_predict_layers > 0 ? 1 : 0);
+}
+
+void Engine::save_history() noexcept {
+  if (!history_) return;
+  try {
+    history_->save();
+  } catch (const std::exception& e) {
+    // Once per engine: a chat would otherwise repeat it after every answer.
+    // The counts stay unsaved and the next save tries again.
+    if (!history_save_warned_)
+      warn("expert usage history not saved (tried again after each answer): {}", e.what());
+    history_save_warned_ = true;
+  }
+}
+
+void Engine::record_routing(const std::filesystem::path& file) {
+  if (routing_trace_) routing_.remove(routing_trace_.get());
+  if (model_id_.empty()) model_id_ = glmrt::model_id(model_dir_, tensors_);
+  const ModelConfig& c = model_->config();
+  routing_trace_ = std::make_unique<RoutingTraceWriter>(file, model_id_, expert_rows(),
+                                                        c.n_routed_experts, c.num_experts_per_tok);
+  routing_.add(routing_trace_.get());
+  model_->set_routing_observer(&routing_);
 }
 
 KvCache Engine::new_cache() {

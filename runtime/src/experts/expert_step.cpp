@@ -248,9 +248,45 @@ class ExpertStore::Step {
 std::vector<int> ExpertStore::run(int layer, std::span<const int32_t> ids,
                                   const std::function<void()>& reads_queued, const UseExperts& use,
                                   bool keep_pins) {
-  Step step(*this, layer, ids, keep_pins);
-  step.run(reads_queued, use);
-  return step.slots();
+  Layer& l = layer_at(layer);
+  if (l.pinned.empty()) {
+    Step step(*this, layer, ids, keep_pins);
+    step.run(reads_queued, use);
+    return step.slots();
+  }
+  // Pinned experts are used first, from their own memory; the rest go
+  // through the pool as a step of their own (indices mapped back).
+  std::vector<int32_t> rest;
+  std::vector<size_t> rest_index;
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const int32_t id = ids[k];
+    if (id >= 0 && id < static_cast<int32_t>(l.pinned_of.size()) &&
+        l.pinned_of[static_cast<size_t>(id)] >= 0)
+      continue;
+    rest.push_back(id);
+    rest_index.push_back(k);
+  }
+  Step step(*this, layer, rest, keep_pins);
+  stats_.pinned_hits += ids.size() - rest.size();
+  std::vector<ReadyExpert> pinned;  // one batch: every pinned expert of the step
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const int32_t id = ids[k];
+    if (id >= 0 && id < static_cast<int32_t>(l.pinned_of.size()) &&
+        l.pinned_of[static_cast<size_t>(id)] >= 0)
+      pinned.push_back({k, &l.pinned[static_cast<size_t>(l.pinned_of[static_cast<size_t>(id)])]});
+  }
+  if (!pinned.empty()) use(pinned);
+  std::vector<ReadyExpert> mapped;
+  step.run(reads_queued, [&](std::span<const ReadyExpert> ready) {
+    mapped.assign(ready.begin(), ready.end());
+    for (ReadyExpert& r : mapped) r.index = rest_index[r.index];
+    use(mapped);
+  });
+  // Slots by index of `ids` (-1 for pinned experts), as callers index them.
+  std::vector<int> by_rest = step.slots(), slots(ids.size(), -1);
+  for (size_t j = 0; j < by_rest.size() && j < rest_index.size(); ++j)
+    slots[rest_index[j]] = by_rest[j];
+  return slots;
 }
 
 }  // namespace glmrt

@@ -87,7 +87,8 @@ ExpertStore::Held::Held(Held&& other) noexcept
 
 ExpertStore::Held::~Held() {
   if (!store_) return;
-  for (int slot : slots_) store_->layers_[static_cast<size_t>(layer_)].pool->unpin(slot);
+  for (int slot : slots_)
+    if (slot >= 0) store_->layers_[static_cast<size_t>(layer_)].pool->unpin(slot);  // -1: pinned
 }
 
 ExpertStore::Layer& ExpertStore::layer_at(int layer) {
@@ -275,7 +276,9 @@ void ExpertStore::prefetch(int layer, std::span<const int32_t> ids) {
 }
 
 ExpertStore::Held ExpertStore::acquire(int layer, std::span<const int32_t> ids) {
-  if (static_cast<int>(ids.size()) > capacity_)
+  const auto in_pool =
+      std::count_if(ids.begin(), ids.end(), [&](int32_t id) { return !is_pinned(layer, id); });
+  if (in_pool > capacity_)
     fail("expert store: {} experts of layer {} asked for at once, but its pool holds {}",
          ids.size(), layer, capacity_);
   Held held(*this, layer);

@@ -22,6 +22,19 @@ std::string_view to_string(StopReason reason) {
 
 namespace {
 
+/// Saves the engine's expert usage history when a generation ends, however
+/// it ends (a crash later loses nothing this answer taught).
+class HistorySaveAtEnd {
+ public:
+  explicit HistorySaveAtEnd(Engine& engine) : engine_(engine) {}
+  HistorySaveAtEnd(const HistorySaveAtEnd&) = delete;
+  HistorySaveAtEnd& operator=(const HistorySaveAtEnd&) = delete;
+  ~HistorySaveAtEnd() { engine_.save_history(); }
+
+ private:
+  Engine& engine_;
+};
+
 void check_limits(const GenerationLimits& limits) {
   if (limits.max_new_tokens < 0)
     fail("generate: max_new_tokens must be >= 0, got {}", limits.max_new_tokens);
@@ -86,6 +99,7 @@ Generation generate(Session& session, Sampler& sampler, std::span<const int32_t>
 Generation continue_generation(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
                                std::vector<float> logits, const GenerationLimits& limits,
                                const TokenLogitsCallback& on_token, LogitsNeed need) {
+  const HistorySaveAtEnd save_history(session.engine());
   check_limits(limits);
   if (limits.max_new_tokens == 0) return {};
 

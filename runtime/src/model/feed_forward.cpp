@@ -38,6 +38,12 @@ void group_by_expert(const MoeWeights& w, const LayerContext& ctx, int64_t S, Mo
       ctx.trace->record_experts(ctx.layer, pos0 + s, std::move(ids));
     }
   }
+  if (ctx.routing) {
+    std::vector<int32_t> chosen;  // every position's choices, position-major
+    for (const auto& position : routed)
+      for (const RoutedExpert& r : position) chosen.push_back(r.expert);
+    ctx.routing->on_routed(ctx.layer, S, chosen);
+  }
   m.ids.clear();
   m.first_user.assign(static_cast<size_t>(E) + 1, 0);
   for (int64_t e = 0; e < E; ++e) {

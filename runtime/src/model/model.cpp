@@ -66,7 +66,8 @@ void Model::decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std:
   const int64_t D = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
   const LayerContext ctx{config_,         kernels_, rope_,     cache,   experts_,         layer,
-                         attention_form_, trace_,   &scratch_, &times_, &latent_scratch_, lanes_};
+                         attention_form_, trace_,   &scratch_, &times_, &latent_scratch_, lanes_,
+                         routing_};
   std::vector<float> normed(S * D), delta(S * D);
 
   const auto t0 = std::chrono::steady_clock::now();

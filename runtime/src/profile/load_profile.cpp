@@ -150,20 +150,32 @@ class ProfileReader {
     }
   }
 
-  static void read_memory(const Field& field, Profile& profile) {
-    Mapping memory =
-        field.as_mapping({"budget", "expert_cache", "prefetch", "max_context", "prefill_chunk"});
-    if (auto budget = memory.find("budget")) {
-      try {
-        profile.memory_budget_bytes = parse_byte_size(budget->as_string());
-      } catch (const Error& e) {
-        budget->fail(e.what());
-      }
+  static bool is_word(const Field& field, std::string_view word) {
+    return field.node().IsScalar() && field.node().Scalar() == word;
+  }
+
+  static uint64_t read_byte_size(const Field& field) {
+    try {
+      return parse_byte_size(field.as_string());
+    } catch (const Error& e) {
+      field.fail(e.what());
     }
-    if (auto cache = memory.find("expert_cache"))
-      profile.expert_cache_per_layer = static_cast<int>(cache->as_int(0, 4096));
+  }
+
+  void read_memory(const Field& field, Profile& profile) const {
+    Mapping memory = field.as_mapping({"budget", "expert_cache", "prefetch", "max_context",
+                                       "prefill_chunk", "pinned", "mlock", "history"});
+    if (auto budget = memory.find("budget")) {
+      profile.memory_budget_auto = is_word(*budget, "auto");
+      if (!profile.memory_budget_auto) profile.memory_budget_bytes = read_byte_size(*budget);
+    }
+    if (auto cache = memory.find("expert_cache")) {
+      profile.expert_cache_auto = is_word(*cache, "auto");
+      if (!profile.expert_cache_auto)
+        profile.expert_cache_per_layer = static_cast<int>(cache->as_int(0, 4096));
+    }
     if (auto prefetch = memory.find("prefetch")) {
-      if (prefetch->node().IsScalar() && prefetch->node().Scalar() == "auto")
+      if (is_word(*prefetch, "auto"))
         profile.prefetch_slots.reset();
       else
         profile.prefetch_slots = static_cast<int>(prefetch->as_int(0, 4096));
@@ -172,6 +184,20 @@ class ProfileReader {
       profile.max_context = static_cast<int>(context->as_int(16, 1048576));
     if (auto chunk = memory.find("prefill_chunk"))
       profile.prefill_chunk = static_cast<int>(chunk->as_int(0, 1048576));
+    if (auto pinned = memory.find("pinned")) {
+      if (is_word(*pinned, "auto"))
+        profile.pinned_bytes.reset();
+      else
+        profile.pinned_bytes = read_byte_size(*pinned);
+    }
+    if (auto lock = memory.find("mlock")) profile.mlock_pinned = lock->as_bool();
+    if (auto history = memory.find("history")) {
+      if (is_word(*history, "off") || is_word(*history, "false")) {
+        profile.history = false;
+      } else if (!is_word(*history, "on") && !is_word(*history, "true")) {
+        profile.history_folder = resolve_path(*history);
+      }
+    }
   }
 
   // Ranges are the ones the flags and generation_config.json are held to.

@@ -26,13 +26,15 @@ class MemoryBudget {
   void charge(const std::string& category, uint64_t bytes);
   void release(const std::string& category, uint64_t bytes) noexcept;
 
-  uint64_t limit() const { return limit_; }
+  uint64_t limit() const { return limit_.load(); }
+  /// Changes the limit (0 = unlimited); what is charged already stays.
+  void set_limit(uint64_t limit_bytes) { limit_ = limit_bytes; }
   uint64_t used() const { return used_.load(); }
   uint64_t peak() const { return peak_.load(); }
   std::map<std::string, uint64_t> by_category() const;
 
  private:
-  uint64_t limit_;
+  std::atomic<uint64_t> limit_;
   std::atomic<uint64_t> used_{0};
   std::atomic<uint64_t> peak_{0};
   mutable std::mutex mutex_;

@@ -8,8 +8,12 @@
 #include <glmrt/draft/draft_setup.h>
 #include <glmrt/experts/expert_store.h>
 #include <glmrt/experts/io_channel.h>
+#include <glmrt/history/routing_fanout.h>
+#include <glmrt/history/routing_trace.h>
+#include <glmrt/history/usage_history.h>
 #include <glmrt/host/plugin_host.h>
 #include <glmrt/kv/kv_cache.h>
+#include <glmrt/memory/memory_plan.h>
 #include <glmrt/model/model.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/model_files/safetensors.h>
@@ -53,6 +57,22 @@ class Engine {
   DraftSetup draft_setup(const PluginChoice& choice, DraftPolicy policy);
   /// The drafter the profile names, as `glmrt plugins` lists it (nullptr: none).
   const PluginInfo* draft_info() const { return draft_info_ ? &*draft_info_ : nullptr; }
+  /// Where the memory goes (worked out and checked before loading).
+  const MemoryPlan& memory_plan() const { return plan_; }
+  /// 32 hex digits identifying config.json and the safetensors headers.
+  const std::string& model_id() const { return model_id_; }
+  /// The expert usage history (nullptr when `memory.history: off`).
+  UsageHistory* history() { return history_ ? &*history_ : nullptr; }
+  /// Saves the history's new counts (merging with other processes); a
+  /// failure is a warning, never an error: called at the end of each
+  /// generation and when the engine closes.
+  void save_history() noexcept;
+  /// Writes every MoE step's routing to `file` from now on (a routing trace).
+  void record_routing(const std::filesystem::path& file);
+  /// Expert-store rows (main layers + MTP) and routed experts per row.
+  int expert_rows() const;
+
+  ~Engine();
 
  private:
   Engine(const Profile& profile, std::filesystem::path model_dir);
@@ -69,6 +89,12 @@ class Engine {
   std::vector<PluginHandle<plugin::Kernels>> lanes_;
   PluginHandle<plugin::Io> io_;
   TensorDirectory tensors_;
+  MemoryPlan plan_;
+  std::string model_id_;
+  std::optional<UsageHistory> history_;
+  bool history_save_warned_ = false;
+  std::unique_ptr<RoutingTraceWriter> routing_trace_;
+  RoutingFanout routing_;
   std::unique_ptr<IoChannel> io_channel_;
   std::unique_ptr<ExpertStore> experts_;
   std::unique_ptr<Model> model_;

@@ -8,6 +8,10 @@
 // in waves and nothing is allocated outside the pool. prefetch() reads the
 // experts a later step is predicted to need into the same slots.
 //
+// The pinned set sits beside the pools: the most used experts, read once
+// when the engine opens into memory of their own and kept; a step finds them
+// before it looks at the pool (pinned hits), and they never take a slot.
+//
 // A read that fails (EIO, a short read) stops the step with an error naming
 // the files, offsets and experts; nothing the step read stays cached, and the
 // next step reads it again. An expert holding a NaN or infinity fails naming
@@ -20,6 +24,8 @@
 #include <glmrt/experts/expert_slot_plan.h>
 #include <glmrt/experts/expert_slot_pool.h>
 #include <glmrt/experts/io_channel.h>
+#include <glmrt/experts/locked_memory.h>
+#include <glmrt/history/expert_usage.h>
 #include <glmrt/profile/profile.h>
 
 #include <cstdint>
@@ -27,11 +33,13 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace glmrt {
 
 struct ExpertStoreStats {
+  uint64_t pinned_hits = 0;                    // experts a step found in the pinned set
   uint64_t hits = 0;                           // experts a step found in a slot (or on their way)
   uint64_t misses = 0;                         // experts a step had to read
   uint64_t bytes_read = 0, extents_read = 0;   // of successful reads, as widened
@@ -44,7 +52,11 @@ struct ExpertStoreStats {
   uint64_t streamed_steps = 0;  // steps that needed more experts than the pool holds
   uint64_t slots_allocated = 0;
 
-  double hit_rate() const { return hits + misses ? double(hits) / double(hits + misses) : 0.0; }
+  /// Pinned and slot hits over every lookup.
+  double hit_rate() const {
+    const uint64_t all = pinned_hits + hits + misses;
+    return all ? double(pinned_hits + hits) / double(all) : 0.0;
+  }
   /// Of the experts predicted for a step, the fraction the step used.
   double prediction_accuracy() const {
     return predicted ? double(predicted_used) / double(predicted) : 0.0;
@@ -53,6 +65,15 @@ struct ExpertStoreStats {
   double overlap() const {
     return busy_seconds > 0 ? std::max(0.0, 1.0 - wait_seconds / busy_seconds) : 0.0;
   }
+};
+
+/// What pin() loaded.
+struct PinnedSummary {
+  uint64_t experts = 0, bytes = 0;  // bytes in memory
+  uint64_t bytes_read = 0;
+  double seconds = 0;
+  uint64_t locked_bytes = 0;
+  std::string lock_refusal;  // empty unless mlock was asked for and refused
 };
 
 /// Slots per MoE layer: `cache` kept by the LRU plus `prefetch` for reads
@@ -124,6 +145,19 @@ class ExpertStore {
   /// The experts `ids` of `layer`, all at once (they must fit the pool).
   Held acquire(int layer, std::span<const int32_t> ids);
 
+  /// Loads `keys` into the pinned set (their reads submitted at once, with a
+  /// progress bar on a terminal), where they stay for the store's life; with
+  /// `lock`, mlocks them (a refusal is reported in the summary, not thrown).
+  /// Experts already pinned are skipped. Throws like a step when a read
+  /// fails or an expert is not finite; nothing of that layer is pinned then.
+  const PinnedSummary& pin(std::span<const ExpertKey> keys, bool lock);
+  const PinnedSummary& pinned() const { return pinned_summary_; }
+  bool is_pinned(int layer, int32_t id) const;
+  /// MoE rows (true where the layer has routed experts).
+  std::vector<bool> expert_rows() const;
+  /// LRU slots per layer (memory.expert_cache, as sized).
+  int cache_per_layer() const { return sizes_.cache; }
+
   const ExpertStoreStats& stats() const;
   const ExpertPoolSizes& sizes() const { return sizes_; }
   /// Slots in `layer`'s pool, and the bytes of each.
@@ -148,6 +182,9 @@ class ExpertStore {
     std::vector<SlotInfo> slots;
     std::vector<uint8_t> wanted;  // by expert id: the running step still needs it
     std::vector<int32_t> predicted;
+    std::vector<int> pinned_of;  // by expert id: index into pinned, -1 = not pinned
+    std::vector<Expert> pinned;  // views into pinned_memory
+    HugePageBlock pinned_memory;
   };
   class Step;
   /// The running step's lists, kept from step to step so steps allocate
@@ -188,6 +225,9 @@ class ExpertStore {
   /// Reads ahead of `layer` that have landed become ready (failed ones are dropped).
   void reap(Layer& l, int layer);
   void count_read(const ExpertSlotPlan& plan);
+  /// Reads and checks one layer's experts into its pinned memory
+  /// (expert_store_pinning.cpp).
+  void pin_layer(int layer, std::span<const int32_t> ids, uint64_t& done, class ProgressBar& bar);
 
   std::vector<std::vector<ExpertLayout>> layouts_;
   IoChannel& io_;
@@ -200,6 +240,8 @@ class ExpertStore {
   AlignedBlock row_scratch_;
   mutable ExpertStoreStats stats_;
   StepLists step_lists_;
+  PinnedSummary pinned_summary_;
+  LockedMemory locked_;
   std::vector<Layer> layers_;  // last: their in-flight tickets go before the rest
 };
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <glmrt/experts/expert_store.h>
+#include <glmrt/history/routing_observer.h>
 #include <glmrt/kv/kv_cache.h>
 #include <glmrt/model/forward_trace.h>
 #include <glmrt/model/mla_core.h>
@@ -36,6 +37,7 @@ struct LayerContext {
   StepTimes* times = nullptr;               // where the time goes, when set
   LatentScratch* latent_scratch = nullptr;  // absorbed attention's buffers (fresh when null)
   KernelLanes lanes = {};  // one single-threaded kernels object per thread (may be empty)
+  RoutingObserver* routing = nullptr;  // sees every MoE step's choices when set
 };
 
 }  // namespace glmrt

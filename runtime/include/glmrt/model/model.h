@@ -37,6 +37,9 @@ class Model {
   /// Records every layer's DSA selections and routing into `trace` (nullptr
   /// stops recording). The trace must outlive the calls that fill it.
   void set_trace(ForwardTrace* trace) { trace_ = trace; }
+  /// Shows every MoE step's routing to `observer` (nullptr: nobody). It must
+  /// outlive the calls it observes.
+  void set_routing_observer(RoutingObserver* observer) { routing_ = observer; }
   /// Kernels objects, one per thread and each single-threaded, that small
   /// independent products (a query's attention heads, a step's experts) run
   /// on side by side (see kernel_lanes.h); empty: everything on the main
@@ -117,6 +120,7 @@ class Model {
   Rope rope_;
   AttentionFormChoice attention_form_ = AttentionFormChoice::automatic;
   ForwardTrace* trace_ = nullptr;
+  RoutingObserver* routing_ = nullptr;
   Counters counters_;
   StepTimes times_;
   MoeScratch scratch_;            // reused by every MoE block and prediction

@@ -72,6 +72,19 @@ struct Profile {
   std::optional<int> prefetch_slots;
   int max_context = 4096;  // tokens the KV cache is sized for
   int prefill_chunk = 0;   // positions one forward call takes at most (0 = the whole prompt)
+  /// `memory.budget: auto`: a share of MemAvailable (cgroup limits respected)
+  /// measured when the model opens; memory_budget_bytes is then ignored.
+  bool memory_budget_auto = false;
+  /// `memory.expert_cache: auto`: the LRU gets what the budget leaves.
+  bool expert_cache_auto = false;
+  /// `memory.pinned`: bytes of most-used experts kept in RAM for the whole
+  /// run (0 = none); nullopt = auto (a share of the expert memory).
+  std::optional<uint64_t> pinned_bytes;
+  bool mlock_pinned = false;  // `memory.mlock`: lock the pinned set in RAM
+  /// `memory.history`: expert usage remembered across runs (off: nothing is
+  /// read or written); history_folder overrides $XDG_CACHE_HOME/glmrt.
+  bool history = true;
+  std::optional<std::filesystem::path> history_folder;
 
   GenerationDefaults generation;
   ValidateThresholds validate;

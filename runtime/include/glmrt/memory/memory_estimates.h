@@ -1,0 +1,51 @@
+// The sizes the memory plan adds up, each worked out from the profile, the
+// config and the safetensors headers alone (no tensor data is read).
+#pragma once
+
+#include <glmrt/experts/expert_layout.h>
+#include <glmrt/model_files/model_config.h>
+#include <glmrt/model_files/safetensors.h>
+#include <glmrt/profile/profile.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace glmrt {
+
+/// Bytes a [rows, cols] matrix takes stored as `bits` (packed rows, plus one
+/// f32 scale per row for the integer formats).
+uint64_t stored_matrix_bytes(int64_t rows, int64_t cols, WeightPrecision precision);
+
+/// Whether the checkpoint carries the MTP layer the model would load.
+bool checkpoint_has_mtp(const ModelConfig& config, const TensorDirectory& tensors);
+
+/// The resident weights (everything but routed experts) at the profile's
+/// precision, as the loader stores them: matrices at `precision.dense`,
+/// embed_tokens/lm_head at the boundary precision (or as pre-quantized),
+/// norms and biases as f32.
+uint64_t resident_weight_bytes(const Profile& profile, const ModelConfig& config,
+                               const TensorDirectory& tensors);
+
+/// The KV cache of one sequence at max_context (every layer incl. MTP; the
+/// indexer keys of layers with a full indexer).
+uint64_t kv_cache_bytes(const Profile& profile, const ModelConfig& config);
+
+/// One routed expert in memory (converted to the profile's precision, or as
+/// pre-quantized) and as read from the files; the largest over all layers.
+struct ExpertSize {
+  uint64_t in_memory = 0;
+  uint64_t read = 0;
+};
+ExpertSize largest_expert(const std::vector<std::vector<ExpertLayout>>& layouts,
+                          WeightPrecision precision);
+
+/// Positions one forward call handles at most (prefill_chunk, else the whole
+/// context), and the distinct experts a layer's step may need then.
+int64_t positions_per_step(const Profile& profile);
+int64_t experts_per_step(const Profile& profile, const ModelConfig& config);
+
+/// Activations of one forward call and the logits (f32 buffers the model
+/// allocates per call, incl. the attention's expanded K/V over the context).
+uint64_t activation_bytes(const Profile& profile, const ModelConfig& config);
+
+}  // namespace glmrt

@@ -1,0 +1,69 @@
+#include "../model_files/file_io.h"
+
+#include <glmrt/history/model_id.h>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+#include <memory>
+
+namespace glmrt {
+namespace {
+
+uint64_t id_mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/// The 8-byte length and the JSON header of one safetensors file.
+std::string raw_header(const std::filesystem::path& file) {
+  const int fd = model_files::open_read_only(file);
+  std::unique_ptr<int, void (*)(int*)> guard(new int(fd), [](int* p) {
+    model_files::close_fd(*p);
+    delete p;
+  });
+  std::array<std::byte, 8> length_bytes;
+  model_files::pread_exact(fd, 0, length_bytes, file, "the header length");
+  uint64_t length = 0;
+  std::memcpy(&length, length_bytes.data(), 8);  // little-endian hosts only (as the loader)
+  // TensorDirectory validated the header already; its length is sane.
+  std::string header(8 + length, '\0');
+  std::memcpy(header.data(), length_bytes.data(), 8);
+  model_files::pread_exact(fd, 8, std::as_writable_bytes(std::span(header).subspan(8)), file,
+                           "the header");
+  return header;
+}
+
+}  // namespace
+
+void ContentHash::update(std::string_view bytes) {
+  for (char c : bytes) {
+    const auto byte = static_cast<uint8_t>(c);
+    a_ = (a_ ^ byte) * 0x100000001b3ull;
+    b_ = id_mix(b_ + byte + 0x9e3779b97f4a7c15ull);
+  }
+  length_ += bytes.size();
+}
+
+std::string ContentHash::hex() const {
+  return fmt::format("{:016x}{:016x}", id_mix(a_ ^ length_), b_);
+}
+
+std::string model_id(const std::filesystem::path& model_dir, const TensorDirectory& tensors) {
+  ContentHash hash;
+  const std::string config = model_files::read_whole_file(model_dir / "config.json");
+  // Each part is preceded by its length, so moving bytes between parts
+  // changes the id.
+  hash.update(fmt::format("config.json {}\n", config.size()));
+  hash.update(config);
+  for (const auto& file : tensors.files()) {
+    const std::string header = raw_header(file);
+    hash.update(fmt::format("{} {}\n", file.filename().string(), header.size()));
+    hash.update(header);
+  }
+  return hash.hex();
+}
+
+}  // namespace glmrt

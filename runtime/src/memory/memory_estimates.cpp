@@ -1,0 +1,157 @@
+#include <glmrt/memory/memory_estimates.h>
+#include <glmrt/model/model_weights.h>
+#include <glmrt/plugin/weight_format.h>
+#include <glmrt/weights/matrix.h>
+#include <glmrt/weights/row_codec.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace glmrt {
+namespace {
+
+std::optional<WeightBits> stamped_bits(StampedFormat f) {
+  switch (f) {
+    case StampedFormat::int8:
+      return WeightBits::int8;
+    case StampedFormat::int4:
+      return WeightBits::int4;
+    case StampedFormat::int2:
+      return WeightBits::int2;
+    default:
+      return std::nullopt;
+  }
+}
+
+/// Matrices the model keeps in f32 whatever the precision (model_weights.cpp):
+/// the router and the indexer's head weights decide discrete choices.
+bool kept_f32(const std::string& name) {
+  return name.ends_with(".mlp.gate.weight") || name.ends_with(".indexer.weights_proj.weight");
+}
+
+bool is_boundary(const std::string& name) {
+  return name == "model.embed_tokens.weight" || name == "lm_head.weight" ||
+         name.ends_with(".embed_tokens.weight") || name.ends_with(".shared_head.head.weight");
+}
+
+}  // namespace
+
+uint64_t stored_matrix_bytes(int64_t rows, int64_t cols, WeightPrecision precision) {
+  const auto row = plugin::packed_row_bytes(element_type_for(precision), cols);
+  const int64_t scales =
+      precision.quantized() ? 4 * MatrixStorage::scales_per_row_of(cols, precision.group) : 0;
+  return static_cast<uint64_t>(rows) * static_cast<uint64_t>(row + scales);
+}
+
+bool checkpoint_has_mtp(const ModelConfig& config, const TensorDirectory& tensors) {
+  return config.num_nextn_predict_layers > 0 &&
+         tensors.contains(fmt::format("model.layers.{}.eh_proj.weight", config.num_hidden_layers));
+}
+
+uint64_t resident_weight_bytes(const Profile& profile, const ModelConfig& config,
+                               const TensorDirectory& tensors) {
+  const bool mtp = checkpoint_has_mtp(config, tensors);
+  const std::string mtp_prefix = fmt::format("model.layers.{}.", config.num_hidden_layers);
+  const WeightPrecision io_bits = boundary_bits(profile.dense_bits);
+  uint64_t total = 0;
+  for (const TensorInfo& t : tensors.tensors()) {
+    const std::string& name = t.name;
+    if (name.find(".mlp.experts.") != std::string::npos) continue;  // routed: streamed
+    if (name.ends_with(".qs") || name.ends_with(".gqs")) continue;  // counted with their matrix
+    if (!mtp && name.starts_with(mtp_prefix)) continue;
+    if (name == "lm_head.weight" && config.tie_word_embeddings) continue;
+    if (t.shape.size() != 2) {
+      total += static_cast<uint64_t>(t.numel()) * 4;  // norms, biases: f32
+      continue;
+    }
+    const int64_t rows = t.shape[0];
+    int64_t cols = t.shape[1];
+    const bool boundary = is_boundary(name);
+    WeightPrecision target = boundary         ? io_bits
+                             : kept_f32(name) ? WeightPrecision(WeightBits::f32)
+                                              : profile.dense_bits;
+    const auto file_bits = stamped_bits(t.stamp);
+    if (file_bits && (tensors.contains(name + ".qs") || tensors.contains(name + ".gqs"))) {
+      cols = cols * 8 / static_cast<int>(*file_bits);  // packed bytes -> values
+      const WeightPrecision stored(*file_bits, t.stamp_group);
+      // Kept as stored when at the dense precision (boundary tensors included).
+      if (stored == profile.dense_bits) target = stored;
+    }
+    total += stored_matrix_bytes(rows, cols, target);
+  }
+  // The tied lm_head is a second matrix of embed_tokens' size.
+  if (config.tie_word_embeddings)
+    total += stored_matrix_bytes(config.vocab_size, config.hidden_size, io_bits);
+  return total;
+}
+
+uint64_t kv_cache_bytes(const Profile& profile, const ModelConfig& config) {
+  const uint64_t element = profile.kv_cache == CacheType::f32 ? 4 : 2;
+  const int layers = config.num_hidden_layers + 1;  // Model::make_cache: main + MTP row
+  uint64_t per_token = 0;
+  for (int i = 0; i < layers; ++i) {
+    per_token += static_cast<uint64_t>(config.kv_lora_rank + config.qk_rope_head_dim);
+    if (config.indexer_kind(i) == IndexerKind::full)
+      per_token += static_cast<uint64_t>(config.index_head_dim);
+  }
+  return per_token * element * static_cast<uint64_t>(profile.max_context);
+}
+
+ExpertSize largest_expert(const std::vector<std::vector<ExpertLayout>>& layouts,
+                          WeightPrecision bits) {
+  ExpertSize size;
+  for (const auto& layer : layouts)
+    for (const ExpertLayout& e : layer) {
+      uint64_t in_memory = 0;
+      for (const ExpertTensorPlace& t : e.tensors) {
+        if (t.packed_type >= 0)
+          in_memory +=
+              static_cast<uint64_t>(t.rows) *
+              static_cast<uint64_t>(
+                  plugin::packed_row_bytes(static_cast<uint32_t>(t.packed_type), t.cols) +
+                  4 * MatrixStorage::scales_per_row_of(t.cols, t.group_size));
+        else
+          in_memory += stored_matrix_bytes(t.rows, t.cols, bits);
+      }
+      size.in_memory = std::max(size.in_memory, in_memory);
+      size.read = std::max(size.read, e.bytes);
+    }
+  return size;
+}
+
+int64_t positions_per_step(const Profile& profile) {
+  return profile.prefill_chunk > 0 ? std::min(profile.prefill_chunk, profile.max_context)
+                                   : profile.max_context;
+}
+
+int64_t experts_per_step(const Profile& profile, const ModelConfig& config) {
+  return std::min<int64_t>(config.n_routed_experts,
+                           positions_per_step(profile) * config.num_experts_per_tok);
+}
+
+uint64_t activation_bytes(const Profile& profile, const ModelConfig& config) {
+  const uint64_t S = static_cast<uint64_t>(positions_per_step(profile));
+  const uint64_t D = config.hidden_size, H = config.num_attention_heads;
+  const uint64_t widest_mlp =
+      std::max<uint64_t>(config.intermediate_size, uint64_t(config.moe_intermediate_size) *
+                                                       std::max(config.n_shared_experts, 1));
+  // Per position: hidden, normed and delta rows, q and the attention output
+  // per head, the latent row, the indexer's queries, the router logits, the
+  // MLP's gate and up rows, and the MoE block's per-expert rows.
+  const uint64_t per_position = 4 * D + H * (config.qk_head_dim() + config.v_head_dim) +
+                                config.q_lora_rank + config.kv_lora_rank + config.qk_rope_head_dim +
+                                uint64_t(config.index_n_heads) * config.index_head_dim +
+                                config.n_routed_experts + 2 * widest_mlp +
+                                uint64_t(config.num_experts_per_tok) * D;
+  // The attention's keys and values expanded from the latent cache, over the
+  // whole context, and each query's scores.
+  const uint64_t context = static_cast<uint64_t>(profile.max_context);
+  const uint64_t expanded = context * H * (config.qk_nope_head_dim + config.v_head_dim) + context;
+  // Logits of the positions a step scores (1 + drafts), and the sampler's copy.
+  const uint64_t logits =
+      2 * uint64_t(config.vocab_size) * (1 + (profile.draft ? profile.max_draft_tokens : 0));
+  return 4 * (S * per_position + expanded + logits);
+}
+
+}  // namespace glmrt

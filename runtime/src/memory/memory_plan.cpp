@@ -1,0 +1,198 @@
+#include <glmrt/base/error.h>
+#include <glmrt/experts/expert_layout.h>
+#include <glmrt/experts/widened_read.h>
+#include <glmrt/memory/memory_estimates.h>
+#include <glmrt/memory/memory_plan.h>
+#include <glmrt/profile/byte_size.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace glmrt {
+namespace {
+
+std::string budget_origin(const Profile& profile, const AvailableMemory& available,
+                          uint64_t budget) {
+  if (!profile.memory_budget_auto) return budget ? "memory.budget" : "no memory.budget: unlimited";
+  std::string origin =
+      fmt::format("auto: {:.0f}% of {} available now (MemAvailable {}", 100 * kAutoBudgetShare,
+                  format_byte_size(available.usable()), format_byte_size(available.mem_available));
+  if (available.cgroup_room)
+    origin += fmt::format("; cgroup room {} from {}", format_byte_size(*available.cgroup_room),
+                          available.cgroup_source);
+  return origin + ")";
+}
+
+}  // namespace
+
+uint64_t MemoryPlan::minimum() const {
+  uint64_t sum = 0;
+  for (const MemoryPart& p : parts)
+    if (p.needed) sum += p.bytes;
+  return sum;
+}
+
+uint64_t MemoryPlan::total() const {
+  uint64_t sum = 0;
+  for (const MemoryPart& p : parts) sum += p.bytes;
+  return sum;
+}
+
+const MemoryPart* MemoryPlan::part(std::string_view name) const {
+  for (const MemoryPart& p : parts)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+std::string MemoryPlan::table() const {
+  std::string text;
+  for (const MemoryPart& p : parts)
+    text += fmt::format("    {:<28} {:>12}  {}{}\n", p.name, format_byte_size(p.bytes), p.detail,
+                        p.needed ? "" : " [sized from what is left]");
+  text += fmt::format("    {:<28} {:>12}\n", "total", format_byte_size(total()));
+  text +=
+      fmt::format("    {:<28} {:>12}  (every part above not marked `sized from what is left`)\n",
+                  "minimum", format_byte_size(minimum()));
+  text += fmt::format("    {:<28} {:>12}  {}\n", "budget",
+                      budget ? format_byte_size(budget) : std::string("unlimited"), budget_origin);
+  return text;
+}
+
+MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
+                       const TensorDirectory& tensors, const MemoryPlanInputs& inputs) {
+  MemoryPlan plan;
+  plan.budget = profile.memory_budget_auto
+                    ? static_cast<uint64_t>(kAutoBudgetShare * double(inputs.available.usable()))
+                    : profile.memory_budget_bytes;
+  plan.budget_origin = budget_origin(profile, inputs.available, plan.budget);
+  if (profile.memory_budget_auto && inputs.available.usable() == 0)
+    fail(
+        "{}: memory.budget is auto but the memory available could not be read (/proc/meminfo, "
+        "cgroup limits): give a size",
+        profile.file.string());
+
+  const bool mtp = checkpoint_has_mtp(config, tensors);
+  const int store_layers = config.num_hidden_layers + (mtp ? 1 : 0);
+  const auto layouts = plan_expert_layouts(config, tensors, store_layers);
+  for (const auto& layer : layouts)
+    if (!layer.empty()) ++plan.moe_layers;
+  const ExpertSize expert = largest_expert(layouts, profile.expert_bits);
+  // One slot: what the expert store plans for this io plugin when the caller
+  // knows it, else the expert as the kernels use it, page-aligned, with room
+  // for reads widened to a 4 KiB alignment.
+  plan.expert_bytes = inputs.slot_bytes
+                          ? align_up(*inputs.slot_bytes, 4096)
+                          : align_up(std::max(expert.in_memory, expert.read) + 4096, 4096);
+  plan.expert_read_bytes = expert.read;
+
+  using namespace memory_part;
+  plan.parts.push_back({std::string(overhead), inputs.process_overhead,
+                        "resident memory of this process before loading (measured)"});
+  plan.parts.push_back({std::string(dense), resident_weight_bytes(profile, config, tensors),
+                        "from the safetensors headers at the profile's precision"});
+  plan.parts.push_back({std::string(kv), kv_cache_bytes(profile, config),
+                        fmt::format("{} tokens x {} layers incl. MTP", profile.max_context,
+                                    config.num_hidden_layers + 1)});
+  // The expert store's pools: each MoE layer has cache + prefetch slots of
+  // one expert (at least one), reads land straight in them when the file is
+  // in the kernels' layout (widened to the io alignment), else in one staging
+  // buffer and are converted into the slot. A step streams through its pool.
+  const int prefetch = profile.prefetch_slots.value_or(config.num_experts_per_tok);
+  const uint64_t staging = expert.in_memory == expert.read ? 0 : align_up(expert.read, 4096);
+  // A pool holds at least one slot: with no prefetch and no fixed cache, that one.
+  const bool fixed_cache = !profile.expert_cache_auto && profile.expert_cache_per_layer > 0;
+  const int io_per_layer = prefetch > 0 ? prefetch : fixed_cache ? 0 : 1;
+  const uint64_t io_slots = uint64_t(plan.moe_layers) * uint64_t(io_per_layer);
+  plan.parts.push_back(
+      {std::string(io), io_slots * plan.expert_bytes + staging,
+       fmt::format("memory.prefetch {} slots x {} MoE layers x {} per slot{}", io_per_layer,
+                   plan.moe_layers, format_byte_size(plan.expert_bytes),
+                   staging ? fmt::format(" + {} staging for conversion", format_byte_size(staging))
+                           : std::string())});
+  const uint64_t widest = uint64_t(std::max(config.hidden_size, config.moe_intermediate_size));
+  const uint64_t threads = profile.threads > 0 ? uint64_t(profile.threads) : 64;
+  const uint64_t step_rows = uint64_t(positions_per_step(profile)) *
+                             uint64_t(config.num_experts_per_tok) * uint64_t(config.hidden_size);
+  plan.parts.push_back(
+      {std::string(working), 4 * (step_rows + (staging ? threads * widest : 0)),
+       fmt::format("the MoE block's output rows of one call ({} positions x {} experts x {} "
+                   "floats){}",
+                   positions_per_step(profile), config.num_experts_per_tok, config.hidden_size,
+                   staging ? " and the conversion's row scratch" : "")});
+  plan.parts.push_back({std::string(activations), activation_bytes(profile, config),
+                        fmt::format("buffers of one forward call of {} positions, expanded K/V "
+                                    "over the context, logits",
+                                    positions_per_step(profile))});
+
+  // Expert memory: fixed sizes are needed; `auto` ones share what is left.
+  plan.cache_auto = profile.expert_cache_auto;
+  plan.pinned_auto = !profile.pinned_bytes.has_value();
+  const uint64_t one_slot_everywhere = uint64_t(plan.moe_layers) * plan.expert_bytes;
+  uint64_t lru = 0, pinned = profile.pinned_bytes.value_or(0);
+  if (!plan.cache_auto) {
+    plan.cache_per_layer = profile.expert_cache_per_layer;
+    lru = uint64_t(plan.cache_per_layer) * one_slot_everywhere;
+  }
+  const uint64_t fixed =
+      plan.minimum() + (plan.cache_auto ? 0 : lru) + (plan.pinned_auto ? 0 : pinned);
+  const uint64_t left = plan.budget > fixed ? plan.budget - fixed : 0;
+  const double share = kAutoPinnedShare;
+  if (plan.cache_auto && plan.budget == 0) {
+    plan.cache_per_layer = 16;  // no budget to size it from: the default
+    lru = uint64_t(plan.cache_per_layer) * one_slot_everywhere;
+  }
+  if (plan.pinned_auto) {
+    if (plan.budget == 0) {
+      // No budget means no limit beyond the machine, but pinning all of it
+      // would make every start read gigabytes: as much again as the LRU,
+      // within what `memory.budget: auto` would leave.
+      const auto machine =
+          static_cast<uint64_t>(kAutoBudgetShare * double(inputs.available.usable()));
+      const uint64_t room = machine > fixed + lru ? machine - fixed - lru : 0;
+      pinned = std::min(room, lru);
+    } else if (plan.cache_auto)
+      pinned = static_cast<uint64_t>(double(left) * share);
+    else
+      pinned = std::min(left, static_cast<uint64_t>(double(lru) * share / (1 - share)));
+  }
+  if (plan.pinned_auto && inputs.pinnable_experts)  // nothing to pin beyond the history
+    pinned = std::min(pinned, *inputs.pinnable_experts * plan.expert_bytes);
+  if (plan.cache_auto && plan.budget != 0) {
+    // What the history cannot fill goes to the LRU.
+    const uint64_t for_lru = left > pinned ? left - pinned : 0;
+    plan.cache_per_layer =
+        one_slot_everywhere ? static_cast<int>(std::min<uint64_t>(
+                                  for_lru / one_slot_everywhere, uint64_t(config.n_routed_experts)))
+                            : 0;
+    lru = uint64_t(plan.cache_per_layer) * one_slot_everywhere;
+  }
+  plan.pinned_bytes = pinned;
+  plan.parts.push_back(
+      {std::string(memory_part::pinned), pinned,
+       fmt::format(
+           "memory.pinned {}: up to {} experts of {}",
+           plan.pinned_auto ? fmt::format("auto ({:.0f}% of the expert memory)", 100 * share)
+                            : format_byte_size(pinned),
+           plan.expert_bytes ? pinned / plan.expert_bytes : 0, format_byte_size(plan.expert_bytes)),
+       !plan.pinned_auto});
+  plan.parts.push_back(
+      {std::string(memory_part::lru), lru,
+       fmt::format("memory.expert_cache {}: {} experts x {} MoE layers",
+                   plan.cache_auto ? "auto" : "fixed", plan.cache_per_layer, plan.moe_layers),
+       !plan.cache_auto});
+
+  if (plan.budget && plan.minimum() > plan.budget)
+    fail(
+        "{}: memory budget {} is below the minimum this model needs under this profile: {} "
+        "needed, {} given ({} short). Nothing was loaded. Where it goes:\n{}"
+        "Raise memory.budget, or lower max_context, prefill_chunk, the precision or fixed "
+        "expert_cache/pinned sizes.",
+        profile.file.empty() ? std::string("the profile") : profile.file.string(),
+        format_byte_size(plan.budget), format_byte_size(plan.minimum()),
+        format_byte_size(plan.budget), format_byte_size(plan.minimum() - plan.budget),
+        plan.table());
+  return plan;
+}
+
+}  // namespace glmrt

@@ -1,0 +1,172 @@
+// `glmrt stats`, `glmrt run --record-routing` and `glmrt profile check
+// --model` as a user runs them, each test with a cache folder of its own.
+#include "glmrt_process.h"
+#include "history_temp_dir.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string_view>
+
+namespace glmrt {
+namespace {
+
+using history_test::HistoryTempDir;
+using test::run_glmrt;
+using ::testing::HasSubstr;
+
+/// Points XDG_CACHE_HOME (inherited by glmrt) at a fresh folder.
+class StatsCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* old = std::getenv("XDG_CACHE_HOME");
+    saved_ = old ? std::optional<std::string>(old) : std::nullopt;
+    ::setenv("XDG_CACHE_HOME", dir_.path().c_str(), 1);
+  }
+  void TearDown() override {
+    if (saved_)
+      ::setenv("XDG_CACHE_HOME", saved_->c_str(), 1);
+    else
+      ::unsetenv("XDG_CACHE_HOME");
+  }
+  test::ProcessResult run_tiny(const std::string& ids, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{"run",
+                                  "--profile",
+                                  test::reference_profile(),
+                                  "--model",
+                                  test::tiny_model(),
+                                  "--prompt-ids",
+                                  ids,
+                                  "-n",
+                                  "6",
+                                  "--ignore-eos"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_glmrt(args);
+  }
+  HistoryTempDir dir_;
+  std::optional<std::string> saved_;
+};
+
+/// The selections column of `layer`'s summary row (-1 when absent). Parsed
+/// by hand: GCC 12's std::regex trips -Werror in the sanitizer build.
+long selections_of(const std::string& out, const std::string& layer) {
+  std::istringstream lines(out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string first;
+    long selections = -1;
+    if (fields >> first && first == layer && fields >> selections) return selections;
+  }
+  return -1;
+}
+
+/// The number before " pinned hits" on the `expert lookups:` line, or -1.
+long pinned_hits_of(const std::string& err) {
+  constexpr std::string_view kLookups = "expert lookups: ";
+  const size_t at = err.find(kLookups);
+  if (at == std::string::npos) return -1;
+  std::istringstream fields(err.substr(at + kLookups.size()));
+  long hits = -1;
+  std::string word;
+  return fields >> hits >> word && word == "pinned" ? hits : -1;
+}
+
+TEST_F(StatsCommand, RunBuildsAHistoryWithEveryMoeLayer) {
+  const auto before = run_glmrt({"stats", "--model", test::tiny_model()});
+  ASSERT_EQ(before.exit_status, 0) << before.err;
+  EXPECT_THAT(before.out, HasSubstr("no selections recorded yet"));
+  const auto run = run_tiny("1,2,3,4");
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  const auto stats = run_glmrt({"stats", "--model", test::tiny_model()});
+  ASSERT_EQ(stats.exit_status, 0) << stats.err;
+  EXPECT_THAT(stats.out, HasSubstr(dir_.path().string()));
+  // glm_tiny: layer 0 dense, 1-3 MoE. 4 prompt + 5 decoded positions, top-4.
+  for (const char* layer : {"1", "2", "3"})
+    EXPECT_EQ(selections_of(stats.out, layer), 36) << stats.out;
+  EXPECT_THAT(stats.out, HasSubstr("heatmap: "));
+  // Two more runs: counts add up.
+  ASSERT_EQ(run_tiny("5,6").exit_status, 0);
+  const auto more = run_glmrt({"stats", "--model", test::tiny_model()});
+  EXPECT_EQ(selections_of(more.out, "2"), 36 + 7 * 4) << more.out;
+  // Export, reset, import back.
+  const auto stats_file = dir_.path() / "seed.stats";
+  ASSERT_EQ(run_glmrt({"stats", "--model", test::tiny_model(), "--export", stats_file.string()})
+                .exit_status,
+            0);
+  ASSERT_EQ(run_glmrt({"stats", "--model", test::tiny_model(), "--reset"}).exit_status, 0);
+  EXPECT_THAT(run_glmrt({"stats", "--model", test::tiny_model()}).out,
+              HasSubstr("no selections recorded yet"));
+  const auto imported =
+      run_glmrt({"stats", "--model", test::tiny_model(), "--import", stats_file.string()});
+  ASSERT_EQ(imported.exit_status, 0) << imported.err;
+  EXPECT_EQ(selections_of(imported.out, "2"), 36 + 7 * 4) << imported.out;
+}
+
+TEST_F(StatsCommand, HistoryOffWritesNothing) {
+  const auto profile = dir_.path() / "off.yaml";
+  std::ofstream(profile) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
+                            "memory: {history: off}\n";
+  const auto run = run_glmrt({"run", "--profile", profile.string(), "--model", test::tiny_model(),
+                              "--prompt-ids", "1,2", "-n", "2"});
+  ASSERT_EQ(run.exit_status, 0) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "glmrt"));
+}
+
+TEST_F(StatsCommand, RecordedTracesReplayThroughThePolicies) {
+  const auto learn = dir_.path() / "learn.trace", test_trace = dir_.path() / "test.trace";
+  ASSERT_EQ(run_tiny("1,2,3,4", {"--record-routing", learn.string()}).exit_status, 0);
+  ASSERT_EQ(run_tiny("9,8,7", {"--record-routing", test_trace.string()}).exit_status, 0);
+  const auto plot = dir_.path() / "curve.svg";
+  const auto r = run_glmrt({"stats", "--replay", test_trace.string(), "--learn", learn.string(),
+                            "--sizes", "1,2,4,8", "--plot", plot.string()});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("LRU"));
+  EXPECT_THAT(r.out, HasSubstr("Belady"));
+  EXPECT_THAT(r.out, HasSubstr("pinned 75% + LRU"));
+  EXPECT_TRUE(std::filesystem::file_size(plot) > 200);
+}
+
+TEST_F(StatsCommand, ProfileCheckPrintsTheMemoryPlan) {
+  const auto ok =
+      run_glmrt({"profile", "check", test::reference_profile(), "--model", test::tiny_model()});
+  ASSERT_EQ(ok.exit_status, 0) << ok.err;
+  for (const char* part : {"process overhead", "resident dense weights", "KV cache at max_context",
+                           "I/O slots and prefetch", "activations and logits", "pinned experts",
+                           "expert LRU cache", "minimum"})
+    EXPECT_THAT(ok.out, HasSubstr(part));
+  const auto profile = dir_.path() / "small.yaml";
+  std::ofstream(profile) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
+                            "memory: {budget: 2MiB}\n";
+  const auto small =
+      run_glmrt({"profile", "check", profile.string(), "--model", test::tiny_model()});
+  EXPECT_EQ(small.exit_status, 1);
+  EXPECT_THAT(small.err, HasSubstr("below the minimum"));
+  EXPECT_THAT(small.err, HasSubstr("2 MiB given"));
+}
+
+}  // namespace
+}  // namespace glmrt
+
+namespace glmrt {
+namespace {
+
+TEST_F(StatsCommand, ValidatePassesWithPinningActive) {
+  // A history first, so there is something to pin.
+  ASSERT_EQ(run_tiny("1,2,3,4,5,6,7,8").exit_status, 0);
+  const auto profile = dir_.path() / "pinned.yaml";
+  std::ofstream(profile) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
+                            "memory: {expert_cache: 2, pinned: 256KiB}\n";
+  const auto v = run_glmrt({"validate", "--profile", profile.string(), "--model",
+                            test::tiny_model(), "--ref", test::tiny_model() + "/ref.json"});
+  EXPECT_EQ(v.exit_status, 0) << v.out << v.err;
+  // 256 KiB holds 10 f32 experts of 24 KiB; they served lookups.
+  EXPECT_THAT(v.err, HasSubstr("pinned set: 10 experts"));
+  EXPECT_GT(pinned_hits_of(v.err), 0) << v.err;
+}
+
+}  // namespace
+}  // namespace glmrt
