@@ -31,13 +31,15 @@ void print_generation_report(std::FILE* out, const SessionStats& s, Engine& engi
   const ExpertStore& store = engine.experts();
   const auto& e = store.stats();
   // The first line's form is relied on by scripts: new figures go on lines of their own.
+  // The hit rate counts pinned and LRU hits (the lookups line splits them).
   fmt::print(out,
              "prefill: {} tokens ({} reused from the cache) in {:.3f} s ({:.2f} tokens/s); "
              "decode: {} tokens in {:.3f} s ({:.2f} tokens/s)\n"
              "expert cache: hit rate {:.1f}% ({} hits, {} misses, {:.1f} MiB read)\n",
              s.prefilled_tokens, s.reused_tokens, s.prefill_seconds,
              per_second(s.prefilled_tokens, s.prefill_seconds), s.decoded_tokens, s.decode_seconds,
-             per_second(s.decoded_tokens, s.decode_seconds), 100.0 * e.hit_rate(), e.hits, e.misses,
+             per_second(s.decoded_tokens, s.decode_seconds), 100.0 * e.hit_rate(),
+             e.pinned_hits + e.hits, e.misses,
              e.bytes_read / kMiB);
   fmt::print(out,
              "expert reads: {} reads ({} plugin {}, ABI {}), disk busy {:.3f} s ({:.2f} GB/s), "
