@@ -3,11 +3,14 @@
 // identical to an uninterrupted one; OUT is never there before it is whole;
 // an existing OUT is kept without --force; verify accepts the result and
 // rejects a truncated or altered shard; glm-demo converted to per-group
-// formats runs within its quality bounds.
+// formats runs within its quality bounds, and in the seed program's per-row
+// form (int8 kv_b_proj included) streams through io-odirect within the
+// streaming issue's bounds.
 #include <glmrt/base/error.h>
 #include <glmrt/convert/container_verify.h>
 #include <glmrt/convert/convert.h>
 #include <glmrt/engine/engine.h>
+#include <glmrt/model_files/safetensors.h>
 #include <glmrt/validate/oracle.h>
 
 #include <gtest/gtest.h>
@@ -187,6 +190,45 @@ TEST(ConvertContainer, DemoModelPerGroupContainerRunsWithinItsBounds) {
   const ValidationReport report =
       validate(*engine, load_oracle(kDemo / "ref.json"), th, ValidateOptions{});
   for (const auto& c : report.cases) EXPECT_TRUE(c.pass) << c.name << " KL " << c.mean_kl;
+}
+
+// The seed program's container form (U8 + per-row `.qs`: int4 experts, int8
+// dense, kv_b_proj int8 as the seed stores it) of the trained demo model,
+// streamed as configs/nvme.yaml streams (io-odirect, read-ahead slots): every
+// reference case within mean KL 0.05 and top-1 >= 0.85, the MTP rows included.
+TEST(ConvertContainer, DemoModelInTheSeedFormStreamsWithinItsBounds) {
+  test::ConvertScratch dir("demo-seed-form");
+  ConvertOptions o = defaults(kDemo, dir / "out");
+  o.experts = WeightBits::int4;
+  o.dense = WeightBits::int8;
+  o.kv_b = WeightBits::int8;
+  convert_checkpoint(o);
+  {
+    const TensorDirectory files = TensorDirectory::open(dir / "out");
+    ASSERT_TRUE(files.contains("model.layers.0.self_attn.kv_b_proj.weight.qs"));
+    ASSERT_TRUE(files.contains("model.layers.1.mlp.experts.0.up_proj.weight.qs"));
+    EXPECT_FALSE(files.contains("model.layers.1.mlp.experts.0.up_proj.weight.gqs"));
+  }
+  Profile p = reference_profile();
+  p.kernels = PluginChoice{"auto", {}, {}};
+  p.io = PluginChoice{"io-odirect", {}, {}};
+  p.dense_bits = WeightBits::int8;
+  p.expert_bits = WeightBits::int4;
+  p.expert_cache_per_layer = 2;
+  p.prefetch_slots = 2;
+  p.pinned_bytes = 0;  // every expert through the slots
+  p.history = false;
+  ValidateThresholds th;
+  th.min_top1 = 0.85;
+  th.max_kl = 0.05;
+  th.max_dlogit = 10;
+  th.greedy_identical = false;
+  auto engine = Engine::open(p, dir / "out");
+  const ValidationReport report =
+      validate(*engine, load_oracle(kDemo / "ref.json"), th, ValidateOptions{});
+  ASSERT_FALSE(report.cases.empty());
+  for (const auto& c : report.cases) EXPECT_TRUE(c.pass) << c.name << " KL " << c.mean_kl;
+  EXPECT_GT(engine->experts().stats().misses, 0u);  // the experts streamed
 }
 
 }  // namespace

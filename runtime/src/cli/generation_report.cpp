@@ -39,8 +39,7 @@ void print_generation_report(std::FILE* out, const SessionStats& s, Engine& engi
              s.prefilled_tokens, s.reused_tokens, s.prefill_seconds,
              per_second(s.prefilled_tokens, s.prefill_seconds), s.decoded_tokens, s.decode_seconds,
              per_second(s.decoded_tokens, s.decode_seconds), 100.0 * e.hit_rate(),
-             e.pinned_hits + e.hits, e.misses,
-             e.bytes_read / kMiB);
+             e.pinned_hits + e.hits, e.misses, e.bytes_read / kMiB);
   fmt::print(out,
              "expert reads: {} reads ({} plugin {}, ABI {}), disk busy {:.3f} s ({:.2f} GB/s), "
              "steps waited {:.3f} s on reads, overlap {:.0f}%\n",

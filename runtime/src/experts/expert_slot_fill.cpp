@@ -41,14 +41,14 @@ void convert_float_matrix(const ExpertTensorPlace& t, const SlotMatrix& m,
                           const ExpertSite& site) {
   const size_t row_source = static_cast<size_t>(m.cols) * dtype_size(t.values->dtype);
   std::atomic<int64_t> first_bad{std::numeric_limits<int64_t>::max()};
-  const MatrixStorage dst{m.type,
-                          m.rows,
-                          m.cols,
-                          m.row_bytes,
-                          slot + m.data,
-                          plugin::is_quantized(m.type) ? reinterpret_cast<float*>(slot + m.scales)
-                                                       : nullptr,
-                          m.group_size};
+  const MatrixStorage dst{
+      m.type,
+      m.rows,
+      m.cols,
+      m.row_bytes,
+      slot + m.data,
+      plugin::is_quantized(m.type) ? reinterpret_cast<float*>(slot + m.scales) : nullptr,
+      m.group_size};
   const int team = std::max(1, threads);
 #pragma omp parallel num_threads(team)
   {

@@ -107,10 +107,10 @@ ExpertSlotPlan plan_expert_slot(const ExpertLayout& layout, const IoChannel& cha
     slot_end = m.data + static_cast<uint64_t>(m.row_bytes * m.rows);
     if (plugin::is_quantized(m.type)) {
       m.scales = align_up(slot_end, kMatrixAlignment);
-      slot_end = m.scales + static_cast<uint64_t>(m.rows) *
-                                static_cast<uint64_t>(MatrixStorage::scales_per_row_of(
-                                    m.cols, m.group_size)) *
-                                sizeof(float);
+      slot_end = m.scales +
+                 static_cast<uint64_t>(m.rows) *
+                     static_cast<uint64_t>(MatrixStorage::scales_per_row_of(m.cols, m.group_size)) *
+                     sizeof(float);
     }
   }
   plan.slot_bytes = align_up(std::max<uint64_t>(slot_end, 1), kMatrixAlignment);

@@ -106,11 +106,10 @@ ExpertSize largest_expert(const std::vector<std::vector<ExpertLayout>>& layouts,
       uint64_t in_memory = 0;
       for (const ExpertTensorPlace& t : e.tensors) {
         if (t.packed_type >= 0)
-          in_memory +=
-              static_cast<uint64_t>(t.rows) *
-              static_cast<uint64_t>(
-                  plugin::packed_row_bytes(static_cast<uint32_t>(t.packed_type), t.cols) +
-                  4 * MatrixStorage::scales_per_row_of(t.cols, t.group_size));
+          in_memory += static_cast<uint64_t>(t.rows) *
+                       static_cast<uint64_t>(
+                           plugin::packed_row_bytes(static_cast<uint32_t>(t.packed_type), t.cols) +
+                           4 * MatrixStorage::scales_per_row_of(t.cols, t.group_size));
         else
           in_memory += stored_matrix_bytes(t.rows, t.cols, bits);
       }
