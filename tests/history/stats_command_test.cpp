@@ -148,6 +148,20 @@ TEST_F(StatsCommand, ProfileCheckPrintsTheMemoryPlan) {
   EXPECT_THAT(small.err, HasSubstr("2 MiB given"));
 }
 
+TEST_F(StatsCommand, ProfileCheckSaysWhichMemoryPartsAreAuto) {
+  const auto profile = dir_.path() / "auto.yaml";
+  std::ofstream(profile) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
+                            "memory: {budget: auto, expert_cache: auto, pinned: 0}\n";
+  const auto r = run_glmrt({"profile", "check", profile.string()});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("budget auto, expert_cache auto, pinned off"));
+  std::ofstream(profile) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
+                            "memory: {budget: 1GiB, expert_cache: 3, pinned: 2MiB}\n";
+  const auto fixed = run_glmrt({"profile", "check", profile.string()});
+  ASSERT_EQ(fixed.exit_status, 0) << fixed.err;
+  EXPECT_THAT(fixed.out, HasSubstr("budget 1 GiB, expert_cache 3 per layer, pinned 2 MiB"));
+}
+
 }  // namespace
 }  // namespace glmrt
 

@@ -280,13 +280,13 @@ TEST_F(ProfileTest, ShippedConfigsLoad) {
   EXPECT_EQ(nvme.expert_bits, WeightBits::int4);
   EXPECT_EQ(nvme.kv_cache, CacheType::bf16);
   EXPECT_EQ(nvme.io.name, "io-odirect");
-  // Sized for GLM-5 under its 20 GiB budget (the arithmetic is in the file):
-  // 76 MoE layers x (cache + prefetch) slots x 18.9 MB beside ~9 GB resident.
+  // Sized from the machine: the budget and the expert caches are derived by
+  // the memory plan (tests/memory), read-ahead on.
+  EXPECT_TRUE(nvme.memory_budget_auto);
+  EXPECT_TRUE(nvme.expert_cache_auto);
+  EXPECT_FALSE(nvme.pinned_bytes);  // auto
   ASSERT_TRUE(nvme.prefetch_slots);
   EXPECT_GT(*nvme.prefetch_slots, 0);
-  const double slots_gb =
-      76.0 * (nvme.expert_cache_per_layer + *nvme.prefetch_slots) * 18.915328e6 / 1e9;
-  EXPECT_LE(slots_gb + 9.0 + 0.5, nvme.memory_budget_bytes / 1e9);
   ASSERT_TRUE(nvme.draft);
   EXPECT_EQ(nvme.draft->name, "draft-mtp");
   EXPECT_TRUE(nvme.draft_adaptive);

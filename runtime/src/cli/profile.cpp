@@ -65,13 +65,22 @@ int check(const std::string& file, const std::string& model_dir) {
                                profile.max_draft_tokens)
                  : std::string("none"));
   fmt::print("  precision: dense {}, experts {}, kv_cache {}\n", precision_name(profile.dense_bits),
-             precision_name(profile.expert_bits), profile.kv_cache == CacheType::f32 ? "f32" : "bf16");
+             precision_name(profile.expert_bits),
+             profile.kv_cache == CacheType::f32 ? "f32" : "bf16");
+  const std::string budget = profile.memory_budget_auto ? std::string("auto")
+                             : profile.memory_budget_bytes
+                                 ? format_byte_size(profile.memory_budget_bytes)
+                                 : std::string("unlimited");
+  const std::string pinned = !profile.pinned_bytes   ? std::string("auto")
+                             : *profile.pinned_bytes ? format_byte_size(*profile.pinned_bytes)
+                                                     : std::string("off");
   fmt::print(
-      "  memory:    budget {}, expert_cache {} per layer, prefetch {}, max_context {}, prefill "
+      "  memory:    budget {}, expert_cache {}, pinned {}, prefetch {}, max_context {}, prefill "
       "{}\n",
-      profile.memory_budget_bytes ? format_byte_size(profile.memory_budget_bytes)
-                                  : std::string("unlimited"),
-      profile.expert_cache_per_layer,
+      budget,
+      profile.expert_cache_auto ? std::string("auto")
+                                : fmt::format("{} per layer", profile.expert_cache_per_layer),
+      pinned,
       profile.prefetch_slots ? fmt::format("{} per layer", *profile.prefetch_slots)
                              : std::string("auto (the model's experts per token) per layer"),
       profile.max_context,
