@@ -1,46 +1,20 @@
 #include "fault_io.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <unistd.h>
+#include "pread_upto.h"
 
-#include <algorithm>
+#include <errno.h>
+
 #include <chrono>
 #include <cstring>
 #include <exception>
 #include <thread>
-#include <utility>
 
 namespace glmrt::fault_io {
 namespace {
 
-// pread may return less than asked for above ~2 GiB on Linux; ask for less.
-constexpr uint64_t kMaxSingleRead = 1ull << 30;
-
 std::string where(const OpenFile& file, const glmrt_extent& extent) {
   return file.path() + " at offset " + std::to_string(extent.offset) + " (" +
          std::to_string(extent.length) + " bytes)";
-}
-
-/// Reads up to `length` bytes at `offset`, stopping at the end of the file;
-/// returns the error text (empty on success) and sets `done`.
-std::string pread_upto(const OpenFile& file, uint64_t offset, uint64_t length,
-                       std::byte* destination, uint64_t& done) {
-  done = 0;
-  while (done < length) {
-    const size_t want = static_cast<size_t>(std::min(length - done, kMaxSingleRead));
-    const ssize_t got =
-        ::pread(file.fd(), destination + done, want, static_cast<off_t>(offset + done));
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      const int error = errno;
-      return "fault-io: reading " + file.path() + " at offset " + std::to_string(offset + done) +
-             ": " + std::strerror(error);
-    }
-    if (got == 0) break;
-    done += static_cast<uint64_t>(got);
-  }
-  return {};
 }
 
 }  // namespace
@@ -61,8 +35,8 @@ std::string FaultIo::read_extent(const glmrt_extent& extent, uint64_t sequence,
     // buffer anyway would compute with partial data.
     const uint64_t wanted = fault.kind == FaultKind::none ? extent.length : extent.length / 2;
     uint64_t done = 0;
-    if (std::string error = pread_upto(file, extent.offset, wanted,
-                                       static_cast<std::byte*>(extent.destination), done);
+    if (std::string error = io_support::pread_upto(
+            kName, file, extent.offset, wanted, static_cast<std::byte*>(extent.destination), done);
         !error.empty()) {
       result = {done, GLMRT_ERR_IO, 0};
       return error + " (extent of read #" + std::to_string(sequence) + ")";
