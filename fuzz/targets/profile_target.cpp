@@ -28,6 +28,7 @@ void check_ranges(const Profile& p) {
   expect_in(g.min_p, 0, 1, "generation.min_p");
   expect_in(g.repetition_penalty, 0.01, 100, "generation.repetition_penalty");
   expect_in(g.presence_penalty, -100, 100, "generation.presence_penalty");
+  expect_in(g.frequency_penalty, -100, 100, "generation.frequency_penalty");
   const ValidateThresholds& v = p.validate;
   expect(std::isfinite(v.max_kl) && std::isfinite(v.max_dlogit) && std::isfinite(v.min_margin),
          "validate thresholds finite");

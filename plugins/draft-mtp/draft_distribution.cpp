@@ -6,31 +6,40 @@
 
 namespace glmrt::draft_mtp {
 
-void apply_penalties(float* logits, int32_t vocab, const uint8_t* marks, float repetition,
-                     float presence) noexcept {
+Penalties Penalties::of(const glmrt_draft_request& request) noexcept {
+  Penalties p;
+  if (!GLMRT_DRAFT_REQUEST_HAS_PENALTIES(&request)) return p;
+  // A zeroed repetition penalty is off too (a host that fills only what it
+  // knows): repetition_on() says so rather than dividing by it.
+  p.repetition = request.repetition_penalty;
+  p.presence = request.presence_penalty;
+  if (GLMRT_DRAFT_REQUEST_HAS_FREQUENCY_PENALTY(&request)) p.frequency = request.frequency_penalty;
+  return p;
+}
+
+void apply_penalties(float* logits, int32_t vocab, TokenCounts counts,
+                     const Penalties& penalties) noexcept {
+  const bool repetition = penalties.repetition_on();
   for (int32_t v = 0; v < vocab; ++v) {
-    if (!marks[v]) continue;
-    if ((marks[v] & kSeen) && repetition > 0.0f && repetition != 1.0f)
-      logits[v] = logits[v] > 0 ? logits[v] / repetition : logits[v] * repetition;
-    if (marks[v] & kInAnswer) logits[v] -= presence;
+    if (repetition && counts.seen[v])
+      logits[v] =
+          logits[v] > 0 ? logits[v] / penalties.repetition : logits[v] * penalties.repetition;
+    if (const int32_t n = counts.in_answer[v]; n > 0)
+      logits[v] -= penalties.presence + penalties.frequency * static_cast<float>(n);
   }
 }
 
-bool mark_history(const glmrt_draft_request& request, int32_t vocab, uint8_t* marks) noexcept {
-  if (!GLMRT_DRAFT_REQUEST_HAS_PENALTIES(&request)) return false;
-  // A zeroed field is off too (a host that fills only what it knows).
-  const bool repetition = request.repetition_penalty > 0.0f && request.repetition_penalty != 1.0f;
-  if (!repetition && request.presence_penalty == 0.0f) return false;
-  std::fill(marks, marks + vocab, uint8_t{0});
+void count_history(const glmrt_draft_request& request, int32_t vocab, TokenCounts counts) noexcept {
+  std::fill(counts.seen, counts.seen + vocab, uint8_t{0});
+  std::fill(counts.in_answer, counts.in_answer + vocab, int32_t{0});
   const int64_t n = request.n_history;
   const int64_t answer_from = n - std::clamp<int64_t>(request.n_answer, 0, n);
   for (int64_t i = 0; i < n; ++i) {
     const int32_t t = request.history[i];
     if (t < 0 || t >= vocab) continue;
-    if (repetition) marks[t] |= kSeen;
-    if (i >= answer_from && request.presence_penalty != 0.0f) marks[t] |= kInAnswer;
+    counts.seen[t] = 1;
+    if (i >= answer_from) ++counts.in_answer[t];
   }
-  return true;
 }
 
 float top_probability(const float* logits, int32_t vocab) noexcept {

@@ -1,7 +1,8 @@
 // The distribution q an MTP draft is drawn from: the MTP head's softmax
 // shaped by the host's sampling settings the way the host shapes p
 // (temperature, then top-k, top-p and min-p, as glmrt's Sampler does;
-// the host's repetition and presence penalties first, when it sends them),
+// the host's repetition, presence and frequency penalties first, when it
+// sends them),
 // so that q stays close to p and drafts are accepted often.
 #pragma once
 
@@ -11,19 +12,39 @@
 
 namespace glmrt::draft_mtp {
 
-/// Bits of a per-token mark: in the history (or an earlier draft), in the answer.
-inline constexpr uint8_t kSeen = 1, kInAnswer = 2;
+/// The host's penalties as the request carries them; a field the request
+/// does not cover (an older host's struct_size) or a zeroed one is off.
+struct Penalties {
+  float repetition = 1.0f;
+  float presence = 0.0f;
+  float frequency = 0.0f;
+  static Penalties of(const glmrt_draft_request& request) noexcept;
+  bool repetition_on() const noexcept { return repetition > 0.0f && repetition != 1.0f; }
+  bool any() const noexcept { return repetition_on() || presence != 0.0f || frequency != 0.0f; }
+};
+
+/// What the penalties count per token (vocab entries each): whether it is in
+/// the history (or an earlier draft), how often it is in the answer.
+struct TokenCounts {
+  uint8_t* seen;
+  int32_t* in_answer;
+  /// One more occurrence of `token` (a draft): history and answer alike.
+  void add(int32_t token) const noexcept {
+    seen[token] = 1;
+    ++in_answer[token];
+  }
+};
 
 /// The host sampler's penalties on `logits`: divides (positive) or multiplies
-/// (negative) the logit of every kSeen token by `repetition`, then subtracts
-/// `presence` from every kInAnswer token's.
-void apply_penalties(float* logits, int32_t vocab, const uint8_t* marks, float repetition,
-                     float presence) noexcept;
+/// (negative) the logit of every seen token by `repetition`, then subtracts
+/// `presence` from every token in the answer and `frequency` once per time
+/// it is there.
+void apply_penalties(float* logits, int32_t vocab, TokenCounts counts,
+                     const Penalties& penalties) noexcept;
 
-/// Marks the request's history (kSeen) and its last n_answer tokens
-/// (kInAnswer) in `marks` (vocab entries, cleared first); false when the
-/// request carries no penalties or they are off (marks then untouched).
-bool mark_history(const glmrt_draft_request& request, int32_t vocab, uint8_t* marks) noexcept;
+/// Counts the request's history (seen) and its last n_answer tokens
+/// (in_answer), both cleared first.
+void count_history(const glmrt_draft_request& request, int32_t vocab, TokenCounts counts) noexcept;
 
 /// Probability of the most likely token of softmax(logits) (temperature 1):
 /// the draft's confidence, held against p_min.

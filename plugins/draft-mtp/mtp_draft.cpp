@@ -52,19 +52,19 @@ glmrt_status MtpDraft::propose(plugin::DraftHost& host, const glmrt_draft_reques
   const int32_t D = host.hidden_size(), V = host.vocab_size();
   if (proposal->q_capacity < V)
     return refuse(GLMRT_ERR_INVALID_ARGUMENT, "propose: q_capacity is below the vocabulary size");
-  const size_t bytes =
-      sizeof(float) * (2 * static_cast<size_t>(D) + V) + sizeof(int32_t) * V + sizeof(uint8_t) * V;
+  const size_t bytes = sizeof(float) * (2 * static_cast<size_t>(D) + V) +
+                       sizeof(int32_t) * 2 * static_cast<size_t>(V) + sizeof(uint8_t) * V;
   if (!scratch_.reserve(bytes))
     return refuse(GLMRT_ERR_OUT_OF_MEMORY, "the host refused scratch memory");
   float* h = reinterpret_cast<float*>(scratch_.data());
   float* h_out = h + D;
   float* logits = h_out + D;
   int32_t* order = reinterpret_cast<int32_t*>(logits + V);
-  uint8_t* marks = reinterpret_cast<uint8_t*>(order + V);
+  const TokenCounts counts{reinterpret_cast<uint8_t*>(order + 2 * V), order + V};
   // The host's penalties, so that a penalised greedy host accepts the drafts.
-  const bool penalised = mark_history(*request, V, marks);
-  const uint8_t draft_marks =
-      kSeen | (penalised && request->presence_penalty != 0.0f ? kInAnswer : 0);
+  const Penalties penalties = Penalties::of(*request);
+  const bool penalised = penalties.any();
+  if (penalised) count_history(*request, V, counts);
 
   if (host.last_hidden(h) != GLMRT_OK) return refuse(GLMRT_ERR_INTERNAL, host.last_error());
   const bool greedy = request->temperature <= 0.0f;
@@ -73,8 +73,7 @@ glmrt_status MtpDraft::propose(plugin::DraftHost& host, const glmrt_draft_reques
   for (; drafted < request->max_tokens; ++drafted) {
     if (host.run_mtp(token, n - 2 + drafted, h, h_out, logits) != GLMRT_OK)
       return refuse(GLMRT_ERR_INTERNAL, host.last_error());
-    if (penalised)
-      apply_penalties(logits, V, marks, request->repetition_penalty, request->presence_penalty);
+    if (penalised) apply_penalties(logits, V, counts, penalties);
     if (settings_.p_min > 0.0f && top_probability(logits, V) < settings_.p_min) break;
     int32_t* ids = proposal->q_tokens + static_cast<size_t>(drafted) * proposal->q_capacity;
     float* probs = proposal->q_probs + static_cast<size_t>(drafted) * proposal->q_capacity;
@@ -87,8 +86,8 @@ glmrt_status MtpDraft::propose(plugin::DraftHost& host, const glmrt_draft_reques
       proposal->q_size[drafted] = count;
     }
     proposal->tokens[drafted] = token;
-    if (penalised) marks[token] |= draft_marks;  // later drafts see it as history and answer
-    std::swap(h, h_out);                         // chain on the MTP output, before shared_head.norm
+    if (penalised) counts.add(token);  // later drafts see it as history and answer
+    std::swap(h, h_out);               // chain on the MTP output, before shared_head.norm
   }
   proposal->n_tokens = drafted;
   return GLMRT_OK;

@@ -8,9 +8,8 @@
 
 #include "direct_read.h"
 #include "odirect_settings.h"
+#include "queued_io.h"
 #include "read_queue.h"
-
-#include <glmrt/plugin/io.h>
 
 #include <atomic>
 #include <memory>
@@ -41,27 +40,26 @@ class TwinFile {
   std::atomic<bool> direct_off_{false};
 };
 
-class DirectIo final : public plugin::Io, public io_support::ExtentReader {
+class DirectIo final : public io_support::QueuedIo<DirectIo> {
  public:
+  static constexpr const char* kName = "io-odirect";
+
   /// Starts the reader threads; throws std::runtime_error when the host refuses.
   DirectIo(const glmrt_host_services& host, DirectSettings settings);
 
-  glmrt_status open_files(const char* const* paths, int32_t n_paths) noexcept override;
-  glmrt_status read(const glmrt_extent* extents, int64_t n_extents) noexcept override;
-  /// posix_fadvise(WILLNEED) for files read buffered; nothing for O_DIRECT
-  /// files (the page cache is not used; the host reads ahead with submit).
-  void prefetch(const glmrt_extent* extents, int64_t n_extents) noexcept override;
   uint32_t alignment() const noexcept override { return kDirectAlignment; }
-  const char* last_error() const noexcept override { return error_.c_str(); }
-  // The object was made with `new` in create(); this is its one owner.
-  void destroy() noexcept override { delete this; }
-  glmrt_status submit(const glmrt_extent* extents, int64_t n_extents, glmrt_extent_result* results,
-                      glmrt_io_ticket* ticket) noexcept override;
-  glmrt_status wait(glmrt_io_ticket ticket) noexcept override;
-  glmrt_status poll(glmrt_io_ticket ticket, int32_t* complete) noexcept override;
 
  private:
-  std::string check_extent(const glmrt_extent& extent, int64_t index) const;
+  friend class io_support::QueuedIo<DirectIo>;
+  io_support::ReadQueue& queue() { return *queue_; }
+  size_t file_count() const { return files_.size(); }
+  const std::string& file_path(size_t file) const { return files_[file].twins().path; }
+  /// Both descriptors of every file; one warning for the files whose
+  /// filesystem refuses O_DIRECT (they are read buffered).
+  glmrt_status open_file_set(const char* const* paths, int32_t n_paths, std::string& error);
+  /// posix_fadvise(WILLNEED) for files read buffered; nothing for O_DIRECT
+  /// files (the page cache is not used; the host reads ahead with submit).
+  void prefetch_extent(size_t file, const glmrt_extent& extent) noexcept;
   std::string read_extent(const glmrt_extent& extent, uint64_t sequence,
                           glmrt_extent_result& result) noexcept override;
   /// The first time O_DIRECT is refused (at open or read), one warning.
@@ -69,9 +67,7 @@ class DirectIo final : public plugin::Io, public io_support::ExtentReader {
 
   const glmrt_host_services& host_;
   std::vector<TwinFile> files_;
-  bool opened_ = false;
   std::atomic<bool> warned_{false};
-  std::string error_;
   std::unique_ptr<io_support::ReadQueue> queue_;  // last: its workers stop before the rest goes
 };
 

@@ -2,7 +2,12 @@
 // descriptor, closed on destruction.
 #pragma once
 
+#include <glmrt/plugin/abi.h>
+
+#include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace glmrt::io_support {
 
@@ -20,5 +25,10 @@ class OpenFile {
   std::string path_;
   int fd_ = -1;
 };
+
+/// Opens every path read-only, into `files` only when all of them open; else
+/// GLMRT_ERR_IO with `error` = "PLUGIN: cannot open PATH: why".
+glmrt_status open_read_only(std::string_view plugin, const char* const* paths, int32_t n_paths,
+                            std::vector<OpenFile>& files, std::string& error);
 
 }  // namespace glmrt::io_support

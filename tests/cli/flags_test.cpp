@@ -1,9 +1,13 @@
 // Command-line values checked before anything loads, each error naming the
 // flag: sampling flags hold the same ranges as the profile (NaN was
-// accepted), --prompt-ids takes plain ids only (empty elements and "+1"
-// were accepted).
+// accepted) and reach the sampler, --prompt-ids takes plain ids only (empty
+// elements and "+1" were accepted).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
 
 #include "glmrt_process.h"
 
@@ -21,8 +25,8 @@ ProcessResult run_with(const std::vector<std::string>& extra) {
 }
 
 TEST(Flags, NaNSamplingValuesAreRefusedNamingTheFlag) {
-  for (const char* flag :
-       {"--temperature", "--top-p", "--min-p", "--repetition-penalty", "--presence-penalty"}) {
+  for (const char* flag : {"--temperature", "--top-p", "--min-p", "--repetition-penalty",
+                           "--presence-penalty", "--frequency-penalty"}) {
     const ProcessResult r = run_with({"--prompt-ids", "1,2", flag, "nan"});
     EXPECT_EQ(r.exit_status, 1) << flag;
     EXPECT_THAT(r.err, AllOf(HasSubstr(std::string("glmrt: error: ") + flag + ": nan"),
@@ -36,6 +40,42 @@ TEST(Flags, OutOfRangeSamplingValuesGiveTheRange) {
   const ProcessResult r = run_with({"--prompt-ids", "1,2", "--top-p", "0"});
   EXPECT_EQ(r.exit_status, 1);
   EXPECT_THAT(r.err, HasSubstr("--top-p: 0 is out of range: expected a number in (0, 1]"));
+}
+
+/// The ids `glmrt run --prompt-ids` printed: "5,7,7\n" -> {5, 7, 7}.
+std::vector<long> printed_ids(const std::string& out) {
+  std::vector<long> ids;
+  std::string digits;
+  for (char c : out) {
+    if (c >= '0' && c <= '9') {
+      digits += c;
+    } else if (!digits.empty()) {
+      ids.push_back(std::stol(digits));
+      digits.clear();
+    }
+  }
+  if (!digits.empty()) ids.push_back(std::stol(digits));
+  return ids;
+}
+
+// Greedy, so only the penalty can change which token wins: at -100 the first
+// token is repeated for ever, at +100 no token can win twice.
+TEST(Flags, TheFrequencyPenaltyFlagReachesTheSampler) {
+  auto answer = [](const char* penalty) {
+    const ProcessResult r =
+        run_glmrt({"run", "--profile", reference_profile(), "--model", tiny_model(), "-n", "6",
+                   "--prompt-ids", "1,2", "--temperature", "0", "--ignore-eos",
+                   "--frequency-penalty", penalty});
+    EXPECT_EQ(r.exit_status, 0) << r.err;
+    return printed_ids(r.out);
+  };
+  const std::vector<long> repeats = answer("-100");
+  ASSERT_EQ(repeats.size(), 6u);
+  EXPECT_EQ(std::count(repeats.begin(), repeats.end(), repeats[0]), 6);
+  std::vector<long> distinct = answer("100");
+  ASSERT_EQ(distinct.size(), 6u);
+  std::sort(distinct.begin(), distinct.end());
+  EXPECT_EQ(std::adjacent_find(distinct.begin(), distinct.end()), distinct.end());
 }
 
 TEST(Flags, PromptIdsTakePlainIdsOnly) {

@@ -2,14 +2,16 @@
 // n-2 with the history's last token and last_hidden(), chained rows on the
 // previous output), what it proposes (argmax and one-hot q when greedy; q
 // shaped by temperature, top-k, top-p and min-p when sampling, the draft
-// drawn with the host's uniform), where p_min stops it, and that a failing
-// host call fails the proposal with the host's message.
+// drawn with the host's uniform), the host's penalties (the frequency
+// penalty only when the request carries it), where p_min stops it, and that
+// a failing host call fails the proposal with the host's message.
 #include <glmrt/base/error.h>
 #include <glmrt/host/plugin_host.h>
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <numeric>
 #include <string>
 
@@ -68,22 +70,18 @@ class DraftMtpTest : public ::testing::Test {
   Result propose(plugin::Draft& draft, const std::vector<int32_t>& history, int max_tokens,
                  float temperature, int top_k = 0, float top_p = 1.f, float min_p = 0.f,
                  double uniform = 0.5, float repetition = 1.f, float presence = 0.f,
-                 int64_t n_answer = 0) {
+                 int64_t n_answer = 0, float frequency = 0.f,
+                 uint32_t struct_size = sizeof(glmrt_draft_request)) {
     std::vector<int32_t> tokens(max_tokens), sizes(max_tokens), ids(max_tokens * kVocab);
     std::vector<float> probs(max_tokens * kVocab);
     std::vector<double> uniforms(max_tokens, uniform);
-    glmrt_draft_request request{sizeof(glmrt_draft_request),
-                                max_tokens,
-                                history.data(),
-                                static_cast<int64_t>(history.size()),
-                                temperature,
-                                top_k,
-                                top_p,
-                                min_p,
-                                uniforms.data(),
-                                repetition,
-                                presence,
-                                n_answer};
+    // Every field, frequency_penalty too when struct_size stops before it:
+    // the plugin must not read it then.
+    glmrt_draft_request request{
+        struct_size,     max_tokens, history.data(), static_cast<int64_t>(history.size()),
+        temperature,     top_k,      top_p,          min_p,
+        uniforms.data(), repetition, presence,       n_answer,
+        frequency};
     glmrt_draft_proposal proposal{sizeof(glmrt_draft_proposal),
                                   max_tokens,
                                   kVocab,
@@ -199,6 +197,25 @@ TEST_F(DraftMtpTest, GreedyDraftsFollowTheHostsPenalties) {
   // A zeroed repetition penalty is off, not a division by zero.
   EXPECT_EQ(propose(*draft, {2, 4}, 1, 0.f, 0, 1.f, 0.f, 0.5, 0.f).tokens,
             (std::vector<int32_t>{2}));
+}
+
+TEST_F(DraftMtpTest, GreedyDraftsFollowTheHostsFrequencyPenalty) {
+  auto draft = create();
+  std::vector<float> logits(kVocab, 0.f);
+  logits[2] = 3.0f, logits[5] = 2.5f;
+  model_.logits_per_call = {logits};
+  // 0.3 per occurrence in the answer {2, 2, 4}: 2 is at 2.4 < 2.5, so 5 is
+  // drafted; 5 then falls to 2.2 < 2.4, so 2; 2 to 2.1 < 2.2, so 5; 5 to 1.9.
+  EXPECT_EQ(propose(*draft, {2, 2, 4}, 4, 0.f, 0, 1.f, 0.f, 0.5, 1.f, 0.f, 3, 0.3f).tokens,
+            (std::vector<int32_t>{5, 2, 5, 2}));
+  // Prompt tokens are not counted: 2 only in the prompt part keeps its lead.
+  EXPECT_EQ(propose(*draft, {2, 2, 4}, 1, 0.f, 0, 1.f, 0.f, 0.5, 1.f, 0.f, 1, 0.3f).tokens,
+            (std::vector<int32_t>{2}));
+  // A request from a host that predates the field (its struct_size stops
+  // before it) drafts unpenalised, whatever lies beyond.
+  const uint32_t older = offsetof(glmrt_draft_request, frequency_penalty);
+  EXPECT_EQ(propose(*draft, {2, 2, 4}, 2, 0.f, 0, 1.f, 0.f, 0.5, 1.f, 0.f, 3, 0.3f, older).tokens,
+            (std::vector<int32_t>{2, 2}));
 }
 
 TEST_F(DraftMtpTest, PMinStopsAtTheFirstUnsureDraft) {

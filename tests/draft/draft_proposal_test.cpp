@@ -48,12 +48,17 @@ TEST_F(ProposalTest, RequestCarriesHistorySamplingAndUniforms) {
   SamplingParams sampling;
   sampling.temperature = 0.5;
   sampling.top_k = 7;
+  sampling.presence_penalty = 0.25;
+  sampling.frequency_penalty = -0.75;
   const glmrt_draft_request r = proposal_.request(history_, 2, sampling, rng_);
   EXPECT_EQ(r.n_history, 3);
   EXPECT_EQ(r.history, history_.data());
   EXPECT_EQ(r.max_tokens, 2);
   EXPECT_FLOAT_EQ(r.temperature, 0.5f);
   EXPECT_EQ(r.top_k, 7);
+  EXPECT_FLOAT_EQ(r.presence_penalty, 0.25f);
+  ASSERT_TRUE(GLMRT_DRAFT_REQUEST_HAS_FREQUENCY_PENALTY(&r));
+  EXPECT_FLOAT_EQ(r.frequency_penalty, -0.75f);
   for (int i = 0; i < 2; ++i) EXPECT_TRUE(r.uniforms[i] >= 0.0 && r.uniforms[i] < 1.0);
   EXPECT_EQ(proposal_.proposal()->q_capacity, kVocab);
   EXPECT_THROW(proposal_.request(history_, 5, sampling, rng_), Error);

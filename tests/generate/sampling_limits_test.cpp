@@ -42,6 +42,9 @@ TEST(SamplingLimits, BoundsAreOpenOrClosedAsDocumented) {
   EXPECT_TRUE(sampling_value_error(S::min_p, 1));
   EXPECT_TRUE(sampling_value_error(S::repetition_penalty, 0));
   EXPECT_FALSE(sampling_value_error(S::presence_penalty, -2));
+  EXPECT_FALSE(sampling_value_error(S::frequency_penalty, -100));
+  EXPECT_FALSE(sampling_value_error(S::frequency_penalty, 100));
+  EXPECT_TRUE(sampling_value_error(S::frequency_penalty, 100.5));
   EXPECT_TRUE(sampling_value_error(S::top_k, 2.5));  // integers only
   EXPECT_FALSE(sampling_value_error(S::max_new_tokens, 0));
   EXPECT_EQ(*sampling_value_error(S::top_p, 1.5),
@@ -58,6 +61,7 @@ TEST(SamplingLimits, TheSamplerRefusesNaNNamingTheKey) {
     if (range.setting == S::min_p) p.min_p = kNaN;
     if (range.setting == S::repetition_penalty) p.repetition_penalty = kNaN;
     if (range.setting == S::presence_penalty) p.presence_penalty = kNaN;
+    if (range.setting == S::frequency_penalty) p.frequency_penalty = kNaN;
     try {
       Sampler sampler(p);
       ADD_FAILURE() << range.key << " = nan was accepted";
@@ -88,15 +92,20 @@ class SamplingFiles : public ::testing::Test {
 
 TEST_F(SamplingFiles, AProfileValueOutOfRangeNamesFileLineAndKey) {
   const auto file = dir() / "p.yaml";
-  std::ofstream(file) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
-                         "generation:\n  temperature: 1\n  top_p: 0\n";
-  EXPECT_THAT(error_of([&] { load_profile(file); }),
+  auto error_with = [&](const char* generation) {
+    std::ofstream(file) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n" << generation;
+    return error_of([&] { load_profile(file); });
+  };
+  EXPECT_THAT(error_with("generation:\n  temperature: 1\n  top_p: 0\n"),
               AllOf(HasSubstr(file.string() + ":4: key `generation.top_p`"),
                     HasSubstr("expected a number in (0, 1]")));
-  std::ofstream(file) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
-                         "generation: {min_p: .nan}\n";
-  EXPECT_THAT(error_of([&] { load_profile(file); }),
+  EXPECT_THAT(error_with("generation: {min_p: .nan}\n"),
               AllOf(HasSubstr("key `generation.min_p`"), HasSubstr("finite number")));
+  EXPECT_THAT(error_with("generation: {frequency_penalty: -101}\n"),
+              AllOf(HasSubstr(file.string() + ":2: key `generation.frequency_penalty`"),
+                    HasSubstr("-101 is out of range: expected a number in [-100, 100]")));
+  EXPECT_THAT(error_with("generation: {frequency_penalty: .nan}\n"),
+              AllOf(HasSubstr("key `generation.frequency_penalty`"), HasSubstr("finite number")));
 }
 
 TEST_F(SamplingFiles, AGenerationConfigValueOutOfRangeNamesTheFile) {

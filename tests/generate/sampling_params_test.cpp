@@ -36,9 +36,11 @@ TEST(ResolveSampling, TheProfileOverridesTheCheckpoint) {
   Profile profile;
   profile.generation.top_k = 40;
   profile.generation.presence_penalty = 0.5;
+  profile.generation.frequency_penalty = 0.75;
   const SamplingParams q = resolve_sampling(kModel, profile);
   EXPECT_EQ(q.top_k, 40);
   EXPECT_EQ(q.presence_penalty, 0.5);
+  EXPECT_EQ(q.frequency_penalty, 0.75);
 }
 
 TEST(ResolveSampling, DoSampleFalseMeansGreedy) {

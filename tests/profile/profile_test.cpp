@@ -78,7 +78,8 @@ memory:
   prefetch: 3
   max_context: 8192
 generation: {temperature: 0.7, top_p: 0.95, top_k: 40, min_p: 0.05, repetition_penalty: 1.1,
-             presence_penalty: 0.5, seed: 18446744073709551615, max_new_tokens: 256}
+             presence_penalty: 0.5, frequency_penalty: -0.25, seed: 18446744073709551615,
+             max_new_tokens: 256}
 validate: {min_top1: 0.9, max_kl: 0.05, max_dlogit: 1.0, min_margin: 2e-3, greedy_identical: false}
 )");
   const Profile p = load_profile(file);
@@ -112,6 +113,7 @@ validate: {min_top1: 0.9, max_kl: 0.05, max_dlogit: 1.0, min_margin: 2e-3, greed
   EXPECT_EQ(p.generation.min_p, 0.05);
   EXPECT_EQ(p.generation.repetition_penalty, 1.1);
   EXPECT_EQ(p.generation.presence_penalty, 0.5);
+  EXPECT_EQ(p.generation.frequency_penalty, -0.25);
   EXPECT_EQ(p.generation.seed, 18446744073709551615ull);
   EXPECT_EQ(p.generation.max_new_tokens, 256);
   EXPECT_EQ(p.validate.min_top1, 0.9);

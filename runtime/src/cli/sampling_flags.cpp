@@ -17,6 +17,8 @@ po::options_description sampling_flags() {
       "min-p", po::value<double>(), "drop tokens below min-p x the top probability (0 = off)")(
       "repetition-penalty", po::value<double>(), "divide seen tokens' logits (1 = off)")(
       "presence-penalty", po::value<double>(), "subtract from generated tokens' logits (0 = off)")(
+      "frequency-penalty", po::value<double>(),
+      "subtract from generated tokens' logits once per occurrence (0 = off)")(
       "seed", po::value<uint64_t>(), "random seed")("max-new-tokens,n", po::value<int>(),
                                                     "most tokens to generate per answer");
   return flags;
@@ -38,6 +40,7 @@ SamplingParams apply_sampling_flags(SamplingParams p, const po::variables_map& v
   if (vm.count("min-p")) p.min_p = vm["min-p"].as<double>();
   if (vm.count("repetition-penalty")) p.repetition_penalty = vm["repetition-penalty"].as<double>();
   if (vm.count("presence-penalty")) p.presence_penalty = vm["presence-penalty"].as<double>();
+  if (vm.count("frequency-penalty")) p.frequency_penalty = vm["frequency-penalty"].as<double>();
   if (vm.count("seed")) p.seed = vm["seed"].as<uint64_t>();
   if (vm.count("max-new-tokens")) p.max_new_tokens = vm["max-new-tokens"].as<int>();
   return p;

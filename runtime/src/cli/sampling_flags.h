@@ -10,7 +10,7 @@
 namespace glmrt::cli {
 
 /// --temperature, --top-k, --top-p, --min-p, --repetition-penalty,
-/// --presence-penalty, --seed, -n/--max-new-tokens.
+/// --presence-penalty, --frequency-penalty, --seed, -n/--max-new-tokens.
 boost::program_options::options_description sampling_flags();
 
 /// Rejects out-of-range sampling flags (NaN included) before anything heavy

@@ -52,6 +52,7 @@ glmrt_draft_request DraftProposal::request(std::span<const int32_t> history, int
   r.uniforms = uniforms_.data();
   r.repetition_penalty = static_cast<float>(sampling.repetition_penalty);
   r.presence_penalty = static_cast<float>(sampling.presence_penalty);
+  r.frequency_penalty = static_cast<float>(sampling.frequency_penalty);
   r.n_answer = std::clamp<int64_t>(n_answer, 0, r.n_history);
   return r;
 }

@@ -49,6 +49,17 @@ int64_t scan(std::span<const std::byte> bytes, Bits exponent) {
 }
 
 template <typename Bits>
+NonFiniteCount count_from_first(std::span<const std::byte> bytes, Bits exponent) {
+  NonFiniteCount found;
+  found.first = scan(bytes, exponent);
+  if (found.first < 0) return found;
+  const size_t n = bytes.size() / sizeof(Bits);
+  for (size_t i = static_cast<size_t>(found.first); i < n; ++i)
+    found.count += (load<Bits>(bytes.data() + i * sizeof(Bits)) & exponent) == exponent;
+  return found;
+}
+
+template <typename Bits>
 const char* kind(const FloatBits<Bits>& f, std::span<const std::byte> bytes, int64_t index) {
   const Bits v = load<Bits>(bytes.data() + index * sizeof(Bits));
   if ((v & f.exponent) != f.exponent) return "a finite value";
@@ -56,21 +67,34 @@ const char* kind(const FloatBits<Bits>& f, std::span<const std::byte> bytes, int
   return (v & f.sign) ? "-Inf" : "+Inf";
 }
 
+/// `use(bits)` with the FloatBits of `dtype`; fails naming `caller` for a
+/// dtype that is not a float type.
+template <typename Use>
+auto with_float_bits(DType dtype, const char* caller, Use&& use) {
+  switch (dtype) {
+    case DType::F32:
+      return use(kF32);
+    case DType::BF16:
+      return use(kBf16);
+    case DType::F16:
+      return use(kF16);
+    case DType::F64:
+      return use(kF64);
+    default:
+      fail("{}: dtype {} is not a float type", caller, dtype_name(dtype));
+  }
+}
+
 }  // namespace
 
 int64_t find_non_finite(DType dtype, std::span<const std::byte> bytes) {
-  switch (dtype) {
-    case DType::F32:
-      return scan(bytes, kF32.exponent);
-    case DType::BF16:
-      return scan(bytes, kBf16.exponent);
-    case DType::F16:
-      return scan(bytes, kF16.exponent);
-    case DType::F64:
-      return scan(bytes, kF64.exponent);
-    default:
-      fail("find_non_finite: dtype {} is not a float type", dtype_name(dtype));
-  }
+  return with_float_bits(dtype, "find_non_finite",
+                         [&](const auto& f) { return scan(bytes, f.exponent); });
+}
+
+NonFiniteCount count_non_finite(DType dtype, std::span<const std::byte> bytes) {
+  return with_float_bits(dtype, "count_non_finite",
+                         [&](const auto& f) { return count_from_first(bytes, f.exponent); });
 }
 
 int64_t decode_finite_to_f32(DType dtype, std::span<const std::byte> src, std::span<float> dst) {
@@ -91,18 +115,8 @@ int64_t decode_finite_to_f32(DType dtype, std::span<const std::byte> src, std::s
 }
 
 const char* non_finite_kind(DType dtype, std::span<const std::byte> bytes, int64_t index) {
-  switch (dtype) {
-    case DType::F32:
-      return kind(kF32, bytes, index);
-    case DType::BF16:
-      return kind(kBf16, bytes, index);
-    case DType::F16:
-      return kind(kF16, bytes, index);
-    case DType::F64:
-      return kind(kF64, bytes, index);
-    default:
-      fail("non_finite_kind: dtype {} is not a float type", dtype_name(dtype));
-  }
+  return with_float_bits(dtype, "non_finite_kind",
+                         [&](const auto& f) { return kind(f, bytes, index); });
 }
 
 }  // namespace glmrt

@@ -10,8 +10,12 @@ namespace {
 using S = SamplingSetting;
 
 // Upper bounds keep the arithmetic meaningful: exp(Δlogit / temperature) and
-// penalties of this size already saturate every real distribution.
-constexpr std::array<SamplingRange, 7> kRanges{{
+// penalties of this size already saturate every real distribution. The
+// frequency penalty shares the presence penalty's [-100, 100] rather than
+// OpenAI's [-2, 2]: both subtract from a logit (one once per token, one once
+// per occurrence), so both are held to the same bound; `glmrt serve` holds its
+// requests to OpenAI's narrower range on top.
+constexpr std::array<SamplingRange, 8> kRanges{{
     {S::temperature, "temperature", "--temperature", 0, 100, true, true, false},
     {S::top_k, "top_k", "--top-k", 0, 1 << 30, true, true, true},
     {S::top_p, "top_p", "--top-p", 0, 1, false, true, false},
@@ -19,6 +23,8 @@ constexpr std::array<SamplingRange, 7> kRanges{{
     {S::repetition_penalty, "repetition_penalty", "--repetition-penalty", 0, 100, false, true,
      false},
     {S::presence_penalty, "presence_penalty", "--presence-penalty", -100, 100, true, true, false},
+    {S::frequency_penalty, "frequency_penalty", "--frequency-penalty", -100, 100, true, true,
+     false},
     {S::max_new_tokens, "max_new_tokens", "--max-new-tokens", 0, 1 << 20, true, true, true},
 }};
 
@@ -64,6 +70,8 @@ double sampling_value(const SamplingParams& p, SamplingSetting setting) {
       return p.repetition_penalty;
     case S::presence_penalty:
       return p.presence_penalty;
+    case S::frequency_penalty:
+      return p.frequency_penalty;
     case S::max_new_tokens:
       return p.max_new_tokens;
   }

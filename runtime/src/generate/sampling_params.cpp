@@ -80,6 +80,7 @@ SamplingParams resolve_sampling(const std::filesystem::path& model_dir, const Pr
   if (g.min_p) p.min_p = *g.min_p;
   if (g.repetition_penalty) p.repetition_penalty = *g.repetition_penalty;
   if (g.presence_penalty) p.presence_penalty = *g.presence_penalty;
+  if (g.frequency_penalty) p.frequency_penalty = *g.frequency_penalty;
   if (g.seed) p.seed = *g.seed;
   if (g.max_new_tokens) p.max_new_tokens = *g.max_new_tokens;
   return p;

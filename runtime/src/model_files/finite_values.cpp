@@ -1,8 +1,8 @@
 #include "finite_values.h"
 
-#include <fmt/ranges.h>
+#include <glmrt/experts/non_finite.h>
 
-#include <bit>
+#include <fmt/ranges.h>
 
 namespace glmrt::model_files {
 
@@ -15,30 +15,15 @@ void NonFiniteValues::merge(const NonFiniteValues& later, size_t offset) {
   count += later.count;
 }
 
-namespace {
-
-constexpr uint32_t kExponent = 0x7f800000u;  // all ones: inf or NaN
-
-bool is_non_finite(float v) {
-  return (std::bit_cast<uint32_t>(v) & kExponent) == kExponent;
-}
-
-}  // namespace
-
+// The raw-bytes scanner the expert store uses is the one implementation; a
+// span of f32 is its F32 case.
 NonFiniteValues find_non_finite(std::span<const float> values) {
-  // The common case, all finite, is one OR-reduction over 32-bit lanes (full
-  // vector width); counting and locating only run when something was found.
-  uint32_t any = 0;
-  for (const float v : values) any |= static_cast<uint32_t>(is_non_finite(v));
+  const NonFiniteCount scanned = count_non_finite(DType::F32, std::as_bytes(values));
   NonFiniteValues found;
-  if (any == 0) return found;
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (!is_non_finite(values[i])) continue;
-    if (found.count++ == 0) {
-      found.first_index = i;
-      found.first_value = values[i];
-    }
-  }
+  if (scanned.count == 0) return found;
+  found.count = static_cast<size_t>(scanned.count);
+  found.first_index = static_cast<size_t>(scanned.first);
+  found.first_value = values[found.first_index];
   return found;
 }
 

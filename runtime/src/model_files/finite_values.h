@@ -21,8 +21,9 @@ struct NonFiniteValues {
   void merge(const NonFiniteValues& later, size_t offset);
 };
 
-/// Counts NaN and ±inf in `values`: one pass of integer tests on the bit
-/// patterns, which vectorises and does not depend on floating-point flags.
+/// Counts NaN and ±inf in `values` (count_non_finite of glmrt/experts/
+/// non_finite.h: integer tests on the bit patterns, which vectorise and do
+/// not depend on floating-point flags).
 NonFiniteValues find_non_finite(std::span<const float> values);
 
 /// "[row, column]" (or "[i, j, k]") of element `index` of a row-major tensor.

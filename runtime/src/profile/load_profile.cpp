@@ -220,6 +220,7 @@ class ProfileReader {
     generation.min_p = read(S::min_p);
     generation.repetition_penalty = read(S::repetition_penalty);
     generation.presence_penalty = read(S::presence_penalty);
+    generation.frequency_penalty = read(S::frequency_penalty);
     if (auto f = map.find("seed")) generation.seed = f->as_uint64();
     if (auto v = read(S::max_new_tokens)) generation.max_new_tokens = static_cast<int>(*v);
   }

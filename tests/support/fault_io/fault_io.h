@@ -8,10 +8,8 @@
 #pragma once
 
 #include "fault_plan.h"
-#include "open_file.h"
+#include "plain_file_io.h"
 #include "read_queue.h"
-
-#include <glmrt/plugin/io.h>
 
 #include <memory>
 #include <string>
@@ -21,42 +19,33 @@ namespace glmrt::fault_io {
 
 using io_support::OpenFile;
 
-class FaultIo final : public plugin::Io, public io_support::ExtentReader {
+// read() (QueuedIo's submit + wait) stops at the first failing extent; a
+// short read it does not report returns GLMRT_OK, as a broken 1.0 plugin
+// would. Prefetch (PlainFileIo's fadvise) is never faulted, never counted.
+class FaultIo final : public io_support::PlainFileIo<FaultIo> {
  public:
+  static constexpr const char* kName = "fault-io";
+
   /// Starts the reader thread; throws std::runtime_error when the host refuses.
   FaultIo(const glmrt_host_services& host, const FaultSettings& settings);
 
-  glmrt_status open_files(const char* const* paths, int32_t n_paths) noexcept override;
-  /// submit + wait; stops at the first failing extent. A short read it does
-  /// not report returns GLMRT_OK, as a broken 1.0 plugin would.
-  glmrt_status read(const glmrt_extent* extents, int64_t n_extents) noexcept override;
-  /// posix_fadvise(WILLNEED), as io-buffered; never faulted, never counted.
-  void prefetch(const glmrt_extent* extents, int64_t n_extents) noexcept override;
   uint32_t alignment() const noexcept override { return 1; }
-  const char* last_error() const noexcept override { return error_.c_str(); }
-  // The object was made with `new` in create(); this is its one owner.
-  void destroy() noexcept override { delete this; }
-  glmrt_status submit(const glmrt_extent* extents, int64_t n_extents, glmrt_extent_result* results,
-                      glmrt_io_ticket* ticket) noexcept override;
-  glmrt_status wait(glmrt_io_ticket ticket) noexcept override;
-  glmrt_status poll(glmrt_io_ticket ticket, int32_t* complete) noexcept override;
 
  private:
-  /// Empty when the extent names an open file and a destination.
-  std::string check_extent(const glmrt_extent& extent, int64_t index) const;
+  friend class io_support::QueuedIo<FaultIo>;
+  io_support::ReadQueue& queue() { return *queue_; }
   /// Performs read `sequence` with its fault: sleeps, reads all of the extent
   /// (or half of it for EIO and short reads), then reports the fault. An
   /// unreported short read is GLMRT_OK with the bytes it delivered.
   std::string read_extent(const glmrt_extent& extent, uint64_t sequence,
                           glmrt_extent_result& result) noexcept override;
-  glmrt_status submit_numbered(const glmrt_extent* extents, int64_t n_extents,
-                               glmrt_extent_result* results, glmrt_io_ticket* ticket,
-                               uint64_t* first_read);
+  /// An injected short read the settings say to hide passes read()'s byte
+  /// count: the bug the host must catch itself.
+  bool hides_short_read(uint64_t sequence) const {
+    return plan_.fault_for(sequence).kind == FaultKind::short_read;
+  }
 
   FaultPlan plan_;
-  std::vector<OpenFile> files_;
-  bool opened_ = false;
-  std::string error_;
   std::unique_ptr<io_support::ReadQueue> queue_;  // last: its thread stops first
 };
 

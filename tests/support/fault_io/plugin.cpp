@@ -1,18 +1,12 @@
 // Descriptor and factory of fault-io (built for the tests only, never installed).
+#include "create_io.h"
 #include "fault_io.h"
 
 #include <glmrt/plugin/plugin.h>
 
 #include <cstdio>
-#include <exception>
-#include <memory>
-#include <string>
 
 namespace {
-
-void write_error(char* error, size_t error_len, const std::string& message) {
-  if (error && error_len > 0) std::snprintf(error, error_len, "%s", message.c_str());
-}
 
 void probe(glmrt_probe_result* out) {
   out->supported = 1;
@@ -22,23 +16,8 @@ void probe(glmrt_probe_result* out) {
 
 void* create(const glmrt_host_services* host, const glmrt_setting* settings, size_t n_settings,
              char* error, size_t error_len) {
-  try {
-    if (!host || host->abi_major != GLMRT_ABI_MAJOR || !GLMRT_HOST_HAS_THREADS(host)) {
-      write_error(error, error_len, "fault-io needs host services of ABI 1.1 or later");
-      return nullptr;
-    }
-    glmrt::fault_io::FaultSettings parsed;
-    std::string message;
-    if (!glmrt::fault_io::parse_settings(settings, n_settings, parsed, message)) {
-      write_error(error, error_len, message);
-      return nullptr;
-    }
-    auto io = std::make_unique<glmrt::fault_io::FaultIo>(*host, parsed);
-    return static_cast<glmrt::plugin::Io*>(io.release());
-  } catch (const std::exception& e) {
-    write_error(error, error_len, std::string("fault-io: ") + e.what());
-    return nullptr;
-  }
+  return glmrt::io_support::create_io<glmrt::fault_io::FaultIo>(
+      &glmrt::fault_io::parse_settings, host, settings, n_settings, error, error_len);
 }
 
 // FAULT_IO_ABI_MINOR=0 builds the copy that declares ABI 1.0: the host then

@@ -18,6 +18,16 @@ namespace glmrt {
 /// all-finite case vectorises and runs at memory bandwidth.
 int64_t find_non_finite(DType dtype, std::span<const std::byte> bytes);
 
+/// How many elements of raw `bytes` are NaN or infinite, and the first one.
+struct NonFiniteCount {
+  int64_t count = 0;
+  int64_t first = -1;  // -1 when count is 0
+};
+
+/// find_non_finite, then a count of the rest: the all-finite case costs the
+/// same, the rest is paid only when something was found.
+NonFiniteCount count_non_finite(DType dtype, std::span<const std::byte> bytes);
+
 /// decode_to_f32 that checks as it goes: each chunk of `src` is scanned just
 /// before it is decoded, while it is in cache, so the check costs no extra
 /// pass over memory. Returns the index of the first NaN or infinite element

@@ -20,6 +20,7 @@ enum class SamplingSetting {
   min_p,
   repetition_penalty,
   presence_penalty,
+  frequency_penalty,
   max_new_tokens,
 };
 

@@ -27,9 +27,10 @@
 //        are the host's).
 //   1.2  draft: the draft contract (draft.h: proposals carry their
 //        distribution q, the host runs the MTP layer on rows it owns, the
-//        request carries the host's sampling incl. penalties). A draft plugin
-//        needs 1.2: the host refuses older ones (their draft table was a
-//        declaration no host ever ran).
+//        request carries the host's sampling incl. penalties; the
+//        frequency penalty was appended later, behind struct_size). A draft
+//        plugin needs 1.2: the host refuses older ones (their draft table was
+//        a declaration no host ever ran).
 #pragma once
 
 #include <stddef.h>

@@ -68,11 +68,19 @@ typedef struct glmrt_draft_request {
   float repetition_penalty;  // 1 = off (0 too: a zeroed field)
   float presence_penalty;    // 0 = off
   int64_t n_answer;          // 0..n_history
+  /// After the presence penalty, the host subtracts frequency_penalty from a
+  /// token's logit once per time it occurs in the answer (OpenAI's). Appended
+  /// within 1.2, so present only when struct_size covers it
+  /// (GLMRT_DRAFT_REQUEST_HAS_FREQUENCY_PENALTY): older hosts leave it out.
+  float frequency_penalty;  // 0 = off
 } glmrt_draft_request;
 
 /// Whether `request` carries the penalty fields.
 #define GLMRT_DRAFT_REQUEST_HAS_PENALTIES(request) \
   ((request)->struct_size >= offsetof(glmrt_draft_request, n_answer) + sizeof(int64_t))
+/// Whether `request` carries frequency_penalty as well.
+#define GLMRT_DRAFT_REQUEST_HAS_FREQUENCY_PENALTY(request) \
+  ((request)->struct_size >= offsetof(glmrt_draft_request, frequency_penalty) + sizeof(float))
 
 /// Where a drafter writes its proposal. The host owns the arrays.
 typedef struct glmrt_draft_proposal {

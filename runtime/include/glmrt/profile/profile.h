@@ -34,6 +34,7 @@ struct GenerationDefaults {
   std::optional<double> min_p;
   std::optional<double> repetition_penalty;
   std::optional<double> presence_penalty;
+  std::optional<double> frequency_penalty;
   std::optional<uint64_t> seed;
   std::optional<int> max_new_tokens;
 };
