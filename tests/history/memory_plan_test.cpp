@@ -194,7 +194,11 @@ TEST(MemoryPlan, BudgetHoldsWhatTheRunAllocates) {
   TinyModelFiles tiny;
   const MemoryPlan probe =
       plan_memory(profile, tiny.config, tiny.tensors, {current_rss_bytes(), {}, std::nullopt});
-  profile.memory_budget_bytes = probe.minimum() + 8 * 4 * probe.expert_bytes;
+  // Room for 8 experts per layer, plus what the process itself grows by
+  // before Engine::open measures it again (plugins loaded; under the
+  // sanitizers their shadow memory): the assertion is on what the run
+  // allocates against the limit, not on the overhead's measurement.
+  profile.memory_budget_bytes = probe.minimum() + 8 * 4 * probe.expert_bytes + (32u << 20);
   auto engine = test_support::open_tiny_engine(profile);
   EXPECT_GE(engine->memory_plan().cache_per_layer, 1);
   KvCache cache = engine->new_cache();

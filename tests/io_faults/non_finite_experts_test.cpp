@@ -3,7 +3,7 @@
 // tensor, layer, expert, matrix and position, whatever precision the profile
 // converts it to.
 #include <glmrt/base/error.h>
-#include <glmrt/experts/non_finite.h>
+#include <glmrt/model_files/non_finite.h>
 #include <glmrt/generate/session.h>
 
 #include <gmock/gmock.h>

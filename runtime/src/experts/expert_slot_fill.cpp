@@ -1,6 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/experts/expert_slot_fill.h>
-#include <glmrt/experts/non_finite.h>
+#include <glmrt/model_files/non_finite.h>
 #include <glmrt/weights/row_codec.h>
 
 #include <fmt/format.h>

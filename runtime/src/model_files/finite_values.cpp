@@ -1,6 +1,6 @@
 #include "finite_values.h"
 
-#include <glmrt/experts/non_finite.h>
+#include <glmrt/model_files/non_finite.h>
 
 #include <fmt/ranges.h>
 

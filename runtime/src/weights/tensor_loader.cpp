@@ -1,6 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/progress_bar.h>
-#include <glmrt/experts/non_finite.h>
+#include <glmrt/model_files/non_finite.h>
 #include <glmrt/model_files/parallel_reader.h>
 #include <glmrt/plugin/weight_format.h>
 #include <glmrt/weights/tensor_loader.h>

@@ -1,7 +1,7 @@
 // NaN / infinity detection on raw float weights, as read from disk: the
-// expert store checks every expert it reads before converting it, so a
-// corrupt checkpoint fails naming the tensor instead of turning NaN into 0
-// (quantized profiles) or into NaN logits (f32).
+// tensor loader and the expert store check what they read before converting
+// it, so a corrupt checkpoint fails naming the tensor instead of turning NaN
+// into 0 (quantized profiles) or into NaN logits (f32).
 #pragma once
 
 #include <glmrt/model_files/safetensors.h>

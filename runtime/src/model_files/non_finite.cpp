@@ -1,5 +1,5 @@
 #include <glmrt/base/error.h>
-#include <glmrt/experts/non_finite.h>
+#include <glmrt/model_files/non_finite.h>
 
 #include <algorithm>
 #include <cstring>
