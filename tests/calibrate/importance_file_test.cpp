@@ -91,8 +91,8 @@ TEST(ImportanceFile, RefusesBadFilesNamingThem) {
 
   write_raw(file, "{" + meta + R"(,"x":{"dtype":"F16","shape":[2],"data_offsets":[0,4]}})",
             std::string(4, '\0'));
-  EXPECT_NE(refusal(file).find(name + ": tensor x: dtype must be F32"), std::string::npos)
-      << refusal(file);
+  EXPECT_NE(refusal(file).find(name), std::string::npos) << refusal(file);
+  EXPECT_NE(refusal(file).find("tensor x: dtype must be F32"), std::string::npos) << refusal(file);
 
   write_raw(file, "{" + meta + R"(,"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})",
             std::string(8, '\0'));  // 8 bytes where 16 are promised
@@ -101,8 +101,8 @@ TEST(ImportanceFile, RefusesBadFilesNamingThem) {
   ImportanceTable negative;
   negative.entries["y"] = {{1.f, -2.f}, 3};
   write_importance_file(file, negative);
-  EXPECT_NE(refusal(file).find(name + ": tensor y: value 1 is -2"), std::string::npos)
-      << refusal(file);
+  EXPECT_NE(refusal(file).find(name), std::string::npos) << refusal(file);
+  EXPECT_NE(refusal(file).find("tensor y: value 1 is -2"), std::string::npos) << refusal(file);
 
   std::ofstream(file, std::ios::binary) << "abc";
   EXPECT_NE(refusal(file).find(name), std::string::npos) << refusal(file);
