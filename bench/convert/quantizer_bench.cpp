@@ -1,6 +1,6 @@
 // Per-group scale search throughput: groups per second and the CPU seconds it
 // costs per GB of BF16 weights (`s_per_GB_bf16`), vectorized vs the scalar
-// reference. bench/convert/quantizer_bench [--benchmark_filter=...]
+// reference (counters per CPU second). build/bench/convert/quantizer_bench
 #include <glmrt/plugin/weight_format.h>
 #include <glmrt/weights/group_quantizer.h>
 
@@ -16,7 +16,7 @@ constexpr size_t kBenchGroups = 4096;
 using SearchFn = float (*)(std::span<const float>, std::span<const float>, uint32_t, int8_t*);
 
 // Args: group size, element type (GLMRT_I4/GLMRT_I2), weighted (0/1).
-void run_search(benchmark::State& state, SearchFn search) {
+void run_search(benchmark::State& state, SearchFn search, const char* backend) {
   const size_t g = static_cast<size_t>(state.range(0));
   const auto type = static_cast<uint32_t>(state.range(1));
   const bool weighted = state.range(2) != 0;
@@ -42,14 +42,14 @@ void run_search(benchmark::State& state, SearchFn search) {
   state.counters["s_per_GB_bf16"] =
       benchmark::Counter(groups * static_cast<double>(g) * 2 / 1e9,
                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-  state.SetLabel(glmrt::group_fit_backend());
+  state.SetLabel(backend);
 }
 
 void BM_GroupSearch(benchmark::State& state) {
-  run_search(state, glmrt::quantize_group_searched);
+  run_search(state, glmrt::quantize_group_searched, glmrt::group_fit_backend());
 }
 void BM_GroupSearchScalar(benchmark::State& state) {
-  run_search(state, glmrt::quantize_group_searched_scalar);
+  run_search(state, glmrt::quantize_group_searched_scalar, "scalar");
 }
 
 void search_args(benchmark::internal::Benchmark* b) {
