@@ -3,10 +3,13 @@
 # validates every container against the demo's f32 oracle (ref.json) and
 # prints mean KL and same top-1 averaged over the cases, with the bits per
 # weight `convert --dry-run` reports.
-#   tools/convert-bench/quality_table.sh [BUILD_DIR] [SCRATCH_DIR]
+#   tools/convert-bench/quality_table.sh [BUILD_DIR] [SCRATCH_DIR] [IMPORTANCE_FILE]
+# With IMPORTANCE_FILE (from `glmrt calibrate`), only the per-group rows are
+# printed, each without and with `--importance IMPORTANCE_FILE`.
 set -euo pipefail
 build=${1:-build}
 scratch=${2:-$(mktemp -d)}
+importance=${3:-}
 model=models/glm-demo
 export GLMRT_PLUGIN_PATH=$build/plugins OMP_WAIT_POLICY=passive
 profile() {  # NAME DENSE EXPERTS
@@ -38,6 +41,18 @@ PY
 }
 echo "| format | bits/weight (all tensors) | mean KL | same top-1 |"
 echo "| --- | --- | --- | --- |"
+if [ -n "$importance" ]; then
+  for spec in "experts-int4-g64.dense-int8 int8 int4-g64 --experts int4-g64 --dense int8" \
+    "all-int4-g64 int4-g64 int4-g64 --experts int4-g64 --dense int4-g64" \
+    "all-int2-g32 int2-g32 int2-g32 --experts int2-g32 --dense int2-g32"; do
+    set -- $spec
+    label=$1
+    shift
+    row "$label" "$@"
+    row "$label.importance" "$@" --importance "$importance"
+  done
+  exit 0
+fi
 row f32 f32 f32 --experts f32 --dense f32 --embed f32
 row int8-all int8 int8 --experts int8 --dense int8 --embed int8
 row experts-int4-g64.dense-int8 int8 int4-g64 --experts int4-g64 --dense int8

@@ -22,6 +22,7 @@ int score_command(const Args& args);         // score.cpp: log-likelihoods and p
 int bench_command(const Args& args);         // bench.cpp: profiles side by side on one model
 int make_model_command(const Args& args);    // make_model.cpp: write a random model
 int convert_command(const Args& args);       // convert.cpp: checkpoint -> quantized container
+int calibrate_command(const Args& args);     // calibrate.cpp: importance statistics of a text
 int verify_command(const Args& args);        // verify.cpp: check a converted container
 int stats_command(const Args& args);         // stats.cpp: expert usage history, trace replay
 

@@ -36,7 +36,8 @@ int convert_command(const Args& args) {
   po::options_description options(
       "glmrt convert --from HF_DIR --to OUT_DIR [--experts FMT] [--dense FMT] [--embed FMT] "
       "[--lm-head FMT] [--kv-b FMT] [--override PATTERN=FMT]... [--drop-mtp] [--dry-run] "
-      "[--force]\nFMT: f32, bf16, int8, int4, int2 (one scale per row) or int8/int4/int2-gN (one "
+      "[--force] [--importance FILE]\nFMT: f32, bf16, int8, int4, int2 (one scale per row) or "
+      "int8/int4/int2-gN (one "
       "scale per N inputs, e.g. int4-g64)");
   options.add_options()("help,h", "show this help")(
       "from", po::value(&from),
@@ -55,6 +56,8 @@ int convert_command(const Args& args) {
       "drop-mtp", "leave out the multi-token-prediction layer")(
       "dry-run", "print per class the size and bits per weight, write nothing")(
       "force", "replace an existing OUT_DIR, discard an unfinished conversion of other options")(
+      "importance", po::value<std::string>(),
+      "activation statistics of `glmrt calibrate` weighting the per-group scale search")(
       "stop-after", po::value(&stop_after)->default_value(0),
       "(tests) stop after writing N files, as an interruption would");
   const auto vm = parse_options(args, options);
@@ -73,6 +76,7 @@ int convert_command(const Args& args) {
   o.drop_mtp = vm->count("drop-mtp") > 0;
   o.dry_run = vm->count("dry-run") > 0;
   o.force = vm->count("force") > 0;
+  if (vm->count("importance")) o.importance = (*vm)["importance"].as<std::string>();
   if (!o.dry_run && to.empty()) fail("--to: the output folder is required (or pass --dry-run)");
   const ConvertResult r = convert_checkpoint(o, stop_after);
   if (o.dry_run) {

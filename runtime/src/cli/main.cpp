@@ -36,6 +36,8 @@ const Command kCommands[] = {
      glmrt::cli::make_model_command},
     {"convert", "a Hugging Face checkpoint into a quantized streaming container",
      glmrt::cli::convert_command},
+    {"calibrate", "activation statistics of a text, for convert --importance",
+     glmrt::cli::calibrate_command},
     {"verify", "check a converted container (checksums, headers, stamps)",
      glmrt::cli::verify_command},
     {"stats", "expert usage history (summary, heatmap) and routing trace replay",

@@ -14,7 +14,7 @@
 namespace glmrt {
 namespace {
 
-struct ExpertKey {
+struct PlannedExpertKey {
   int layer = -1, expert = -1, matrix = -1;  // matrix: 0 gate, 1 up, 2 down
 };
 
@@ -27,8 +27,8 @@ int parse_int(std::string_view& s) {
 }
 
 // "model.layers.L.mlp.experts.E.gate_proj.weight" -> {L, E, 0}.
-ExpertKey expert_key(std::string_view name) {
-  ExpertKey k;
+PlannedExpertKey expert_key(std::string_view name) {
+  PlannedExpertKey k;
   constexpr std::string_view a = "model.layers.", b = ".mlp.experts.";
   if (!name.starts_with(a)) return k;
   name.remove_prefix(a.size());
@@ -162,7 +162,7 @@ ConversionPlan plan_conversion(const TensorDirectory& dir, const ConvertOptions&
       continue;
     }
     if (role == TensorRole::experts) {
-      const ExpertKey k = expert_key(t.name);
+      const PlannedExpertKey k = expert_key(t.name);
       if (k.matrix >= 0) {
         experts[k.layer][k.expert][k.matrix] = &t;
         continue;

@@ -1,5 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/progress_bar.h>
+#include <glmrt/calibrate/importance_file.h>
 #include <glmrt/convert/convert.h>
 #include <glmrt/convert/converted_file_writer.h>
 #include <glmrt/convert/streamed_file_writer.h>
@@ -65,7 +66,13 @@ uint64_t plan_fingerprint(const ConversionPlan& plan, const TensorDirectory& dir
     const auto time = fs::last_write_time(f, ec).time_since_epoch().count();
     text += fmt::format("{} {} {}\n", f.filename().string(), size, time);
   }
-  if (!o.importance.empty()) text += "importance " + o.importance.string() + "\n";
+  if (!o.importance.empty()) {
+    // The statistics' contents, not only their name: new statistics under an
+    // old name must not resume files weighted by the old ones.
+    const std::string stats = model_files::read_whole_file(o.importance);
+    text += fmt::format("importance {} {:016x}\n", o.importance.string(),
+                        XXH3_64bits(stats.data(), stats.size()));
+  }
   return XXH3_64bits(text.data(), text.size());
 }
 
@@ -112,6 +119,20 @@ ConvertResult convert_checkpoint(const ConvertOptions& o, int stop_after_files) 
   result.plan = plan_conversion(dir, o, layers, fp8_block_of(config, o.from));
   const ConversionPlan& plan = result.plan;
   if (o.dry_run) return result;
+  // Read (and checked) before anything is written.
+  const ImportanceTable importance =
+      o.importance.empty() ? ImportanceTable{} : read_importance_file(o.importance);
+  for (const auto& parts : plan.parts)
+    for (const ConvertedPart& p : parts) {
+      const auto a = importance.find(p.source->name);
+      if (p.kind == ConvertedPart::Kind::values && !a.empty() &&
+          static_cast<int64_t>(a.size()) != p.source->shape.back())
+        fail(
+            "--importance {}: {} holds {} values, the matrix has {} columns (statistics of "
+            "another model?)",
+            o.importance, p.source->name, a.size(), p.source->shape.back());
+    }
+  const auto importance_of = [&](const std::string& name) { return importance.find(name); };
   if (o.to.empty()) fail("--to: no output folder given");
 
   const fs::path out = fs::absolute(o.to).lexically_normal();
@@ -149,9 +170,11 @@ ConvertResult convert_checkpoint(const ConvertOptions& o, int stop_after_files) 
       if (stop_after_files > 0 && result.files_written >= stop_after_files)
         fail("stopped after {} files, as asked (--stop-after); run again to resume",
              result.files_written);
-      const uint64_t hash =
-          write_converted_file(partial_path / f.name, f, plan.parts[k], dir, plan.fp8_block,
-                               [&](uint64_t n) { bar.update(consumed += n); });
+      const uint64_t hash = write_converted_file(
+          partial_path / f.name, f, plan.parts[k], dir, plan.fp8_block,
+          [&](uint64_t n) { bar.update(consumed += n); },
+          o.importance.empty() ? std::function<std::span<const float>(const std::string&)>()
+                               : importance_of);
       state.finished(f.name, f.file_bytes(), hash);
       ++result.files_written;
       result.bytes_written += f.file_bytes();

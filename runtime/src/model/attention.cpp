@@ -44,13 +44,17 @@ void mla_cache_rows(const AttentionWeights& w, const LayerContext& ctx, std::spa
   const int64_t pos0 = ctx.cache.length(ctx.layer);
   // New cache rows: [normed latent | roped k_rope], and the indexer's keys.
   std::vector<float> kv(S * width);
+  ctx.observe("self_attn", "kv_a_proj_with_mqa.weight", x, S);
   linear(ctx.kernels, x, S, w.kv_a, kv);
+  std::vector<float> latents(ctx.activations ? S * L : 0);  // kv_b_proj's input, when observed
   for (int64_t s = 0; s < S; ++s) {
     auto row = std::span(kv).subspan(s * width, width);
     rms_norm(row.first(L), w.kv_a_norm, 1e-6f, row.first(L));
+    if (ctx.activations) std::copy_n(row.begin(), L, latents.begin() + s * L);
     ctx.rope.apply(row.subspan(L, R), pos0 + s,
                    c.rope_interleave ? RopePairing::interleaved : RopePairing::split_half);
   }
+  ctx.observe("self_attn", "kv_b_proj.weight", latents, S);
   std::vector<float> index_keys;
   if (w.indexer) {
     index_keys.resize(S * c.index_head_dim);
@@ -68,8 +72,10 @@ void mla_attention(const AttentionWeights& w, const LayerContext& ctx, std::span
 
   // Queries: q_b(q_a_layernorm(q_a(x))), RoPE on each head's rope slice.
   std::vector<float> q_resid(S * c.q_lora_rank), q(S * H * qk);
+  ctx.observe("self_attn", "q_a_proj.weight", x, S);
   linear(ctx.kernels, x, S, w.q_a, q_resid);
   rms_norm_rows(q_resid, w.q_a_norm, 1e-6f, q_resid);
+  ctx.observe("self_attn", "q_b_proj.weight", q_resid, S);
   linear(ctx.kernels, q_resid, S, w.q_b, q);
   for (int64_t s = 0; s < S; ++s)
     for (int64_t h = 0; h < H; ++h)
@@ -101,6 +107,7 @@ void mla_attention(const AttentionWeights& w, const LayerContext& ctx, std::span
     LatentScratch& scratch = ctx.latent_scratch ? *ctx.latent_scratch : local;
     absorbed_attention(ctx.kernels, dims, projections, q, rows, keys, scratch, attn, ctx.lanes);
   }
+  ctx.observe("self_attn", "o_proj.weight", attn, S);
   linear(ctx.kernels, attn, S, w.o, out);
 }
 

@@ -87,9 +87,15 @@ void run_expert(const Expert& e, plugin::Kernels& kernels, const LayerContext& c
   }
   const std::span<float> gate(b.gate.data(), static_cast<size_t>(n * I));
   const std::span<float> up(b.up.data(), static_cast<size_t>(n * I));
+  const auto observe = [&](std::string_view weight, std::span<const float> input) {
+    observe_input(ctx.activations, {ctx.layer, id, {}, weight}, input, n);
+  };
+  observe("gate_proj.weight", rows);
+  observe("up_proj.weight", rows);
   linear(kernels, rows, n, e.gate, gate);
   linear(kernels, rows, n, e.up, up);
   for (size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
+  observe("down_proj.weight", gate);
   linear(kernels, gate, n, e.down,
          std::span(m.contributions)
              .subspan(static_cast<size_t>(first * D), static_cast<size_t>(n * D)));
@@ -98,13 +104,18 @@ void run_expert(const Expert& e, plugin::Kernels& kernels, const LayerContext& c
 }  // namespace
 
 void swiglu_mlp(const Matrix& gate_w, const Matrix& up_w, const Matrix& down_w,
-                plugin::Kernels& kernels, std::span<const float> x, int64_t S,
-                std::span<float> out) {
+                plugin::Kernels& kernels, std::span<const float> x, int64_t S, std::span<float> out,
+                const LayerContext* observed, std::string_view module) {
   const int64_t width = gate_w.rows();
   std::vector<float> gate(S * width), up(S * width);
+  if (observed) {
+    observed->observe(module, "gate_proj.weight", x, S);
+    observed->observe(module, "up_proj.weight", x, S);
+  }
   linear(kernels, x, S, gate_w, gate);
   linear(kernels, x, S, up_w, up);
   for (size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
+  if (observed) observed->observe(module, "down_proj.weight", gate, S);
   linear(kernels, gate, S, down_w, out);
 }
 
@@ -150,7 +161,8 @@ void moe_block(const MoeWeights& w, const LayerContext& ctx, std::span<const flo
 
   grow(m.shared, static_cast<size_t>(S * D));
   const std::span<float> shared(m.shared.data(), static_cast<size_t>(S * D));
-  swiglu_mlp(w.shared, ctx.kernels, x, S, shared);
+  swiglu_mlp(w.shared, ctx.kernels, x, S, shared, ctx.activations ? &ctx : nullptr,
+             "mlp.shared_experts");
   for (int64_t i = 0; i < S * D; ++i) out[i] += shared[i];
 }
 

@@ -59,6 +59,7 @@ void indexer_keys(const IndexerWeights& w, const LayerContext& ctx, std::span<co
                   int64_t S, int64_t pos0, std::span<float> out) {
   const ModelConfig& c = ctx.config;
   const int64_t d = c.index_head_dim, rope = c.qk_rope_head_dim;
+  ctx.observe("self_attn.indexer", "wk.weight", x, S);
   linear(ctx.kernels, x, S, w.wk, out);
   for (int64_t s = 0; s < S; ++s) {
     auto key = out.subspan(s * d, d);
@@ -75,6 +76,10 @@ KeySelection indexer_select(const IndexerWeights& w, const LayerContext& ctx,
   const int64_t topk = c.index_topk;
   KeySelection selection;
   selection.rows.resize(S);
+  // Observed even when no selection is needed: the statistics are of the
+  // inputs, which exist either way.
+  ctx.observe("self_attn.indexer", "wq_b.weight", q_resid, S);
+  ctx.observe("self_attn.indexer", "weights_proj.weight", x, S);
   if (pos0 + S <= topk) return selection;  // every row sees at most topk keys
 
   std::vector<float> q(S * heads * d), weights(S * heads);

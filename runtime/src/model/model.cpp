@@ -65,9 +65,9 @@ void Model::decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std:
                           int64_t S, KeySelection& selection) {
   const int64_t D = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
-  const LayerContext ctx{config_,         kernels_, rope_,     cache,   experts_,         layer,
-                         attention_form_, trace_,   &scratch_, &times_, &latent_scratch_, lanes_,
-                         routing_};
+  const LayerContext ctx{config_,         kernels_,    rope_,     cache,   experts_,         layer,
+                         attention_form_, trace_,      &scratch_, &times_, &latent_scratch_, lanes_,
+                         routing_,        activations_};
   std::vector<float> normed(S * D), delta(S * D);
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -81,7 +81,7 @@ void Model::decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std:
   const bool main_layer = layer < config_.num_hidden_layers;
   if (w.mlp_kind == MlpKind::dense) {
     if (main_layer) prefetch_next_layer(layer, h, S);
-    swiglu_mlp(w.dense, kernels_, normed, S, delta);
+    swiglu_mlp(w.dense, kernels_, normed, S, delta, ctx.activations ? &ctx : nullptr, "mlp");
   } else {
     // The next layer's reads queue behind this layer's own.
     moe_block(w.moe, ctx, normed, S, delta, [&] {
@@ -132,6 +132,8 @@ std::vector<float> Model::final_norm(std::span<const float> hidden, int64_t rows
 
 std::vector<float> Model::head(std::span<const float> normed, int64_t rows) {
   std::vector<float> out(rows * config_.vocab_size);
+  observe_input(activations_, {-1, -1, {}, "lm_head.weight"},
+                normed.first(rows * config_.hidden_size), rows);
   linear(kernels_, normed.first(rows * config_.hidden_size), rows, weights_.lm_head, out);
   return out;
 }
@@ -158,6 +160,7 @@ std::vector<float> Model::mtp_input(std::span<const int32_t> next_tokens,
              {row, static_cast<size_t>(D)});
     rms_norm(h_in.subspan(s * D, D), m.hnorm, eps, {row + D, static_cast<size_t>(D)});
   }
+  observe_input(activations_, {mtp_layer(), -1, {}, "eh_proj.weight"}, joined, S);
   linear(kernels_, joined, S, m.eh_proj, h);
   return h;
 }

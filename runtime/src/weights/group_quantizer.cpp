@@ -2,41 +2,26 @@
 #include <glmrt/weights/group_quantizer.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+
+#include "group_fit_lanes.h"
 
 namespace glmrt {
 namespace {
 
-// Candidate steps: d = m / (n + kStep * k) for k in [-kSteps, kSteps], with
+// StepCandidate steps: d = m / (n + kStep * k) for k in [-kSteps, kSteps], with
 // n = qmax (the max-abs value lands on +qmax) and n = -(qmax + 1) (it lands
 // on the extra negative level): 26 candidates covering n +- 0.9, which for
 // int4 clips up to ~11% of the range, where the optimum usually lies.
 constexpr int kSteps = 6;
 constexpr float kStep = 0.15f;
 
-struct Fit {
-  double num = 0, den = 0;  // sum a w q, sum a q^2
-  double gain() const { return den > 0 ? num * num / den : -1.0; }
+struct StepCandidate {  // members set together by add()
+  float n = 0.f;        // the family: hi or lo
+  int k = 0;
+  float inv = 0.f;  // 1 / step
 };
-
-// The fit of step 1/inv: sums over the group in float lanes the compiler
-// vectorizes (omp simd: the reduction may be reordered). Float is enough to
-// rank int4/int2 candidates, whose errors differ by far more than its
-// rounding; int8 takes the max-abs codes alone (see quantize_group_searched).
-template <bool kWeighted>
-Fit try_step(const float* w, const float* a, size_t n, float inv, float qmin, float qmax) {
-  float num = 0.f, den = 0.f;
-#pragma omp simd reduction(+ : num, den)
-  for (size_t i = 0; i < n; ++i) {
-    float r = std::nearbyint(w[i] * inv);
-    r = r < qmin ? qmin : r;
-    r = r > qmax ? qmax : r;
-    const float weight = kWeighted ? a[i] : 1.f;
-    num += weight * w[i] * r;
-    den += weight * r * r;
-  }
-  return {num, den};
-}
 
 void codes_for(std::span<const float> w, float inv, float qmin, float qmax, int8_t* q) {
   for (size_t i = 0; i < w.size(); ++i) {
@@ -47,14 +32,12 @@ void codes_for(std::span<const float> w, float inv, float qmin, float qmax, int8
   }
 }
 
-}  // namespace
-
-int packed_qmax(uint32_t type) {
-  return type == GLMRT_I8 ? 127 : type == GLMRT_I4 ? 7 : 1;
-}
-
-float quantize_group_searched(std::span<const float> w, std::span<const float> a, uint32_t type,
-                              int8_t* q) {
+// The search itself, generic over the lane backend so the scalar one (the
+// specification every vector backend must match bit for bit) and the
+// compiled-in vector one share every decision.
+template <typename FitBatch>
+float search_group_scale(std::span<const float> w, std::span<const float> a, uint32_t type,
+                         int8_t* q, FitBatch fit_batch) {
   const int qmax = packed_qmax(type);
   float amax = 0.f;
 #pragma omp simd reduction(max : amax)
@@ -70,19 +53,38 @@ float quantize_group_searched(std::span<const float> w, std::span<const float> a
     for (size_t i = 0; i < w.size(); ++i) q[i] = 0;
     return 1e-8f;
   }
+  // A group no calibration token reached (all importances 0) would fit
+  // nothing and come out as zeros: it is quantized unweighted instead.
+  if (!a.empty() && std::all_of(a.begin(), a.end(), [](float v) { return v == 0.f; })) a = {};
   const float lo = static_cast<float>(-qmax - 1), hi = static_cast<float>(qmax);
-  Fit best;
-  float best_inv = 0.f, best_n = hi;
-  int best_k = 0;
-  const auto consider = [&](float n, int k) {
+  GroupFit best;
+  double best_gain = best.gain();
+  StepCandidate chosen{hi, 0, 0.f};
+  // Filled before read: left uninitialised (zeroing them showed in profiles).
+  constexpr size_t kMaxBatch = 2 * (2 * kSteps + 1);
+  StepCandidate batch[kMaxBatch];
+  float invs[kMaxBatch];
+  GroupFit fits[kMaxBatch];
+  size_t count = 0;
+  const auto add = [&](float n, int k) {
     const float target = n + (n > 0 ? kStep : -kStep) * static_cast<float>(k);
     if (std::fabs(target) < 0.5f) return;
-    const float inv = target / m;
-    const Fit f = a.empty() ? try_step<false>(w.data(), nullptr, w.size(), inv, lo, hi)
-                            : try_step<true>(w.data(), a.data(), w.size(), inv, lo, hi);
-    if (f.gain() > best.gain()) best = f, best_inv = inv, best_n = n, best_k = k;
+    batch[count] = {n, k, target / m};
+    invs[count] = batch[count].inv;
+    ++count;
   };
-  consider(hi, 0);  // the max-abs codes: the result is never worse than them
+  // Every candidate of a batch is fitted in one call (the group stays in
+  // registers, the candidates' sums overlap), then compared in the order
+  // added, ties keeping the earlier: the choice of one fit at a time.
+  const auto run = [&] {
+    fit_batch(w, a, std::span<const float>(invs, count), lo, hi, fits);
+    for (size_t c = 0; c < count; ++c) {
+      const double gain = fits[c].gain();
+      if (gain > best_gain) best = fits[c], best_gain = gain, chosen = batch[c];
+    }
+    count = 0;
+  };
+  add(hi, 0);  // the max-abs codes: the result is never worse than them
   // int8's 256 levels leave clipping nothing to gain (and its candidates'
   // errors differ by less than float rounding): the max-abs codes, refit.
   if (type != GLMRT_I8) {
@@ -90,19 +92,40 @@ float quantize_group_searched(std::span<const float> w, std::span<const float> a
     // beside the best (10 + 4 fits instead of 26, the same choice almost always).
     for (float n : {hi, lo})
       for (int k = -kSteps; k <= kSteps; k += 3)
-        if (n != hi || k != 0) consider(n, k);
-    const float n = best_n;
-    const int k = best_k;
+        if (n != hi || k != 0) add(n, k);
+    run();
+    const StepCandidate around = chosen;
     for (int d : {-2, -1, 1, 2})
-      if (k + d >= -kSteps && k + d <= kSteps) consider(n, k + d);
+      if (around.k + d >= -kSteps && around.k + d <= kSteps) add(around.n, around.k + d);
   }
+  run();
   if (!(best.den > 0)) {
     for (size_t i = 0; i < w.size(); ++i) q[i] = 0;
     return 1e-8f;
   }
-  codes_for(w, best_inv, lo, hi, q);
+  codes_for(w, chosen.inv, lo, hi, q);
   const float s = static_cast<float>(best.num / best.den);
   return s != 0.f ? s : 1e-8f;
+}
+
+}  // namespace
+
+int packed_qmax(uint32_t type) {
+  return type == GLMRT_I8 ? 127 : type == GLMRT_I4 ? 7 : 1;
+}
+
+float quantize_group_searched(std::span<const float> w, std::span<const float> a, uint32_t type,
+                              int8_t* q) {
+  return search_group_scale(w, a, type, q, fit_group_lanes);
+}
+
+float quantize_group_searched_scalar(std::span<const float> w, std::span<const float> a,
+                                     uint32_t type, int8_t* q) {
+  return search_group_scale(w, a, type, q, fit_group_lanes_scalar);
+}
+
+const char* group_fit_backend() {
+  return kGroupFitBackend;
 }
 
 }  // namespace glmrt

@@ -24,9 +24,8 @@ struct ConvertOptions {
   bool drop_mtp = false;
   bool dry_run = false;
   bool force = false;  // replace an existing OUT_DIR / discard a stale OUT_DIR.partial
-  /// Importance statistics weighting the per-group scale search (the
-  /// quantizer and write_converted_file take them; no command collects them
-  /// yet, so the CLI does not offer the option).
+  /// Importance statistics weighting the per-group scale search: a file of
+  /// `glmrt calibrate` (importance_file.h); matrices it lacks are unweighted.
   std::filesystem::path importance;
   /// Output files of resident tensors are cut at about this size.
   uint64_t max_shard_bytes = 4ull << 30;

@@ -5,6 +5,7 @@
 #include <glmrt/experts/expert_store.h>
 #include <glmrt/history/routing_observer.h>
 #include <glmrt/kv/kv_cache.h>
+#include <glmrt/model/activation_observer.h>
 #include <glmrt/model/forward_trace.h>
 #include <glmrt/model/mla_core.h>
 #include <glmrt/model/moe_scratch.h>
@@ -37,7 +38,14 @@ struct LayerContext {
   StepTimes* times = nullptr;               // where the time goes, when set
   LatentScratch* latent_scratch = nullptr;  // absorbed attention's buffers (fresh when null)
   KernelLanes lanes = {};  // one single-threaded kernels object per thread (may be empty)
-  RoutingObserver* routing = nullptr;  // sees every MoE step's choices when set
+  RoutingObserver* routing = nullptr;         // sees every MoE step's choices when set
+  ActivationObserver* activations = nullptr;  // sees every product's input rows when set
+
+  /// Shows this layer's input rows of `module`.`weight` to the observer.
+  void observe(std::string_view module, std::string_view weight, std::span<const float> rows,
+               int64_t n) const {
+    if (activations) activations->on_matmul_input({layer, -1, module, weight}, rows, n);
+  }
 };
 
 }  // namespace glmrt

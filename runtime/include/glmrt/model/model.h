@@ -40,6 +40,9 @@ class Model {
   /// Shows every MoE step's routing to `observer` (nullptr: nobody). It must
   /// outlive the calls it observes.
   void set_routing_observer(RoutingObserver* observer) { routing_ = observer; }
+  /// Shows the input rows of every matrix product of forward(), mtp_forward()
+  /// and head() to `observer` (nullptr: nobody). It must outlive those calls.
+  void set_activation_observer(ActivationObserver* observer) { activations_ = observer; }
   /// Kernels objects, one per thread and each single-threaded, that small
   /// independent products (a query's attention heads, a step's experts) run
   /// on side by side (see kernel_lanes.h); empty: everything on the main
@@ -121,6 +124,7 @@ class Model {
   AttentionFormChoice attention_form_ = AttentionFormChoice::automatic;
   ForwardTrace* trace_ = nullptr;
   RoutingObserver* routing_ = nullptr;
+  ActivationObserver* activations_ = nullptr;
   Counters counters_;
   StepTimes times_;
   MoeScratch scratch_;            // reused by every MoE block and prediction

@@ -20,6 +20,14 @@ namespace glmrt {
 float quantize_group_searched(std::span<const float> w, std::span<const float> importance,
                               uint32_t type, int8_t* q);
 
+/// The same search with the candidates' sums taken one lane at a time: the
+/// reference the vectorized quantize_group_searched matches bit for bit (tests).
+float quantize_group_searched_scalar(std::span<const float> w, std::span<const float> importance,
+                                     uint32_t type, int8_t* q);
+/// The instruction set the search's inner loop was compiled for ("avx512",
+/// "avx2" or "scalar").
+const char* group_fit_backend();
+
 /// Codes of a packed type: [-(qmax + 1), qmax].
 int packed_qmax(uint32_t type);
 

@@ -1,0 +1,83 @@
+// glmrt calibrate: activation statistics of a text for importance-weighted
+// quantization (`glmrt convert --importance`; docs/convert.md).
+#include "commands.h"
+#include "options.h"
+
+#include <glmrt/base/error.h>
+#include <glmrt/calibrate/calibrate.h>
+#include <glmrt/engine/engine.h>
+#include <glmrt/model_files/model_config.h>
+#include <glmrt/text/tokenizer.h>
+
+#include <fmt/format.h>
+#include <boost/program_options.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+namespace glmrt::cli {
+namespace {
+
+std::string read_calibration_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("--text {}: cannot open the calibration text", path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) fail("--text {}: read error", path);
+  return text.str();
+}
+
+}  // namespace
+
+int calibrate_command(const Args& args) {
+  namespace po = boost::program_options;
+  std::string profile_path, model_dir, text_file, out = "importance.safetensors";
+  int64_t window = 512;
+  po::options_description options(
+      "glmrt calibrate --profile P [--model DIR] --text FILE [--out FILE] [--window N] "
+      "[--no-mtp]\n  Runs the model over FILE's tokens and writes, per weight matrix, the mean "
+      "of x^2\n  per input channel (safetensors of F32 vectors) for `glmrt convert "
+      "--importance`.\n  Use an f32 profile (configs/reference.yaml) for the cleanest "
+      "statistics.");
+  options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
+                                                    "profile YAML (f32: configs/reference.yaml)")(
+      "model", po::value(&model_dir), "model directory (default: the profile's `model`)")(
+      "text", po::value(&text_file)->required(), "calibration text file")(
+      "out", po::value(&out), "statistics file to write (default importance.safetensors)")(
+      "window", po::value(&window), "tokens per window, each from an empty cache (default 512)")(
+      "no-mtp", "skip the multi-token-prediction layer");
+  const auto vm = parse_options(args, options);
+  if (!vm) return 0;
+  const Profile profile = load_profile(profile_path);
+  std::filesystem::path folder = model_dir;
+  if (folder.empty()) {
+    if (!profile.model)
+      fail("no model: pass --model DIR or set `model:` in the profile {}", profile.file);
+    folder = *profile.model;
+  }
+  if (window < 1 || window > profile.max_context)
+    fail("--window {}: must be from 1 to the profile's memory.max_context ({})", window,
+         profile.max_context);
+  const auto tokenizer = text::Tokenizer::from_file(folder / "tokenizer.json");
+  const auto ids = tokenizer.encode(read_calibration_text(text_file), true);
+  const std::vector<int32_t> tokens(ids.begin(), ids.end());
+  if (tokens.empty()) fail("--text {}: the text encodes to no token", text_file);
+  auto engine = Engine::open(profile, folder);
+  CalibrationOptions o;
+  o.window = window;
+  o.mtp = vm->count("no-mtp") == 0;
+  const auto start = std::chrono::steady_clock::now();
+  const ImportanceTable table = calibrate(
+      engine->model(), [&] { return engine->new_cache(); }, tokens, o,
+      [&](int64_t done, int64_t total) {
+        fmt::print(stderr, "[calibrate {}/{} tokens, {:.1f} s]\n", done, total,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      });
+  write_importance_file(out, table);
+  fmt::print("wrote {}: statistics of {} matrices over {} tokens\n", out, table.entries.size(),
+             table.tokens);
+  return 0;
+}
+
+}  // namespace glmrt::cli
