@@ -125,7 +125,9 @@ TEST_F(StatsCommand, RecordedTracesReplayThroughThePolicies) {
                             "--sizes", "1,2,4,8", "--plot", plot.string()});
   ASSERT_EQ(r.exit_status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("LRU"));
-  EXPECT_THAT(r.out, HasSubstr("Belady"));
+  EXPECT_THAT(r.out, HasSubstr("Belady (cold)"));
+  EXPECT_THAT(r.out, HasSubstr("Belady (warm)"));
+  EXPECT_THAT(r.out, HasSubstr("pinned/warm"));
   EXPECT_THAT(r.out, HasSubstr("pinned 75% + LRU"));
   EXPECT_TRUE(std::filesystem::file_size(plot) > 200);
 }
