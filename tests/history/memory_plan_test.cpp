@@ -194,9 +194,15 @@ TEST(MemoryPlan, BudgetHoldsWhatTheRunAllocates) {
   TinyModelFiles tiny;
   const MemoryPlan probe =
       plan_memory(profile, tiny.config, tiny.tensors, {current_rss_bytes(), {}, std::nullopt});
-  profile.memory_budget_bytes = probe.minimum() + 8 * 4 * probe.expert_bytes;
+  // Opening the engine loads plugins before it measures the process: run
+  // alone, its overhead comes out 0.7-0.9 MiB above the probe's (measured),
+  // which ate a margin of 8 slots per layer and left the LRU empty in some
+  // runs. After other tests it is ~0: 1 MiB + 4 slots gives 5-13 per layer.
+  constexpr uint64_t kOpenDrift = 1 << 20;
+  profile.memory_budget_bytes = probe.minimum() + kOpenDrift + 4 * 4 * probe.expert_bytes;
   auto engine = test_support::open_tiny_engine(profile);
   EXPECT_GE(engine->memory_plan().cache_per_layer, 1);
+  EXPECT_LT(engine->memory_plan().cache_per_layer, 16);  // the budget, not the model, sized it
   KvCache cache = engine->new_cache();
   const int32_t prompt[] = {1, 2, 3, 4, 5, 6, 7, 8};
   engine->model().forward(cache, prompt);
