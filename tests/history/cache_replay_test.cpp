@@ -31,6 +31,20 @@ TEST(CacheReplay, BeladyIsTheOptimum) {
   EXPECT_EQ(replay_belady(classic_sequence(), 1, 5, 0).hits, 0u);
 }
 
+TEST(CacheReplay, WarmBeladyStartsWithThePreloadedExperts) {
+  // 0 and 1 are in before the first step: all six of their uses hit, 2 and
+  // 3 pass through. Cold, their first uses missed (4 hits above).
+  const auto warm = replay_belady(classic_sequence(), 1, 5, 2, {{0, 0}, {0, 1}});
+  EXPECT_EQ(warm.hits, 6u);
+  EXPECT_EQ(warm.misses, 2u);
+  // Only as many as the slots are preloaded: {2} is dropped, so 2 misses
+  // and 3 passes through: still 6.
+  EXPECT_EQ(replay_belady(classic_sequence(), 1, 5, 2, {{0, 0}, {0, 1}, {0, 2}}).hits, 6u);
+  // A preloaded expert never used again is the first to go: 3 in the only
+  // slot makes way for 0 at once, as cold (2 hits).
+  EXPECT_EQ(replay_belady(classic_sequence(), 1, 5, 1, {{0, 3}}).hits, 2u);
+}
+
 TEST(CacheReplay, BeladySharesTheSlotsBetweenLayers) {
   // Layer 0 reuses two experts, layer 1 never reuses one: with 2 slots in
   // all (1 per layer), the optimum gives both to layer 0.

@@ -194,13 +194,23 @@ TEST(MemoryPlan, BudgetHoldsWhatTheRunAllocates) {
   TinyModelFiles tiny;
   const MemoryPlan probe =
       plan_memory(profile, tiny.config, tiny.tensors, {current_rss_bytes(), {}, std::nullopt});
-  // Room for 8 experts per layer, plus what the process itself grows by
-  // before Engine::open measures it again (plugins loaded; under the
-  // sanitizers their shadow memory): the assertion is on what the run
-  // allocates against the limit, not on the overhead's measurement.
-  profile.memory_budget_bytes = probe.minimum() + 8 * 4 * probe.expert_bytes + (32u << 20);
+  // Opening the engine loads plugins before it measures the process: run
+  // alone, its overhead comes out 0.7-0.9 MiB above the probe's (measured),
+  // which ate a margin of 8 slots per layer and left the LRU empty in some
+  // runs. After other tests it is ~0: 1 MiB + 4 slots gives 5-13 per layer.
+  // Under AddressSanitizer the plugins' shadow memory adds ~4.5 MiB more.
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr uint64_t kOpenDrift = 8 << 20;
+  constexpr bool kBudgetSizesTheLru = false;
+#else
+  constexpr uint64_t kOpenDrift = 1 << 20;
+  constexpr bool kBudgetSizesTheLru = true;
+#endif
+  profile.memory_budget_bytes = probe.minimum() + kOpenDrift + 4 * 4 * probe.expert_bytes;
   auto engine = test_support::open_tiny_engine(profile);
   EXPECT_GE(engine->memory_plan().cache_per_layer, 1);
+  if (kBudgetSizesTheLru)
+    EXPECT_LT(engine->memory_plan().cache_per_layer, 16);  // the budget, not the model, sized it
   KvCache cache = engine->new_cache();
   const int32_t prompt[] = {1, 2, 3, 4, 5, 6, 7, 8};
   engine->model().forward(cache, prompt);

@@ -125,7 +125,9 @@ TEST_F(StatsCommand, RecordedTracesReplayThroughThePolicies) {
                             "--sizes", "1,2,4,8", "--plot", plot.string()});
   ASSERT_EQ(r.exit_status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("LRU"));
-  EXPECT_THAT(r.out, HasSubstr("Belady"));
+  EXPECT_THAT(r.out, HasSubstr("Belady (cold)"));
+  EXPECT_THAT(r.out, HasSubstr("Belady (warm)"));
+  EXPECT_THAT(r.out, HasSubstr("pinned/warm"));
   EXPECT_THAT(r.out, HasSubstr("pinned 75% + LRU"));
   EXPECT_TRUE(std::filesystem::file_size(plot) > 200);
 }
@@ -180,6 +182,50 @@ TEST_F(StatsCommand, ValidatePassesWithPinningActive) {
   // 256 KiB holds 10 f32 experts of 24 KiB; they served lookups.
   EXPECT_THAT(v.err, HasSubstr("pinned set: 10 experts"));
   EXPECT_GT(pinned_hits_of(v.err), 0) << v.err;
+}
+
+}  // namespace
+}  // namespace glmrt
+
+namespace glmrt {
+namespace {
+
+// A pinned set changes every figure bench prints, so the table and the JSON
+// say, per profile, whether one was on and how big it was.
+TEST_F(StatsCommand, BenchSaysWhetherPinningWasOn) {
+  ASSERT_EQ(run_tiny("1,2,3,4,5,6,7,8").exit_status, 0);  // a history to pin from
+  const auto off = dir_.path() / "off.yaml", on = dir_.path() / "on.yaml";
+  std::ofstream(off) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
+                        "memory: {expert_cache: 2, pinned: 0}\n";
+  std::ofstream(on) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
+                       "memory: {expert_cache: 2, pinned: 256KiB}\n";
+  const std::vector<std::string> args{
+      "bench",     "--reps",     "1",         "--new-tokens", "2", "--model", test::tiny_model(),
+      "--profile", off.string(), "--profile", on.string()};
+  const auto table = run_glmrt(args);
+  ASSERT_EQ(table.exit_status, 0) << table.err;
+  // 256 KiB holds 10 f32 experts of 24 KiB.
+  EXPECT_THAT(table.out, HasSubstr(off.string() + "; pinning: off\n"));
+  EXPECT_THAT(table.out, HasSubstr(on.string() + "; pinning: on (10 experts, 240 KiB)\n"));
+  auto json_args = args;
+  json_args.push_back("--json");
+  const auto json = run_glmrt(json_args);
+  ASSERT_EQ(json.exit_status, 0) << json.err;
+  EXPECT_THAT(json.out, HasSubstr("\"pinning\":\"off\""));
+  EXPECT_THAT(json.out, HasSubstr("\"pinning\":\"on (10 experts, 240 KiB)\""));
+  EXPECT_THAT(json.out, HasSubstr("\"pinned_experts\":10"));
+}
+
+// Each run adds to the history, so a profile's first run on a fresh history
+// pins nothing and the next one does: the table says which run had what.
+TEST_F(StatsCommand, BenchTellsRunsWithAndWithoutPinningApart) {
+  const auto on = dir_.path() / "on.yaml";
+  std::ofstream(on) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
+                       "memory: {expert_cache: 2, pinned: 256KiB}\n";
+  const auto r = run_glmrt({"bench", "--reps", "2", "--new-tokens", "2", "--model",
+                            test::tiny_model(), "--profile", on.string()});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("; pinning: off in run 1, on (10 experts, 240 KiB) in run 2\n"));
 }
 
 }  // namespace

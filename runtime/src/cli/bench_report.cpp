@@ -1,6 +1,7 @@
 #include "bench_report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -56,6 +57,26 @@ double median_of(const BenchSeries& s, const Metric& metric) {
   return median(values);
 }
 
+/// Whether the profile's runs had a pinned set. Runs can differ: each run
+/// adds to the usage history, so a first run without one may be followed by
+/// pinned ones; then every distinct state is listed with its runs.
+std::string pinning_of(const BenchSeries& s) {
+  std::vector<std::pair<std::string, std::vector<size_t>>> states;
+  for (size_t i = 0; i < s.runs.size(); ++i) {
+    const std::string state = s.runs[i].pinning();
+    auto it = std::find_if(states.begin(), states.end(),
+                           [&](const auto& entry) { return entry.first == state; });
+    if (it == states.end()) it = states.insert(states.end(), {state, {}});
+    it->second.push_back(i + 1);
+  }
+  if (states.size() == 1) return states.front().first;
+  std::string text;
+  for (const auto& [state, runs] : states)
+    text += fmt::format("{}{} in run{} {}", text.empty() ? "" : ", ", state,
+                        runs.size() == 1 ? "" : "s", fmt::join(runs, ","));
+  return text;
+}
+
 nlohmann::json run_json(const BenchRun& r) {
   nlohmann::json j = {{"load_s", r.load_seconds},
                       {"prefill_tokens", r.prefill_tokens},
@@ -69,6 +90,8 @@ nlohmann::json run_json(const BenchRun& r) {
                       {"disk_gb_per_s", r.disk_gb_per_second()},
                       {"cache_hit_rate", r.hit_rate},
                       {"pinned_experts", r.pinned_experts},
+                      {"pinned_bytes", r.pinned_bytes},
+                      {"pinning", r.pinned_experts > 0 ? "on" : "off"},
                       {"pinned_hits", r.pinned_hits},
                       {"lru_hits", r.lru_hits},
                       {"misses", r.misses},
@@ -108,7 +131,8 @@ void print_bench_table(std::FILE* out, const BenchSetup& setup,
     fmt::print(out, "\n");
   }
   for (size_t p = 0; p < series.size(); ++p)
-    fmt::print(out, "[{}] {}\n", p + 1, series[p].profile.string());
+    fmt::print(out, "[{}] {}; pinning: {}\n", p + 1, series[p].profile.string(),
+               pinning_of(series[p]));
   std::fflush(out);
 }
 
@@ -124,7 +148,10 @@ void print_bench_json(std::FILE* out, const BenchSetup& setup,
     }
     nlohmann::json runs = nlohmann::json::array();
     for (const BenchRun& r : s.runs) runs.push_back(run_json(r));
-    profiles.push_back({{"profile", s.profile.string()}, {"median", median}, {"runs", runs}});
+    profiles.push_back({{"profile", s.profile.string()},
+                        {"pinning", pinning_of(s)},
+                        {"median", median},
+                        {"runs", runs}});
   }
   const nlohmann::json doc = {{"model", setup.model.string()},
                               {"prompt", setup.prompt},

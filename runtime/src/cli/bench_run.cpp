@@ -5,6 +5,9 @@
 #include <glmrt/base/page_cache.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/generate/generator.h>
+#include <glmrt/profile/byte_size.h>
+
+#include <fmt/format.h>
 
 #include <chrono>
 #include <cstdio>
@@ -34,6 +37,11 @@ double BenchRun::decode_tokens_per_second() const {
 }
 double BenchRun::disk_gb_per_second() const {
   return disk_busy_seconds > 0 ? bytes_read / disk_busy_seconds / 1e9 : 0;
+}
+
+std::string BenchRun::pinning() const {
+  if (pinned_experts == 0) return "off";
+  return fmt::format("on ({} experts, {})", pinned_experts, format_byte_size(pinned_bytes));
 }
 
 BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& model,
@@ -80,6 +88,7 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
   run.bytes_read = e.bytes_read - before.bytes_read;
   run.disk_busy_seconds = e.busy_seconds - before.busy_seconds;
   run.pinned_experts = engine->experts().pinned().experts;
+  run.pinned_bytes = engine->experts().pinned().bytes;
   run.pinned_hits = e.pinned_hits - before.pinned_hits;
   run.lru_hits = e.hits - before.hits;
   run.misses = e.misses - before.misses;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace glmrt::cli {
@@ -19,6 +20,7 @@ struct BenchRun {
   double disk_busy_seconds = 0;  // with at least one expert read in flight
   double hit_rate = 0;
   uint64_t pinned_experts = 0;  // 0: pinning was off (memory.pinned: 0, or no history yet)
+  uint64_t pinned_bytes = 0;    // what the pinned set holds in RAM
   uint64_t pinned_hits = 0, lru_hits = 0, misses = 0;
   double prefetch_accuracy = -1;  // -1: nothing was predicted
   uint64_t peak_rss_bytes = 0;
@@ -29,6 +31,9 @@ struct BenchRun {
   double prefill_tokens_per_second() const;
   double decode_tokens_per_second() const;
   double disk_gb_per_second() const;
+  /// "on (N experts, SIZE)" or "off": the pinned set changes every other
+  /// figure, so a comparison must say which side had one.
+  std::string pinning() const;
 };
 
 struct BenchStart {

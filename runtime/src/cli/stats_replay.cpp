@@ -52,9 +52,12 @@ int replay_traces(const ReplayOptions& o) {
   std::vector<HitRateCurve> curves{{"LRU", {}}, {"LFU", {}}};
   if (learned) curves.push_back({fmt::format("pinned {:.0f}% + LRU", 100 * share), {}});
   curves.push_back({"Belady (cold)", {}});
+  // Warm: every slot starts with the learned experts, the pinned set's head
+  // start and more; the bound pinned+LRU is measured against.
+  if (learned) curves.push_back({"Belady (warm)", {}});
   std::string header = fmt::format("{:>8}", "size");
   for (const auto& c : curves) header += fmt::format("  {:>18}", c.name);
-  if (learned) header += fmt::format("  {:>16}", "pinned/Belady");
+  if (learned) header += fmt::format("  {:>16}", "pinned/warm");
   fmt::print("hit rate by cache size (experts per layer; every policy gets the same slots):\n{}\n",
              header);
   for (int size : sizes) {
@@ -64,6 +67,9 @@ int replay_traces(const ReplayOptions& o) {
       results.push_back(
           replay_pinned_lru(requests, trace.layers, trace.experts, size, *learned, share));
     results.push_back(replay_belady(requests, trace.layers, trace.experts, size));
+    if (learned)
+      results.push_back(replay_belady(requests, trace.layers, trace.experts, size,
+                                      choose_pinned(*learned, int64_t{trace.layers} * size)));
     std::string row = fmt::format("{:>8}", size);
     for (size_t c = 0; c < results.size(); ++c) {
       curves[c].hit_rates.push_back(results[c].hit_rate());

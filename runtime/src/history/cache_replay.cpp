@@ -134,7 +134,7 @@ ReplayResult replay_lfu(const std::vector<CacheRequest>& requests, int layers, i
 }
 
 ReplayResult replay_belady(const std::vector<CacheRequest>& requests, int layers, int experts,
-                           int per_layer) {
+                           int per_layer, const std::vector<ExpertKey>& preload) {
   check_shape(layers, experts, per_layer);
   // One cache of layers x per_layer slots over every layer's experts: the
   // optimum for that much memory however it is split between layers (the
@@ -154,6 +154,16 @@ ReplayResult replay_belady(const std::vector<CacheRequest>& requests, int layers
   std::set<std::pair<uint64_t, int64_t>> cache;  // (next use, key), furthest last
   std::vector<uint64_t> cached_next(keys, 0);
   std::vector<uint8_t> in(keys, 0);
+  // A preloaded expert is next needed at its first use (`seen` now holds it).
+  for (const ExpertKey& k : preload) {
+    if (static_cast<int64_t>(cache.size()) >= capacity) break;
+    if (k.layer < 0 || k.layer >= layers || k.expert < 0 || k.expert >= experts) continue;
+    const auto key = static_cast<size_t>(int64_t{k.layer} * experts + k.expert);
+    if (in[key]) continue;
+    in[key] = 1;
+    cached_next[key] = seen[key];
+    cache.insert({seen[key], static_cast<int64_t>(key)});
+  }
   ReplayResult result;
   for (size_t i = 0; i < seq.size(); ++i) {
     const auto key = static_cast<size_t>(seq[i]);

@@ -11,7 +11,10 @@
 // Sizes are in experts per layer; every policy gets the same slots: size
 // for each layer the trace routes in. Belady starts cold (each expert's
 // first use is a miss); the pinned set is loaded before the trace starts, so
-// on short traces pinned+LRU can pass it.
+// on short traces pinned+LRU can pass it. Belady warm starts with every slot
+// holding the learned history's most used experts: pinned+LRU starts with a
+// subset of those, and an offline optimum never does worse from more, so it
+// bounds pinned+LRU on traces of any length.
 #pragma once
 
 #include <glmrt/history/expert_usage.h>
@@ -40,8 +43,10 @@ ReplayResult replay_lru(const std::vector<CacheRequest>& requests, int layers, i
                         int per_layer);
 ReplayResult replay_lfu(const std::vector<CacheRequest>& requests, int layers, int experts,
                         int per_layer);
+/// `preload`: experts in the cache before the first request (the first
+/// layers x per_layer of them are used); empty = cold.
 ReplayResult replay_belady(const std::vector<CacheRequest>& requests, int layers, int experts,
-                           int per_layer);
+                           int per_layer, const std::vector<ExpertKey>& preload = {});
 
 /// The pinned set a history gives for `slots` experts in all: the most used
 /// experts over every layer (ExpertUsage::ranked order).
