@@ -209,8 +209,9 @@ TEST(MemoryPlan, BudgetHoldsWhatTheRunAllocates) {
   profile.memory_budget_bytes = probe.minimum() + kOpenDrift + 4 * 4 * probe.expert_bytes;
   auto engine = test_support::open_tiny_engine(profile);
   EXPECT_GE(engine->memory_plan().cache_per_layer, 1);
-  if (kBudgetSizesTheLru)
+  if (kBudgetSizesTheLru) {
     EXPECT_LT(engine->memory_plan().cache_per_layer, 16);  // the budget, not the model, sized it
+  }
   KvCache cache = engine->new_cache();
   const int32_t prompt[] = {1, 2, 3, 4, 5, 6, 7, 8};
   engine->model().forward(cache, prompt);
