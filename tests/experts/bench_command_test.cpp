@@ -44,12 +44,26 @@ TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
   EXPECT_THAT(j["profiles"][1]["profile"].get<std::string>(), HasSubstr("nvme.yaml"));
   for (const auto& p : j["profiles"]) {
     ASSERT_EQ(p["runs"].size(), 2u);
-    for (const char* key :
-         {"load (s)", "prefill (tokens/s)", "decode (tokens/s)", "read (GB)", "disk (GB/s)",
-          "cache hit rate (%)", "prefetch accuracy (%)", "peak RSS (MiB)",
-          "step: waiting on disk (ms)", "step: expert matmuls (ms)", "step: attention (ms)",
-          "step: other (ms)", "pinned experts (0 = off)", "pinned hits (lookups)",
-          "LRU hits (lookups)", "misses (lookups)"})
+    for (const char* key : {"load (s)",
+                            "prefill (tokens/s)",
+                            "decode (tokens/s)",
+                            "read (GB)",
+                            "disk (GB/s)",
+                            "cache hit rate (%)",
+                            "prefetch accuracy (%)",
+                            "peak RSS (MiB)",
+                            "step: waiting on disk (ms)",
+                            "step: expert matmuls (ms)",
+                            "step: attention (ms)",
+                            "step: other (ms)",
+                            "pinned experts (0 = off)",
+                            "pinned hits (lookups)",
+                            "LRU hits (lookups)",
+                            "misses (lookups)",
+                            "drafts verified (per run)",
+                            "drafts accepted (per run)",
+                            "draft acceptance (%)",
+                            "tokens per forward (decode)"})
       EXPECT_TRUE(p["median"].contains(key)) << key;
     for (const auto& r : p["runs"]) {
       EXPECT_EQ(r["tokens"].size(), 6u);
@@ -61,6 +75,24 @@ TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
     // Greedy and deterministic: every repetition of a profile says the same.
     EXPECT_EQ(p["runs"][0]["tokens"], p["runs"][1]["tokens"]);
   }
+  // reference.yaml drafts nothing; nvme.yaml drafts with the MTP layer
+  // (adaptive: its second decode step always verifies a draft).
+  const auto& plain = j["profiles"][0];
+  EXPECT_TRUE(plain["runs"][0]["draft"].is_null());
+  EXPECT_EQ(plain["median"]["tokens per forward (decode)"], 1.0);
+  EXPECT_TRUE(plain["median"]["drafts verified (per run)"].is_null());
+  const auto& drafted = j["profiles"][1];
+  for (const auto& r : drafted["runs"]) {
+    const auto& d = r["draft"];
+    ASSERT_TRUE(d.is_object()) << r.dump();
+    EXPECT_GE(d["forwards"].get<int>(), 1);
+    EXPECT_LE(d["forwards"].get<int>(), r["decode_tokens"].get<int>());
+    EXPECT_GE(d["proposed"].get<int>(), 1);
+    EXPECT_LE(d["accepted"].get<int>(), d["proposed"].get<int>());
+    EXPECT_DOUBLE_EQ(d["tokens_per_forward"].get<double>(),
+                     d["decided"].get<double>() / d["forwards"].get<double>());
+  }
+  EXPECT_GT(drafted["median"]["tokens per forward (decode)"].get<double>(), 0.0);
 }
 
 TEST(BenchCommand, TableNamesEachProfile) {
@@ -72,6 +104,7 @@ TEST(BenchCommand, TableNamesEachProfile) {
   EXPECT_THAT(out, HasSubstr("page cache evicted"));
   EXPECT_THAT(out, HasSubstr("decode (tokens/s)"));
   EXPECT_THAT(out, HasSubstr("step: waiting on disk (ms)"));
+  EXPECT_THAT(out, HasSubstr("tokens per forward (decode)"));
   EXPECT_THAT(out, HasSubstr("[1] " + std::string(GLMRT_SOURCE_DIR) + "/configs/reference.yaml"));
 }
 
