@@ -128,14 +128,15 @@ void run_columns(const IntMatmul& p, const RowTile<R>& tile, int64_t o0, int row
     cols.scales[c] = a.lane_scales + first * kLanes;
     cols.starts[c] = a.lane_starts ? a.lane_starts + first * kLanes : nullptr;
   }
-  // A small tile has too few accumulators to hide the FMA latency; there odd
-  // steps add into a second set.
-  constexpr bool kSecondChain = R * C <= 2;
+  // Odd steps add into a second set of accumulators, whatever the tile: it
+  // hides the FMA latency of small tiles, and every tile shape then sums a
+  // row in the same order, so a row's result does not depend on S (32
+  // registers hold both sets of the largest tile).
   simde__m512 acc[R][C];
   simde__m512 acc_odd[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = acc_odd[r][c] = simde_mm512_setzero_ps();
-  auto& odd_target = kSecondChain ? acc_odd : acc;
+  auto& odd_target = acc_odd;
   const bool stream = c0 == 0;
   const uint8_t* w[R];
   int64_t step = 0;

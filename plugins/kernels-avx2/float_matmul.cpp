@@ -8,6 +8,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace glmrt::kernels_avx2 {
 namespace {
@@ -57,10 +58,12 @@ void dot_tile(const typename Row::Element* const (&w)[R], const float* const (&x
   }
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) out[r][c] = horizontal_sum(acc[r][c]);
+  // An explicit fma: left to contraction, w * x + out was fused in some tile
+  // shapes and not in others, and a row's result then depended on S.
   for (; i < cols; ++i) {
     for (int r = 0; r < R; ++r) {
       const float wi = Row::load1(w[r] + i);
-      for (int c = 0; c < C; ++c) out[r][c] += wi * x[c][i];
+      for (int c = 0; c < C; ++c) out[r][c] = std::fma(wi, x[c][i], out[r][c]);
     }
   }
 }

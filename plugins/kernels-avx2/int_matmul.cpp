@@ -7,6 +7,7 @@
 #include "simd.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 namespace glmrt::kernels_avx2 {
@@ -66,11 +67,14 @@ GLMRT_ALWAYS_INLINE void store_output(const IntMatmul& p, int64_t o, int64_t c, 
     if constexpr (Format::kOffset != 0) {
       const float* scales = w.scales + o * groups;
       float offset_sum = 0.0f;
-      for (int64_t g = 0; g < groups; ++g) offset_sum += scales[g] * group_sums[g];
-      value -= Format::kOffset * offset_sum;
+      // Explicit fmas, here and below: contraction left to the compiler may
+      // differ between the tile shapes this is inlined into.
+      for (int64_t g = 0; g < groups; ++g)
+        offset_sum = std::fma(scales[g], group_sums[g], offset_sum);
+      value = std::fma(-static_cast<float>(Format::kOffset), offset_sum, value);
     }
   } else {
-    value = w.scales[o] * (value - Format::kOffset * group_sums[0]);
+    value = w.scales[o] * std::fma(-static_cast<float>(Format::kOffset), group_sums[0], value);
   }
   p.y[c * w.rows + o] = value;
 }
@@ -88,14 +92,14 @@ void run_columns(const IntMatmul& p, const StepCounts& counts, const RowTile<R>&
     x[c] = p.activations.values + (c0 + c) * layout.row_bytes;
     x_scales[c] = p.activations.lane_scales + (c0 + c) * layout.scales_per_row;
   }
-  // A small tile has too few accumulators to hide the fmadd latency; there odd
-  // steps add into a second set.
-  constexpr bool kSecondChain = R * C <= 2;
+  // One accumulator per (row, column), summing the steps in order, whatever
+  // the tile: a row's result must not depend on S (speculative decoding
+  // compares a verified row with decoding it alone), and 16 registers cannot
+  // hold a second set for the largest tile. Latency is hidden by the tile's
+  // independent accumulators instead; at S = 1 by kRowsAtS1 rows.
   __m256 acc[R][C];
-  __m256 acc_odd[R][C];
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) acc[r][c] = acc_odd[r][c] = _mm256_setzero_ps();
-  auto& odd_target = kSecondChain ? acc_odd : acc;
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
   // The first pass over a tile brings its weight rows from RAM; later passes
   // find them in cache.
   const bool stream = c0 == 0;
@@ -110,7 +114,7 @@ void run_columns(const IntMatmul& p, const StepCounts& counts, const RowTile<R>&
       for (int r = 0; r < R; ++r) prefetch_ahead(w[r]);
     accumulate_step<Format, kGrouped, R, C>(acc, w, tile.scales, x, x_scales, p.block_group, step);
     point_at(step + 1);
-    accumulate_step<Format, kGrouped, R, C>(odd_target, w, tile.scales, x, x_scales, p.block_group,
+    accumulate_step<Format, kGrouped, R, C>(acc, w, tile.scales, x, x_scales, p.block_group,
                                             step + 1);
   }
   if (step < counts.full_steps) {
@@ -122,9 +126,6 @@ void run_columns(const IntMatmul& p, const StepCounts& counts, const RowTile<R>&
     accumulate_step<Format, kGrouped, R, C>(acc, w, tile.scales, x, x_scales, p.block_group,
                                             counts.full_steps);
   }
-  if constexpr (kSecondChain)
-    for (int r = 0; r < R; ++r)
-      for (int c = 0; c < C; ++c) acc[r][c] = _mm256_add_ps(acc[r][c], acc_odd[r][c]);
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < C; ++c)
       store_output<Format, kGrouped>(p, o0 + r, c0 + c, horizontal_sum(acc[r][c]));

@@ -198,6 +198,21 @@ TEST(AttentionForm, OneQueryIsAlwaysAbsorbed) {
   EXPECT_EQ(faster_form(glm5, {&tiny, 1}), AttentionForm::absorbed);
 }
 
+TEST(AttentionForm, DecodeStepsWithDraftsStayAbsorbed) {
+  // Narrow latents make expanding keys cheap: past kMaxAbsorbedOnlyRows a
+  // fresh chunk goes reconstructed, but a step verifying drafts never does, so
+  // its rows sum in the order a single query's does.
+  const MlaDims narrow{.heads = 4, .kv_lora = 16, .rope = 4, .nope = 8, .v_head = 8};
+  auto fresh = [](int64_t S) {
+    std::vector<QueryKeys> keys;
+    for (int64_t s = 0; s < S; ++s) keys.push_back({{}, s + 1});
+    return keys;
+  };
+  for (int64_t S : {int64_t{2}, int64_t{5}, kMaxAbsorbedOnlyRows})
+    EXPECT_EQ(faster_form(narrow, fresh(S)), AttentionForm::absorbed) << S;
+  EXPECT_EQ(faster_form(narrow, fresh(kMaxAbsorbedOnlyRows + 1)), AttentionForm::reconstructed);
+}
+
 TEST(AttentionForm, LongFreshPrefillIsReconstructed) {
   // A causal chunk of 1024 new positions from an empty cache: expanding each
   // key once beats projecting every query both ways plus the wider latent scan.

@@ -162,7 +162,8 @@ TEST(DraftCostModel, ProbesThatCostAStepWaitLonger) {
 
 TEST(DraftCostModel, MeasuresNoneAndTheShortestFirstAndFixedPolicyNeverAdapts) {
   DraftCostModel model(adaptive(4, 2), kExperts);
-  // Nothing measured yet: a plain step, then one at the shortest length.
+  // Nothing measured yet: a plain step, then (drafts look cheap without
+  // streaming) one at the shortest length.
   EXPECT_EQ(model.choose(4), 0);
   model.record_verification(Machine{}.step(0, 0));
   EXPECT_EQ(model.choose(4), 2);
@@ -171,6 +172,62 @@ TEST(DraftCostModel, MeasuresNoneAndTheShortestFirstAndFixedPolicyNeverAdapts) {
   EXPECT_EQ(fixed.choose(8), 3);
   EXPECT_EQ(fixed.choose(2), 2);
   EXPECT_EQ(fixed.chosen()[3], 1);
+}
+
+TEST(DraftCostModel, UnderStreamingAShortAnswerIsNeverSlowedByAProbe) {
+  // A small cache: nearly every expert comes off the disk, reads are 3/4 of a
+  // plain step and an extra position brings 80% of a position's experts
+  // again. Nothing says drafts would be accepted: the priors alone must keep
+  // the model from spending a step on measuring, for 32 tokens and beyond.
+  Machine streaming;
+  streaming.c0 = 0.25, streaming.c1 = 0.05;
+  streaming.extra = 0.8 * kExperts, streaming.miss_rate = 0.95, streaming.read = 0.008;
+  for (int64_t drafter_experts : {0, 8}) {
+    DraftCostModel model(adaptive(), kExperts, drafter_experts);
+    std::vector<int> chosen;
+    for (int step = 0; step < 32; ++step) {
+      const int k = model.choose(4);
+      chosen.push_back(k);
+      model.record_verification(streaming.step(k, 0));
+    }
+    EXPECT_EQ(chosen, std::vector<int>(32, 0)) << drafter_experts << " drafter experts";
+    // The probe comes, but only once it costs at most 2% of the decode time.
+    int first_probe = 0;
+    for (int step = 32; step < 400 && first_probe == 0; ++step) {
+      const int k = model.choose(4);
+      if (k > 0) first_probe = step;
+      model.record_verification(streaming.step(k, 0));
+    }
+    const DraftCostEstimate e = model.estimate();
+    const double probe_share = e.seconds(1) / e.seconds(0) - 1.0;
+    EXPECT_GE(first_probe, static_cast<int>(probe_share / 0.02) - 1) << drafter_experts;
+    EXPECT_GT(first_probe, 0) << drafter_experts;
+  }
+}
+
+TEST(DraftCostModel, TheDrafterExpertsCountBeforeItEverRan) {
+  // Measured plain steps only: draft-mtp's own reads (its layer's top-k at the
+  // measured miss rate and read time) stand for its time until it runs.
+  Machine streaming;
+  streaming.miss_rate = 0.5, streaming.read = 0.01;
+  DraftCostModel mtp(adaptive(), kExperts, 8), ngram(adaptive(), kExperts, 0);
+  for (int s = 0; s < 5; ++s) {
+    mtp.record_verification(streaming.step(0, 0));
+    ngram.record_verification(streaming.step(0, 0));
+  }
+  EXPECT_NEAR(mtp.estimate().drafting_per_draft, 8 * 0.5 * 0.01, 1e-9);
+  EXPECT_EQ(ngram.estimate().drafting_per_draft, 0.0);
+  mtp.record_drafting({1, 1, 0.5});
+  EXPECT_NEAR(mtp.estimate().drafting_per_draft, 0.5, 1e-9);  // measured from now on
+}
+
+TEST(DraftCostModel, WhereDraftingLooksCheapTheSecondStepDrafts) {
+  // Everything in RAM: the priors (acceptance 1/2, an extra position 20% of a
+  // step) make drafting pay, so the second step measures it at once.
+  DraftCostModel model(adaptive(), kExperts, 8);
+  EXPECT_EQ(model.choose(4), 0);
+  model.record_verification(Machine{}.step(0, 0));
+  EXPECT_EQ(model.choose(4), 1);
 }
 
 TEST(DraftCostModel, GrowsOnePositionPastWhatWasMeasured) {

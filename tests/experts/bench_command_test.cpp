@@ -44,12 +44,26 @@ TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
   EXPECT_THAT(j["profiles"][1]["profile"].get<std::string>(), HasSubstr("nvme.yaml"));
   for (const auto& p : j["profiles"]) {
     ASSERT_EQ(p["runs"].size(), 2u);
-    for (const char* key :
-         {"load (s)", "prefill (tokens/s)", "decode (tokens/s)", "read (GB)", "disk (GB/s)",
-          "cache hit rate (%)", "prefetch accuracy (%)", "peak RSS (MiB)",
-          "step: waiting on disk (ms)", "step: expert matmuls (ms)", "step: attention (ms)",
-          "step: other (ms)", "pinned experts (0 = off)", "pinned hits (lookups)",
-          "LRU hits (lookups)", "misses (lookups)"})
+    for (const char* key : {"load (s)",
+                            "prefill (tokens/s)",
+                            "decode (tokens/s)",
+                            "read (GB)",
+                            "disk (GB/s)",
+                            "cache hit rate (%)",
+                            "prefetch accuracy (%)",
+                            "peak RSS (MiB)",
+                            "step: waiting on disk (ms)",
+                            "step: expert matmuls (ms)",
+                            "step: attention (ms)",
+                            "step: other (ms)",
+                            "pinned experts (0 = off)",
+                            "pinned hits (lookups)",
+                            "LRU hits (lookups)",
+                            "misses (lookups)",
+                            "drafts verified (per run)",
+                            "drafts accepted (per run)",
+                            "draft acceptance (%)",
+                            "tokens per forward (decode)"})
       EXPECT_TRUE(p["median"].contains(key)) << key;
     for (const auto& r : p["runs"]) {
       EXPECT_EQ(r["tokens"].size(), 6u);
@@ -61,6 +75,48 @@ TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
     // Greedy and deterministic: every repetition of a profile says the same.
     EXPECT_EQ(p["runs"][0]["tokens"], p["runs"][1]["tokens"]);
   }
+  // reference.yaml drafts nothing; nvme.yaml drafts with the MTP layer.
+  const auto& plain = j["profiles"][0];
+  EXPECT_TRUE(plain["runs"][0]["draft"].is_null());
+  EXPECT_EQ(plain["median"]["tokens per forward (decode)"], 1.0);
+  EXPECT_TRUE(plain["median"]["drafts verified (per run)"].is_null());
+  for (const auto& r : j["profiles"][1]["runs"]) {
+    ASSERT_TRUE(r["draft"].is_object()) << r.dump();
+    EXPECT_GE(r["draft"]["forwards"].get<int>(), 1);
+  }
+}
+
+TEST(BenchCommand, ReportsDraftStatsPerProfile) {
+  // Fixed-length MTP drafts (p_min 0: always three) against none.
+  const auto [status, out] = run_shell(fmt::format(
+      "{0}/glmrt bench --json --reps 1 --new-tokens 8 --model {1}/tests/fixtures/glm_tiny "
+      "--profile {1}/configs/reference.yaml --profile {1}/configs/reference-mtp.yaml 2>/dev/null",
+      GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR));
+  ASSERT_EQ(status, 0) << out;
+  const nlohmann::json j = nlohmann::json::parse(out);
+  ASSERT_EQ(j["profiles"].size(), 2u);
+  const auto& none = j["profiles"][0];
+  EXPECT_TRUE(none["runs"][0]["draft"].is_null());
+  EXPECT_EQ(none["median"]["tokens per forward (decode)"], 1.0);
+  const auto& mtp = j["profiles"][1];
+  const auto& r = mtp["runs"][0];
+  const auto& d = r["draft"];
+  ASSERT_TRUE(d.is_object()) << r.dump();
+  const int forwards = d["forwards"], decided = d["decided"];
+  const int proposed = d["proposed"], accepted = d["accepted"];
+  EXPECT_GE(forwards, 1);
+  EXPECT_GE(proposed, forwards);  // three drafts a step (fewer only on the last)
+  EXPECT_LE(accepted, proposed);
+  // Every decoded token was decided by a forward, at least one per forward.
+  EXPECT_LE(decided, r["decode_tokens"].get<int>());
+  EXPECT_GE(decided, forwards);
+  EXPECT_DOUBLE_EQ(d["tokens_per_forward"].get<double>(), double(decided) / double(forwards));
+  EXPECT_EQ(mtp["median"]["drafts verified (per run)"], proposed);
+  EXPECT_EQ(mtp["median"]["drafts accepted (per run)"], accepted);
+  EXPECT_DOUBLE_EQ(mtp["median"]["tokens per forward (decode)"].get<double>(),
+                   d["tokens_per_forward"].get<double>());
+  // Drafting changes no greedy token.
+  EXPECT_EQ(r["tokens"], none["runs"][0]["tokens"]);
 }
 
 TEST(BenchCommand, TableNamesEachProfile) {
@@ -72,6 +128,7 @@ TEST(BenchCommand, TableNamesEachProfile) {
   EXPECT_THAT(out, HasSubstr("page cache evicted"));
   EXPECT_THAT(out, HasSubstr("decode (tokens/s)"));
   EXPECT_THAT(out, HasSubstr("step: waiting on disk (ms)"));
+  EXPECT_THAT(out, HasSubstr("tokens per forward (decode)"));
   EXPECT_THAT(out, HasSubstr("[1] " + std::string(GLMRT_SOURCE_DIR) + "/configs/reference.yaml"));
 }
 

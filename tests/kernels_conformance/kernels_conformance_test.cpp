@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <ostream>
@@ -105,6 +106,19 @@ TEST_P(KernelsMatmul, MatchesFloat64Reference) {
                  << " (supports() = false)";
 }
 
+TEST_P(KernelsMatmul, RowsDoNotDependOnTheOtherRowsOfTheCall) {
+  const MatmulParam& param = GetParam();
+  SKIP_UNLESS_SUPPORTED(param.plugin.file);
+  const PluginHost host(std::vector<fs::path>{});
+  MemoryBudget budget;
+  HostServices services(budget, 2);
+  PluginHandle<plugin::Kernels> kernels =
+      host.create_kernels(PluginChoice{param.plugin.file.string(), {}, {}}, services);
+  const CheckResult result = check_batch_invariance(*kernels, param.format);
+  if (result.outcome == Outcome::kSkip) GTEST_SKIP() << result.detail;
+  EXPECT_EQ(result.outcome, Outcome::kPass) << result.name << ": " << result.detail;
+}
+
 INSTANTIATE_TEST_SUITE_P(Plugins, KernelsMatmul, testing::ValuesIn(matmul_params()),
                          [](const testing::TestParamInfo<MatmulParam>& info) {
                            std::string format = info.param.format.name();
@@ -171,6 +185,40 @@ TEST(KernelsConformance, FindsTheInTreePlugins) {
   for (const char* expected : {"kernels_scalar", "kernels_avx2"})
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end())
         << expected << " was not found in " << GLMRT_BUILD_DIR << "/plugins";
+}
+
+TEST(KernelsConformance, BatchInvarianceCatchesARowThatFollowsS) {
+  // A kernel whose rows move by one ulp when it has company must fail.
+  class BatchDependent final : public plugin::Kernels {
+   public:
+    explicit BatchDependent(plugin::Kernels& inner) : inner_(inner) {}
+    bool supports(const glmrt_weight_format& f) const noexcept override {
+      return inner_.supports(f);
+    }
+    glmrt_status matmul(const float* x, int64_t S, const glmrt_weight_view& w,
+                        float* y) noexcept override {
+      const glmrt_status status = inner_.matmul(x, S, w, y);
+      if (S > 4) y[0] = std::nextafter(y[0], 1e30f);
+      return status;
+    }
+    const char* last_error() const noexcept override { return inner_.last_error(); }
+    void destroy() noexcept override {}
+
+   private:
+    plugin::Kernels& inner_;
+  };
+  const fs::path scalar = fs::path(GLMRT_BUILD_DIR) / "plugins" / "libglmrt-kernels-scalar.so";
+  const PluginHost host(std::vector<fs::path>{});
+  MemoryBudget budget;
+  HostServices services(budget, 1);
+  PluginHandle<plugin::Kernels> kernels =
+      host.create_kernels(PluginChoice{scalar.string(), {}, {}}, services);
+  const WeightFormatSpec int4{GLMRT_I4, 0};
+  EXPECT_EQ(check_batch_invariance(*kernels, int4).outcome, Outcome::kPass);
+  BatchDependent wrong(*kernels);
+  const CheckResult result = check_batch_invariance(wrong, int4);
+  EXPECT_EQ(result.outcome, Outcome::kFail) << result.detail;
+  EXPECT_NE(result.detail.find("S=5"), std::string::npos) << result.detail;
 }
 
 TEST(KernelsConformance, ExactActivationCasesCatchAWrongWeight) {

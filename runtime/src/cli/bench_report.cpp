@@ -35,6 +35,14 @@ const std::vector<Row>& rows() {
        [](const BenchRun& r) { return r.prefetch_accuracy < 0 ? -1 : 100 * r.prefetch_accuracy; },
        1},
       {"peak RSS", "MiB", [](const BenchRun& r) { return r.peak_rss_bytes / 1048576.0; }, 1},
+      // -1 (shown as "-") for a profile that drafts nothing.
+      {"drafts verified", "per run",
+       [](const BenchRun& r) { return r.drafting ? double(r.draft_proposed) : -1; }, 0},
+      {"drafts accepted", "per run",
+       [](const BenchRun& r) { return r.drafting ? double(r.draft_accepted) : -1; }, 0},
+      {"draft acceptance", "%",
+       [](const BenchRun& r) { return r.drafting ? 100 * r.draft_acceptance() : -1; }, 1},
+      {"tokens per forward", "decode", [](const BenchRun& r) { return r.tokens_per_forward(); }, 3},
       {"step: waiting on disk", "ms", [](const BenchRun& r) { return 1e3 * r.step_disk_wait; }, 2},
       {"step: expert matmuls", "ms", [](const BenchRun& r) { return 1e3 * r.step_expert_matmuls; },
        2},
@@ -102,6 +110,13 @@ nlohmann::json run_json(const BenchRun& r) {
                         {"attention", 1e3 * r.step_attention},
                         {"other", 1e3 * r.step_other}}},
                       {"tokens", r.tokens}};
+  j["draft"] = r.drafting ? nlohmann::json{{"forwards", r.draft_forwards},
+                                           {"proposed", r.draft_proposed},
+                                           {"accepted", r.draft_accepted},
+                                           {"decided", r.draft_decided},
+                                           {"probes", r.draft_probes},
+                                           {"tokens_per_forward", r.tokens_per_forward()}}
+                          : nlohmann::json(nullptr);
   j["prefetch_accuracy"] =
       r.prefetch_accuracy < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.prefetch_accuracy);
   return j;

@@ -5,6 +5,7 @@
 #include <glmrt/base/page_cache.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/generate/generator.h>
+#include <glmrt/generate/speculator.h>
 #include <glmrt/profile/byte_size.h>
 
 #include <fmt/format.h>
@@ -34,6 +35,13 @@ double BenchRun::prefill_tokens_per_second() const {
 }
 double BenchRun::decode_tokens_per_second() const {
   return decode_seconds > 0 ? decode_tokens / decode_seconds : 0;
+}
+double BenchRun::tokens_per_forward() const {
+  if (!drafting) return 1.0;
+  return draft_forwards > 0 ? double(draft_decided) / double(draft_forwards) : 0.0;
+}
+double BenchRun::draft_acceptance() const {
+  return draft_proposed > 0 ? double(draft_accepted) / double(draft_proposed) : 0.0;
 }
 double BenchRun::disk_gb_per_second() const {
   return disk_busy_seconds > 0 ? bytes_read / disk_busy_seconds / 1e9 : 0;
@@ -78,6 +86,15 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
     return true;
   });
   run.tokens = generation.tokens;
+  if (const Speculator* speculator = session.speculator()) {
+    const DraftStats& d = speculator->stats();
+    run.drafting = true;
+    run.draft_forwards = d.forwards;
+    run.draft_proposed = d.proposed;
+    run.draft_accepted = d.accepted;
+    run.draft_decided = d.decided;
+    run.draft_probes = d.probes;
+  }
 
   const SessionStats& s = session.stats();
   run.prefill_tokens = s.prefilled_tokens;

@@ -26,7 +26,17 @@ struct BenchRun {
   uint64_t peak_rss_bytes = 0;
   // Where a decode step's time went, seconds per step.
   double step_disk_wait = 0, step_expert_matmuls = 0, step_attention = 0, step_other = 0;
+  // Speculative decoding (all 0 when the profile drafts nothing): decode
+  // forwards, drafts verified and accepted, tokens the forwards decided.
+  bool drafting = false;
+  int64_t draft_forwards = 0, draft_proposed = 0, draft_accepted = 0, draft_decided = 0;
+  int64_t draft_probes = 0;
   std::vector<int32_t> tokens;
+
+  /// Tokens per decode forward: 1 without drafting.
+  double tokens_per_forward() const;
+  /// Accepted drafts over verified ones (0 when none was verified).
+  double draft_acceptance() const;
 
   double prefill_tokens_per_second() const;
   double decode_tokens_per_second() const;

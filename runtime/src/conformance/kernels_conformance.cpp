@@ -183,6 +183,11 @@ CheckReport run_kernels_conformance(const std::filesystem::path& plugin_file,
       }
     }
     for (const WeightFormatSpec& format : conformance_formats()) {
+      if (t == 0) {
+        CheckResult invariance = check_batch_invariance(*kernels, format);
+        invariance.name += suffix;
+        report.add(std::move(invariance));
+      }
       const std::vector<MatmulCase> cases = conformance_cases(format);
       for (const MatmulCase& c : cases) {
         // Other thread counts: one mid-list case per format shows the row

@@ -51,9 +51,11 @@ double DraftCostEstimate::tokens_per_second(int k) const {
   return s > 0 ? tokens(k) / s : 0.0;
 }
 
-DraftCostModel::DraftCostModel(DraftPolicy policy, int64_t experts_per_position)
+DraftCostModel::DraftCostModel(DraftPolicy policy, int64_t experts_per_position,
+                               int64_t drafter_experts_per_draft)
     : policy_(policy),
       experts_per_position_(static_cast<double>(experts_per_position)),
+      drafter_experts_per_draft_(static_cast<double>(drafter_experts_per_draft)),
       reached_(policy.max_tokens),
       accepted_(policy.max_tokens),
       chosen_(policy.max_tokens + 1, 0) {
@@ -85,8 +87,11 @@ DraftCostEstimate DraftCostModel::estimate() const {
                                                 : kPriorExtraExpertShare * experts_per_position_;
   e.miss_rate = experts_.value > 0 ? misses_.value / experts_.value : 0.0;
   e.read_seconds_per_miss = read_misses_.value > 0 ? read_seconds_.value / read_misses_.value : 0.0;
-  e.drafting_per_draft =
-      drafting_requested_.value > 0 ? drafting_seconds_.value / drafting_requested_.value : 0.0;
+  // Before the drafter ran: what reading its experts would cost at the
+  // current miss rate (its compute unknown, so a lower bound).
+  e.drafting_per_draft = drafting_requested_.value > 0
+                             ? drafting_seconds_.value / drafting_requested_.value
+                             : drafter_experts_per_draft_ * e.miss_rate * e.read_seconds_per_miss;
   return e;
 }
 
@@ -126,10 +131,13 @@ int DraftCostModel::choose(int limit) {
   const int cap = std::min(limit, policy_.max_tokens);
   if (cap < policy_.min_tokens) return record_choice(0);
   if (!policy_.adaptive) return record_choice(cap);
-  // First a step without drafts (the cost of a plain step), then one at the
-  // shortest length (what a draft costs and how often it is accepted).
+  // First a step without drafts: the cost of a plain step, the miss rate and
+  // the read time. From then on the priors (acceptance 1/2, an extra position
+  // costing 20% of a step's compute and 80% of a position's experts, the
+  // drafter its own experts) decide until measurements replace them: where
+  // those say drafting cannot pay (streaming with a small cache), the first
+  // probe waits like any other, and a short answer is never slowed by it.
   if (steps_ == 0) return record_choice(0);
-  if (steps_ == 1) return record_choice(policy_.min_tokens);
   ++decisions_;
   const int k = best(limit);
   if (k == 0) {

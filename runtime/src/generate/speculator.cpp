@@ -30,7 +30,10 @@ Speculator::Speculator(Session& session, const DraftSetup& setup)
                                                (setup.requirements & GLMRT_DRAFT_NEEDS_MTP) != 0)),
       shadow_(setup.policy.adaptive && setup.policy.min_tokens == 1 &&
               (setup.requirements & GLMRT_DRAFT_NEEDS_MTP) == 0),
-      cost_(setup.policy, session.engine().model().experts_per_position()),
+      cost_(setup.policy, session.engine().model().experts_per_position(),
+            (setup.requirements & GLMRT_DRAFT_NEEDS_MTP) != 0
+                ? session.engine().model().config().num_experts_per_tok
+                : 0),
       proposal_(session.engine().model().config().vocab_size, setup.policy.max_tokens) {
   stats_.drafter = setup.name;
   stats_.adaptive = policy_.adaptive;

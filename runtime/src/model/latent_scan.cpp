@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace glmrt {
 namespace {
@@ -91,21 +92,32 @@ std::span<Thread> LatentScratch::prepare(const MlaDims& d, int threads) {
   return std::span(threads_).first(threads);
 }
 
+// How many parts one query's n keys are split into: a function of n and the
+// thread budget alone, never of the other queries of the step, so a query
+// gives the same bits alone (decode) or among others (verifying drafts).
+namespace {
+int latent_parts(int64_t n) {
+  return static_cast<int>(std::clamp<int64_t>(n / kMinKeysPerThread, 1, omp_get_max_threads()));
+}
+}  // namespace
+
 void attend_latent(const MlaDims& d, std::span<const float> q_cat, const CacheRows& rows,
                    QueryKeys keys, LatentScratch& scratch, std::span<float> ctx_latent) {
   const int64_t n = keys.count();
-  const int threads =
-      static_cast<int>(std::clamp<int64_t>(n / kMinKeysPerThread, 1, omp_get_max_threads()));
-  const std::span<Thread> parts = scratch.prepare(d, threads);
+  const int parts_count = latent_parts(n);
+  const std::span<Thread> parts = scratch.prepare(d, parts_count);
   for (Thread& t : parts) reset(t);
-#pragma omp parallel num_threads(threads)
+  // Part p is whole tiles [tiles*p/P, tiles*(p+1)/P), whoever scans it: the
+  // team may be smaller than asked for, and its size must not move a bit.
+  const int64_t tiles = (n + kTileKeys - 1) / kTileKeys;
+#pragma omp parallel num_threads(parts_count)
   {
-    // Whole tiles per thread; the team may be smaller than asked for.
-    const int64_t team = omp_get_num_threads(), tid = omp_get_thread_num();
-    const int64_t tiles = (n + kTileKeys - 1) / kTileKeys;
-    const int64_t first = tiles * tid / team * kTileKeys;
-    const int64_t last = std::min(n, tiles * (tid + 1) / team * kTileKeys);
-    scan_keys(d, q_cat, rows, keys, first, last, parts[tid]);
+    const int team = omp_get_num_threads(), tid = omp_get_thread_num();
+    for (int p = tid; p < parts_count; p += team) {
+      const int64_t first = tiles * p / parts_count * kTileKeys;
+      const int64_t last = std::min(n, tiles * (p + 1) / parts_count * kTileKeys);
+      scan_keys(d, q_cat, rows, keys, first, last, parts[static_cast<size_t>(p)]);
+    }
   }
   merge(d, parts, ctx_latent);
 }
@@ -116,18 +128,26 @@ void attend_latent_batch(const MlaDims& d, std::span<const float> q_cat, const C
   const int64_t S = static_cast<int64_t>(keys.size());
   const int64_t H = d.heads, W = d.cache_width(), L = d.kv_lora;
   const int threads = omp_get_max_threads();
-  if (S < threads) {
-    for (int64_t s = 0; s < S; ++s)
+  // Queries whose keys are split among threads go one at a time, as alone;
+  // the others (one part each) side by side, a query per thread.
+  std::vector<int64_t> whole;
+  for (int64_t s = 0; s < S; ++s) {
+    if (latent_parts(keys[s].count()) > 1 || S < threads) {
       attend_latent(d, q_cat.subspan(s * H * W, H * W), rows, keys[s], scratch,
                     ctx_latent.subspan(s * H * L, H * L));
-    return;
+    } else {
+      whole.push_back(s);
+    }
   }
+  if (whole.empty()) return;
   const std::span<Thread> parts = scratch.prepare(d, threads);
+  const int64_t n_whole = static_cast<int64_t>(whole.size());
 #pragma omp parallel num_threads(threads)
   {
     Thread& t = parts[omp_get_thread_num()];
 #pragma omp for schedule(dynamic)
-    for (int64_t s = 0; s < S; ++s) {
+    for (int64_t k = 0; k < n_whole; ++k) {
+      const int64_t s = whole[static_cast<size_t>(k)];
       reset(t);
       scan_keys(d, q_cat.subspan(s * H * W, H * W), rows, keys[s], 0, keys[s].count(), t);
       merge(d, {&t, 1}, ctx_latent.subspan(s * H * L, H * L));

@@ -21,6 +21,16 @@ CheckResult check_matmul_case(plugin::Kernels& kernels, const MatmulCase& matmul
 /// stride with an error status and a message, and treats S = 0 as a no-op.
 CheckReport check_kernels_interface(plugin::Kernels& kernels);
 
+/// Rows the batch-invariance check calls with: S = 1..this (odd and even,
+/// below and above every tile width of the in-tree plugins).
+constexpr int64_t kMaxInvarianceRows = 9;
+
+/// Batch invariance: for S = 1..kMaxInvarianceRows, row r of one call with S
+/// rows equals bit for bit the call with row r alone, on a few shapes (one
+/// above the plugins' threading threshold). Speculative decoding relies on
+/// it: a verified row must give the logits decoding it alone would.
+CheckResult check_batch_invariance(plugin::Kernels& kernels, const WeightFormatSpec& format);
+
 struct KernelsConformanceOptions {
   /// Thread counts the plugin is created with; every case runs with the first,
   /// one mid-size case per format with the others.
@@ -28,7 +38,8 @@ struct KernelsConformanceOptions {
 };
 
 /// Loads the plugin at `plugin_file` through PluginHost and runs everything:
-/// the interface checks, every case of every format, and settings rejection.
+/// the interface checks, batch invariance and every case of every format, and
+/// settings rejection.
 CheckReport run_kernels_conformance(const std::filesystem::path& plugin_file,
                                     const KernelsConformanceOptions& options = {});
 

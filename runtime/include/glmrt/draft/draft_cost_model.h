@@ -62,12 +62,18 @@ class DraftCostModel {
   static constexpr double kRequiredGain = 1.05;
 
   /// experts_per_position: E0, known from the config (MoE layers x top-k).
-  DraftCostModel(DraftPolicy policy, int64_t experts_per_position);
+  /// drafter_experts_per_draft: routed experts the drafter itself resolves
+  /// per draft (the MTP layer's top-k for draft-mtp, 0 for a drafter that
+  /// runs no layer): its read cost is the drafter's time until measured.
+  DraftCostModel(DraftPolicy policy, int64_t experts_per_position,
+                 int64_t drafter_experts_per_draft = 0);
 
   /// Drafts to ask for in the next step, 0..limit (limit: what the step may
   /// still verify). Fixed policy: min(max_tokens, limit). Adaptive: 0 for
-  /// the first step and min_tokens for the second (measuring), then best(),
-  /// with an occasional probe.
+  /// the first step (measuring a plain one), then best() on what is measured
+  /// and the priors, with an occasional probe while it says 0. There is no
+  /// unconditional measuring step: under expert streaming a draft can cost
+  /// more than a whole step, and the first probe waits for its budget too.
   int choose(int limit);
   /// The k in {0} and [min_tokens, limit] with the most tokens per second,
   /// at most one position past the deepest draft position measured so far.
@@ -99,6 +105,7 @@ class DraftCostModel {
 
   DraftPolicy policy_;
   double experts_per_position_;
+  double drafter_experts_per_draft_;
   // Acceptance per draft position: how often it was reached, and accepted.
   std::vector<Decaying> reached_, accepted_;
   // Compute time fitted on k: decaying least-squares sums.

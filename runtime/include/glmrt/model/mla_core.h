@@ -56,8 +56,13 @@ enum class AttentionForm { absorbed, reconstructed };
 /// (tests and `glmrt validate --attention-form` check each against the oracle).
 enum class AttentionFormChoice { automatic, absorbed, reconstructed };
 
+/// Steps of at most this many queries (a decode step and the drafts it
+/// verifies) always run absorbed, so each row is computed as it is alone.
+constexpr int64_t kMaxAbsorbedOnlyRows = 16;
+
 /// The faster form for S queries with these keys (rule measured by
-/// bench/attention; see attention_form.cpp). One query is always absorbed.
+/// bench/attention; see attention_form.cpp). Up to kMaxAbsorbedOnlyRows
+/// queries are always absorbed.
 AttentionForm faster_form(const MlaDims& dims, std::span<const QueryKeys> keys);
 
 /// Buffers of the absorbed form, kept across positions, heads, layers and
