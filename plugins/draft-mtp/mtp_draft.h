@@ -8,13 +8,14 @@
 // host's sampling (draft_distribution.h).
 #pragma once
 
-#include "host_buffer.h"
-
 #include <glmrt/plugin/draft.h>
+#include <host_buffer.h>
 
 #include <string>
 
 namespace glmrt::draft_mtp {
+
+using plugin_support::HostBuffer;
 
 struct MtpSettings {
   float p_min = 0.0f;  // 0: always draft as many as asked

@@ -1,18 +1,12 @@
 // Descriptor and factory of draft-mtp.
 #include "mtp_draft.h"
 
+#include <draft_entry.h>
 #include <glmrt/plugin/plugin.h>
 
 #include <cstdio>
-#include <exception>
-#include <memory>
-#include <string>
 
 namespace {
-
-void write_error(char* error, size_t error_len, const std::string& message) {
-  if (error && error_len > 0) std::snprintf(error, error_len, "%s", message.c_str());
-}
 
 void probe(glmrt_probe_result* out) {
   out->supported = 1;
@@ -23,24 +17,9 @@ void probe(glmrt_probe_result* out) {
 
 void* create(const glmrt_host_services* host, const glmrt_setting* settings, size_t n_settings,
              char* error, size_t error_len) {
-  try {
-    if (!host || host->struct_size < sizeof(glmrt_host_services) ||
-        host->abi_major != GLMRT_ABI_MAJOR || host->abi_minor < GLMRT_ABI_MINOR_DRAFT) {
-      write_error(error, error_len, "draft-mtp needs host services of ABI 1.2 or newer");
-      return nullptr;
-    }
-    glmrt::draft_mtp::MtpSettings parsed;
-    std::string message;
-    if (!glmrt::draft_mtp::parse_settings(settings, n_settings, parsed, message)) {
-      write_error(error, error_len, message);
-      return nullptr;
-    }
-    auto draft = std::make_unique<glmrt::draft_mtp::MtpDraft>(*host, parsed);
-    return static_cast<glmrt::plugin::Draft*>(draft.release());
-  } catch (const std::exception& e) {
-    write_error(error, error_len, std::string("draft-mtp: ") + e.what());
-    return nullptr;
-  }
+  return glmrt::plugin_support::create_draft<glmrt::draft_mtp::MtpDraft,
+                                             glmrt::draft_mtp::MtpSettings>(
+      "draft-mtp", &glmrt::draft_mtp::parse_settings, host, settings, n_settings, error, error_len);
 }
 
 const glmrt_plugin_descriptor kDescriptor = {

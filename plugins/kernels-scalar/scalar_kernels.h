@@ -3,13 +3,14 @@
 // vectorised plugins are measured against.
 #pragma once
 
-#include "host_buffer.h"
-
 #include <glmrt/plugin/kernels.h>
+#include <host_buffer.h>
 
 #include <string>
 
 namespace glmrt::kernels_scalar {
+
+using plugin_support::HostBuffer;
 
 class ScalarKernels final : public plugin::Kernels {
  public:

@@ -1,12 +1,12 @@
 // A grow-only scratch buffer borrowed from the host's allocator, so the
-// host's memory budget sees it.
+// host's memory budget sees it; returned when its owner dies.
 #pragma once
 
 #include <glmrt/plugin/host_services.h>
 
 #include <cstddef>
 
-namespace glmrt::kernels_scalar {
+namespace glmrt::plugin_support {
 
 class HostBuffer {
  public:
@@ -26,6 +26,7 @@ class HostBuffer {
     return true;
   }
 
+  std::byte* data() const noexcept { return static_cast<std::byte*>(data_); }
   template <typename T>
   T* as() const noexcept {
     return static_cast<T*>(data_);
@@ -43,4 +44,4 @@ class HostBuffer {
   size_t capacity_ = 0;
 };
 
-}  // namespace glmrt::kernels_scalar
+}  // namespace glmrt::plugin_support
