@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -187,35 +188,49 @@ TEST(KernelsConformance, FindsTheInTreePlugins) {
         << expected << " was not found in " << GLMRT_BUILD_DIR << "/plugins";
 }
 
-TEST(KernelsConformance, BatchInvarianceCatchesARowThatFollowsS) {
-  // A kernel whose rows move by one ulp when it has company must fail.
-  class BatchDependent final : public plugin::Kernels {
-   public:
-    explicit BatchDependent(plugin::Kernels& inner) : inner_(inner) {}
-    bool supports(const glmrt_weight_format& f) const noexcept override {
-      return inner_.supports(f);
-    }
-    glmrt_status matmul(const float* x, int64_t S, const glmrt_weight_view& w,
-                        float* y) noexcept override {
-      const glmrt_status status = inner_.matmul(x, S, w, y);
-      if (S > 4) y[0] = std::nextafter(y[0], 1e30f);
-      return status;
-    }
-    const char* last_error() const noexcept override { return inner_.last_error(); }
-    void destroy() noexcept override {}
+/// kernels-scalar with its matmul output altered after the fact: what the
+/// suite's own tests feed it to show it can fail.
+class AlteredKernels final : public plugin::Kernels {
+ public:
+  using Alter =
+      std::function<void(const float* x, int64_t S, const glmrt_weight_view& w, float* y)>;
+  explicit AlteredKernels(Alter alter)
+      : services_(budget_, 1),
+        inner_(host_.create_kernels(
+            PluginChoice{
+                (fs::path(GLMRT_BUILD_DIR) / "plugins" / "libglmrt-kernels-scalar.so").string(),
+                {},
+                {}},
+            services_)),
+        alter_(std::move(alter)) {}
+  plugin::Kernels& unaltered() { return *inner_; }
+  bool supports(const glmrt_weight_format& f) const noexcept override {
+    return inner_->supports(f);
+  }
+  glmrt_status matmul(const float* x, int64_t S, const glmrt_weight_view& w,
+                      float* y) noexcept override {
+    const glmrt_status status = inner_->matmul(x, S, w, y);
+    alter_(x, S, w, y);
+    return status;
+  }
+  const char* last_error() const noexcept override { return inner_->last_error(); }
+  void destroy() noexcept override {}
 
-   private:
-    plugin::Kernels& inner_;
-  };
-  const fs::path scalar = fs::path(GLMRT_BUILD_DIR) / "plugins" / "libglmrt-kernels-scalar.so";
-  const PluginHost host(std::vector<fs::path>{});
-  MemoryBudget budget;
-  HostServices services(budget, 1);
-  PluginHandle<plugin::Kernels> kernels =
-      host.create_kernels(PluginChoice{scalar.string(), {}, {}}, services);
+ private:
+  const PluginHost host_{std::vector<fs::path>{}};
+  MemoryBudget budget_;
+  HostServices services_;
+  PluginHandle<plugin::Kernels> inner_;
+  Alter alter_;
+};
+
+TEST(KernelsConformance, BatchInvarianceCatchesARowThatFollowsS) {
+  // A kernel whose first output moves by one ulp once a call has more than 4 rows.
+  AlteredKernels wrong([](const float*, int64_t S, const glmrt_weight_view&, float* y) {
+    if (S > 4) y[0] = std::nextafter(y[0], 1e30f);
+  });
   const WeightFormatSpec int4{GLMRT_I4, 0};
-  EXPECT_EQ(check_batch_invariance(*kernels, int4).outcome, Outcome::kPass);
-  BatchDependent wrong(*kernels);
+  EXPECT_EQ(check_batch_invariance(wrong.unaltered(), int4).outcome, Outcome::kPass);
   const CheckResult result = check_batch_invariance(wrong, int4);
   EXPECT_EQ(result.outcome, Outcome::kFail) << result.detail;
   EXPECT_NE(result.detail.find("S=5"), std::string::npos) << result.detail;
@@ -225,33 +240,11 @@ TEST(KernelsConformance, ExactActivationCasesCatchAWrongWeight) {
   // The suite must be able to fail: a reference off by one weight code in one
   // output is outside the exact-activation tolerance.
   const MatmulCase c{{GLMRT_I4, 0}, 1, 1, 64, ActivationKind::kExactInt8, false, 5};
-  class OffByOneCode final : public plugin::Kernels {
-   public:
-    explicit OffByOneCode(plugin::Kernels& inner) : inner_(inner) {}
-    bool supports(const glmrt_weight_format& f) const noexcept override {
-      return inner_.supports(f);
-    }
-    glmrt_status matmul(const float* x, int64_t S, const glmrt_weight_view& w,
-                        float* y) noexcept override {
-      const glmrt_status status = inner_.matmul(x, S, w, y);
-      // As if the last input's weight code were one larger.
-      y[0] += x[w.cols - 1] * w.scales[0];
-      return status;
-    }
-    const char* last_error() const noexcept override { return inner_.last_error(); }
-    void destroy() noexcept override {}
-
-   private:
-    plugin::Kernels& inner_;
-  };
-  const fs::path scalar = fs::path(GLMRT_BUILD_DIR) / "plugins" / "libglmrt-kernels-scalar.so";
-  const PluginHost host(std::vector<fs::path>{});
-  MemoryBudget budget;
-  HostServices services(budget, 1);
-  PluginHandle<plugin::Kernels> kernels =
-      host.create_kernels(PluginChoice{scalar.string(), {}, {}}, services);
-  EXPECT_EQ(check_matmul_case(*kernels, c).outcome, Outcome::kPass);
-  OffByOneCode wrong(*kernels);
+  // As if the last input's weight code were one larger.
+  AlteredKernels wrong([](const float* x, int64_t, const glmrt_weight_view& w, float* y) {
+    y[0] += x[w.cols - 1] * w.scales[0];
+  });
+  EXPECT_EQ(check_matmul_case(wrong.unaltered(), c).outcome, Outcome::kPass);
   // x[I-1] may be 0 in the ternary activations; pick a case where it is not.
   CheckResult result = check_matmul_case(wrong, c);
   for (uint64_t seed = 6; result.outcome == Outcome::kPass && seed < 20; ++seed) {
