@@ -9,7 +9,9 @@
 #include <glmrt/plugin/weight_format.h>
 
 #include <gtest/gtest.h>
+
 #include <sys/wait.h>
+#include "shell_command.h"
 
 #include <fmt/format.h>
 
@@ -168,17 +170,6 @@ TEST_F(ContainerTwin, IoOdirectReadsEachExpertInOneReadWhenContiguous) {
   }
 }
 
-std::pair<int, std::string> run_command(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return {-1, out};
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 // glm_tiny as the seed program would store it (int8 dense incl. kv_b_proj,
 // embed_tokens and lm_head; int4 experts), validated against the oracle at
 // configs/nvme.yaml's thresholds.
@@ -190,7 +181,7 @@ TEST(GlmTinyContainer, ValidatesWithTheNvmeProfile) {
   std::ifstream config_file(tiny / "config.json");
   test::write_container(scratch.path(), nlohmann::json::parse(config_file),
                         test::read_checkpoint_tensors(tiny), spec);
-  const auto [status, out] = run_command(fmt::format(
+  const auto [status, out] = test::run_shell(fmt::format(
       "{}/glmrt validate --profile {}/configs/nvme.yaml --model {} --ref {} 2>&1", GLMRT_BUILD_DIR,
       GLMRT_SOURCE_DIR, scratch.path().string(), (tiny / "ref.json").string()));
   EXPECT_EQ(status, 0) << out;

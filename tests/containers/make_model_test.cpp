@@ -13,7 +13,9 @@
 #include <glmrt/plugin/weight_format.h>
 
 #include <gtest/gtest.h>
+
 #include <sys/wait.h>
+#include "shell_command.h"
 
 #include <array>
 #include <cmath>
@@ -184,29 +186,18 @@ TEST(MakeModel, DestinationInUseIsRefusedBeforeWriting) {
   EXPECT_FALSE(fs::exists(other));
 }
 
-std::pair<int, std::string> run_command(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return {-1, out};
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 TEST(MakeModelCommand, WritesAModelAndRefusesUnknownPresets) {
   test::ScratchDir scratch("glmrt-make-model");
   const fs::path out = scratch.path() / "model";
-  auto [status, text] = run_command(fmt::format(
+  auto [status, text] = test::run_shell(fmt::format(
       "{}/glmrt make-model --preset tiny --moe-layers 1 --no-mtp --hot-skew 0.2 --out {} 2>&1",
       GLMRT_BUILD_DIR, out.string()));
   EXPECT_EQ(status, 0) << text;
   EXPECT_NE(text.find("wrote " + out.string() + ": 2 files"), std::string::npos) << text;
   EXPECT_EQ(load_model_config(out).num_nextn_predict_layers, 0);
-  std::tie(status, text) =
-      run_command(fmt::format("{}/glmrt make-model --preset huge --moe-layers 1 --out {}/x 2>&1",
-                              GLMRT_BUILD_DIR, scratch.path().string()));
+  std::tie(status, text) = test::run_shell(
+      fmt::format("{}/glmrt make-model --preset huge --moe-layers 1 --out {}/x 2>&1",
+                  GLMRT_BUILD_DIR, scratch.path().string()));
   EXPECT_EQ(status, 1);
   EXPECT_NE(text.find("unknown preset `huge` (known: glm5-slice, tiny)"), std::string::npos)
       << text;

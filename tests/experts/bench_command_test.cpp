@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "shell_command.h"
+
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <nlohmann/json.hpp>
@@ -18,22 +20,10 @@ namespace {
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 
-/// Runs a shell command; its exit status and what it wrote on stdout.
-std::pair<int, std::string> run_shell(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return {-1, out};
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
-  const auto [status, out] =
-      run_shell(fmt::format("cd {} && {}/glmrt bench --json --reps 2 --new-tokens 6 2>/dev/null",
-                            GLMRT_SOURCE_DIR, GLMRT_BUILD_DIR));
+  const auto [status, out] = test::run_shell(
+      fmt::format("cd {} && {}/glmrt bench --json --reps 2 --new-tokens 6 2>/dev/null",
+                  GLMRT_SOURCE_DIR, GLMRT_BUILD_DIR));
   ASSERT_EQ(status, 0) << out;
   const nlohmann::json j = nlohmann::json::parse(out);  // throws unless stdout is one JSON value
   EXPECT_THAT(j["model"].get<std::string>(), HasSubstr("tests/fixtures/glm_tiny"));
@@ -88,7 +78,7 @@ TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
 
 TEST(BenchCommand, ReportsDraftStatsPerProfile) {
   // Fixed-length MTP drafts (p_min 0: always three) against none.
-  const auto [status, out] = run_shell(fmt::format(
+  const auto [status, out] = test::run_shell(fmt::format(
       "{0}/glmrt bench --json --reps 1 --new-tokens 8 --model {1}/tests/fixtures/glm_tiny "
       "--profile {1}/configs/reference.yaml --profile {1}/configs/reference-mtp.yaml 2>/dev/null",
       GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR));
@@ -120,7 +110,7 @@ TEST(BenchCommand, ReportsDraftStatsPerProfile) {
 }
 
 TEST(BenchCommand, TableNamesEachProfile) {
-  const auto [status, out] = run_shell(fmt::format(
+  const auto [status, out] = test::run_shell(fmt::format(
       "{0}/glmrt bench --reps 1 --new-tokens 2 --evict --model {1}/tests/fixtures/glm_tiny "
       "--profile {1}/configs/reference.yaml 2>/dev/null",
       GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR));
@@ -137,7 +127,7 @@ TEST(BenchCommand, TableNamesEachProfile) {
 // timed pass needs (a read ahead queued at the end of the warm-up may still
 // land and be counted during it).
 TEST(BenchCommand, WarmupTimesASecondPassWithEveryExpertInRam) {
-  const auto [status, out] = run_shell(
+  const auto [status, out] = test::run_shell(
       fmt::format("{0}/glmrt bench --json --warmup --reps 1 --new-tokens 4 --model "
                   "{1}/tests/fixtures/glm_tiny --profile {1}/configs/reference.yaml 2>/dev/null",
                   GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR));
@@ -150,7 +140,7 @@ TEST(BenchCommand, WarmupTimesASecondPassWithEveryExpertInRam) {
 }
 
 TEST(RunCommand, KeepsItsReportLineAndAddsExpertFigures) {
-  const auto [status, out] = run_shell(fmt::format(
+  const auto [status, out] = test::run_shell(fmt::format(
       "{0}/glmrt run --profile {1}/configs/reference.yaml --model {1}/tests/fixtures/glm_tiny "
       "--prompt-ids 3,141,59 -n 4 --ignore-eos 2>&1 >/dev/null",
       GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR));

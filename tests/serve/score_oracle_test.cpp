@@ -10,8 +10,10 @@
 #include <glmrt/validate/oracle.h>
 
 #include <gtest/gtest.h>
+
 #include <httplib.h>
 #include <nlohmann/json.hpp>
+#include "shell_command.h"
 
 #include <sys/wait.h>
 #include <array>
@@ -54,17 +56,6 @@ double reference_continuation(const OracleCase& c) {
   double sum = 0;
   for (size_t t = c.prompt_ids.size(); t < c.full_ids.size(); ++t) sum += reference_logprob(c, t);
   return sum;
-}
-
-std::pair<int, std::string> run(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return {-1, out};
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
 fs::path reference_profile_path() {
@@ -198,7 +189,8 @@ fs::path write_requests(const fs::path& dir) {
 
 std::vector<ScoreLine> score_with_the_command(const fs::path& profile = reference_profile_path()) {
   test::ScratchDir dir("glmrt-score");
-  const auto [status, out] = run(score_command(write_requests(dir.path()), "", profile));
+  const auto [status, out] =
+      test::run_shell(score_command(write_requests(dir.path()), "", profile));
   EXPECT_EQ(status, 0) << out;
   return parse_score_output(out);
 }
@@ -213,7 +205,7 @@ TEST(ScoreOracle, ScoreCommandMatchesTheReference) {
     EXPECT_EQ(lines[i].greedy, 1) << c.name;  // the reference's own greedy continuation
   }
   test::ScratchDir dir("glmrt-score-json");
-  const auto [status, out] = run(score_command(write_requests(dir.path()), "--json"));
+  const auto [status, out] = test::run_shell(score_command(write_requests(dir.path()), "--json"));
   ASSERT_EQ(status, 0);
   std::istringstream in(out);
   std::string line;
@@ -231,7 +223,7 @@ TEST(ScoreOracle, ScoreCommandRefusesBadInputBeforeLoadingTheModel) {
   test::ScratchDir dir("glmrt-score-bad");
   const fs::path file = dir.path() / "bad.txt";
   std::ofstream(file) << "2 1 5 6 7\n3 1 5 6\n";
-  const auto [status, out] = run(score_command(file) + " 2>&1");
+  const auto [status, out] = test::run_shell(score_command(file) + " 2>&1");
   EXPECT_EQ(status, 1);
   EXPECT_NE(out.find("bad.txt:2: 2 token ids, but ctx_len + cont_len = 4"), std::string::npos)
       << out;

@@ -6,7 +6,9 @@
 #include <glmrt/validate/oracle.h>
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include "shell_command.h"
 
 #include <sys/wait.h>
 #include <array>
@@ -173,20 +175,8 @@ TEST_F(ValidateTest, NonFiniteLogitsFailTheCaseAndSaySo) {
   EXPECT_TRUE(std::isinf(r.max_abs_dlogit));
 }
 
-/// Runs a command; returns its exit status and what it wrote on stdout.
-std::pair<int, std::string> run_command(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return {-1, out};
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 TEST_F(ValidateTest, CommandPrintsOneJsonObjectWithTheChunkingItUsed) {
-  const auto [status, out] = run_command(fmt::format(
+  const auto [status, out] = test::run_shell(fmt::format(
       "{}/glmrt validate --profile {}/configs/reference.yaml --model {} --ref {} "
       "--json --prefill-chunk 7 2>/dev/null",
       GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, kModel.string(), (kModel / "ref.json").string()));
@@ -215,7 +205,7 @@ TEST_F(ValidateTest, DraftingProfilesPassAtF32ThresholdsWithDraftsOnEveryCase) {
   // Greedy continuations go through drafting and verification; nothing else
   // about the report may change.
   for (const std::string drafter : {"ngram", "mtp"}) {
-    const auto [status, out] = run_command(fmt::format(
+    const auto [status, out] = test::run_shell(fmt::format(
         "{}/glmrt validate --profile {}/configs/reference-{}.yaml --model {} --ref {} --json "
         "2>/dev/null",
         GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, drafter, kModel.string(),
