@@ -1,7 +1,5 @@
 #include "group_fit_lanes.h"
 
-#include <glmrt/base/error.h>
-
 #include <algorithm>
 #include <cmath>
 
@@ -12,161 +10,264 @@
 namespace glmrt {
 namespace {
 
-constexpr size_t kFitLanes = 16;
+constexpr size_t kPartials = 4;  // value i goes into partial sum i % 4
 
-// At most this many candidates per batch (the search asks for 10, then 4).
-constexpr size_t kMaxFitBatch = 32;
-
-// Each candidate's 16 lanes, then its fit: the lanes added in order 0..15
-// starting from 0, the horizontal order every backend shares. The candidates
-// are reduced side by side (the inner loop), so their chains of dependent
-// additions overlap instead of running one after another.
-struct FitLanes {
-  alignas(64) float num[kMaxFitBatch][kFitLanes];
-  alignas(64) float den[kMaxFitBatch][kFitLanes];
-
-  void reduce(size_t count, GroupFit* fits) const {
-    float n[kMaxFitBatch] = {}, d[kMaxFitBatch] = {};
-    for (size_t j = 0; j < kFitLanes; ++j)
-      for (size_t c = 0; c < count; ++c) {
-        n[c] += num[c][j];
-        d[c] += den[c][j];
-      }
-    for (size_t c = 0; c < count; ++c) fits[c] = {n[c], d[c]};
-  }
-};
+// w * inv rounded to the nearest integer (ties to even) as one fused
+// multiply-add and a subtraction: adding 1.5 * 2^23 leaves no fraction bits,
+// so the single rounding of the fma is the rounding to an integer (exact for
+// |w * inv| < 2^22; the candidates keep it under 10). Two operations where
+// multiply-then-round takes three, in the loop the search spends its time in.
+constexpr float kRoundBias = 12582912.0f;
 
 float fit_code_of(float w, float inv, float qmin, float qmax) {
-  float r = std::nearbyint(w * inv);
+  float r = std::fma(w, inv, kRoundBias) - kRoundBias;
   r = r < qmin ? qmin : r;
   return r > qmax ? qmax : r;
 }
 
-// Values from `first` on (the tail past the full blocks) go into lane 0.
-template <bool kWeighted>
-void tail_into_lane0(std::span<const float> w, const float* a, size_t first, float inv, float qmin,
-                     float qmax, float* num, float* den) {
-  for (size_t i = first; i < w.size(); ++i) {
-    const float r = fit_code_of(w[i], inv, qmin, qmax);
-    if constexpr (kWeighted) {
-      num[0] = std::fma(r, w[i] * a[i], num[0]);
-      den[0] = std::fma(r, a[i] * r, den[0]);
-    } else {
-      num[0] = std::fma(w[i], r, num[0]);
-      den[0] = std::fma(r, r, den[0]);
-    }
+// The pick every backend makes from its per-lane sums.
+BestFit best_of(const float (&num)[kFitCandidates], const float (&den)[kFitCandidates]) {
+  double gains[kFitCandidates];
+  for (size_t c = 0; c < kFitCandidates; ++c) {
+    const double n = num[c], d = den[c];
+    gains[c] = d > 0 ? n * n / d : -1.0;
   }
+  size_t best = 0;
+  for (size_t c = 1; c < kFitCandidates; ++c)
+    if (gains[c] > gains[best]) best = c;
+  return {best, num[best], den[best]};
 }
 
 template <bool kWeighted>
-void fit_batch_scalar(std::span<const float> w, const float* a, std::span<const float> invs,
-                      float qmin, float qmax, GroupFit* fits) {
-  const size_t full = w.size() / kFitLanes * kFitLanes;
-  FitLanes lanes;
-  for (size_t c = 0; c < invs.size(); ++c) {
-    float* num = lanes.num[c];
-    float* den = lanes.den[c];
-    std::fill_n(num, kFitLanes, 0.f);
-    std::fill_n(den, kFitLanes, 0.f);
-    for (size_t i = 0; i < full; ++i) {
+BestFit fit_scalar(std::span<const float> w, const float* a, const float (&invs)[kFitCandidates],
+                   float qmin, float qmax) {
+  float sum_num[kFitCandidates], sum_den[kFitCandidates];
+  for (size_t c = 0; c < kFitCandidates; ++c) {
+    float num[kPartials] = {}, den[kPartials] = {};
+    for (size_t i = 0; i < w.size(); ++i) {
       const float r = fit_code_of(w[i], invs[c], qmin, qmax);
-      const size_t j = i % kFitLanes;
+      const size_t p = i % kPartials;
       if constexpr (kWeighted) {
-        num[j] = std::fma(r, w[i] * a[i], num[j]);
-        den[j] = std::fma(r, a[i] * r, den[j]);
+        num[p] = std::fma(r, w[i] * a[i], num[p]);
+        den[p] = std::fma(r * a[i], r, den[p]);
       } else {
-        num[j] = std::fma(w[i], r, num[j]);
-        den[j] = std::fma(r, r, den[j]);
+        num[p] = std::fma(w[i], r, num[p]);
+        den[p] = std::fma(r, r, den[p]);
       }
     }
-    tail_into_lane0<kWeighted>(w, a, full, invs[c], qmin, qmax, num, den);
+    sum_num[c] = (num[0] + num[1]) + (num[2] + num[3]);
+    sum_den[c] = (den[0] + den[1]) + (den[2] + den[3]);
   }
-  lanes.reduce(invs.size(), fits);
+  return best_of(sum_num, sum_den);
 }
+
+void codes_scalar(std::span<const float> w, size_t first, float inv, float qmin, float qmax,
+                  signed char* q) {
+  for (size_t i = first; i < w.size(); ++i)
+    q[i] = static_cast<signed char>(fit_code_of(w[i], inv, qmin, qmax));
+}
+
+float first_with_magnitude(std::span<const float> w, size_t first, float amax) {
+  for (size_t i = first; i < w.size(); ++i)
+    if (std::fabs(w[i]) == amax) return w[i];
+  return amax;
+}
+
+[[maybe_unused]] float largest_magnitude_scalar(std::span<const float> w) {
+  float amax = 0.f;
+  for (float v : w) amax = std::max(amax, std::fabs(v));
+  return first_with_magnitude(w, 0, amax);
+}
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#endif
 
 #if defined(__AVX512F__)
 constexpr const char* kFitBackend = "avx512";
-constexpr int kFitRound = _MM_FROUND_CUR_DIRECTION | _MM_FROUND_NO_EXC;  // = nearbyint
 
 // GCC 12 flags the _mm512_undefined_ps() inside its own intrinsics as
-// maybe-uninitialized (a false positive of the headers, not of this code).
+// (maybe-)uninitialized (a false positive of the headers, not of this code).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// One register holds the 16 lanes.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+// One register holds the 16 candidates; each value is broadcast to all of them.
 template <bool kWeighted>
-void fit_batch_vector(std::span<const float> w, const float* a, std::span<const float> invs,
-                      float qmin, float qmax, GroupFit* fits) {
-  const size_t full = w.size() / kFitLanes * kFitLanes;
+BestFit fit_vector(std::span<const float> w, const float* a, const float (&invs)[kFitCandidates],
+                   float qmin, float qmax) {
+  const __m512 inv = _mm512_loadu_ps(invs);
   const __m512 lo = _mm512_set1_ps(qmin), hi = _mm512_set1_ps(qmax);
-  FitLanes lanes;
-  for (size_t c = 0; c < invs.size(); ++c) {
-    const __m512 inv = _mm512_set1_ps(invs[c]);
-    __m512 n = _mm512_setzero_ps(), d = _mm512_setzero_ps();
-    for (size_t i = 0; i < full; i += kFitLanes) {
-      const __m512 x = _mm512_loadu_ps(w.data() + i);
-      __m512 r = _mm512_roundscale_ps(_mm512_mul_ps(x, inv), kFitRound);
-      r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
-      if constexpr (kWeighted) {
-        const __m512 wa = _mm512_loadu_ps(a + i);
-        n = _mm512_fmadd_ps(r, _mm512_mul_ps(x, wa), n);
-        d = _mm512_fmadd_ps(r, _mm512_mul_ps(wa, r), d);
-      } else {
-        n = _mm512_fmadd_ps(x, r, n);
-        d = _mm512_fmadd_ps(r, r, d);
-      }
+  const __m512 bias = _mm512_set1_ps(kRoundBias);
+  __m512 num[kPartials], den[kPartials];
+  for (size_t p = 0; p < kPartials; ++p) num[p] = den[p] = _mm512_setzero_ps();
+  const auto step = [&](size_t i, size_t p) {
+    const __m512 x = _mm512_set1_ps(w[i]);
+    __m512 r = _mm512_sub_ps(_mm512_fmadd_ps(x, inv, bias), bias);
+    r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
+    if constexpr (kWeighted) {
+      num[p] = _mm512_fmadd_ps(r, _mm512_set1_ps(w[i] * a[i]), num[p]);
+      den[p] = _mm512_fmadd_ps(_mm512_mul_ps(r, _mm512_set1_ps(a[i])), r, den[p]);
+    } else {
+      num[p] = _mm512_fmadd_ps(x, r, num[p]);
+      den[p] = _mm512_fmadd_ps(r, r, den[p]);
     }
-    _mm512_store_ps(lanes.num[c], n);
-    _mm512_store_ps(lanes.den[c], d);
-    tail_into_lane0<kWeighted>(w, a, full, invs[c], qmin, qmax, lanes.num[c], lanes.den[c]);
+  };
+  size_t i = 0;
+  for (; i + kPartials <= w.size(); i += kPartials)
+    for (size_t p = 0; p < kPartials; ++p) step(i + p, p);
+  for (size_t p = 0; i < w.size(); ++i, ++p) step(i, p);
+  const __m512 n = _mm512_add_ps(_mm512_add_ps(num[0], num[1]), _mm512_add_ps(num[2], num[3]));
+  const __m512 d = _mm512_add_ps(_mm512_add_ps(den[0], den[1]), _mm512_add_ps(den[2], den[3]));
+  // best_of in registers: the gains of lanes 0-7 and 8-15 in double, their
+  // maximum, and the first lane that holds it.
+  const auto half = [](__m512 v, int h) {
+    return _mm512_cvtps_pd(h == 0
+                               ? _mm512_castps512_ps256(v)
+                               : _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  };
+  __m512d gains[2];
+  for (int h = 0; h < 2; ++h) {
+    const __m512d nd = half(n, h), dd = half(d, h);
+    const __mmask8 fits = _mm512_cmp_pd_mask(dd, _mm512_setzero_pd(), _CMP_GT_OQ);
+    gains[h] = _mm512_mask_div_pd(_mm512_set1_pd(-1.0), fits, _mm512_mul_pd(nd, nd), dd);
   }
-  lanes.reduce(invs.size(), fits);
+  __m512d top = _mm512_max_pd(gains[0], gains[1]);
+  top = _mm512_max_pd(top, _mm512_shuffle_f64x2(top, top, 0x4e));
+  top = _mm512_max_pd(top, _mm512_shuffle_f64x2(top, top, 0xb1));
+  top = _mm512_max_pd(top, _mm512_permute_pd(top, 0x55));
+  const unsigned hits = _mm512_cmp_pd_mask(gains[0], top, _CMP_EQ_OQ) |
+                        (unsigned{_mm512_cmp_pd_mask(gains[1], top, _CMP_EQ_OQ)} << 8);
+  // No hit only when a sum is not finite (weights are checked before this).
+  const size_t best = hits ? static_cast<size_t>(__builtin_ctz(hits)) : 0;
+  alignas(64) float nf[kFitCandidates], df[kFitCandidates];
+  _mm512_store_ps(nf, n);
+  _mm512_store_ps(df, d);
+  return {best, nf[best], df[best]};
+}
+
+void codes_vector(std::span<const float> w, float inv, float qmin, float qmax, signed char* q) {
+  const __m512 vinv = _mm512_set1_ps(inv);
+  const __m512 lo = _mm512_set1_ps(qmin), hi = _mm512_set1_ps(qmax);
+  const __m512 bias = _mm512_set1_ps(kRoundBias);
+  size_t i = 0;
+  for (; i + 16 <= w.size(); i += 16) {
+    __m512 r = _mm512_sub_ps(_mm512_fmadd_ps(_mm512_loadu_ps(w.data() + i), vinv, bias), bias);
+    r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i),
+                     _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(r)));
+  }
+  codes_scalar(w, i, inv, qmin, qmax, q);
+}
+
+float largest_magnitude_vector(std::span<const float> w) {
+  __m512 vmax = _mm512_setzero_ps();
+  size_t i = 0;
+  for (; i + 16 <= w.size(); i += 16)
+    vmax = _mm512_max_ps(vmax, _mm512_abs_ps(_mm512_loadu_ps(w.data() + i)));
+  // Halves folded onto each other: four dependent steps instead of sixteen.
+  __m256 v8 = _mm256_max_ps(_mm512_castps512_ps256(vmax),
+                            _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(vmax), 1)));
+  __m128 v4 = _mm_max_ps(_mm256_castps256_ps128(v8), _mm256_extractf128_ps(v8, 1));
+  v4 = _mm_max_ps(v4, _mm_movehl_ps(v4, v4));
+  v4 = _mm_max_ss(v4, _mm_movehdup_ps(v4));
+  float amax = _mm_cvtss_f32(v4);
+  for (size_t k = i; k < w.size(); ++k) amax = std::max(amax, std::fabs(w[k]));
+  const __m512 target = _mm512_set1_ps(amax);
+  for (i = 0; i + 16 <= w.size(); i += 16) {
+    const __mmask16 hit =
+        _mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_loadu_ps(w.data() + i)), target, _CMP_EQ_OQ);
+    if (hit) return w[i + static_cast<size_t>(__builtin_ctz(hit))];
+  }
+  return first_with_magnitude(w, i, amax);
 }
 #pragma GCC diagnostic pop
 #elif defined(__AVX2__) && defined(__FMA__)
 constexpr const char* kFitBackend = "avx2";
-constexpr int kFitRound = _MM_FROUND_CUR_DIRECTION | _MM_FROUND_NO_EXC;  // = nearbyint
 
-// Lanes 0..7 and 8..15 as two registers: the same sums as 16 lanes.
+// Candidates 0..7 and 8..15 as two registers.
 template <bool kWeighted>
-void fit_batch_vector(std::span<const float> w, const float* a, std::span<const float> invs,
-                      float qmin, float qmax, GroupFit* fits) {
-  const size_t full = w.size() / kFitLanes * kFitLanes;
+BestFit fit_vector(std::span<const float> w, const float* a, const float (&invs)[kFitCandidates],
+                   float qmin, float qmax) {
+  const __m256 inv[2] = {_mm256_loadu_ps(invs), _mm256_loadu_ps(invs + 8)};
   const __m256 lo = _mm256_set1_ps(qmin), hi = _mm256_set1_ps(qmax);
-  FitLanes lanes;
-  for (size_t c = 0; c < invs.size(); ++c) {
-    const __m256 inv = _mm256_set1_ps(invs[c]);
-    __m256 n[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-    __m256 d[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (size_t i = 0; i < full; i += kFitLanes)
-      for (int h = 0; h < 2; ++h) {
-        const __m256 x = _mm256_loadu_ps(w.data() + i + 8 * h);
-        __m256 r = _mm256_round_ps(_mm256_mul_ps(x, inv), kFitRound);
-        r = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
-        if constexpr (kWeighted) {
-          const __m256 wa = _mm256_loadu_ps(a + i + 8 * h);
-          n[h] = _mm256_fmadd_ps(r, _mm256_mul_ps(x, wa), n[h]);
-          d[h] = _mm256_fmadd_ps(r, _mm256_mul_ps(wa, r), d[h]);
-        } else {
-          n[h] = _mm256_fmadd_ps(x, r, n[h]);
-          d[h] = _mm256_fmadd_ps(r, r, d[h]);
-        }
+  const __m256 bias = _mm256_set1_ps(kRoundBias);
+  __m256 num[kPartials][2], den[kPartials][2];
+  for (size_t p = 0; p < kPartials; ++p)
+    for (int h = 0; h < 2; ++h) num[p][h] = den[p][h] = _mm256_setzero_ps();
+  const auto step = [&](size_t i, size_t p) {
+    const __m256 x = _mm256_set1_ps(w[i]);
+    for (int h = 0; h < 2; ++h) {
+      __m256 r = _mm256_sub_ps(_mm256_fmadd_ps(x, inv[h], bias), bias);
+      r = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
+      if constexpr (kWeighted) {
+        num[p][h] = _mm256_fmadd_ps(r, _mm256_set1_ps(w[i] * a[i]), num[p][h]);
+        den[p][h] = _mm256_fmadd_ps(_mm256_mul_ps(r, _mm256_set1_ps(a[i])), r, den[p][h]);
+      } else {
+        num[p][h] = _mm256_fmadd_ps(x, r, num[p][h]);
+        den[p][h] = _mm256_fmadd_ps(r, r, den[p][h]);
       }
-    float* num = lanes.num[c];
-    float* den = lanes.den[c];
-    _mm256_store_ps(num, n[0]);
-    _mm256_store_ps(num + 8, n[1]);
-    _mm256_store_ps(den, d[0]);
-    _mm256_store_ps(den + 8, d[1]);
-    tail_into_lane0<kWeighted>(w, a, full, invs[c], qmin, qmax, num, den);
+    }
+  };
+  size_t i = 0;
+  for (; i + kPartials <= w.size(); i += kPartials)
+    for (size_t p = 0; p < kPartials; ++p) step(i + p, p);
+  for (size_t p = 0; i < w.size(); ++i, ++p) step(i, p);
+  alignas(32) float n[kFitCandidates], d[kFitCandidates];
+  for (int h = 0; h < 2; ++h) {
+    _mm256_store_ps(n + 8 * h, _mm256_add_ps(_mm256_add_ps(num[0][h], num[1][h]),
+                                             _mm256_add_ps(num[2][h], num[3][h])));
+    _mm256_store_ps(d + 8 * h, _mm256_add_ps(_mm256_add_ps(den[0][h], den[1][h]),
+                                             _mm256_add_ps(den[2][h], den[3][h])));
   }
-  lanes.reduce(invs.size(), fits);
+  return best_of(n, d);
+}
+
+void codes_vector(std::span<const float> w, float inv, float qmin, float qmax, signed char* q) {
+  const __m256 vinv = _mm256_set1_ps(inv);
+  const __m256 lo = _mm256_set1_ps(qmin), hi = _mm256_set1_ps(qmax);
+  const __m256 bias = _mm256_set1_ps(kRoundBias);
+  size_t i = 0;
+  for (; i + 8 <= w.size(); i += 8) {
+    __m256 r = _mm256_sub_ps(_mm256_fmadd_ps(_mm256_loadu_ps(w.data() + i), vinv, bias), bias);
+    r = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
+    const __m256i v = _mm256_cvtps_epi32(r);
+    const __m128i words =
+        _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(q + i), _mm_packs_epi16(words, words));
+  }
+  codes_scalar(w, i, inv, qmin, qmax, q);
+}
+
+float largest_magnitude_vector(std::span<const float> w) {
+  const __m256 magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 vmax = _mm256_setzero_ps();
+  size_t i = 0;
+  for (; i + 8 <= w.size(); i += 8)
+    vmax = _mm256_max_ps(vmax, _mm256_and_ps(_mm256_loadu_ps(w.data() + i), magnitude));
+  __m128 v4 = _mm_max_ps(_mm256_castps256_ps128(vmax), _mm256_extractf128_ps(vmax, 1));
+  v4 = _mm_max_ps(v4, _mm_movehl_ps(v4, v4));
+  v4 = _mm_max_ss(v4, _mm_movehdup_ps(v4));
+  float amax = _mm_cvtss_f32(v4);
+  for (size_t k = i; k < w.size(); ++k) amax = std::max(amax, std::fabs(w[k]));
+  const __m256 target = _mm256_set1_ps(amax);
+  for (i = 0; i + 8 <= w.size(); i += 8) {
+    const int hit = _mm256_movemask_ps(
+        _mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(w.data() + i), magnitude), target, _CMP_EQ_OQ));
+    if (hit) return w[i + static_cast<size_t>(__builtin_ctz(static_cast<unsigned>(hit)))];
+  }
+  return first_with_magnitude(w, i, amax);
 }
 #else
 constexpr const char* kFitBackend = "scalar";
 template <bool kWeighted>
-void fit_batch_vector(std::span<const float> w, const float* a, std::span<const float> invs,
-                      float qmin, float qmax, GroupFit* fits) {
-  fit_batch_scalar<kWeighted>(w, a, invs, qmin, qmax, fits);
+BestFit fit_vector(std::span<const float> w, const float* a, const float (&invs)[kFitCandidates],
+                   float qmin, float qmax) {
+  return fit_scalar<kWeighted>(w, a, invs, qmin, qmax);
+}
+void codes_vector(std::span<const float> w, float inv, float qmin, float qmax, signed char* q) {
+  codes_scalar(w, 0, inv, qmin, qmax, q);
+}
+float largest_magnitude_vector(std::span<const float> w) {
+  return largest_magnitude_scalar(w);
 }
 #endif
 
@@ -174,24 +275,36 @@ void fit_batch_vector(std::span<const float> w, const float* a, std::span<const 
 
 const char* const kGroupFitBackend = kFitBackend;
 
-void fit_group_lanes(std::span<const float> w, std::span<const float> a,
-                     std::span<const float> invs, float qmin, float qmax, GroupFit* fits) {
-  if (invs.size() > kMaxFitBatch)
-    fail("fit_group_lanes: {} candidates, at most {}", invs.size(), kMaxFitBatch);
-  if (a.empty())
-    fit_batch_vector<false>(w, nullptr, invs, qmin, qmax, fits);
-  else
-    fit_batch_vector<true>(w, a.data(), invs, qmin, qmax, fits);
+BestFit fit_group_lanes(std::span<const float> w, std::span<const float> a,
+                        const float (&invs)[kFitCandidates], float qmin, float qmax) {
+  return a.empty() ? fit_vector<false>(w, nullptr, invs, qmin, qmax)
+                   : fit_vector<true>(w, a.data(), invs, qmin, qmax);
 }
 
-void fit_group_lanes_scalar(std::span<const float> w, std::span<const float> a,
-                            std::span<const float> invs, float qmin, float qmax, GroupFit* fits) {
-  if (invs.size() > kMaxFitBatch)
-    fail("fit_group_lanes: {} candidates, at most {}", invs.size(), kMaxFitBatch);
-  if (a.empty())
-    fit_batch_scalar<false>(w, nullptr, invs, qmin, qmax, fits);
-  else
-    fit_batch_scalar<true>(w, a.data(), invs, qmin, qmax, fits);
+BestFit fit_group_lanes_scalar(std::span<const float> w, std::span<const float> a,
+                               const float (&invs)[kFitCandidates], float qmin, float qmax) {
+  return a.empty() ? fit_scalar<false>(w, nullptr, invs, qmin, qmax)
+                   : fit_scalar<true>(w, a.data(), invs, qmin, qmax);
+}
+
+float largest_magnitude(std::span<const float> w) {
+  return largest_magnitude_vector(w);
+}
+
+void codes_for_step(std::span<const float> w, float inv, float qmin, float qmax, signed char* q) {
+  codes_vector(w, inv, qmin, qmax, q);
+}
+
+void row_codes_for_steps(std::span<const float> w, size_t group, std::span<const float> invs,
+                         float qmin, float qmax, signed char* q) {
+  for (size_t first = 0, k = 0; first < w.size(); first += group, ++k)
+    codes_vector(w.subspan(first, std::min(group, w.size() - first)), invs[k], qmin, qmax,
+                 q + first);
+}
+
+void codes_for_step_scalar(std::span<const float> w, float inv, float qmin, float qmax,
+                           signed char* q) {
+  codes_scalar(w, 0, inv, qmin, qmax, q);
 }
 
 }  // namespace glmrt

@@ -14,6 +14,25 @@
 
 namespace glmrt {
 
+/// A group's quantization: codes q_i = clamp(round(w_i * inv), qmin, qmax),
+/// values w_i ~ q_i * scale (inv 0: every code 0).
+struct GroupStep {
+  float inv = 0.f;
+  float scale = 1e-8f;
+};
+
+/// The search alone: the step and scale `w` (one group) is quantized with.
+/// quantize_groups searches a row's groups first and rounds them after, so
+/// the end of one search overlaps the next instead of waiting on its result.
+GroupStep search_group_step(std::span<const float> w, std::span<const float> importance,
+                            uint32_t type);
+/// The codes of `w` for `step`: exactly the codes its search fitted.
+void group_codes(std::span<const float> w, GroupStep step, uint32_t type, int8_t* q);
+
+/// group_codes for a whole row: group k of `w` with steps[k].
+void row_group_codes(std::span<const float> w, size_t group, std::span<const GroupStep> steps,
+                     uint32_t type, int8_t* q);
+
 /// Quantizes `w` (one group) to codes in [qmin, qmax] of element type `type`
 /// (GLMRT_I8/I4/I2) into `q` (w.size() codes) and returns the scale: w ~ q * s.
 /// `importance` is empty (all 1) or one non-negative weight per value.
