@@ -72,7 +72,9 @@ class DraftCostModel {
   /// Drafts to ask for in the next step, 0..limit (limit: what the step may
   /// still verify). Fixed policy: min(max_tokens, limit). Adaptive: 0 for
   /// the first step (measuring a plain one), then best() on what is measured
-  /// and the priors, with an occasional probe while it says 0. There is no
+  /// and the priors (acceptance 1/2 for the first position, the previous
+  /// position's estimate for a later one), with an occasional probe while it
+  /// says 0. There is no
   /// unconditional measuring step: under expert streaming a draft can cost
   /// more than a whole step, and the first probe waits for its budget too.
   int choose(int limit);
