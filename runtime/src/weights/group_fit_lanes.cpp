@@ -90,57 +90,78 @@ constexpr const char* kFitBackend = "avx512";
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
-// One register holds the 16 candidates; each value is broadcast to all of them.
+// One register holds the 8 candidates twice: lanes 0-7 fit value i, lanes
+// 8-15 value i + 1, so each operation does two values' work. Register pair
+// `front` takes the values with i % 4 in {0, 1} (its halves are partials 0
+// and 1), `back` those with i % 4 in {2, 3}: the halves' sums are the
+// specification's partials, added at the end in its order. A short last
+// block is padded with zeros, whose codes are 0 and add exactly nothing.
 template <bool kWeighted>
 BestFit fit_vector(std::span<const float> w, const float* a, const float (&invs)[kFitCandidates],
                    float qmin, float qmax) {
-  const __m512 inv = _mm512_loadu_ps(invs);
+  const __m256 inv8 = _mm256_loadu_ps(invs);
+  const __m512 inv = _mm512_castpd_ps(_mm512_insertf64x4(
+      _mm512_castps_pd(_mm512_castps256_ps512(inv8)), _mm256_castps_pd(inv8), 1));
   const __m512 lo = _mm512_set1_ps(qmin), hi = _mm512_set1_ps(qmax);
   const __m512 bias = _mm512_set1_ps(kRoundBias);
-  __m512 num[kPartials], den[kPartials];
-  for (size_t p = 0; p < kPartials; ++p) num[p] = den[p] = _mm512_setzero_ps();
-  const auto step = [&](size_t i, size_t p) {
-    const __m512 x = _mm512_set1_ps(w[i]);
-    __m512 r = _mm512_sub_ps(_mm512_fmadd_ps(x, inv, bias), bias);
-    r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
-    if constexpr (kWeighted) {
-      num[p] = _mm512_fmadd_ps(r, _mm512_set1_ps(w[i] * a[i]), num[p]);
-      den[p] = _mm512_fmadd_ps(_mm512_mul_ps(r, _mm512_set1_ps(a[i])), r, den[p]);
-    } else {
-      num[p] = _mm512_fmadd_ps(x, r, num[p]);
-      den[p] = _mm512_fmadd_ps(r, r, den[p]);
+  // Lanes 0-7 take element 0 of a 4-value block, lanes 8-15 element 1 (or 2, 3).
+  const __m512i pick01 = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m512i pick23 = _mm512_set_epi32(3, 3, 3, 3, 3, 3, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2);
+  __m512 num[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+  __m512 den[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+  // Four values (and their weights) at a time.
+  const auto block = [&](__m128 x4, __m128 a4) {
+    const __m512 x_all = _mm512_castps128_ps512(x4);
+    [[maybe_unused]] const __m512 a_all = _mm512_castps128_ps512(a4);
+    [[maybe_unused]] const __m512 wa_all = _mm512_castps128_ps512(_mm_mul_ps(x4, a4));
+    for (int half = 0; half < 2; ++half) {
+      const __m512i pick = half == 0 ? pick01 : pick23;
+      const __m512 x = _mm512_permutexvar_ps(pick, x_all);
+      __m512 r = _mm512_sub_ps(_mm512_fmadd_ps(x, inv, bias), bias);
+      r = _mm512_min_ps(_mm512_max_ps(r, lo), hi);
+      if constexpr (kWeighted) {
+        num[half] = _mm512_fmadd_ps(r, _mm512_permutexvar_ps(pick, wa_all), num[half]);
+        den[half] =
+            _mm512_fmadd_ps(_mm512_mul_ps(r, _mm512_permutexvar_ps(pick, a_all)), r, den[half]);
+      } else {
+        num[half] = _mm512_fmadd_ps(x, r, num[half]);
+        den[half] = _mm512_fmadd_ps(r, r, den[half]);
+      }
     }
   };
   size_t i = 0;
-  for (; i + kPartials <= w.size(); i += kPartials)
-    for (size_t p = 0; p < kPartials; ++p) step(i + p, p);
-  for (size_t p = 0; i < w.size(); ++i, ++p) step(i, p);
-  const __m512 n = _mm512_add_ps(_mm512_add_ps(num[0], num[1]), _mm512_add_ps(num[2], num[3]));
-  const __m512 d = _mm512_add_ps(_mm512_add_ps(den[0], den[1]), _mm512_add_ps(den[2], den[3]));
-  // best_of in registers: the gains of lanes 0-7 and 8-15 in double, their
-  // maximum, and the first lane that holds it.
-  const auto half = [](__m512 v, int h) {
-    return _mm512_cvtps_pd(h == 0
-                               ? _mm512_castps512_ps256(v)
-                               : _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
-  };
-  __m512d gains[2];
-  for (int h = 0; h < 2; ++h) {
-    const __m512d nd = half(n, h), dd = half(d, h);
-    const __mmask8 fits = _mm512_cmp_pd_mask(dd, _mm512_setzero_pd(), _CMP_GT_OQ);
-    gains[h] = _mm512_mask_div_pd(_mm512_set1_pd(-1.0), fits, _mm512_mul_pd(nd, nd), dd);
+  const __m128 ones = _mm_set1_ps(1.f);
+  for (; i + 4 <= w.size(); i += 4)
+    block(_mm_loadu_ps(w.data() + i), kWeighted ? _mm_loadu_ps(a + i) : ones);
+  if (i < w.size()) {
+    alignas(16) float xs[4] = {}, as[4] = {};
+    for (size_t k = 0; i + k < w.size(); ++k) {
+      xs[k] = w[i + k];
+      as[k] = kWeighted ? a[i + k] : 1.f;
+    }
+    block(_mm_load_ps(xs), _mm_load_ps(as));
   }
-  __m512d top = _mm512_max_pd(gains[0], gains[1]);
-  top = _mm512_max_pd(top, _mm512_shuffle_f64x2(top, top, 0x4e));
+  // (p0 + p1) + (p2 + p3), each p the half of a register.
+  const auto fold = [](__m512 v) {
+    return _mm256_add_ps(_mm512_castps512_ps256(v),
+                         _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  };
+  const __m256 n = _mm256_add_ps(fold(num[0]), fold(num[1]));
+  const __m256 d = _mm256_add_ps(fold(den[0]), fold(den[1]));
+  // best_of in registers: the gains in double, their maximum, and the first
+  // lane that holds it.
+  const __m512d nd = _mm512_cvtps_pd(n), dd = _mm512_cvtps_pd(d);
+  const __mmask8 fits = _mm512_cmp_pd_mask(dd, _mm512_setzero_pd(), _CMP_GT_OQ);
+  const __m512d gains = _mm512_mask_div_pd(_mm512_set1_pd(-1.0), fits, _mm512_mul_pd(nd, nd), dd);
+  __m512d top = _mm512_max_pd(gains, _mm512_shuffle_f64x2(gains, gains, 0x4e));
   top = _mm512_max_pd(top, _mm512_shuffle_f64x2(top, top, 0xb1));
   top = _mm512_max_pd(top, _mm512_permute_pd(top, 0x55));
-  const unsigned hits = _mm512_cmp_pd_mask(gains[0], top, _CMP_EQ_OQ) |
-                        (unsigned{_mm512_cmp_pd_mask(gains[1], top, _CMP_EQ_OQ)} << 8);
+  const unsigned hits = _mm512_cmp_pd_mask(gains, top, _CMP_EQ_OQ);
   // No hit only when a sum is not finite (weights are checked before this).
   const size_t best = hits ? static_cast<size_t>(__builtin_ctz(hits)) : 0;
-  alignas(64) float nf[kFitCandidates], df[kFitCandidates];
-  _mm512_store_ps(nf, n);
-  _mm512_store_ps(df, d);
+  alignas(32) float nf[kFitCandidates], df[kFitCandidates];
+  _mm256_store_ps(nf, n);
+  _mm256_store_ps(df, d);
   return {best, nf[best], df[best]};
 }
 
@@ -183,28 +204,25 @@ float largest_magnitude_vector(std::span<const float> w) {
 #elif defined(__AVX2__) && defined(__FMA__)
 constexpr const char* kFitBackend = "avx2";
 
-// Candidates 0..7 and 8..15 as two registers.
+// One register holds the 8 candidates; each value is broadcast to all of them.
 template <bool kWeighted>
 BestFit fit_vector(std::span<const float> w, const float* a, const float (&invs)[kFitCandidates],
                    float qmin, float qmax) {
-  const __m256 inv[2] = {_mm256_loadu_ps(invs), _mm256_loadu_ps(invs + 8)};
+  const __m256 inv = _mm256_loadu_ps(invs);
   const __m256 lo = _mm256_set1_ps(qmin), hi = _mm256_set1_ps(qmax);
   const __m256 bias = _mm256_set1_ps(kRoundBias);
-  __m256 num[kPartials][2], den[kPartials][2];
-  for (size_t p = 0; p < kPartials; ++p)
-    for (int h = 0; h < 2; ++h) num[p][h] = den[p][h] = _mm256_setzero_ps();
+  __m256 num[kPartials], den[kPartials];
+  for (size_t p = 0; p < kPartials; ++p) num[p] = den[p] = _mm256_setzero_ps();
   const auto step = [&](size_t i, size_t p) {
     const __m256 x = _mm256_set1_ps(w[i]);
-    for (int h = 0; h < 2; ++h) {
-      __m256 r = _mm256_sub_ps(_mm256_fmadd_ps(x, inv[h], bias), bias);
-      r = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
-      if constexpr (kWeighted) {
-        num[p][h] = _mm256_fmadd_ps(r, _mm256_set1_ps(w[i] * a[i]), num[p][h]);
-        den[p][h] = _mm256_fmadd_ps(_mm256_mul_ps(r, _mm256_set1_ps(a[i])), r, den[p][h]);
-      } else {
-        num[p][h] = _mm256_fmadd_ps(x, r, num[p][h]);
-        den[p][h] = _mm256_fmadd_ps(r, r, den[p][h]);
-      }
+    __m256 r = _mm256_sub_ps(_mm256_fmadd_ps(x, inv, bias), bias);
+    r = _mm256_min_ps(_mm256_max_ps(r, lo), hi);
+    if constexpr (kWeighted) {
+      num[p] = _mm256_fmadd_ps(r, _mm256_set1_ps(w[i] * a[i]), num[p]);
+      den[p] = _mm256_fmadd_ps(_mm256_mul_ps(r, _mm256_set1_ps(a[i])), r, den[p]);
+    } else {
+      num[p] = _mm256_fmadd_ps(x, r, num[p]);
+      den[p] = _mm256_fmadd_ps(r, r, den[p]);
     }
   };
   size_t i = 0;
@@ -212,12 +230,8 @@ BestFit fit_vector(std::span<const float> w, const float* a, const float (&invs)
     for (size_t p = 0; p < kPartials; ++p) step(i + p, p);
   for (size_t p = 0; i < w.size(); ++i, ++p) step(i, p);
   alignas(32) float n[kFitCandidates], d[kFitCandidates];
-  for (int h = 0; h < 2; ++h) {
-    _mm256_store_ps(n + 8 * h, _mm256_add_ps(_mm256_add_ps(num[0][h], num[1][h]),
-                                             _mm256_add_ps(num[2][h], num[3][h])));
-    _mm256_store_ps(d + 8 * h, _mm256_add_ps(_mm256_add_ps(den[0][h], den[1][h]),
-                                             _mm256_add_ps(den[2][h], den[3][h])));
-  }
+  _mm256_store_ps(n, _mm256_add_ps(_mm256_add_ps(num[0], num[1]), _mm256_add_ps(num[2], num[3])));
+  _mm256_store_ps(d, _mm256_add_ps(_mm256_add_ps(den[0], den[1]), _mm256_add_ps(den[2], den[3])));
   return best_of(n, d);
 }
 

@@ -1,4 +1,4 @@
-// The inner loop of the per-group scale search (group_quantizer.cpp): for 16
+// The inner loop of the per-group scale search (group_quantizer.cpp): for 8
 // candidate steps at once, the least-squares sums of each candidate's codes.
 //
 // One lane per candidate, so one pass over the group fits all of them and no
@@ -15,8 +15,9 @@
 
 namespace glmrt {
 
-/// Candidates fitted per call (one AVX-512 register, two AVX2 ones).
-inline constexpr size_t kFitCandidates = 16;
+/// Candidates fitted per call (one AVX2 register; AVX-512 fits two values at
+/// once with them).
+inline constexpr size_t kFitCandidates = 8;
 
 /// The candidate that removes the most error. For fixed codes the error is
 /// E = sum a w^2 - num^2 / den, so the largest num^2 / den (in double; ties
