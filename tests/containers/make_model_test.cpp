@@ -89,36 +89,33 @@ TEST(MakeModel, TinyPresetLoadsAndGivesFiniteSpreadLogits) {
 
 // --successor-head: lm_head row j is embed_tokens row j - 1 (values and
 // scale factors), so the model predicts the next id at (nearly) every position.
-TEST(MakeModel, SuccessorHeadPredictsTheNextId) {
-  test::ScratchDir scratch("glmrt-make-model");
-  const fs::path out = scratch.path() / "model";
-  MakeModelOptions o = tiny(out);
-  o.successor_head = true;
-  make_model(o);
-  auto engine = open_int8_int4(out);
+// Positions of `tokens` whose greedy prediction is the next id.
+int successor_predictions(const fs::path& model, const std::vector<int32_t>& tokens) {
+  auto engine = open_int8_int4(model);
   const int64_t vocab = engine->model().config().vocab_size;
-  const std::vector<int32_t> tokens = {5, 900, 33, 34, 35, 36, 512, 7, 1023, 100, 101, 260};
   KvCache cache = engine->new_cache();
-  const auto logits = engine->model().logits(engine->model().forward(cache, tokens), 12);
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  const auto logits = engine->model().logits(engine->model().forward(cache, tokens), n);
   int successors = 0;
-  for (size_t t = 0; t < tokens.size(); ++t) {
+  for (int64_t t = 0; t < n; ++t) {
     const float* row = logits.data() + t * vocab;
     successors += std::max_element(row, row + vocab) - row == (tokens[t] + 1) % vocab;
   }
-  EXPECT_GE(successors, 11) << "of 12 positions";
+  return successors;
+}
+
+TEST(MakeModel, SuccessorHeadPredictsTheNextId) {
+  const std::vector<int32_t> tokens = {5, 900, 33, 34, 35, 36, 512, 7, 1023, 100, 101, 260};
+  test::ScratchDir scratch("glmrt-make-model");
+  MakeModelOptions o = tiny(scratch.path() / "model");
+  o.successor_head = true;
+  make_model(o);
+  EXPECT_GE(successor_predictions(scratch.path() / "model", tokens), 11) << "of 12 positions";
 
   // Without it, the same seed predicts the next id nowhere in particular.
   test::ScratchDir plain_scratch("glmrt-make-model-plain");
   make_model(tiny(plain_scratch.path() / "model"));
-  auto plain = open_int8_int4(plain_scratch.path() / "model");
-  KvCache plain_cache = plain->new_cache();
-  const auto plain_logits = plain->model().logits(plain->model().forward(plain_cache, tokens), 12);
-  int plain_successors = 0;
-  for (size_t t = 0; t < tokens.size(); ++t) {
-    const float* row = plain_logits.data() + t * vocab;
-    plain_successors += std::max_element(row, row + vocab) - row == (tokens[t] + 1) % vocab;
-  }
-  EXPECT_LE(plain_successors, 1);
+  EXPECT_LE(successor_predictions(plain_scratch.path() / "model", tokens), 1);
 }
 
 TEST(MakeModel, SeedLayoutStampedWithAlignedExperts) {
