@@ -1,14 +1,18 @@
-// The reads of one output file's source blocks, kept one block ahead of the
-// block being encoded, across tensor boundaries: when a tensor's last block
-// is being encoded the next tensor's first one is already on its way (with a
-// read-ahead per tensor, every tensor's first read waited on the drive).
+// The reads of one output file's source blocks, run on a reader thread as far
+// ahead of the block being encoded as the reader's buffers allow, across
+// tensor boundaries. Reading one block ahead left the drive idle whenever the
+// next read was late to start (the encoding threads hold both cores), and the
+// conversion waited on it: a queue of reads keeps the drive busy.
 #pragma once
 
 #include <glmrt/convert/source_rows.h>
 
+#include <condition_variable>
 #include <cstdint>
-#include <future>
+#include <exception>
+#include <mutex>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "source_block_reader.h"
@@ -22,25 +26,30 @@ struct SourceBlock {
 
 class BlockReadAhead {
  public:
-  /// Starts reading blocks[0] at once.
+  /// Starts reading at once, up to kSlots - 1 blocks ahead.
   BlockReadAhead(SourceBlockReader& reader, std::vector<SourceBlock> blocks);
-  ~BlockReadAhead();  // waits for a read in flight (it writes into the reader)
+  ~BlockReadAhead();  // stops the reader after its read in flight
   BlockReadAhead(const BlockReadAhead&) = delete;
   BlockReadAhead& operator=(const BlockReadAhead&) = delete;
 
-  /// The next block, in order, once read (rethrowing its read's error); the
-  /// read of the one after it starts before this returns. Its bytes stay valid
-  /// until the following call.
+  /// The next block, in order, once read (rethrowing its read's error). Its
+  /// bytes stay valid until the following call, which frees its buffer.
   std::span<const std::byte> next(const SourceRows& source, int64_t first, int64_t rows);
 
  private:
-  void start(size_t index);
+  static constexpr int kSlots = SourceBlockReader::kSlots;
+  void read_all();
 
   SourceBlockReader& reader_;
   std::vector<SourceBlock> blocks_;
-  size_t taken_ = 0;
-  std::span<const std::byte> spans_[SourceBlockReader::kSlots];
-  std::future<void> reading_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  size_t taken_ = 0;  // blocks handed out by next()
+  size_t read_ = 0;   // blocks read (or failed)
+  bool stop_ = false;
+  std::span<const std::byte> spans_[kSlots];
+  std::exception_ptr error_;  // the first failed read; later blocks are not read
+  std::thread reader_thread_;
 };
 
 }  // namespace glmrt

@@ -1,4 +1,4 @@
-// The conversion's reads of source tensors: O_DIRECT into two 2 MiB-aligned
+// The conversion's reads of source tensors: O_DIRECT into 2 MiB-aligned
 // huge-page buffers, so the drive writes straight into them at its full rate
 // and no CPU time goes to copying out of the page cache (at BF16 -> int4 that
 // copy was an eighth of the conversion's CPU). Where the filesystem refuses
@@ -17,7 +17,7 @@ namespace glmrt {
 
 class SourceBlockReader {
  public:
-  static constexpr int kSlots = 2;  // one block decoded while the next is read
+  static constexpr int kSlots = 4;  // one block decoded while up to three are read
 
   /// Buffers for blocks of up to `max_block_bytes` (plus the alignment
   /// window around them). Source files are opened on first use.

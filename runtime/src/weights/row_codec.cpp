@@ -76,26 +76,19 @@ void quantize_row(std::span<const float> w, uint32_t type, std::byte* out, float
   }
 }
 
-// Per group: each group's scale from the clipping search. Every group of the
-// row is searched first and rounded after: a search ends in a chain of
-// dependent steps (gains, the best of them) that the next group's search can
-// overlap, where rounding right away would wait for it.
+// Per group: each group's scale from the clipping search (group_quantizer.h).
 void quantize_groups(std::span<const float> w, const MatrixStorage& dst, std::byte* out,
                      float* scales) {
-  const size_t g = dst.group_size;
-  thread_local std::vector<GroupStep> steps;
-  steps.resize((w.size() + g - 1) / g);
+  const auto g = static_cast<size_t>(dst.group_size);
+  thread_local std::vector<int8_t> codes;
+  codes.resize(w.size());
   for (size_t first = 0, k = 0; first < w.size(); first += g, ++k) {
     const size_t n = std::min(g, w.size() - first);
     const std::span<const float> a = dst.importance
                                          ? std::span<const float>(dst.importance + first, n)
                                          : std::span<const float>();
-    steps[k] = search_group_step(w.subspan(first, n), a, dst.type);
-    scales[k] = steps[k].scale;
+    scales[k] = quantize_group_searched(w.subspan(first, n), a, dst.type, codes.data() + first);
   }
-  thread_local std::vector<int8_t> codes;
-  codes.resize(w.size());
-  row_group_codes(w, g, steps, dst.type, codes.data());
   pack_codes(codes.data(), w.size(), dst.type, reinterpret_cast<uint8_t*>(out), 0);
 }
 
