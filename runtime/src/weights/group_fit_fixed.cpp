@@ -38,16 +38,6 @@ class FixedScratch {
   alignas(64) int16_t local_[3][kLocal];
 };
 
-void to_fixed_scalar(std::span<const float> w, float scale, int16_t* x, size_t capacity) {
-  for (size_t i = 0; i < w.size(); ++i) x[i] = fixed_value_of(w[i], scale);
-  std::fill(x + w.size(), x + capacity, int16_t{0});
-}
-
-void codes_fixed_scalar(const int16_t* x, size_t n, int16_t t, int qmin, int qmax, signed char* q) {
-  for (size_t i = 0; i < n; ++i)
-    q[i] = static_cast<signed char>(fixed_code_of(x[i], t, qmin, qmax));
-}
-
 // The whole group, generic over the backend so the specification and the
 // vector path share every decision.
 template <bool kVector>

@@ -207,21 +207,6 @@ FixedFit fit_lanes(const int16_t* x, const int16_t* a16, const int16_t* ax, size
   return best_fixed_fit(nums, dens);
 }
 
-float signed_extreme_lanes(std::span<const float> w) {
-  return signed_extreme_scalar(w);
-}
-void to_fixed_lanes(std::span<const float> w, float scale, int16_t* x, size_t capacity) {
-  for (size_t i = 0; i < w.size(); ++i) x[i] = fixed_value_of(w[i], scale);
-  std::fill(x + w.size(), x + capacity, int16_t{0});
-}
-void codes_lanes(const int16_t* x, size_t n, int16_t t, int qmin, int qmax, signed char* q) {
-  for (size_t i = 0; i < n; ++i)
-    q[i] = static_cast<signed char>(fixed_code_of(x[i], t, qmin, qmax));
-}
-void weights_to_fixed_lanes(std::span<const float> a, const int16_t* x, int16_t* a16, int16_t* ax,
-                            size_t capacity) {
-  weights_to_fixed(a, x, a16, ax, capacity);
-}
 #else
 constexpr const char* kBackend = "scalar";
 template <bool kWeighted>
@@ -229,16 +214,19 @@ FixedFit fit_lanes(const int16_t* x, const int16_t* a16, const int16_t* ax, size
                    const int16_t (&t)[kFixedCandidates], int qmin, int qmax) {
   return fit_fixed_scalar<kWeighted>(x, a16, ax, n, t, qmin, qmax);
 }
+#endif
+
+#if !defined(__AVX512BW__) || !defined(__AVX512VNNI__) || !defined(__AVX512DQ__)
+// Without AVX-512 only the fit is vectorized (AVX2) or nothing is: the rest is
+// the specification itself.
 float signed_extreme_lanes(std::span<const float> w) {
   return signed_extreme_scalar(w);
 }
 void to_fixed_lanes(std::span<const float> w, float scale, int16_t* x, size_t capacity) {
-  for (size_t i = 0; i < w.size(); ++i) x[i] = fixed_value_of(w[i], scale);
-  std::fill(x + w.size(), x + capacity, int16_t{0});
+  to_fixed_scalar(w, scale, x, capacity);
 }
 void codes_lanes(const int16_t* x, size_t n, int16_t t, int qmin, int qmax, signed char* q) {
-  for (size_t i = 0; i < n; ++i)
-    q[i] = static_cast<signed char>(fixed_code_of(x[i], t, qmin, qmax));
+  codes_fixed_scalar(x, n, t, qmin, qmax, q);
 }
 void weights_to_fixed_lanes(std::span<const float> a, const int16_t* x, int16_t* a16, int16_t* ax,
                             size_t capacity) {

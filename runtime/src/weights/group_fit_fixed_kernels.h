@@ -81,6 +81,19 @@ FixedFit fit_fixed_scalar(const int16_t* x, const int16_t* a16, const int16_t* a
   return best_fixed_fit(num, den);
 }
 
+/// x[0, capacity) = round(w * scale), zero past w.size() (the specification).
+inline void to_fixed_scalar(std::span<const float> w, float scale, int16_t* x, size_t capacity) {
+  for (size_t i = 0; i < w.size(); ++i) x[i] = fixed_value_of(w[i], scale);
+  std::fill(x + w.size(), x + capacity, int16_t{0});
+}
+
+/// q[i] = fixed_code_of(x[i], t, qmin, qmax) for i < n (the specification).
+inline void codes_fixed_scalar(const int16_t* x, size_t n, int16_t t, int qmin, int qmax,
+                               signed char* q) {
+  for (size_t i = 0; i < n; ++i)
+    q[i] = static_cast<signed char>(fixed_code_of(x[i], t, qmin, qmax));
+}
+
 /// a16 = round(a * kWeightOne / max a), ax = (a16 * x + 2^14) >> 15, zero
 /// from a.size() to capacity (the specification).
 inline void weights_to_fixed(std::span<const float> a, const int16_t* x, int16_t* a16, int16_t* ax,
