@@ -12,7 +12,7 @@ namespace {
 using namespace fixed_kernels;
 
 // x, a16 and ax of one group: on the stack for groups up to kLocal values,
-// else per thread (per-row formats search whole rows).
+// else per thread (groups may be as large as a profile allows).
 class FixedScratch {
  public:
   explicit FixedScratch(size_t n) : capacity_(fixed_capacity(n)) {
@@ -26,6 +26,8 @@ class FixedScratch {
       buffers_[k] = spill[k].data();
     }
   }
+  FixedScratch(const FixedScratch&) = delete;  // buffers_ may point into local_
+  FixedScratch& operator=(const FixedScratch&) = delete;
   size_t capacity() const { return capacity_; }
   int16_t* x() { return buffers_[0]; }
   int16_t* a16() { return buffers_[1]; }
