@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -121,6 +122,56 @@ TEST(ConvertFp8, E4m3CodesDecodeAsTheFormatSays) {
   EXPECT_EQ(f8_e4m3_to_f32(0xb8), -1.0f);
   EXPECT_TRUE(std::isnan(f8_e4m3_to_f32(0x7f)));
 }
+
+// A NaN or infinity in the input stops the conversion naming the tensor and
+// the first bad element (the lowest row, though rows are encoded in parallel),
+// and nothing is published.
+struct NonFiniteCase {
+  StoredDType dtype;
+  float bad;  // the value, or for FP8 the code
+  const char* kind;
+};
+
+class ConvertNonFinite : public ::testing::TestWithParam<NonFiniteCase> {};
+
+TEST_P(ConvertNonFinite, FirstBadElementIsNamedAndNothingIsPublished) {
+  const NonFiniteCase& c = GetParam();
+  test::ConvertScratch dir(std::string("nonfinite-") + c.kind);
+  const int64_t rows = 40, cols = 64;
+  const bool fp8 = c.dtype == StoredDType::f8_e4m3;
+  HostTensor w{kDenseName, {rows, cols}, {}, c.dtype};
+  w.values = fp8 ? std::vector<float>(rows * cols, 0x38) : weights(rows * cols, 3);
+  w.values[37 * cols + 5] = c.bad;
+  w.values[12 * cols + 60] = c.bad;
+  test::TensorList tensors{w};
+  if (fp8)
+    tensors.push_back({std::string(kDenseName) + "_scale_inv", {1, 1}, {1.f}, StoredDType::f32});
+  write_input(dir / "in", tensors);
+  for (const char* format : {"int4-g32", "int8", "f32"}) {
+    SCOPED_TRACE(format);
+    try {
+      convert_checkpoint(options_for(dir / "in", dir / "out", format));
+      ADD_FAILURE() << "a non-finite weight was converted";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(kDenseName), std::string::npos) << what;
+      EXPECT_NE(what.find("[12, 60]"), std::string::npos) << what;
+      EXPECT_NE(what.find("not finite"), std::string::npos) << what;
+    }
+    EXPECT_FALSE(fs::exists(dir / "out"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, ConvertNonFinite,
+                         ::testing::Values(NonFiniteCase{StoredDType::bf16, INFINITY, "bf16-inf"},
+                                           NonFiniteCase{StoredDType::f32, NAN, "f32-nan"},
+                                           NonFiniteCase{StoredDType::f16, -INFINITY, "f16-inf"},
+                                           NonFiniteCase{StoredDType::f8_e4m3, 0x7f, "f8-nan"}),
+                         [](const auto& info) {
+                           std::string name = info.param.kind;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 struct FormatCase {
   const char* format;

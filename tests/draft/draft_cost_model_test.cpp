@@ -238,6 +238,26 @@ TEST(DraftCostModel, GrowsOnePositionPastWhatWasMeasured) {
   EXPECT_EQ(model.best(4), 3);
 }
 
+TEST(DraftCostModel, AnUntriedPositionIsExpectedToDoAsThePreviousOne) {
+  // Position 1 always accepted, position 2 never tried: 2 is expected to do
+  // about as well (not 1/2), so a drafter that is always right is tried one
+  // position deeper at once, under streaming too.
+  DraftCostModel model(adaptive(), kExperts);
+  Machine streaming;
+  streaming.miss_rate = 0.5, streaming.read = 0.01;
+  for (int s = 0; s < 40; ++s) model.record_verification(streaming.step(s % 2, s % 2));
+  const DraftCostEstimate e = model.estimate();
+  EXPECT_GT(e.acceptance[0], 0.9);
+  EXPECT_NEAR(e.acceptance[1], e.acceptance[0], 1e-12);
+  EXPECT_NEAR(e.acceptance[3], e.acceptance[0], 1e-12);
+  EXPECT_EQ(model.best(4), 2);
+  // Measured evidence replaces the prior: position 2 never accepted.
+  for (int s = 0; s < 40; ++s) model.record_verification(streaming.step(2, 1));
+  EXPECT_LT(model.estimate().acceptance[1], 0.1);
+  EXPECT_LT(model.estimate().acceptance[2], 0.1);  // and what follows it
+  EXPECT_EQ(model.best(4), 1);
+}
+
 TEST(DraftCostModel, UnverifiedDraftsJudgedOnTheStepsRowMeasureAcceptance) {
   // Only plain steps, but their unverified first drafts would have been
   // accepted 90% of the time: draft 1 is measured and drafting pays.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Converts models/glm-demo to each format of NOTES-issue14.md's quality table,
+# Converts models/glm-demo to each format of docs/convert.md's quality table,
 # validates every container against the demo's f32 oracle (ref.json) and
 # prints mean KL and same top-1 averaged over the cases, with the bits per
 # weight `convert --dry-run` reports.

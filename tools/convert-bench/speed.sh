@@ -40,4 +40,6 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print a[int((NR
 dd=$(median "${dd_rates[@]}") w=$(median "${written[@]}")
 echo "dd median: $dd MB/s ($((mb * 8)) MiB, oflag=direct)"
 echo "convert median: $w MB/s written, $(median "${read[@]}") MB/s read"
-awk -v w="$w" -v d="$dd" 'BEGIN{printf "ratio written/dd: %.0f%%\n", 100 * w / d}'
+r=$(median "${read[@]}")
+awk -v w="$w" -v r="$r" -v d="$dd" \
+  'BEGIN{printf "ratio written/dd: %.0f%%, read/dd: %.0f%%\n", 100 * w / d, 100 * r / d}'

@@ -18,7 +18,7 @@ int make_model_command(const Args& args) {
   std::string out;
   po::options_description options(
       "glmrt make-model --preset P --moe-layers N --out DIR [--hot-skew S] [--no-mtp] "
-      "[--seed N]");
+      "[--successor-head] [--seed N]");
   options.add_options()("help,h", "show this help")(
       "preset", po::value(&o.preset)->required(),
       fmt::format("dimensions: {} (GLM-5's real ones, one dense layer first) or tiny "
@@ -31,11 +31,15 @@ int make_model_command(const Args& args) {
       "router bias towards a few hot experts per layer: S * (1 - rank/E)^4 added to "
       "e_score_correction_bias (0 = uniform routing; 0.3 = a few dozen experts take most picks)")(
       "no-mtp", "leave out the multi-token-prediction layer")(
+      "successor-head",
+      "lm_head = the embedding moved down one row: the model predicts token id + 1, so a prompt "
+      "holding the run it will produce is one that prompt-lookup drafting predicts")(
       "seed", po::value(&o.seed)->default_value(1), "random seed (same seed, same bytes)");
   const auto vm = parse_options(args, options);
   if (!vm) return 0;
   o.out = out;
   o.mtp = vm->count("no-mtp") == 0;
+  o.successor_head = vm->count("successor-head") != 0;
   const MakeModelResult r = make_model(o);
   fmt::print("wrote {}: {} files, {:.2f} GB in {:.1f} s ({:.2f} GB/s)\n", out, r.files,
              r.bytes / 1e9, r.seconds, r.seconds > 0 ? r.bytes / 1e9 / r.seconds : 0.0);

@@ -7,16 +7,25 @@
 #include <glmrt/weights/row_codec.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <memory>
 #include <vector>
 
 #include "../model_files/file_io.h"
+#include "block_read_ahead.h"
+#include "source_block_reader.h"
 
 namespace glmrt {
 namespace {
 
-// Values decoded to f32 per block: 8M floats (32 MB).
-constexpr int64_t kBlockValues = 8 << 20;
+// Source bytes per block of rows (two blocks in flight: one decoded and
+// encoded while the next is read).
+constexpr uint64_t kBlockBytes = 16u << 20;
+
+int64_t rows_per_block(uint64_t row_bytes) {
+  return std::max<int64_t>(1, static_cast<int64_t>(kBlockBytes / std::max<uint64_t>(row_bytes, 1)));
+}
 constexpr uint64_t kCopyBytes = 8u << 20;
 
 void copy_tensor(const TensorDirectory& dir, const TensorInfo& t, StreamedFileWriter& out,
@@ -31,23 +40,24 @@ void copy_tensor(const TensorDirectory& dir, const TensorInfo& t, StreamedFileWr
   }
 }
 
-void require_finite_rows(std::span<const float> values, const TensorInfo& t,
-                         const TensorDirectory& dir, int64_t first_row, int64_t cols) {
-  for (size_t i = 0; i < values.size(); ++i)
-    if (!std::isfinite(values[i]))
-      fail("tensor '{}' in {}: a value is not finite, {} at [{}, {}]: weights must be finite",
-           t.name, dir.files().at(t.file_index), values[i], first_row + int64_t(i) / cols,
-           int64_t(i) % cols);
+// Rows per block of `source` (the planned order of the reads).
+std::vector<SourceBlock> blocks_of(const SourceRows& source) {
+  std::vector<SourceBlock> blocks;
+  const int64_t block_rows = rows_per_block(source.row_bytes());
+  for (int64_t first = 0; first < source.rows(); first += block_rows)
+    blocks.push_back({&source, first, std::min(block_rows, source.rows() - first)});
+  return blocks;
 }
 
 // Converts matrix `part` block by block into `out`; its scales (quantized
-// formats) are left in `scales` for the scales tensor that follows.
-void convert_matrix_part(const ConvertedPart& part, const TensorDirectory& dir,
-                         std::array<int64_t, 2> block, StreamedFileWriter& out,
+// formats) are left in `scales` for the scales tensor that follows. The rows
+// of a block are decoded, checked and encoded in parallel while the next block
+// is read: only the copy into the writer's buffer stays on this thread.
+void convert_matrix_part(const ConvertedPart& part, const SourceRows& src,
+                         const TensorDirectory& dir, BlockReadAhead& reads, StreamedFileWriter& out,
                          std::vector<float>& scales, std::span<const float> importance,
                          const std::function<void(uint64_t)>& consumed) {
   const TensorInfo& t = *part.source;
-  const SourceRows src(dir, t, part.block_scales, block);
   const int64_t rows = src.rows(), cols = src.cols();
   if (!importance.empty() && static_cast<int64_t>(importance.size()) != cols)
     fail("importance statistics for {} hold {} values, the matrix has {} columns", t.name,
@@ -61,26 +71,48 @@ void convert_matrix_part(const ConvertedPart& part, const TensorDirectory& dir,
   storage.importance = importance.empty() ? nullptr : importance.data();
   const int64_t per_row = plugin::is_quantized(type) ? storage.scales_per_row() : 0;
   scales.assign(static_cast<size_t>(rows * per_row), 0.f);
-  const int64_t block_rows = std::max<int64_t>(1, kBlockValues / std::max<int64_t>(cols, 1));
-  std::vector<float> values;
-  std::vector<std::byte> raw, packed;
   const uint64_t per_source_row =
       src.row_bytes() +
       (part.block_scales ? part.block_scales->byte_size / std::max<int64_t>(rows, 1) : 0);
-  for (int64_t first = 0; first < rows; first += block_rows) {
-    const int64_t n = std::min(block_rows, rows - first);
-    values.resize(static_cast<size_t>(n * cols));
-    src.read(first, n, values, raw);
-    require_finite_rows(values, t, dir, first, cols);
+  std::vector<std::byte> packed;
+  for (const SourceBlock& block : blocks_of(src)) {
+    const int64_t first = block.first, n = block.rows;
+    const std::span<const std::byte> bytes = reads.next(src, first, n);
     packed.resize(static_cast<size_t>(n * storage.row_bytes));
     MatrixStorage dst = storage;
     dst.rows = n;
     dst.data = packed.data();
     dst.scales = per_row ? scales.data() + first * per_row : nullptr;
-#pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < n; ++r)
-      encode_row(std::span<const float>(values).subspan(static_cast<size_t>(r * cols), cols), dst,
-                 r);
+    std::atomic<int64_t> first_bad{n};
+#pragma omp parallel
+    {
+      // Cache-line aligned: the quantizer's vector loads never split a line.
+      std::vector<float> row(static_cast<size_t>(cols) + 16);
+      const auto misalignment = reinterpret_cast<uintptr_t>(row.data()) % 64 / sizeof(float);
+      const std::span<float> values(row.data() + (misalignment ? 16 - misalignment : 0),
+                                    static_cast<size_t>(cols));
+#pragma omp for schedule(static)
+      for (int64_t r = 0; r < n; ++r) {
+        if (src.decode_row(bytes, first, r, values)) {
+          encode_row(values, dst, r);
+          continue;
+        }
+        int64_t seen = first_bad.load();
+        while (r < seen && !first_bad.compare_exchange_weak(seen, r)) {
+        }
+      }
+    }
+    if (const int64_t r = first_bad.load(); r < n) {
+      std::vector<float> values(static_cast<size_t>(cols));
+      src.decode_row(bytes, first, r, values);
+      const auto bad =
+          std::find_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
+      if (bad == values.end())
+        fail("tensor '{}' in {}: row {} holds a value that is not finite", t.name,
+             dir.files().at(t.file_index), first + r);
+      fail("tensor '{}' in {}: a value is not finite, {} at [{}, {}]: weights must be finite",
+           t.name, dir.files().at(t.file_index), *bad, first + r, bad - values.begin());
+    }
     out.append(packed);
     consumed(static_cast<uint64_t>(n) * per_source_row);
   }
@@ -104,6 +136,23 @@ uint64_t write_converted_file(
   StreamedFileWriter out(path, file.file_bytes());
   out.append(std::as_bytes(std::span(head)));
   const uint64_t data_start = head.size();
+  // Every matrix's rows, and the order its blocks are read in, up front: the
+  // reads run one block ahead across the whole file.
+  std::vector<std::unique_ptr<SourceRows>> sources(parts.size());
+  std::vector<SourceBlock> blocks;
+  uint64_t largest_block = 0;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    if (parts[k].kind != ConvertedPart::Kind::values) continue;
+    sources[k] =
+        std::make_unique<SourceRows>(dir, *parts[k].source, parts[k].block_scales, fp8_block);
+    for (const SourceBlock& b : blocks_of(*sources[k])) {
+      blocks.push_back(b);
+      largest_block =
+          std::max(largest_block, static_cast<uint64_t>(b.rows) * sources[k]->row_bytes());
+    }
+  }
+  SourceBlockReader reader(dir, largest_block);
+  BlockReadAhead reads(reader, std::move(blocks));
   std::vector<float> scales;
   for (size_t k = 0; k < parts.size(); ++k) {
     const PlannedTensor& t = file.tensors[k];
@@ -114,7 +163,7 @@ uint64_t write_converted_file(
         copy_tensor(dir, *part.source, out, consumed);
         break;
       case ConvertedPart::Kind::values:
-        convert_matrix_part(part, dir, fp8_block, out, scales,
+        convert_matrix_part(part, *sources[k], dir, reads, out, scales,
                             importance ? importance(part.source->name) : std::span<const float>(),
                             consumed);
         break;

@@ -1,15 +1,16 @@
-#include <fcntl.h>
 #include <glmrt/base/error.h>
 #include <glmrt/convert/source_rows.h>
+#include <glmrt/model_files/non_finite.h>
 
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "../model_files/file_io.h"
+#include "source_block_reader.h"
 
 namespace glmrt {
 
@@ -58,40 +59,49 @@ SourceRows::SourceRows(const TensorDirectory& dir, const TensorInfo& t,
         block_scales->name, dir.files().at(block_scales->file_index), rows_, cols_, block_[0],
         block_[1], br, bc, fmt::join(block_scales->shape, ", "));
   scales_ = dir.read_f32(*block_scales);
+  for (int b = 0; b < 256; ++b) fp8_table_[b] = f8_e4m3_to_f32(static_cast<uint8_t>(b));
   scale_cols_ = bc;
 }
 
-void SourceRows::read(int64_t first, int64_t count, std::span<float> out,
-                      std::vector<std::byte>& raw) const {
-  if (first < 0 || count < 0 || first + count > rows_ ||
-      static_cast<int64_t>(out.size()) != count * cols_)
-    fail("SourceRows::read: rows [{}, {}) of {} into {} floats", first, first + count, t_.name,
-         out.size());
-  raw.resize(static_cast<size_t>(count) * row_bytes_);
-  const int fd = dir_.fd(t_.file_index);
-  const uint64_t at = t_.offset + first * row_bytes_;
-  model_files::pread_exact(fd, at, raw, dir_.files().at(t_.file_index),
-                           fmt::format("tensor '{}'", t_.name));
-  // The drive reads the next block while this one is encoded; the bytes just
-  // read are not needed again and leave the page cache to others.
-  const uint64_t end = t_.offset + t_.byte_size, next = at + raw.size();
-  if (next < end)
-    ::posix_fadvise(fd, static_cast<off_t>(next),
-                    static_cast<off_t>(std::min<uint64_t>(raw.size(), end - next)),
-                    POSIX_FADV_WILLNEED);
-  ::posix_fadvise(fd, static_cast<off_t>(at), static_cast<off_t>(raw.size()), POSIX_FADV_DONTNEED);
+std::span<const std::byte> SourceRows::read_raw(SourceBlockReader& reader, int slot, int64_t first,
+                                                int64_t count) const {
+  if (first < 0 || count < 0 || first + count > rows_)
+    fail("SourceRows::read_raw: rows [{}, {}) of {} ({} rows)", first, first + count, t_.name,
+         rows_);
+  return reader.read(slot, t_, first * row_bytes_, count * row_bytes_);
+}
+
+bool SourceRows::decode_row(std::span<const std::byte> raw, int64_t first, int64_t r,
+                            std::span<float> out) const {
+  if (static_cast<int64_t>(out.size()) != cols_ ||
+      static_cast<uint64_t>(r + 1) * row_bytes_ > raw.size())
+    fail("SourceRows::decode_row: row {} of {} into {} floats", first + r, t_.name, out.size());
+  const std::span<const std::byte> row = raw.subspan(r * row_bytes_, row_bytes_);
+  if (t_.dtype == DType::BF16) {
+    // Inline (a call per value to the exported converter would cost more
+    // than the widening itself), the exponent test on the way: one pass that
+    // vectorizes, with no early exit.
+    uint32_t non_finite = 0;
+    for (size_t c = 0; c < out.size(); ++c) {
+      uint16_t bits;
+      std::memcpy(&bits, row.data() + 2 * c, 2);
+      non_finite |= (bits & 0x7f80u) == 0x7f80u;
+      out[c] = std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+    }
+    return non_finite == 0;
+  }
   if (t_.dtype != DType::F8_E4M3) {
-    decode_to_f32(t_.dtype, raw, out);
-    return;
+    decode_to_f32(t_.dtype, row, out);
+    return find_non_finite(t_.dtype, row) < 0;
   }
-  float table[256];
-  for (int b = 0; b < 256; ++b) table[b] = f8_e4m3_to_f32(static_cast<uint8_t>(b));
-  const auto* bytes = reinterpret_cast<const uint8_t*>(raw.data());
-  for (int64_t r = 0; r < count; ++r) {
-    const float* block_row = scales_.data() + ((first + r) / block_[0]) * scale_cols_;
-    for (int64_t c = 0; c < cols_; ++c)
-      out[r * cols_ + c] = table[bytes[r * cols_ + c]] * block_row[c / block_[1]];
+  const auto* bytes = reinterpret_cast<const uint8_t*>(row.data());
+  const float* block_row = scales_.data() + ((first + r) / block_[0]) * scale_cols_;
+  uint32_t non_finite = 0;
+  for (int64_t c = 0; c < cols_; ++c) {
+    out[c] = fp8_table_[bytes[c]] * block_row[c / block_[1]];
+    non_finite |= !(std::fabs(out[c]) <= std::numeric_limits<float>::max());
   }
+  return non_finite == 0;
 }
 
 }  // namespace glmrt

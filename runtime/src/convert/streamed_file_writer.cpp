@@ -72,9 +72,13 @@ void StreamedFileWriter::flush_buffer() {
   const size_t padded = (filled_ + a - 1) / a * a;
   std::byte* data = buffers_[current_].data();
   std::memset(data + filled_, 0, padded - filled_);
-  pending_ = std::async(std::launch::async, [this, data, padded, at = buffer_start_] {
-    return file_.write_at(at, data, padded);
-  });
+  // Hashed on the writing thread, off the encoders' path; the writes (and so
+  // the hash updates) still go one after another, in file order.
+  pending_ =
+      std::async(std::launch::async, [this, data, padded, filled = filled_, at = buffer_start_] {
+        XXH3_64bits_update(hash_->state, data, filled);
+        return file_.write_at(at, data, padded);
+      });
   buffer_start_ += filled_;
   current_ ^= 1;
   filled_ = 0;
@@ -84,7 +88,6 @@ void StreamedFileWriter::append(std::span<const std::byte> bytes) {
   if (position_ + bytes.size() > size_)
     fail("{}: {} bytes appended past the planned size {}", file_.path(), position_ + bytes.size(),
          size_);
-  XXH3_64bits_update(hash_->state, bytes.data(), bytes.size());
   position_ += bytes.size();
   while (!bytes.empty()) {
     const size_t n = std::min(bytes.size(), kBufferBytes - filled_);

@@ -215,7 +215,7 @@ ordered_json ModelPlan::index() const {
   return {{"metadata", {{"total_size", size}}}, {"weight_map", map}};
 }
 
-ModelPlan plan_model(const ordered_json& config, double hot_skew) {
+ModelPlan plan_model(const ordered_json& config, double hot_skew, bool successor_head) {
   if (!(hot_skew >= 0) || !std::isfinite(hot_skew))
     fail("--hot-skew: expected a finite value >= 0, found {}", hot_skew);
   const Dims d(config);
@@ -236,7 +236,17 @@ ModelPlan plan_model(const ordered_json& config, double hot_skew) {
     resident.add(norm(p + "shared_head.norm.weight", d.D));
   }
   resident.add(norm("model.norm.weight", d.D));
-  resident.add(packed_matrix("lm_head.weight", kDense, d.V, d.D, 3.0));
+  PackedPair head = packed_matrix("lm_head.weight", kDense, d.V, d.D, 3.0);
+  if (successor_head) {
+    // Row j of the head is the embedding of token j - 1: the residual stream
+    // keeps the input token's embedding, which matches its own row far above
+    // any other (D against ~sqrt(D)), so token t predicts t + 1.
+    for (TensorRecipe* r : {&head.values.recipe, &head.scales.recipe}) {
+      r->key = "model.embed_tokens.weight";
+      r->row_shift = 1;
+    }
+  }
+  resident.add(std::move(head));
 
   ModelPlan plan;
   plan.files.push_back(std::move(resident).build());

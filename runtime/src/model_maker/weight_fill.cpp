@@ -161,8 +161,9 @@ void fill_tensor_rows(const PlannedTensor& t, uint64_t seed, int64_t first, int6
     case Fill::packed: {
       const uint64_t key = key_hash(r.key, seed);  // hashed once per call, not per row
       for (int64_t k = 0; k < count; ++k) {
+        const int64_t source_row = ((first + k - r.row_shift) % r.rows + r.rows) % r.rows;
         const uint64_t row = mix(key + kValuesStream * 0x632be59bd9b4e019ull) ^
-                             mix(static_cast<uint64_t>(first + k) + 1);
+                             mix(static_cast<uint64_t>(source_row) + 1);
         fill_packed_row(r, row, out.subspan(k * row_bytes, row_bytes));
       }
       return;
@@ -171,7 +172,8 @@ void fill_tensor_rows(const PlannedTensor& t, uint64_t seed, int64_t first, int6
       const double base = r.stddev / packed_value_stddev(r.packed_type);
       std::vector<float> scales(r.rows);
       for (int64_t row = 0; row < r.rows; ++row) {
-        Random random = row_random(r, seed, kScalesStream, row);
+        const int64_t source_row = ((row - r.row_shift) % r.rows + r.rows) % r.rows;
+        Random random = row_random(r, seed, kScalesStream, source_row);
         scales[row] = static_cast<float>(base * (0.8 + 0.4 * random.uniform()));
       }
       put_floats(scales, out);

@@ -32,18 +32,29 @@ void quantize_piece(const float* w, size_t n, float s, float qmin, float qmax, i
 // Packs codes q[0, n) into row bytes starting at value `first` (even for
 // int4, a multiple of 4 for int2).
 void pack_codes(const int8_t* q, size_t n, uint32_t type, uint8_t* bytes, size_t first) {
+  // Whole bytes first, in loops without branches (they vectorize), then the
+  // partial last byte padded with the code of zero.
   if (type == GLMRT_I8) {
     std::memcpy(bytes + first, q, n);
   } else if (type == GLMRT_I4) {
-    for (size_t i = 0; i < n; i += 2) {
-      const int lo = q[i] + 8, hi = i + 1 < n ? q[i + 1] + 8 : 8;
-      bytes[(first + i) / 2] = static_cast<uint8_t>(lo | (hi << 4));
-    }
+    uint8_t* out = bytes + first / 2;
+    const size_t whole = n / 2;
+    for (size_t k = 0; k < whole; ++k)
+      out[k] = static_cast<uint8_t>((q[2 * k] + 8) | ((q[2 * k + 1] + 8) << 4));
+    if (n % 2) out[whole] = static_cast<uint8_t>((q[n - 1] + 8) | (8 << 4));
   } else {
-    for (size_t i = 0; i < n; i += 4) {
+    uint8_t* out = bytes + first / 4;
+    const size_t whole = n / 4;
+    for (size_t k = 0; k < whole; ++k)
+      out[k] = static_cast<uint8_t>((q[4 * k] + 2) | ((q[4 * k + 1] + 2) << 2) |
+                                    ((q[4 * k + 2] + 2) << 4) | ((q[4 * k + 3] + 2) << 6));
+    if (n % 4) {
       int byte = 0;
-      for (size_t k = 0; k < 4; ++k) byte |= (i + k < n ? q[i + k] + 2 : 2) << (2 * k);
-      bytes[(first + i) / 4] = static_cast<uint8_t>(byte);
+      for (size_t k = 0; k < 4; ++k) {
+        const size_t i = 4 * whole + k;
+        byte |= (i < n ? q[i] + 2 : 2) << (2 * k);
+      }
+      out[whole] = static_cast<uint8_t>(byte);
     }
   }
 }
@@ -65,20 +76,20 @@ void quantize_row(std::span<const float> w, uint32_t type, std::byte* out, float
   }
 }
 
-// Per group: each group's scale from the clipping search.
+// Per group: each group's scale from the clipping search (group_quantizer.h).
 void quantize_groups(std::span<const float> w, const MatrixStorage& dst, std::byte* out,
                      float* scales) {
-  const size_t g = dst.group_size;
-  auto* bytes = reinterpret_cast<uint8_t*>(out);
-  int8_t q[kMaxWeightGroup];
+  const auto g = static_cast<size_t>(dst.group_size);
+  thread_local std::vector<int8_t> codes;
+  codes.resize(w.size());
   for (size_t first = 0, k = 0; first < w.size(); first += g, ++k) {
     const size_t n = std::min(g, w.size() - first);
     const std::span<const float> a = dst.importance
                                          ? std::span<const float>(dst.importance + first, n)
                                          : std::span<const float>();
-    scales[k] = quantize_group_searched(w.subspan(first, n), a, dst.type, q);
-    pack_codes(q, n, dst.type, bytes, first);
+    scales[k] = quantize_group_searched(w.subspan(first, n), a, dst.type, codes.data() + first);
   }
+  pack_codes(codes.data(), w.size(), dst.type, reinterpret_cast<uint8_t*>(out), 0);
 }
 
 // f32 -> bf16 rounding to nearest even, NaN kept NaN (as f32_to_bf16), without

@@ -1,8 +1,9 @@
 // Writes one planned output file of a conversion front to back: its header,
-// then each tensor converted block of rows by block of rows (rows encoded in
-// parallel on the OpenMP threads) while the previous block goes to the drive,
-// and returns the file's XXH3-64. Memory: a block of rows (about 32 MB of f32)
-// plus the current matrix's scales.
+// then each tensor converted block of rows by block of rows (rows decoded and
+// encoded in parallel on the OpenMP threads) while the next block is read and
+// the previous one goes to the drive, and returns the file's XXH3-64. Memory:
+// two 16 MB blocks of source bytes, a row of f32 per thread, the writer's two
+// buffers and the current matrix's scales.
 #pragma once
 
 #include <glmrt/convert/conversion_plan.h>

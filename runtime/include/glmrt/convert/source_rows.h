@@ -14,6 +14,8 @@
 
 namespace glmrt {
 
+class SourceBlockReader;
+
 /// f32 value of an FP8 e4m3 ("fn": no infinities, S.1111.111 is NaN) byte.
 float f8_e4m3_to_f32(uint8_t bits);
 
@@ -29,10 +31,16 @@ class SourceRows {
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }
   uint64_t row_bytes() const { return row_bytes_; }
-  /// Rows [first, first + count) into out (count * cols floats); `raw` is the
-  /// caller's staging buffer. A short read (a truncated file) throws naming
-  /// the file and tensor.
-  void read(int64_t first, int64_t count, std::span<float> out, std::vector<std::byte>& raw) const;
+  /// The stored bytes of rows [first, first + count) read into `slot` of
+  /// `reader`: the part of a conversion that waits on the drive, run ahead of
+  /// decoding. A short read (a truncated file) throws naming file and tensor.
+  std::span<const std::byte> read_raw(SourceBlockReader& reader, int slot, int64_t first,
+                                      int64_t count) const;
+  /// Row `first + r` as f32 into `out` (cols floats), from the bytes
+  /// read_raw(first, ...) returned; false when a value is NaN or infinite
+  /// (checked on the way, vectorised). Thread-safe: rows decode in parallel.
+  bool decode_row(std::span<const std::byte> raw, int64_t first, int64_t r,
+                  std::span<float> out) const;
 
  private:
   const TensorDirectory& dir_;
@@ -42,6 +50,7 @@ class SourceRows {
   std::vector<float> scales_;  // FP8 block scales, [ceil(rows/bh), ceil(cols/bw)]
   std::array<int64_t, 2> block_{128, 128};
   int64_t scale_cols_ = 0;
+  std::array<float, 256> fp8_table_{};  // e4m3 byte -> f32
 };
 
 }  // namespace glmrt

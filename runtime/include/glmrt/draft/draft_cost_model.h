@@ -8,7 +8,8 @@
 //              + d k                            the drafter's own time
 // with E0 the distinct routed experts one position needs, e1 the extra
 // distinct experts each drafted position brought, m the current miss rate of
-// the expert cache and r the read time of one missed expert. Under expert
+// the expert cache and r the time a step waits per missed expert (reads
+// run in parallel and ahead of the step, so this is less than a read takes). Under expert
 // streaming e1 m r is what makes drafting slower than none (other engines
 // measured MTP on offloaded GLM-5 at 15-37% slower): the model picks the k
 // with the most tokens per second, 0 unless drafting pays by 5%, and
@@ -28,7 +29,7 @@ struct VerifyMeasurement {
   int drafts = 0;           // drafts verified
   int accepted = 0;         // of which accepted (a prefix)
   double seconds = 0;       // wall time of the forward and its logits
-  double read_seconds = 0;  // expert reads within it
+  double read_seconds = 0;  // of which waiting for expert reads
   int64_t experts = 0;      // distinct routed experts it resolved (cache hits + misses)
   int64_t misses = 0;       // of which read from disk
 };
@@ -71,7 +72,9 @@ class DraftCostModel {
   /// Drafts to ask for in the next step, 0..limit (limit: what the step may
   /// still verify). Fixed policy: min(max_tokens, limit). Adaptive: 0 for
   /// the first step (measuring a plain one), then best() on what is measured
-  /// and the priors, with an occasional probe while it says 0. There is no
+  /// and the priors (acceptance 1/2 for the first position, the previous
+  /// position's estimate for a later one), with an occasional probe while it
+  /// says 0. There is no
   /// unconditional measuring step: under expert streaming a draft can cost
   /// more than a whole step, and the first probe waits for its budget too.
   int choose(int limit);

@@ -16,6 +16,12 @@ struct MakeModelOptions {
   std::filesystem::path out;
   double hot_skew = 0;  // >= 0; biases each router towards a few experts
   bool mtp = true;      // write the multi-token-prediction layer
+  // lm_head = the embedding moved down one row: greedy decoding counts up
+  // (t -> t + 1), so a prompt that already holds the run the model will
+  // produce is one prompt-lookup drafting predicts: a stand-in for text a
+  // model continues predictably (code, quotations, lists), which random
+  // weights never give.
+  bool successor_head = false;
   uint64_t seed = 1;
 };
 

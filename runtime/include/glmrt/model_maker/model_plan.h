@@ -29,6 +29,9 @@ struct TensorRecipe {
   int64_t rows = 1, cols = 1;
   double mean = 0, stddev = 0, hot_skew = 0;
   std::string key;  // randomness key: a matrix and its scales share it
+  // packed: row r holds the values of row (r - row_shift) mod rows of the
+  // matrix `key` names (lm_head as the embedding moved down by one row)
+  int64_t row_shift = 0;
 };
 
 struct PlannedTensor {
@@ -82,7 +85,10 @@ struct ModelPlan {
 
 /// Plans every tensor `config` (a glm_moe_dsa config.json) implies.
 /// `hot_skew` >= 0 biases each MoE layer's router towards a few experts.
-ModelPlan plan_model(const nlohmann::ordered_json& config, double hot_skew);
+/// `successor_head`: lm_head row j holds embed_tokens row j - 1, so the model
+/// predicts the token after its input's id (see MakeModelOptions).
+ModelPlan plan_model(const nlohmann::ordered_json& config, double hot_skew,
+                     bool successor_head = false);
 
 /// Alignment of each routed expert's first byte in its file.
 inline constexpr uint64_t kExpertAlignment = 4096;
