@@ -15,9 +15,9 @@ namespace {
 // n = -(qmax + 1) (m lands on the extra negative level of two's complement,
 // the 0.15 k going away from zero): 8 candidates, one register of lanes.
 // Lane 0 is the max-abs step and ties keep the earlier lane, so a group is
-// never worse than the max-abs codes (refit). On trained, Gaussian and
-// Student-t groups of 64 at int4 they come within 0.5% of the squared error
-// of the 26-step grid (k in [-6, 6]) (docs/convert.md).
+// never worse than the max-abs codes (refit). On Gaussian and Student-t
+// groups of 64 they come within 0.5% of the squared error of the 26-step grid
+// (k in [-6, 6]) at int4 and int2 (docs/convert.md).
 constexpr int kSteps[] = {0, 2, 4, 6};
 constexpr float kStep = 0.15f;
 
