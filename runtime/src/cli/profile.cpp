@@ -4,6 +4,7 @@
 
 #include <glmrt/base/error.h>
 #include <glmrt/base/memory.h>
+#include <glmrt/engine/engine.h>
 #include <glmrt/history/model_id.h>
 #include <glmrt/history/usage_history.h>
 #include <glmrt/host/plugin_host.h>
@@ -46,10 +47,16 @@ void print_memory_plan(const Profile& profile, const std::filesystem::path& mode
                                config.n_routed_experts);
     inputs.pinnable_experts = history.totals().ranked().size();
   }
+  inputs.threads = effective_threads(profile);
   const MemoryPlan plan = plan_memory(profile, config, tensors, inputs);
   fmt::print("  memory plan for {} (one expert {} in memory, {} read; {} MoE layers):\n{}",
              model.string(), format_byte_size(plan.expert_bytes),
              format_byte_size(plan.expert_read_bytes), plan.moe_layers, plan.table());
+  if (plan.prefill_chunk_from_budget)
+    fmt::print(
+        "  prefill:   in chunks of {} positions (memory.prefill_chunk 0 asks for the whole prompt, "
+        "which does not fit the budget)\n",
+        plan.prefill_chunk);
 }
 
 int check(const std::string& file, const std::string& model_dir) {

@@ -191,7 +191,9 @@ int compare_command(const po::variables_map& vm, const Profile& q_profile,
     fail("--against needs --text FILE or --ids FILE");
   }
   const int64_t window = vm["window"].as<int64_t>();
-  const ProfileComparison c = compare_profiles(*q, *p, ids, window, q_profile.prefill_chunk);
+  const ProfileComparison c = compare_profiles(
+      *q, *p, ids, window,
+      q->memory_plan().prefill_chunk_from_budget ? q->prefill_chunk() : q_profile.prefill_chunk);
   if (vm.count("json")) {
     nlohmann::json j{{"positions", c.positions}, {"mean_kl", c.mean_kl},      {"p99_kl", c.p99_kl},
                      {"max_kl", c.max_kl},       {"same_top1", c.same_top1},  {"ppl", c.ppl_q},
@@ -260,6 +262,9 @@ int validate_command(const Args& args) {
 
   const auto cases = load_oracle(ref_path);
   auto engine = Engine::open(profile, model_dir);
+  // The profile's whole-sequence prefill, unless the memory plan had to chunk it.
+  if (!vm.count("prefill-chunk") && engine->memory_plan().prefill_chunk_from_budget)
+    run_options.prefill_chunk = engine->prefill_chunk();
   const ValidationReport report = validate(*engine, cases, th, run_options);
   print_expert_counters(stderr, *engine);  // pinning must never change the results above
   if (vm.count("json"))

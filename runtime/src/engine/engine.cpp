@@ -120,6 +120,7 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   MemoryPlanInputs inputs{current_rss_bytes(), measure_available_memory(), uint64_t{0},
                           largest_slot_bytes(config, tensors_, *io_channel_, profile_)};
   if (history_) inputs.pinnable_experts = history_->totals().ranked().size();
+  inputs.threads = services_.n_threads();
   plan_ = plan_memory(profile_, config, tensors_, inputs);
   budget_.set_limit(plan_.budget);
   // What the budget cannot see being allocated is reserved in it: the

@@ -10,7 +10,7 @@ namespace glmrt {
 Session::Session(Engine& engine) : Session(engine, engine.draft_setup()) {}
 
 Session::Session(Engine& engine, std::optional<DraftSetup> drafting)
-    : engine_(engine), prefill_chunk_(engine.profile().prefill_chunk), cache_(engine.new_cache()) {
+    : engine_(engine), prefill_chunk_(engine.prefill_chunk()), cache_(engine.new_cache()) {
   if (!drafting || !drafting->drafter) return;
   drafting_ = std::move(*drafting);
   if (drafting_.requirements & GLMRT_DRAFT_NEEDS_MTP) {

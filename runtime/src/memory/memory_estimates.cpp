@@ -119,38 +119,4 @@ ExpertSize largest_expert(const std::vector<std::vector<ExpertLayout>>& layouts,
   return size;
 }
 
-int64_t positions_per_step(const Profile& profile) {
-  return profile.prefill_chunk > 0 ? std::min(profile.prefill_chunk, profile.max_context)
-                                   : profile.max_context;
-}
-
-int64_t experts_per_step(const Profile& profile, const ModelConfig& config) {
-  return std::min<int64_t>(config.n_routed_experts,
-                           positions_per_step(profile) * config.num_experts_per_tok);
-}
-
-uint64_t activation_bytes(const Profile& profile, const ModelConfig& config) {
-  const uint64_t S = static_cast<uint64_t>(positions_per_step(profile));
-  const uint64_t D = config.hidden_size, H = config.num_attention_heads;
-  const uint64_t widest_mlp =
-      std::max<uint64_t>(config.intermediate_size, uint64_t(config.moe_intermediate_size) *
-                                                       std::max(config.n_shared_experts, 1));
-  // Per position: hidden, normed and delta rows, q and the attention output
-  // per head, the latent row, the indexer's queries, the router logits, the
-  // MLP's gate and up rows, and the MoE block's per-expert rows.
-  const uint64_t per_position = 4 * D + H * (config.qk_head_dim() + config.v_head_dim) +
-                                config.q_lora_rank + config.kv_lora_rank + config.qk_rope_head_dim +
-                                uint64_t(config.index_n_heads) * config.index_head_dim +
-                                config.n_routed_experts + 2 * widest_mlp +
-                                uint64_t(config.num_experts_per_tok) * D;
-  // The attention's keys and values expanded from the latent cache, over the
-  // whole context, and each query's scores.
-  const uint64_t context = static_cast<uint64_t>(profile.max_context);
-  const uint64_t expanded = context * H * (config.qk_nope_head_dim + config.v_head_dim) + context;
-  // Logits of the positions a step scores (1 + drafts), and the sampler's copy.
-  const uint64_t logits =
-      2 * uint64_t(config.vocab_size) * (1 + (profile.draft ? profile.max_draft_tokens : 0));
-  return 4 * (S * per_position + expanded + logits);
-}
-
 }  // namespace glmrt

@@ -1,6 +1,7 @@
 #include <glmrt/base/error.h>
 #include <glmrt/experts/expert_layout.h>
 #include <glmrt/experts/widened_read.h>
+#include <glmrt/memory/forward_buffers.h>
 #include <glmrt/memory/memory_estimates.h>
 #include <glmrt/memory/memory_plan.h>
 #include <glmrt/profile/byte_size.h>
@@ -110,20 +111,69 @@ MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
                    plan.moe_layers, format_byte_size(plan.expert_bytes),
                    staging ? fmt::format(" + {} staging for conversion", format_byte_size(staging))
                            : std::string())});
+  plan.forward_threads = std::max(inputs.threads, 1);
+  const int drafts = profile.draft ? profile.max_draft_tokens : 0;
+  const bool mtp_rows = profile.draft && mtp;
+  // Positions of the largest forward call: a prefill chunk, or a decode step
+  // verifying its drafts.
+  const auto shape_of = [&](int64_t chunk) {
+    return ForwardShape{std::max<int64_t>(chunk, 1 + drafts), profile.max_context,
+                        plan.forward_threads, drafts, mtp_rows};
+  };
   const uint64_t widest = uint64_t(std::max(config.hidden_size, config.moe_intermediate_size));
-  const uint64_t threads = profile.threads > 0 ? uint64_t(profile.threads) : 64;
-  const uint64_t step_rows = uint64_t(positions_per_step(profile)) *
-                             uint64_t(config.num_experts_per_tok) * uint64_t(config.hidden_size);
+  const uint64_t conversion_rows = staging ? 4 * uint64_t(plan.forward_threads) * widest : 0;
+  const auto call_bytes = [&](int64_t chunk) {
+    const ForwardBufferBytes b = forward_buffer_bytes(config, shape_of(chunk));
+    return b.moe_block + b.layers + b.logits;
+  };
+  plan.prefill_chunk = profile.prefill_chunk > 0
+                           ? std::min<int64_t>(profile.prefill_chunk, profile.max_context)
+                           : profile.max_context;
+  if (profile.prefill_chunk == 0 && plan.budget != 0) {
+    // Whole-prompt prefill when it fits: otherwise the largest chunk that
+    // does, counted from a floor the minimum includes. With expert memory
+    // sized from what is left, the chunk takes at most half of it.
+    const int64_t floor = std::min<int64_t>(kSmallestAutoPrefillChunk, profile.max_context);
+    const uint64_t fixed_now =
+        plan.minimum() + call_bytes(floor) + conversion_rows +
+        (profile.expert_cache_auto ? 0
+                                   : uint64_t(std::max(profile.expert_cache_per_layer, 0)) *
+                                         uint64_t(plan.moe_layers) * plan.expert_bytes) +
+        profile.pinned_bytes.value_or(0);
+    uint64_t room = plan.budget > fixed_now ? plan.budget - fixed_now : 0;
+    if (profile.expert_cache_auto || !profile.pinned_bytes) room /= 2;
+    const uint64_t at_floor = call_bytes(floor);
+    int64_t lo = floor, hi = profile.max_context;  // the largest chunk whose growth fits room
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo + 1) / 2;
+      if (call_bytes(mid) - at_floor <= room)
+        lo = mid;
+      else
+        hi = mid - 1;
+    }
+    plan.prefill_chunk = lo;
+    plan.prefill_chunk_from_budget = lo < profile.max_context;
+  }
+  const ForwardShape shape = shape_of(plan.prefill_chunk);
+  const ForwardBufferBytes buffers = forward_buffer_bytes(config, shape);
+  const std::string call =
+      plan.prefill_chunk_from_budget
+          ? fmt::format(
+                "{} positions (memory.prefill_chunk 0: the whole prompt does not fit the "
+                "budget, so prompts run in chunks of {})",
+                shape.positions, plan.prefill_chunk)
+          : fmt::format("{} positions", shape.positions);
   plan.parts.push_back(
-      {std::string(working), 4 * (step_rows + (staging ? threads * widest : 0)),
-       fmt::format("the MoE block's output rows of one call ({} positions x {} experts x {} "
-                   "floats){}",
-                   positions_per_step(profile), config.num_experts_per_tok, config.hidden_size,
-                   staging ? " and the conversion's row scratch" : "")});
-  plan.parts.push_back({std::string(activations), activation_bytes(profile, config),
-                        fmt::format("buffers of one forward call of {} positions, expanded K/V "
-                                    "over the context, logits",
-                                    positions_per_step(profile))});
+      {std::string(working), buffers.moe_block + conversion_rows,
+       fmt::format("the MoE block's buffers for {} positions (routes, each user's output "
+                   "row, the lanes' expert rows, the shared expert){}",
+                   shape.positions, staging ? " and the conversion's row scratch" : "")});
+  plan.parts.push_back(
+      {std::string(activations), buffers.layers + buffers.logits,
+       fmt::format("one forward call of {} against {} keys: hidden rows, attention (either MLA "
+                   "form), DSA selections{}; logits {}",
+                   call, profile.max_context, mtp_rows ? ", MTP pairs" : "",
+                   format_byte_size(buffers.logits))});
 
   // Expert memory: fixed sizes are needed; `auto` ones share what is left.
   plan.cache_auto = profile.expert_cache_auto;

@@ -43,16 +43,24 @@ void indexer_scores(std::span<const float> q, std::span<const float> head_weight
   }
 }
 
-std::vector<int32_t> top_keys(std::span<const float> scores, int64_t topk) {
-  std::vector<int32_t> chosen(scores.size());
-  std::iota(chosen.begin(), chosen.end(), 0);
-  if (static_cast<int64_t>(chosen.size()) <= topk) return chosen;
-  std::nth_element(chosen.begin(), chosen.begin() + topk, chosen.end(), [&](int32_t a, int32_t b) {
+std::vector<int32_t> top_keys(std::span<const float> scores, int64_t topk,
+                              std::vector<int32_t>& order) {
+  order.resize(scores.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (static_cast<int64_t>(order.size()) <= topk) return order;
+  std::nth_element(order.begin(), order.begin() + topk, order.end(), [&](int32_t a, int32_t b) {
     return scores[a] > scores[b] || (scores[a] == scores[b] && a < b);
   });
-  chosen.resize(topk);
+  // A copy of exactly topk: every row of a prefill keeps its selection, so
+  // a row sized to the keys it scored would make S rows cost S x visible.
+  std::vector<int32_t> chosen(order.begin(), order.begin() + topk);
   std::sort(chosen.begin(), chosen.end());
   return chosen;
+}
+
+std::vector<int32_t> top_keys(std::span<const float> scores, int64_t topk) {
+  std::vector<int32_t> order;
+  return top_keys(scores, topk, order);
 }
 
 void indexer_keys(const IndexerWeights& w, const LayerContext& ctx, std::span<const float> x,
@@ -94,13 +102,14 @@ KeySelection indexer_select(const IndexerWeights& w, const LayerContext& ctx,
 
   const CacheRows keys = ctx.cache.index_key_rows(ctx.layer);
   std::vector<float> scores;
+  std::vector<int32_t> order;
   for (int64_t s = 0; s < S; ++s) {
     const int64_t visible = pos0 + s + 1;
     if (visible <= topk) continue;
     scores.resize(visible);
     indexer_scores(std::span(q).subspan(s * heads * d, heads * d),
                    std::span(weights).subspan(s * heads, heads), keys, visible, scores);
-    selection.rows[s] = top_keys(scores, topk);
+    selection.rows[s] = top_keys(scores, topk, order);
   }
   return selection;
 }

@@ -1,13 +1,10 @@
+#include <glmrt/memory/forward_buffers.h>
 #include <glmrt/score/sequence_scorer.h>
 
 #include <algorithm>
 
 namespace glmrt {
 namespace {
-
-// Rows whose logits are computed at once: [rows, vocab] floats stay near
-// this size (GLM-5's vocabulary of 154880 gives ~100 rows).
-constexpr int64_t kLogitBlockBytes = int64_t{64} << 20;
 
 size_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
   const size_t n = std::min(a.size(), b.size());
@@ -40,7 +37,9 @@ SequenceScorer::Scored SequenceScorer::score(std::span<const int32_t> tokens, in
 
   Model& model = session_.engine().model();
   const int64_t D = model.config().hidden_size, V = model.config().vocab_size;
-  const int64_t block = std::max<int64_t>(1, kLogitBlockBytes / (V * int64_t{sizeof(float)}));
+  // Rows whose logits are computed at once, as the memory plan counts them
+  // (GLM-5's vocabulary of 154880 gives ~100 rows).
+  const int64_t block = std::max<int64_t>(1, kScoreLogitBlockBytes / (V * int64_t{sizeof(float)}));
   std::vector<TokenScore> computed;  // scores of tokens reused+1 .. T-1
   auto on_rows = [&](int64_t first, std::span<const float> hidden) {
     const int64_t rows = static_cast<int64_t>(hidden.size()) / D;

@@ -59,6 +59,9 @@ class Engine {
   const PluginInfo* draft_info() const { return draft_info_ ? &*draft_info_ : nullptr; }
   /// Where the memory goes (worked out and checked before loading).
   const MemoryPlan& memory_plan() const { return plan_; }
+  /// Positions a prefill call takes at most, as the memory plan resolved
+  /// memory.prefill_chunk (0 with a budget: the largest chunk that fits).
+  int64_t prefill_chunk() const { return plan_.prefill_chunk; }
   /// 32 hex digits identifying config.json and the safetensors headers.
   const std::string& model_id() const { return model_id_; }
   /// The expert usage history (nullptr when `memory.history: off`).

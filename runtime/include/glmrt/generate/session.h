@@ -67,8 +67,9 @@ class Session {
   void rollback_to(int64_t length);
   /// Forgets everything.
   void reset();
-  /// Positions one prefill forward takes at most (default: the profile's
-  /// memory.prefill_chunk; 0 = the whole prompt at once).
+  /// Positions one prefill forward takes at most (default: the engine's
+  /// Engine::prefill_chunk(), as the memory plan resolved it; 0 = the whole
+  /// prompt at once, beyond what the plan counted when it chose a chunk).
   void set_prefill_chunk(int64_t chunk) { prefill_chunk_ = chunk; }
 
   const std::vector<int32_t>& tokens() const { return tokens_; }

@@ -39,13 +39,4 @@ struct ExpertSize {
 ExpertSize largest_expert(const std::vector<std::vector<ExpertLayout>>& layouts,
                           WeightPrecision precision);
 
-/// Positions one forward call handles at most (prefill_chunk, else the whole
-/// context), and the distinct experts a layer's step may need then.
-int64_t positions_per_step(const Profile& profile);
-int64_t experts_per_step(const Profile& profile, const ModelConfig& config);
-
-/// Activations of one forward call and the logits (f32 buffers the model
-/// allocates per call, incl. the attention's expanded K/V over the context).
-uint64_t activation_bytes(const Profile& profile, const ModelConfig& config);
-
 }  // namespace glmrt

@@ -36,6 +36,12 @@ struct MemoryPlan {
   int cache_per_layer = 0;         // LRU experts per MoE layer (auto resolved)
   uint64_t pinned_bytes = 0;       // pinned set (auto resolved; at most what the history ranks)
   bool cache_auto = false, pinned_auto = false;
+  /// Positions a prefill call takes at most: memory.prefill_chunk, else the
+  /// whole context, or with a budget the largest chunk that fits it.
+  int64_t prefill_chunk = 0;
+  bool prefill_chunk_from_budget =
+      false;                // memory.prefill_chunk 0, but the whole prompt does not fit
+  int forward_threads = 1;  // threads the buffers were counted for
 
   /// Bytes of the parts the run needs whatever the expert memory.
   uint64_t minimum() const;
@@ -58,7 +64,13 @@ struct MemoryPlanInputs {
   /// One expert slot as the expert store plans it for the io plugin in use
   /// (the largest over all layers); nullopt = estimated from the headers.
   std::optional<uint64_t> slot_bytes = std::nullopt;
+  /// Threads (and kernel lanes) the engine runs: effective_threads(profile).
+  int threads = 1;
 };
+
+/// The smallest prefill chunk `memory.prefill_chunk: 0` falls back to under a
+/// tight budget: one pass over the weights for this many positions.
+inline constexpr int64_t kSmallestAutoPrefillChunk = 256;
 
 /// Works the plan out; throws glmrt::Error (naming the profile, every part,
 /// what is needed and what is given) when the budget is below the minimum.

@@ -24,6 +24,9 @@ void indexer_scores(std::span<const float> q, std::span<const float> head_weight
 /// Positions of the `topk` highest scores in ascending order; ties go to the
 /// earlier position.
 std::vector<int32_t> top_keys(std::span<const float> scores, int64_t topk);
+/// The same, ordering positions in `order` (scratch reused across queries).
+std::vector<int32_t> top_keys(std::span<const float> scores, int64_t topk,
+                              std::vector<int32_t>& order);
 
 /// Chooses keys for S new positions (first at pos0) whose keys are already in
 /// the cache. q_resid: q_a_layernorm output [S, q_lora]; x: normed hidden.
