@@ -44,7 +44,7 @@ class Setup {
     return setup;
   }
 
-  plugin::Kernels& kernels() { return *kernels_; }
+  KernelsBackend& kernels() { return backend_; }
   const std::string& kernels_name() const { return kernels_.info().name; }
   MlaProjections projections() const { return {key_absorb_, value_}; }
 
@@ -83,6 +83,7 @@ class Setup {
   MemoryBudget budget_;
   HostServices services_;
   PluginHandle<plugin::Kernels> kernels_;
+  KernelsBackend backend_{*kernels_, kernels_.info().abi_minor, kernels_.info().name};
   Matrix key_absorb_, value_;
   std::map<std::pair<int64_t, CacheType>, std::unique_ptr<KvCache>> caches_;
 };

@@ -65,12 +65,12 @@ ActivationLayout activation_layout(int64_t cols, int64_t group_size) {
 }
 
 template <class Format>
-void quantize_activations(const float* x, int64_t S, int64_t cols, int64_t group_size,
-                          const QuantizedActivations& out) {
+void quantize_activations(const float* x, int64_t S, int64_t x_stride, int64_t cols,
+                          int64_t group_size, const QuantizedActivations& out) {
   const ActivationLayout& layout = out.layout;
   const int64_t blocks_per_group = group_size > 0 ? group_size / kBlockSize : 0;
   for (int64_t s = 0; s < S; ++s) {
-    const float* row = x + s * cols;
+    const float* row = x + s * x_stride;
     int8_t* values = out.values + s * layout.row_bytes;
     float* lane_scales = out.lane_scales + s * layout.scales_per_row;
     float* group_sums = out.group_sums + s * layout.groups;
@@ -97,9 +97,9 @@ void quantize_activations(const float* x, int64_t S, int64_t cols, int64_t group
   }
 }
 
-#define GLMRT_INSTANTIATE_QUANTIZER(Format)                                           \
-  template ActivationLayout activation_layout<Format>(int64_t, int64_t);              \
-  template void quantize_activations<Format>(const float*, int64_t, int64_t, int64_t, \
+#define GLMRT_INSTANTIATE_QUANTIZER(Format)                                                    \
+  template ActivationLayout activation_layout<Format>(int64_t, int64_t);                       \
+  template void quantize_activations<Format>(const float*, int64_t, int64_t, int64_t, int64_t, \
                                              const QuantizedActivations&);
 GLMRT_INSTANTIATE_QUANTIZER(Int8Format)
 GLMRT_INSTANTIATE_QUANTIZER(Int4Format)

@@ -30,10 +30,10 @@ struct QuantizedActivations {
 template <class Format>
 ActivationLayout activation_layout(int64_t cols, int64_t group_size);
 
-/// Fills `out` (its pointers sized by activation_layout) from x[S, I].
-/// `group_size` is 0 or a multiple of 32.
+/// Fills `out` (its pointers sized by activation_layout) from x[S, I], whose
+/// rows start `x_stride` floats apart. `group_size` is 0 or a multiple of 32.
 template <class Format>
-void quantize_activations(const float* x, int64_t S, int64_t cols, int64_t group_size,
-                          const QuantizedActivations& out);
+void quantize_activations(const float* x, int64_t S, int64_t x_stride, int64_t cols,
+                          int64_t group_size, const QuantizedActivations& out);
 
 }  // namespace glmrt::kernels_avx2

@@ -7,12 +7,14 @@
 #include "host_buffer.h"
 #include "int_formats.h"
 #include "int_matmul.h"
+#include "tile_jobs.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <new>
 #include <string>
+#include <vector>
 
 namespace glmrt::kernels_avx2 {
 namespace {
@@ -44,34 +46,18 @@ class Avx2Kernels final : public plugin::Kernels {
 
   glmrt_status matmul(const float* x, int64_t S, const glmrt_weight_view& w,
                       float* y) noexcept override {
-    try {
-      if (const glmrt_status status = check_arguments(x, S, w, y); status != GLMRT_OK)
-        return status;
-      if (S == 0 || w.rows == 0) return GLMRT_OK;
-      if (w.cols == 0) {  // an empty sum
-        std::fill(y, y + S * w.rows, 0.0f);
-        return GLMRT_OK;
-      }
-      const uint32_t group_size = w.format.group_size;
-      if (plugin::is_quantized(w.format.element_type) &&
-          settings_.activations == ActivationMode::kInt8 && group_size % kBlockSize == 0) {
-        switch (w.format.element_type) {
-          case GLMRT_I8:
-            return run_int<Int8Format>(x, S, w, y);
-          case GLMRT_I4:
-            return run_int<Int4Format>(x, S, w, y);
-          default:
-            return run_int<Int2Format>(x, S, w, y);
-        }
-      }
-      return run_float(x, S, w, y);
-    } catch (const std::bad_alloc&) {
-      return fail(GLMRT_ERR_OUT_OF_MEMORY, "out of memory");
-    } catch (const std::exception& e) {
-      return fail(GLMRT_ERR_INTERNAL, e.what());
-    } catch (...) {
-      return fail(GLMRT_ERR_INTERNAL, "unknown error");
-    }
+    glmrt_matmul_product product{};
+    product.struct_size = sizeof(product);
+    product.x = x;
+    product.S = S;
+    product.w = w;
+    product.y = y;
+    return run(&product, 1);
+  }
+
+  glmrt_status grouped_matmul(const glmrt_matmul_product* products, size_t n) noexcept override {
+    if (n > 0 && !products) return fail(GLMRT_ERR_INVALID_ARGUMENT, "grouped_matmul: NULL list");
+    return run(products, n);
   }
 
   const char* last_error() const noexcept override { return error_; }
@@ -108,56 +94,193 @@ class Avx2Kernels final : public plugin::Kernels {
     return GLMRT_OK;
   }
 
-  template <class Format>
-  glmrt_status run_int(const float* x, int64_t S, const glmrt_weight_view& w, float* y) {
-    const int64_t group_size = w.format.group_size;
-    const ActivationLayout layout = activation_layout<Format>(w.cols, group_size);
-    const int64_t n_blocks = layout.steps * Format::kBlocksPerStep;
-    ScratchPlan plan;
-    const size_t values_at = plan.add(static_cast<size_t>(S * layout.row_bytes));
-    const size_t scales_at =
-        plan.add(static_cast<size_t>(S * layout.scales_per_row) * sizeof(float));
-    const size_t sums_at = plan.add(static_cast<size_t>(S * layout.groups) * sizeof(float));
-    const size_t groups_at = plan.add(static_cast<size_t>(n_blocks) * sizeof(int32_t));
-    if (!scratch_.ensure(plan.total()))
-      return fail(GLMRT_ERR_OUT_OF_MEMORY, "the host refused %zu bytes of activation scratch",
-                  plan.total());
-    IntMatmul problem;
-    problem.weights = &w;
-    problem.activations.layout = layout;
-    problem.activations.values = reinterpret_cast<int8_t*>(scratch_.data() + values_at);
-    problem.activations.lane_scales = reinterpret_cast<float*>(scratch_.data() + scales_at);
-    problem.activations.group_sums = reinterpret_cast<float*>(scratch_.data() + sums_at);
-    problem.S = S;
-    problem.y = y;
-    problem.n_threads = n_threads_;
-    quantize_activations<Format>(x, S, w.cols, group_size, problem.activations);
-    if (group_size > 0) {
-      auto* block_group = reinterpret_cast<int32_t*>(scratch_.data() + groups_at);
-      fill_block_groups(w.cols, group_size, n_blocks, block_group);
-      problem.block_group = block_group;
-    }
-    int_matmul<Format>(problem);
-    return GLMRT_OK;
+  /// One product as its tiles will see it, with where its scratch goes.
+  struct Prepared {
+    bool integer = false;
+    IntMatmul int_problem;
+    FloatMatmul float_problem;
+    size_t shares = SIZE_MAX;  // an earlier product with the same activations
+    size_t values_at = 0, scales_at = 0, sums_at = 0, groups_at = 0;
+    int64_t n_blocks = 0;
+  };
+
+  bool int_path(const glmrt_weight_view& w) const {
+    return plugin::is_quantized(w.format.element_type) &&
+           settings_.activations == ActivationMode::kInt8 && w.format.group_size % kBlockSize == 0;
   }
 
-  glmrt_status run_float(const float* x, int64_t S, const glmrt_weight_view& w, float* y) {
-    FloatMatmul problem;
-    problem.weights = &w;
-    problem.x = x;
-    problem.S = S;
-    problem.y = y;
-    problem.n_threads = n_threads_;
-    if (plugin::is_quantized(w.format.element_type)) {
-      const size_t bytes =
-          static_cast<size_t>(dequant_scratch_floats(w.cols, n_threads_)) * sizeof(float);
-      if (!scratch_.ensure(bytes))
-        return fail(GLMRT_ERR_OUT_OF_MEMORY, "the host refused %zu bytes of dequantization scratch",
-                    bytes);
-      problem.dequant_scratch = reinterpret_cast<float*>(scratch_.data());
+  template <class Format>
+  void plan_int(const glmrt_matmul_product& product, Prepared& p, ScratchPlan& plan) {
+    const int64_t group_size = product.w.format.group_size;
+    const ActivationLayout layout = activation_layout<Format>(product.w.cols, group_size);
+    p.int_problem.activations.layout = layout;
+    p.n_blocks = layout.steps * Format::kBlocksPerStep;
+    if (p.shares == SIZE_MAX) {
+      p.values_at = plan.add(static_cast<size_t>(product.S * layout.row_bytes));
+      p.scales_at =
+          plan.add(static_cast<size_t>(product.S * layout.scales_per_row) * sizeof(float));
+      p.sums_at = plan.add(static_cast<size_t>(product.S * layout.groups) * sizeof(float));
     }
-    float_matmul(problem);
-    return GLMRT_OK;
+    p.groups_at = plan.add(static_cast<size_t>(p.n_blocks) * sizeof(int32_t));
+  }
+
+  template <class Format>
+  void quantize(const glmrt_matmul_product& product, const Prepared& p) {
+    quantize_activations<Format>(product.x, product.S, row_stride(product.x_stride, product.w.cols),
+                                 product.w.cols, product.w.format.group_size,
+                                 p.int_problem.activations);
+  }
+
+  static int64_t row_stride(int64_t stride, int64_t width) { return stride ? stride : width; }
+
+  /// True when b's activations are a's: same rows, same quantized layout.
+  static bool same_activations(const glmrt_matmul_product& a, const glmrt_matmul_product& b) {
+    return a.x == b.x && a.S == b.S &&
+           row_stride(a.x_stride, a.w.cols) == row_stride(b.x_stride, b.w.cols) &&
+           a.w.cols == b.w.cols && a.w.format.element_type == b.w.format.element_type &&
+           a.w.format.group_size == b.w.format.group_size;
+  }
+
+  glmrt_status run(const glmrt_matmul_product* products, size_t n) {
+    try {
+      prepared_.assign(n, Prepared{});
+      ScratchPlan plan;
+      int64_t dequant_cols = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const glmrt_matmul_product& product = products[i];
+        if (product.struct_size < sizeof(glmrt_matmul_product))
+          return fail(GLMRT_ERR_INVALID_ARGUMENT, "product %zu has struct_size %u", i,
+                      product.struct_size);
+        if (const glmrt_status status = check_arguments(product.x, product.S, product.w, product.y);
+            status != GLMRT_OK)
+          return status;
+        if (product.x_stride < 0 || product.y_stride < 0 ||
+            (product.x_stride > 0 && product.x_stride < product.w.cols) ||
+            (product.y_stride > 0 && product.y_stride < product.w.rows))
+          return fail(
+              GLMRT_ERR_INVALID_ARGUMENT,
+              "row strides %lld/%lld are shorter than the rows (%lld/%lld)",
+              static_cast<long long>(product.x_stride), static_cast<long long>(product.y_stride),
+              static_cast<long long>(product.w.cols), static_cast<long long>(product.w.rows));
+        Prepared& p = prepared_[i];
+        const glmrt_weight_view& w = product.w;
+        if (product.S == 0 || w.rows == 0 || w.cols == 0) continue;
+        p.integer = int_path(w);
+        if (!p.integer) {
+          if (plugin::is_quantized(w.format.element_type))
+            dequant_cols = std::max(dequant_cols, w.cols);
+          continue;
+        }
+        for (size_t j = 0; j < i && p.shares == SIZE_MAX; ++j)
+          if (prepared_[j].integer && prepared_[j].shares == SIZE_MAX &&
+              same_activations(products[j], product))
+            p.shares = j;
+        switch (w.format.element_type) {
+          case GLMRT_I8:
+            plan_int<Int8Format>(product, p, plan);
+            break;
+          case GLMRT_I4:
+            plan_int<Int4Format>(product, p, plan);
+            break;
+          default:
+            plan_int<Int2Format>(product, p, plan);
+            break;
+        }
+      }
+      const size_t dequant_at = plan.add(
+          static_cast<size_t>(dequant_scratch_floats(dequant_cols, n_threads_)) * sizeof(float));
+      if (!scratch_.ensure(plan.total()))
+        return fail(GLMRT_ERR_OUT_OF_MEMORY, "the host refused %zu bytes of scratch", plan.total());
+      std::byte* scratch = scratch_.data();
+      jobs_.clear();
+      for (size_t i = 0; i < n; ++i) {
+        const glmrt_matmul_product& product = products[i];
+        const glmrt_weight_view& w = product.w;
+        Prepared& p = prepared_[i];
+        if (product.S == 0 || w.rows == 0) continue;
+        const int64_t y_stride = row_stride(product.y_stride, w.rows);
+        if (w.cols == 0) {  // an empty sum
+          for (int64_t s = 0; s < product.S; ++s)
+            std::fill(product.y + s * y_stride, product.y + s * y_stride + w.rows, 0.0f);
+          continue;
+        }
+        if (!p.integer) {
+          FloatMatmul& f = p.float_problem;
+          f = {&w,
+               product.x,
+               product.S,
+               row_stride(product.x_stride, w.cols),
+               product.y,
+               y_stride,
+               reinterpret_cast<float*>(scratch + dequant_at),
+               dequant_cols};
+          jobs_.push_back(float_tiles(f));
+          continue;
+        }
+        IntMatmul& q = p.int_problem;
+        const Prepared& owner = p.shares == SIZE_MAX ? p : prepared_[p.shares];
+        q.weights = &w;
+        q.S = product.S;
+        q.y = product.y;
+        q.y_stride = y_stride;
+        q.activations.values = reinterpret_cast<int8_t*>(scratch + owner.values_at);
+        q.activations.lane_scales = reinterpret_cast<float*>(scratch + owner.scales_at);
+        q.activations.group_sums = reinterpret_cast<float*>(scratch + owner.sums_at);
+        if (w.format.group_size > 0) {
+          auto* block_group = reinterpret_cast<int32_t*>(scratch + p.groups_at);
+          fill_block_groups(w.cols, w.format.group_size, p.n_blocks, block_group);
+          q.block_group = block_group;
+        }
+      }
+      quantize_all(products, n);
+      for (size_t i = 0; i < n; ++i) {
+        const Prepared& p = prepared_[i];
+        if (!p.integer) continue;
+        switch (products[i].w.format.element_type) {
+          case GLMRT_I8:
+            jobs_.push_back(int_tiles<Int8Format>(p.int_problem));
+            break;
+          case GLMRT_I4:
+            jobs_.push_back(int_tiles<Int4Format>(p.int_problem));
+            break;
+          default:
+            jobs_.push_back(int_tiles<Int2Format>(p.int_problem));
+            break;
+        }
+      }
+      run_tile_jobs(jobs_, n_threads_);
+      return GLMRT_OK;
+    } catch (const std::bad_alloc&) {
+      return fail(GLMRT_ERR_OUT_OF_MEMORY, "out of memory");
+    } catch (const std::exception& e) {
+      return fail(GLMRT_ERR_INTERNAL, e.what());
+    } catch (...) {
+      return fail(GLMRT_ERR_INTERNAL, "unknown error");
+    }
+  }
+
+  /// Quantizes the activations of every integer product that owns its own;
+  /// several at once side by side (each set is a product's whole x).
+  void quantize_all(const glmrt_matmul_product* products, size_t n) {
+    owners_.clear();
+    for (size_t i = 0; i < n; ++i)
+      if (prepared_[i].integer && prepared_[i].shares == SIZE_MAX) owners_.push_back(i);
+    const int64_t count = static_cast<int64_t>(owners_.size());
+#pragma omp parallel for schedule(dynamic) num_threads(n_threads_) if (count > 1 && n_threads_ > 1)
+    for (int64_t k = 0; k < count; ++k) {
+      const size_t i = owners_[static_cast<size_t>(k)];
+      switch (products[i].w.format.element_type) {
+        case GLMRT_I8:
+          quantize<Int8Format>(products[i], prepared_[i]);
+          break;
+        case GLMRT_I4:
+          quantize<Int4Format>(products[i], prepared_[i]);
+          break;
+        default:
+          quantize<Int2Format>(products[i], prepared_[i]);
+          break;
+      }
+    }
   }
 
   template <typename... Args>
@@ -174,6 +297,11 @@ class Avx2Kernels final : public plugin::Kernels {
   Settings settings_;
   int n_threads_;
   HostBuffer scratch_;
+  // Reused from call to call (one call at a time): a step's products
+  // allocate nothing once these have grown.
+  std::vector<Prepared> prepared_;
+  std::vector<TileJob> jobs_;
+  std::vector<size_t> owners_;
   char error_[256] = {};
 };
 

@@ -13,7 +13,6 @@
 namespace glmrt::kernels_avx2 {
 namespace {
 
-constexpr int64_t kMinParallelWork = 1 << 16;
 constexpr int kRowsAtS1 = 4;
 constexpr int kRows = 2;
 constexpr int kCols = 4;
@@ -72,13 +71,12 @@ template <class Row, int R, int C>
 void run_columns(const FloatMatmul& p, const typename Row::Element* const (&w)[R], int64_t o0,
                  int rows, int64_t c0) {
   const int64_t I = p.weights->cols;
-  const int64_t O = p.weights->rows;
   const float* x[C];
-  for (int c = 0; c < C; ++c) x[c] = p.x + (c0 + c) * I;
+  for (int c = 0; c < C; ++c) x[c] = p.x + (c0 + c) * p.x_stride;
   float out[R][C];
   dot_tile<Row, R, C>(w, x, I, out);
   for (int c = 0; c < C; ++c)
-    for (int r = 0; r < rows; ++r) p.y[(c0 + c) * O + o0 + r] = out[r][c];
+    for (int r = 0; r < rows; ++r) p.y[(c0 + c) * p.y_stride + o0 + r] = out[r][c];
 }
 
 template <class Row, int R, int C>
@@ -101,7 +99,7 @@ void tile_rows(const FloatMatmul& p, int64_t o0, int rows, const typename Row::E
   for (int r = 0; r < R; ++r) {
     const int64_t o = o0 + std::min(r, rows - 1);
     if constexpr (kDequantize) {
-      float* scratch = p.dequant_scratch + (int64_t{omp_get_thread_num()} * R + r) * view.cols;
+      float* scratch = p.dequant_scratch + (int64_t{omp_get_thread_num()} * R + r) * p.dequant_cols;
       dequantize_row(view, o, scratch);
       w[r] = scratch;
     } else {
@@ -112,30 +110,27 @@ void tile_rows(const FloatMatmul& p, int64_t o0, int rows, const typename Row::E
 }
 
 template <class Row, bool kDequantize, int R, int C>
-void run_all_rows(const FloatMatmul& p) {
-  const glmrt_weight_view& view = *p.weights;
-  const int64_t tiles = (view.rows + R - 1) / R;
-  const bool parallel =
-      p.n_threads > 1 && tiles > 1 && view.rows * view.cols * p.S >= kMinParallelWork;
-#pragma omp parallel for schedule(static) num_threads(p.n_threads) if (parallel)
-  for (int64_t t = 0; t < tiles; ++t) {
-    const int64_t o0 = t * R;
-    const int rows = static_cast<int>(std::min<int64_t>(R, view.rows - o0));
-    const typename Row::Element* w[R];
-    tile_rows<Row, kDequantize, R>(p, o0, rows, w);
-    int64_t c0 = 0;
-    for (; c0 + C <= p.S; c0 += C) run_columns<Row, R, C>(p, w, o0, rows, c0);
-    if (c0 < p.S) run_remaining_columns<Row, R, C>(p, w, o0, rows, c0, p.S - c0);
-  }
+void run_tile(const void* problem, int64_t t) {
+  const FloatMatmul& p = *static_cast<const FloatMatmul*>(problem);
+  const int64_t o0 = t * R;
+  const int rows = static_cast<int>(std::min<int64_t>(R, p.weights->rows - o0));
+  const typename Row::Element* w[R];
+  tile_rows<Row, kDequantize, R>(p, o0, rows, w);
+  int64_t c0 = 0;
+  for (; c0 + C <= p.S; c0 += C) run_columns<Row, R, C>(p, w, o0, rows, c0);
+  if (c0 < p.S) run_remaining_columns<Row, R, C>(p, w, o0, rows, c0, p.S - c0);
+}
+
+template <class Row, bool kDequantize, int R, int C>
+TileJob tiles_of(const FloatMatmul& p) {
+  const glmrt_weight_view& w = *p.weights;
+  return {&run_tile<Row, kDequantize, R, C>, &p, (w.rows + R - 1) / R, w.rows * w.cols * p.S};
 }
 
 template <class Row, bool kDequantize>
-void dispatch_tile_shape(const FloatMatmul& p) {
-  if (p.S == 1) {
-    run_all_rows<Row, kDequantize, kRowsAtS1, 1>(p);
-  } else {
-    run_all_rows<Row, kDequantize, kRows, kCols>(p);
-  }
+TileJob tiles_for_shape(const FloatMatmul& p) {
+  if (p.S == 1) return tiles_of<Row, kDequantize, kRowsAtS1, 1>(p);
+  return tiles_of<Row, kDequantize, kRows, kCols>(p);
 }
 
 }  // namespace
@@ -144,17 +139,14 @@ int64_t dequant_scratch_floats(int64_t cols, int n_threads) {
   return int64_t{std::max(kRowsAtS1, kRows)} * cols * std::max(n_threads, 1);
 }
 
-void float_matmul(const FloatMatmul& problem) {
+TileJob float_tiles(const FloatMatmul& problem) {
   switch (problem.weights->format.element_type) {
     case GLMRT_F32:
-      dispatch_tile_shape<F32Row, false>(problem);
-      break;
+      return tiles_for_shape<F32Row, false>(problem);
     case GLMRT_BF16:
-      dispatch_tile_shape<Bf16Row, false>(problem);
-      break;
+      return tiles_for_shape<Bf16Row, false>(problem);
     default:
-      dispatch_tile_shape<F32Row, true>(problem);
-      break;
+      return tiles_for_shape<F32Row, true>(problem);
   }
 }
 

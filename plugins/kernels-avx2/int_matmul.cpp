@@ -13,10 +13,6 @@
 namespace glmrt::kernels_avx2 {
 namespace {
 
-/// Fewer multiply-adds than this run on the calling thread: waking the team
-/// costs more than it saves.
-constexpr int64_t kMinParallelWork = 1 << 16;
-
 /// R weight rows of one tile, with the partial last step copied zero padded
 /// (rows past O repeat the last row; their results are dropped).
 template <int R>
@@ -76,7 +72,7 @@ GLMRT_ALWAYS_INLINE void store_output(const IntMatmul& p, int64_t o, int64_t c, 
   } else {
     value = w.scales[o] * std::fma(-static_cast<float>(Format::kOffset), group_sums[0], value);
   }
-  p.y[c * w.rows + o] = value;
+  p.y[c * p.y_stride + o] = value;
 }
 
 /// y for the `rows` weight rows of `tile` (from o0) and activation rows
@@ -166,26 +162,31 @@ void run_row_tile(const IntMatmul& p, const StepCounts& counts, int64_t o0) {
     run_remaining_columns<Format, kGrouped, R, C>(p, counts, tile, o0, rows, c0, p.S - c0);
 }
 
-template <class Format, bool kGrouped, int R, int C>
-void run_all_rows(const IntMatmul& p) {
-  const glmrt_weight_view& w = *p.weights;
+StepCounts step_counts(const glmrt_weight_view& w, int64_t elements_per_step) {
   const int64_t packed_bytes = plugin::packed_row_bytes(w.format.element_type, w.cols);
   StepCounts counts;
-  counts.full_steps = w.cols / Format::kElementsPerStep;
+  counts.full_steps = w.cols / elements_per_step;
   counts.tail_bytes = packed_bytes - counts.full_steps * kWeightBytesPerStep;
-  const int64_t tiles = (w.rows + R - 1) / R;
-  const bool parallel = p.n_threads > 1 && tiles > 1 && w.rows * w.cols * p.S >= kMinParallelWork;
-#pragma omp parallel for schedule(static) num_threads(p.n_threads) if (parallel)
-  for (int64_t t = 0; t < tiles; ++t) run_row_tile<Format, kGrouped, R, C>(p, counts, t * R);
+  return counts;
+}
+
+template <class Format, bool kGrouped, int R, int C>
+void run_tile(const void* problem, int64_t tile) {
+  const IntMatmul& p = *static_cast<const IntMatmul*>(problem);
+  run_row_tile<Format, kGrouped, R, C>(p, step_counts(*p.weights, Format::kElementsPerStep),
+                                       tile * R);
+}
+
+template <class Format, bool kGrouped, int R, int C>
+TileJob tiles_of(const IntMatmul& p) {
+  const glmrt_weight_view& w = *p.weights;
+  return {&run_tile<Format, kGrouped, R, C>, &p, (w.rows + R - 1) / R, w.rows * w.cols * p.S};
 }
 
 template <class Format, bool kGrouped>
-void dispatch_tile_shape(const IntMatmul& p) {
-  if (p.S == 1) {
-    run_all_rows<Format, kGrouped, Format::kRowsAtS1, 1>(p);
-  } else {
-    run_all_rows<Format, kGrouped, Format::kRows, Format::kCols>(p);
-  }
+TileJob tiles_for_shape(const IntMatmul& p) {
+  if (p.S == 1) return tiles_of<Format, kGrouped, Format::kRowsAtS1, 1>(p);
+  return tiles_of<Format, kGrouped, Format::kRows, Format::kCols>(p);
 }
 
 }  // namespace
@@ -197,16 +198,13 @@ void fill_block_groups(int64_t cols, int64_t group_size, int64_t n_blocks, int32
 }
 
 template <class Format>
-void int_matmul(const IntMatmul& problem) {
-  if (problem.weights->format.group_size > 0) {
-    dispatch_tile_shape<Format, true>(problem);
-  } else {
-    dispatch_tile_shape<Format, false>(problem);
-  }
+TileJob int_tiles(const IntMatmul& problem) {
+  if (problem.weights->format.group_size > 0) return tiles_for_shape<Format, true>(problem);
+  return tiles_for_shape<Format, false>(problem);
 }
 
-template void int_matmul<Int8Format>(const IntMatmul&);
-template void int_matmul<Int4Format>(const IntMatmul&);
-template void int_matmul<Int2Format>(const IntMatmul&);
+template TileJob int_tiles<Int8Format>(const IntMatmul&);
+template TileJob int_tiles<Int4Format>(const IntMatmul&);
+template TileJob int_tiles<Int2Format>(const IntMatmul&);
 
 }  // namespace glmrt::kernels_avx2

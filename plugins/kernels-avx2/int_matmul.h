@@ -2,6 +2,7 @@
 #pragma once
 
 #include "activation_quantizer.h"
+#include "tile_jobs.h"
 
 #include <glmrt/plugin/weight_format.h>
 
@@ -16,14 +17,17 @@ struct IntMatmul {
   const int32_t* block_group = nullptr;
   int64_t S = 0;
   float* y = nullptr;
-  int n_threads = 1;
+  int64_t y_stride = 0;  // floats between rows of y
 };
 
 /// Fills the block -> group table for group_size (a multiple of 32) and I.
 void fill_block_groups(int64_t cols, int64_t group_size, int64_t n_blocks, int32_t* block_group);
 
-/// Runs the product; `Format` is Int8Format, Int4Format or Int2Format.
+/// The product as tiles of weight rows that run in any order, on any thread
+/// (tile_jobs.h); `Format` is Int8Format, Int4Format or Int2Format. The tile
+/// shape follows S alone, so a row's result does not depend on how the
+/// product is scheduled or grouped.
 template <class Format>
-void int_matmul(const IntMatmul& problem);
+TileJob int_tiles(const IntMatmul& problem);
 
 }  // namespace glmrt::kernels_avx2

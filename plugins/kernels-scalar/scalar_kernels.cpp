@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstring>
 #include <exception>
+#include <vector>
 
 namespace glmrt::kernels_scalar {
 namespace {
@@ -59,6 +60,31 @@ double dot(const float* a, const float* b, int64_t n) {
   return sum;
 }
 
+/// Output row o of one product, for all its S rows.
+void row_product(const glmrt_matmul_product& p, int64_t o, float* decoded) {
+  const glmrt_weight_view& w = p.w;
+  const int64_t I = w.cols, O = w.rows;
+  const int64_t x_stride = p.x_stride ? p.x_stride : I, y_stride = p.y_stride ? p.y_stride : O;
+  const uint32_t type = w.format.element_type;
+  const bool quantized = plugin::is_quantized(type);
+  const int64_t group = quantized && w.format.group_size > 0 ? w.format.group_size : I;
+  const int64_t n_groups = group > 0 ? (I + group - 1) / group : 0;
+  const auto* data = static_cast<const std::byte*>(w.data);
+  // Decode the row once, then use it for all S inputs.
+  const float* row = decode_row(type, data + o * w.row_stride_bytes, I, decoded);
+  const float* row_scales = quantized ? w.scales + o * n_groups : nullptr;
+  for (int64_t s = 0; s < p.S; ++s) {
+    const float* xs = p.x + s * x_stride;
+    double sum = 0;
+    for (int64_t g = 0; g < n_groups; ++g) {
+      const int64_t begin = g * group;
+      const double part = dot(xs + begin, row + begin, std::min(group, I - begin));
+      sum += row_scales ? part * row_scales[g] : part;
+    }
+    p.y[s * y_stride + o] = static_cast<float>(sum);
+  }
+}
+
 }  // namespace
 
 bool ScalarKernels::supports(const glmrt_weight_format& format) const noexcept {
@@ -72,51 +98,73 @@ glmrt_status ScalarKernels::fail(glmrt_status status, std::string message) noexc
 
 glmrt_status ScalarKernels::matmul(const float* x, int64_t S, const glmrt_weight_view& w,
                                    float* y) noexcept {
-  try {
-    if (std::string problem = check_view(x, S, w, y); !problem.empty())
-      return fail(
-          check_format(w.format).empty() ? GLMRT_ERR_INVALID_ARGUMENT : GLMRT_ERR_UNSUPPORTED,
-          "kernels-scalar matmul: " + problem);
-    const int64_t O = w.rows;
-    const int64_t I = w.cols;
-    if (S == 0 || O == 0) return GLMRT_OK;
-    const int threads = static_cast<int>(std::clamp<int64_t>(host_.n_threads, 1, O));
-    if (!scratch_.reserve(static_cast<size_t>(threads) *
-                          static_cast<size_t>(std::max<int64_t>(I, 1)) * sizeof(float)))
-      return fail(GLMRT_ERR_OUT_OF_MEMORY, "kernels-scalar matmul: the host refused " +
-                                               std::to_string(threads) + " scratch rows of " +
-                                               std::to_string(I) + " floats");
+  glmrt_matmul_product product{};
+  product.struct_size = sizeof(product);
+  product.x = x;
+  product.S = S;
+  product.w = w;
+  product.y = y;
+  return run(&product, 1, "matmul");
+}
 
-    const uint32_t type = w.format.element_type;
-    const bool quantized = plugin::is_quantized(type);
-    const int64_t group = quantized && w.format.group_size > 0 ? w.format.group_size : I;
-    const int64_t n_groups = group > 0 ? (I + group - 1) / group : 0;
-    const auto* data = static_cast<const std::byte*>(w.data);
+glmrt_status ScalarKernels::grouped_matmul(const glmrt_matmul_product* products,
+                                           size_t n) noexcept {
+  return run(products, n, "grouped_matmul");
+}
+
+glmrt_status ScalarKernels::run(const glmrt_matmul_product* products, size_t n,
+                                const char* call) noexcept {
+  try {
+    if (n > 0 && !products)
+      return fail(GLMRT_ERR_INVALID_ARGUMENT, std::string(call) + ": NULL list");
+    // Every output row of every product is one item: one parallel region
+    // for the whole list, a row decoded once for all S rows of its product.
+    std::vector<int64_t> first_row(n + 1, 0);
+    int64_t widest = 1;
+    for (size_t i = 0; i < n; ++i) {
+      const glmrt_matmul_product& p = products[i];
+      if (p.struct_size < sizeof(glmrt_matmul_product))
+        return fail(GLMRT_ERR_INVALID_ARGUMENT,
+                    std::string("kernels-scalar ") + call + ": product " + std::to_string(i) +
+                        " has struct_size " + std::to_string(p.struct_size));
+      if (std::string problem = check_view(p.x, p.S, p.w, p.y); !problem.empty())
+        return fail(
+            check_format(p.w.format).empty() ? GLMRT_ERR_INVALID_ARGUMENT : GLMRT_ERR_UNSUPPORTED,
+            std::string("kernels-scalar ") + call + ": " + problem);
+      if (p.x_stride < 0 || p.y_stride < 0 || (p.x_stride > 0 && p.x_stride < p.w.cols) ||
+          (p.y_stride > 0 && p.y_stride < p.w.rows))
+        return fail(GLMRT_ERR_INVALID_ARGUMENT,
+                    std::string("kernels-scalar ") + call + ": row strides " +
+                        std::to_string(p.x_stride) + "/" + std::to_string(p.y_stride) +
+                        " are shorter than the rows (" + std::to_string(p.w.cols) + "/" +
+                        std::to_string(p.w.rows) + ")");
+      first_row[i + 1] = first_row[i] + (p.S > 0 ? p.w.rows : 0);
+      widest = std::max(widest, p.w.cols);
+    }
+    const int64_t total = first_row[n];
+    if (total == 0) return GLMRT_OK;
+    const int threads = static_cast<int>(std::clamp<int64_t>(host_.n_threads, 1, total));
+    if (!scratch_.reserve(static_cast<size_t>(threads) * static_cast<size_t>(widest) *
+                          sizeof(float)))
+      return fail(GLMRT_ERR_OUT_OF_MEMORY, "kernels-scalar " + std::string(call) +
+                                               ": the host refused " + std::to_string(threads) +
+                                               " scratch rows of " + std::to_string(widest) +
+                                               " floats");
     float* scratch = scratch_.as<float>();
 
 #pragma omp parallel num_threads(threads)
     {
-      float* decoded = scratch + static_cast<int64_t>(omp_get_thread_num()) * I;
+      float* decoded = scratch + static_cast<int64_t>(omp_get_thread_num()) * widest;
+      size_t product = 0;
 #pragma omp for schedule(static)
-      for (int64_t o = 0; o < O; ++o) {
-        // Decode the row once, then use it for all S inputs.
-        const float* row = decode_row(type, data + o * w.row_stride_bytes, I, decoded);
-        const float* row_scales = quantized ? w.scales + o * n_groups : nullptr;
-        for (int64_t s = 0; s < S; ++s) {
-          const float* xs = x + s * I;
-          double sum = 0;
-          for (int64_t g = 0; g < n_groups; ++g) {
-            const int64_t begin = g * group;
-            const double part = dot(xs + begin, row + begin, std::min(group, I - begin));
-            sum += row_scales ? part * row_scales[g] : part;
-          }
-          y[s * O + o] = static_cast<float>(sum);
-        }
+      for (int64_t item = 0; item < total; ++item) {
+        while (item >= first_row[product + 1]) ++product;
+        row_product(products[product], item - first_row[product], decoded);
       }
     }
     return GLMRT_OK;
   } catch (const std::exception& e) {
-    return fail(GLMRT_ERR_INTERNAL, std::string("kernels-scalar matmul: ") + e.what());
+    return fail(GLMRT_ERR_INTERNAL, std::string("kernels-scalar ") + call + ": " + e.what());
   }
 }
 

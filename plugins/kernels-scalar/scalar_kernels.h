@@ -19,12 +19,15 @@ class ScalarKernels final : public plugin::Kernels {
   bool supports(const glmrt_weight_format& format) const noexcept override;
   glmrt_status matmul(const float* x, int64_t S, const glmrt_weight_view& w,
                       float* y) noexcept override;
+  glmrt_status grouped_matmul(const glmrt_matmul_product* products, size_t n) noexcept override;
   const char* last_error() const noexcept override { return error_.c_str(); }
   // The object was made with `new` in create(); this is its one owner.
   void destroy() noexcept override { delete this; }
 
  private:
   glmrt_status fail(glmrt_status status, std::string message) noexcept;
+  /// The products of a matmul() or grouped_matmul() call, checked, then run.
+  glmrt_status run(const glmrt_matmul_product* products, size_t n, const char* call) noexcept;
 
   const glmrt_host_services& host_;
   HostBuffer scratch_;  // one decoded row of f32 per thread

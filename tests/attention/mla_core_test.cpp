@@ -106,13 +106,13 @@ class MlaCore : public ::testing::Test {
   std::vector<float> absorbed(std::span<const float> q, const KvCache& cache,
                               std::span<const QueryKeys> keys) {
     std::vector<float> out(keys.size() * kDims.heads * kDims.v_head);
-    absorbed_attention(*kernels_, kDims, projections(), q, cache.kv_rows(0), keys, scratch_, out);
+    absorbed_attention(backend_, kDims, projections(), q, cache.kv_rows(0), keys, scratch_, out);
     return out;
   }
   std::vector<float> reconstructed(std::span<const float> q, const KvCache& cache,
                                    std::span<const QueryKeys> keys) {
     std::vector<float> out(keys.size() * kDims.heads * kDims.v_head);
-    reconstructed_attention(*kernels_, kDims, projections(), q, cache.kv_rows(0), keys, out);
+    reconstructed_attention(backend_, kDims, projections(), q, cache.kv_rows(0), keys, out);
     return out;
   }
 
@@ -130,6 +130,7 @@ class MlaCore : public ::testing::Test {
   MemoryBudget budget_;
   HostServices services_;
   PluginHandle<plugin::Kernels> kernels_;
+  KernelsBackend backend_{*kernels_, kernels_.info().abi_minor, kernels_.info().name};
   std::vector<float> key_, value_;
   Matrix key_absorb_, value_matrix_;
   LatentScratch scratch_;

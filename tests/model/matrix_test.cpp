@@ -45,8 +45,9 @@ TEST_P(MatrixTest, DequantizedRowsAndKernelProductsAgreeWithTheQuantizationStep)
   PluginHost host(
       std::vector<std::filesystem::path>{std::filesystem::path(GLMRT_BUILD_DIR) / "plugins"});
   auto kernels = host.create_kernels({"kernels-scalar", {}, ""}, services);
+  KernelsBackend backend(*kernels, kernels.info().abi_minor, kernels.info().name);
   std::vector<float> y(3 * rows);
-  linear(*kernels, x, 3, m, y);
+  linear(backend, x, 3, m, y);
   for (int64_t s = 0; s < 3; ++s)
     for (int64_t r = 0; r < rows; ++r) {
       double expect = 0, scale = 0;

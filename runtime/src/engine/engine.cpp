@@ -102,6 +102,7 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
       services_(budget_, effective_threads(profile)),
       host_(profile),
       kernels_(host_.create_kernels(profile.kernels, services_)),
+      backend_(*kernels_, kernels_.info().abi_minor, kernels_.info().name),
       io_(host_.create_io(profile.io, services_)),
       tensors_(TensorDirectory::open(model_dir_)) {
   omp_set_num_threads(services_.n_threads());
@@ -148,16 +149,7 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
     const PinnedSummary& pinned = experts_->pin(keys, profile_.mlock_pinned);
     if (!pinned.lock_refusal.empty()) warn("{}", pinned.lock_refusal);
   }
-  model_ = std::make_unique<Model>(std::move(config), std::move(weights), *experts_, *kernels_);
-  if (services_.n_threads() > 1) {
-    lane_services_ = std::make_unique<HostServices>(budget_, 1);
-    std::vector<plugin::Kernels*> lanes;
-    for (int t = 0; t < services_.n_threads(); ++t) {
-      lanes_.push_back(host_.create_kernels(profile_.kernels, *lane_services_));
-      lanes.push_back(&*lanes_.back());
-    }
-    model_->set_kernel_lanes(std::move(lanes));
-  }
+  model_ = std::make_unique<Model>(std::move(config), std::move(weights), *experts_, backend_);
   if (!routing_.empty()) model_->set_routing_observer(&routing_);
   // Refused at load, not at the first decode step: a drafter this
   // checkpoint cannot serve (draft-mtp without an MTP layer).

@@ -5,6 +5,7 @@
 // phase's peak. Sizes are upper bounds: heap block headers are counted where
 // a buffer is many small vectors (per-position routes and selections).
 #include <glmrt/memory/forward_buffers.h>
+#include <glmrt/model/moe_scratch.h>
 
 #include <algorithm>
 
@@ -16,6 +17,7 @@ constexpr uint64_t kFloat = 4, kInt32 = 4, kInt64 = 8;
 constexpr uint64_t kSmallVector = 24 + 32;
 // The absorbed form's latent scan tiles (latent_scan.cpp).
 constexpr uint64_t kScanTileKeys = 16;
+constexpr uint64_t kProduct = sizeof(glmrt_matmul_product);
 
 struct Dims {
   uint64_t S, T, P, D, H, nope, rope, qk, vd, L, W, q_lora, index_heads, index_dim, topk, E, K;
@@ -75,10 +77,11 @@ uint64_t attention_phase(const Dims& d) {
 }
 
 /// LatentScratch, kept between calls: q_cat and the latent contexts of every
-/// query, the per-head staging rows, and each thread's scan state.
+/// query, each thread's scan state, the per-head products' list.
 uint64_t absorbed_kept(const Dims& d) {
-  return kFloat * d.S * (d.H * d.W + d.H * d.L + std::max(d.nope, d.L) + std::max(d.L, d.vd)) +
-         d.P * kFloat * (kScanTileKeys * d.W + kScanTileKeys * d.H + d.H * d.L + 2 * d.H);
+  return kFloat * d.S * (d.H * d.W + d.H * d.L) +
+         d.P * kFloat * (kScanTileKeys * d.W + kScanTileKeys * d.H + d.H * d.L + 2 * d.H) +
+         d.H * kProduct;
 }
 
 /// The session after a call: the call's hidden rows and their final norm;
@@ -94,13 +97,16 @@ uint64_t session_phase(const Dims& d, bool mtp_rows) {
 uint64_t moe_block(const Dims& d) {
   if (!d.moe) return 0;
   // MoeScratch, kept: router logits, user lists, each user's output row, the
-  // lanes' gathered rows and SwiGLU activations (an expert has at most S
-  // users), the shared expert's output, the next layer's prediction.
+  // gathered rows and SwiGLU activations of one grouped call of experts (at
+  // most max(S, kGroupedExpertRows) users per thread), its product list, the
+  // shared expert's output, the next layer's prediction.
   const uint64_t users = d.S * d.K;
+  const uint64_t grouped_users =
+      std::min(users, d.P * std::max<uint64_t>(d.S, uint64_t(kGroupedExpertRows)));
   const uint64_t kept = kFloat * d.S * d.E + users * (kInt64 + kFloat + kInt64) +
                         d.E * (2 * kInt64 + kInt32) + kFloat * users * d.D +
-                        d.P * kFloat * d.S * (d.D + 2 * d.expert_width) + kFloat * d.S * d.D +
-                        kFloat * d.S * (d.D + d.E) + d.E * (kInt32 + kInt64);
+                        kFloat * grouped_users * (d.D + 2 * d.expert_width) + 2 * d.E * kProduct +
+                        kFloat * d.S * d.D + kFloat * d.S * (d.D + d.E) + d.E * (kInt32 + kInt64);
   // Per call: each position's routes, every choice for the routing
   // observer, the shared expert's gate and up rows.
   const uint64_t call = d.S * (kSmallVector + d.K * 8) + users * kInt32 +

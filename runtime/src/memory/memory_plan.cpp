@@ -166,7 +166,7 @@ MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
   plan.parts.push_back(
       {std::string(working), buffers.moe_block + conversion_rows,
        fmt::format("the MoE block's buffers for {} positions (routes, each user's output "
-                   "row, the lanes' expert rows, the shared expert){}",
+                   "row, the experts' rows of one grouped call, the shared expert){}",
                    shape.positions, staging ? " and the conversion's row scratch" : "")});
   plan.parts.push_back(
       {std::string(activations), buffers.layers + buffers.logits,

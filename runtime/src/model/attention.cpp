@@ -105,7 +105,7 @@ void mla_attention(const AttentionWeights& w, const LayerContext& ctx, std::span
   } else {
     LatentScratch local;
     LatentScratch& scratch = ctx.latent_scratch ? *ctx.latent_scratch : local;
-    absorbed_attention(ctx.kernels, dims, projections, q, rows, keys, scratch, attn, ctx.lanes);
+    absorbed_attention(ctx.kernels, dims, projections, q, rows, keys, scratch, attn);
   }
   ctx.observe("self_attn", "o_proj.weight", attn, S);
   linear(ctx.kernels, attn, S, w.o, out);

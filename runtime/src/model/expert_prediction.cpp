@@ -8,7 +8,7 @@
 
 namespace glmrt {
 
-void predict_experts(const LayerWeights& next, const ModelConfig& c, plugin::Kernels& kernels,
+void predict_experts(const LayerWeights& next, const ModelConfig& c, KernelsBackend& kernels,
                      std::span<const float> h, int64_t S, size_t limit, MoeScratch& m) {
   const int64_t D = c.hidden_size, E = c.n_routed_experts, K = c.num_experts_per_tok;
   if (m.predict_normed.size() < static_cast<size_t>(S * D)) m.predict_normed.resize(S * D);

@@ -1,11 +1,12 @@
 #include <glmrt/model/feed_forward.h>
-#include <glmrt/model/kernel_lanes.h>
 #include <glmrt/model/norms.h>
 #include <glmrt/model/router.h>
 #include <glmrt/weights/linear.h>
 
 #include <algorithm>
 #include <chrono>
+
+#include <omp.h>
 
 namespace glmrt {
 namespace {
@@ -66,45 +67,78 @@ void group_by_expert(const MoeWeights& w, const LayerContext& ctx, int64_t S, Mo
   }
 }
 
-/// One expert over its users: gathers their rows, SwiGLU, writes each
-/// user's output row into the contributions.
-/// (Experts run side by side, each on its own kernels lane with its own
-/// buffers; each writes only its users' rows of the contributions.)
-void run_expert(const Expert& e, plugin::Kernels& kernels, const LayerContext& ctx,
-                std::span<const float> x, int32_t id, MoeScratch& m, MoeScratch::ExpertBuffers& b) {
-  const int64_t D = ctx.config.hidden_size, I = e.gate.rows;
-  const int64_t first = m.first_user[id], n = m.first_user[id + 1] - first;
-  grow(b.gate, static_cast<size_t>(n * I));
-  grow(b.up, static_cast<size_t>(n * I));
-  // A single user's row is used where it is.
-  std::span<const float> rows =
-      x.subspan(static_cast<size_t>(m.user_position[first] * D), static_cast<size_t>(D));
-  if (n > 1) {
-    grow(b.rows, static_cast<size_t>(n * D));
-    for (int64_t r = 0; r < n; ++r)
-      std::copy_n(x.begin() + m.user_position[first + r] * D, D, b.rows.begin() + r * D);
-    rows = std::span<const float>(b.rows.data(), static_cast<size_t>(n * D));
+/// The ready experts of a batch, a few at a time: each expert's users'
+/// rows gathered (a single user's row is used where it is), gate and up of
+/// every expert in one grouped call, SwiGLU, then every down projection in
+/// one grouped call straight into the users' contribution rows. The experts
+/// of one call hold at most `max_users` users' rows, so a long prefill's
+/// buffers stay a few positions' worth per thread.
+void run_experts(std::span<const ExpertStore::ReadyExpert> ready, const LayerContext& ctx,
+                 std::span<const float> x, MoeScratch& m, int64_t max_users) {
+  const int64_t D = ctx.config.hidden_size;
+  size_t begin = 0;
+  while (begin < ready.size()) {
+    // Experts [begin, end): as many as fit max_users (one at least).
+    size_t end = begin;
+    int64_t users = 0, widest = 0;
+    while (end < ready.size()) {
+      const int32_t id = m.ids[ready[end].index];
+      const int64_t n = m.first_user[id + 1] - m.first_user[id];
+      if (end > begin && users + n > max_users) break;
+      users += n;
+      widest = std::max(widest, ready[end].expert->gate.rows);
+      ++end;
+    }
+    grow(m.expert_rows, static_cast<size_t>(users * D));
+    grow(m.expert_gate, static_cast<size_t>(users * widest));
+    grow(m.expert_up, static_cast<size_t>(users * widest));
+    m.products.clear();
+    int64_t offset = 0;  // first user of this expert within the call
+    for (size_t k = begin; k < end; ++k) {
+      const Expert& e = *ready[k].expert;
+      const int32_t id = m.ids[ready[k].index];
+      const int64_t first = m.first_user[id], n = m.first_user[id + 1] - first;
+      const float* rows = x.data() + m.user_position[first] * D;
+      if (n > 1) {
+        float* gathered = m.expert_rows.data() + offset * D;
+        for (int64_t r = 0; r < n; ++r)
+          std::copy_n(x.begin() + m.user_position[first + r] * D, D, gathered + r * D);
+        rows = gathered;
+      }
+      const std::span<const float> input(rows, static_cast<size_t>(n * D));
+      observe_input(ctx.activations, {ctx.layer, id, {}, "gate_proj.weight"}, input, n);
+      observe_input(ctx.activations, {ctx.layer, id, {}, "up_proj.weight"}, input, n);
+      m.products.push_back(
+          matmul_product(rows, n, 0, e.gate, m.expert_gate.data() + offset * widest, 0));
+      m.products.push_back(
+          matmul_product(rows, n, 0, e.up, m.expert_up.data() + offset * widest, 0));
+      offset += n;
+    }
+    ctx.kernels.grouped_matmul(m.products);
+    m.products.clear();
+    offset = 0;
+    for (size_t k = begin; k < end; ++k) {
+      const Expert& e = *ready[k].expert;
+      const int32_t id = m.ids[ready[k].index];
+      const int64_t first = m.first_user[id], n = m.first_user[id + 1] - first;
+      float* gate = m.expert_gate.data() + offset * widest;
+      const float* up = m.expert_up.data() + offset * widest;
+      for (int64_t i = 0; i < n * e.gate.rows; ++i) gate[i] = silu(gate[i]) * up[i];
+      observe_input(ctx.activations, {ctx.layer, id, {}, "down_proj.weight"},
+                    std::span<const float>(gate, static_cast<size_t>(n * e.gate.rows)), n);
+      m.products.push_back(
+          matmul_product(gate, n, 0, e.down, m.contributions.data() + first * D, 0));
+      offset += n;
+    }
+    ctx.kernels.grouped_matmul(m.products);
+    begin = end;
   }
-  const std::span<float> gate(b.gate.data(), static_cast<size_t>(n * I));
-  const std::span<float> up(b.up.data(), static_cast<size_t>(n * I));
-  const auto observe = [&](std::string_view weight, std::span<const float> input) {
-    observe_input(ctx.activations, {ctx.layer, id, {}, weight}, input, n);
-  };
-  observe("gate_proj.weight", rows);
-  observe("up_proj.weight", rows);
-  linear(kernels, rows, n, e.gate, gate);
-  linear(kernels, rows, n, e.up, up);
-  for (size_t i = 0; i < gate.size(); ++i) gate[i] = silu(gate[i]) * up[i];
-  observe("down_proj.weight", gate);
-  linear(kernels, gate, n, e.down,
-         std::span(m.contributions)
-             .subspan(static_cast<size_t>(first * D), static_cast<size_t>(n * D)));
 }
 
 }  // namespace
 
 void swiglu_mlp(const Matrix& gate_w, const Matrix& up_w, const Matrix& down_w,
-                plugin::Kernels& kernels, std::span<const float> x, int64_t S, std::span<float> out,
+                KernelsBackend& kernels, std::span<const float> x, int64_t S, std::span<float> out,
                 const LayerContext* observed, std::string_view module) {
   const int64_t width = gate_w.rows();
   std::vector<float> gate(S * width), up(S * width);
@@ -131,17 +165,15 @@ void moe_block(const MoeWeights& w, const LayerContext& ctx, std::span<const flo
   grow(m.contributions, static_cast<size_t>(m.first_user[E] * D));
 
   double expert_seconds = 0;
-  if (m.expert_buffers.size() < std::max<size_t>(ctx.lanes.size(), 1))
-    m.expert_buffers.resize(std::max<size_t>(ctx.lanes.size(), 1));
+  // Per grouped call: every user of the step, but at most a few positions'
+  // worth per thread (the memory plan counts kGroupedExpertRows).
+  const int64_t max_users =
+      std::min<int64_t>(m.first_user[E], std::max<int64_t>(S, kGroupedExpertRows) *
+                                             std::max(omp_get_max_threads(), 1));
   ctx.experts.run_step_batches(
       ctx.layer, m.ids, reads_queued, [&](std::span<const ExpertStore::ReadyExpert> ready) {
         const auto t0 = std::chrono::steady_clock::now();
-        for_each_on_lanes(ctx.lanes, ctx.kernels, static_cast<int64_t>(ready.size()),
-                          [&](plugin::Kernels& kernels, int lane, int64_t i) {
-                            const ExpertStore::ReadyExpert& r = ready[static_cast<size_t>(i)];
-                            run_expert(*r.expert, kernels, ctx, x, m.ids[r.index], m,
-                                       m.expert_buffers[static_cast<size_t>(lane)]);
-                          });
+        run_experts(ready, ctx, x, m, std::max<int64_t>(max_users, 1));
         expert_seconds +=
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       });

@@ -12,7 +12,7 @@
 namespace glmrt {
 
 Model::Model(ModelConfig config, ModelWeights weights, ExpertStore& experts,
-             plugin::Kernels& kernels)
+             KernelsBackend& kernels)
     : config_(std::move(config)),
       weights_(std::move(weights)),
       experts_(experts),
@@ -65,9 +65,9 @@ void Model::decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std:
                           int64_t S, KeySelection& selection) {
   const int64_t D = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
-  const LayerContext ctx{config_,         kernels_,    rope_,     cache,   experts_,         layer,
-                         attention_form_, trace_,      &scratch_, &times_, &latent_scratch_, lanes_,
-                         routing_,        activations_};
+  const LayerContext ctx{config_,         kernels_, rope_,     cache,   experts_,         layer,
+                         attention_form_, trace_,   &scratch_, &times_, &latent_scratch_, routing_,
+                         activations_};
   std::vector<float> normed(S * D), delta(S * D);
 
   const auto t0 = std::chrono::steady_clock::now();

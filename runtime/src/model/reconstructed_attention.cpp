@@ -51,7 +51,7 @@ void softmax(std::span<float> scores) {
 
 }  // namespace
 
-void reconstructed_attention(plugin::Kernels& kernels, const MlaDims& d, const MlaProjections& w,
+void reconstructed_attention(KernelsBackend& kernels, const MlaDims& d, const MlaProjections& w,
                              std::span<const float> q, const CacheRows& rows,
                              std::span<const QueryKeys> keys, std::span<float> out) {
   const int64_t S = static_cast<int64_t>(keys.size());

@@ -3,20 +3,17 @@
 
 namespace glmrt {
 
-void linear(plugin::Kernels& kernels, std::span<const float> x, int64_t S, const Matrix& w,
+void linear(KernelsBackend& kernels, std::span<const float> x, int64_t S, const Matrix& w,
             std::span<float> y) {
   linear(kernels, x, S, w.view(), y);
 }
 
-void linear(plugin::Kernels& kernels, std::span<const float> x, int64_t S,
+void linear(KernelsBackend& kernels, std::span<const float> x, int64_t S,
             const glmrt_weight_view& w, std::span<float> y) {
   if (static_cast<int64_t>(x.size()) < S * w.cols || static_cast<int64_t>(y.size()) < S * w.rows)
     fail("linear: buffers of {} and {} floats cannot hold [{}x{}] · [{}x{}]ᵀ", x.size(), y.size(),
          S, w.cols, w.rows, w.cols);
-  if (S == 0 || w.rows == 0) return;
-  if (kernels.matmul(x.data(), S, w, y.data()) != GLMRT_OK)
-    fail("kernels plugin failed on a [{}x{}] · [{}x{}]ᵀ product (element type {}): {}", S, w.cols,
-         w.rows, w.cols, w.format.element_type, kernels.last_error());
+  kernels.matmul(x.data(), S, w, y.data());
 }
 
 glmrt_weight_view f32_view(std::span<const float> values, int64_t rows, int64_t cols) {

@@ -86,10 +86,7 @@ class Engine {
   HostServices services_;
   PluginHost host_;
   PluginHandle<plugin::Kernels> kernels_;
-  // One single-threaded kernels object per thread (the model's lanes), when
-  // the profile runs more than one thread.
-  std::unique_ptr<HostServices> lane_services_;
-  std::vector<PluginHandle<plugin::Kernels>> lanes_;
+  KernelsBackend backend_;  // kernels_ as the model calls it
   PluginHandle<plugin::Io> io_;
   TensorDirectory tensors_;
   MemoryPlan plan_;

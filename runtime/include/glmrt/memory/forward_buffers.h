@@ -15,14 +15,14 @@ namespace glmrt {
 struct ForwardShape {
   int64_t positions = 1;  // S: positions of one forward call
   int64_t context = 1;    // T: keys a query may see (max_context)
-  int threads = 1;        // OpenMP threads and kernel lanes
+  int threads = 1;        // threads the kernels plugin runs on
   int draft_tokens = 0;   // drafts verified per step (their logits rows)
   bool mtp_rows = false;  // the session keeps MTP pairs (a drafter runs the MTP layer)
 };
 
 struct ForwardBufferBytes {
   /// The MoE block's buffers (MoeScratch keeps them at the largest call:
-  /// router logits, per-user lists, each user's expert output, the lanes'
+  /// router logits, per-user lists, each user's expert output, one grouped call's
   /// gathered rows, the shared expert, the next layer's prediction).
   uint64_t moe_block = 0;
   /// Everything else at the call's peak: the hidden, normed and delta rows,

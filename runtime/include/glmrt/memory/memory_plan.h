@@ -64,7 +64,7 @@ struct MemoryPlanInputs {
   /// One expert slot as the expert store plans it for the io plugin in use
   /// (the largest over all layers); nullopt = estimated from the headers.
   std::optional<uint64_t> slot_bytes = std::nullopt;
-  /// Threads (and kernel lanes) the engine runs: effective_threads(profile).
+  /// Threads the engine runs: effective_threads(profile).
   int threads = 1;
 };
 

@@ -12,10 +12,10 @@ namespace glmrt {
 
 /// out[S, hidden] = down(silu(gate(x)) * up(x)). With `observed`, its
 /// activation observer sees the products' inputs as `module`.{gate,up,down}_proj.
-void swiglu_mlp(const Matrix& gate, const Matrix& up, const Matrix& down, plugin::Kernels& kernels,
+void swiglu_mlp(const Matrix& gate, const Matrix& up, const Matrix& down, KernelsBackend& kernels,
                 std::span<const float> x, int64_t S, std::span<float> out,
                 const LayerContext* observed = nullptr, std::string_view module = {});
-inline void swiglu_mlp(const FeedForwardWeights& w, plugin::Kernels& kernels,
+inline void swiglu_mlp(const FeedForwardWeights& w, KernelsBackend& kernels,
                        std::span<const float> x, int64_t S, std::span<float> out,
                        const LayerContext* observed = nullptr, std::string_view module = {}) {
   swiglu_mlp(w.gate, w.up, w.down, kernels, x, S, out, observed, module);

@@ -11,7 +11,7 @@
 #include <glmrt/model/moe_scratch.h>
 #include <glmrt/model/rope.h>
 #include <glmrt/model_files/model_config.h>
-#include <glmrt/plugin/kernels.h>
+#include <glmrt/weights/kernels_backend.h>
 
 #include <cstdint>
 #include <vector>
@@ -27,17 +27,16 @@ struct KeySelection {
 
 struct LayerContext {
   const ModelConfig& config;
-  plugin::Kernels& kernels;
+  KernelsBackend& kernels;
   const Rope& rope;
   KvCache& cache;
   ExpertStore& experts;
   int layer;  // cache and expert-store row (the MTP layer is num_hidden_layers)
   AttentionFormChoice attention_form = AttentionFormChoice::automatic;
-  ForwardTrace* trace = nullptr;            // records selections and routing when set
-  MoeScratch* moe_scratch = nullptr;        // reused buffers (a fresh set per call when null)
-  StepTimes* times = nullptr;               // where the time goes, when set
-  LatentScratch* latent_scratch = nullptr;  // absorbed attention's buffers (fresh when null)
-  KernelLanes lanes = {};  // one single-threaded kernels object per thread (may be empty)
+  ForwardTrace* trace = nullptr;              // records selections and routing when set
+  MoeScratch* moe_scratch = nullptr;          // reused buffers (a fresh set per call when null)
+  StepTimes* times = nullptr;                 // where the time goes, when set
+  LatentScratch* latent_scratch = nullptr;    // absorbed attention's buffers (fresh when null)
   RoutingObserver* routing = nullptr;         // sees every MoE step's choices when set
   ActivationObserver* activations = nullptr;  // sees every product's input rows when set
 

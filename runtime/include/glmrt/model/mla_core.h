@@ -13,8 +13,7 @@
 #pragma once
 
 #include <glmrt/kv/kv_cache.h>
-#include <glmrt/model/kernel_lanes.h>
-#include <glmrt/plugin/kernels.h>
+#include <glmrt/weights/kernels_backend.h>
 #include <glmrt/weights/matrix.h>
 
 #include <cstdint>
@@ -67,13 +66,12 @@ AttentionForm faster_form(const MlaDims& dims, std::span<const QueryKeys> keys);
 
 /// Buffers of the absorbed form, kept across positions, heads, layers and
 /// steps so a step allocates nothing once they have grown: per thread for the
-/// scan, and the projections' inputs and outputs.
+/// scan, the latent queries and contexts, the per-head products' list.
 class LatentScratch {
  public:
-  std::vector<float> q_cat;       // [S, heads, cache_width]
-  std::vector<float> ctx_latent;  // [S, heads, kv_lora]
-  // One head's rows for S > 1 (a single query's head is used in place).
-  std::vector<float> head_in, head_out;
+  std::vector<float> q_cat;                    // [S, heads, cache_width]
+  std::vector<float> ctx_latent;               // [S, heads, kv_lora]
+  std::vector<glmrt_matmul_product> products;  // one per head
 
   struct Thread {
     std::vector<float> tile;      // [tile_keys, cache_width] rows widened to f32
@@ -102,16 +100,17 @@ void attend_latent_batch(const MlaDims& dims, std::span<const float> q_cat, cons
                          std::span<float> ctx_latent);
 
 /// Absorbed form for S queries. q: [S, heads, qk_head] roped; keys: [S];
-/// out: [S, heads * v_head] (o_proj's input). With `lanes`, a single query's
-/// per-head products run on them, all heads in one parallel region.
-void absorbed_attention(plugin::Kernels& kernels, const MlaDims& dims, const MlaProjections& w,
+/// out: [S, heads * v_head] (o_proj's input). The per-head products (q_nope
+/// into latent space, the latent context through the value block) are one
+/// grouped call each, reading and writing each head's slice in place.
+void absorbed_attention(KernelsBackend& kernels, const MlaDims& dims, const MlaProjections& w,
                         std::span<const float> q, const CacheRows& rows,
                         std::span<const QueryKeys> keys, LatentScratch& scratch,
-                        std::span<float> out, KernelLanes lanes = {});
+                        std::span<float> out);
 
 /// Reconstructed form for S queries: expands K_nope and V of the union of the
 /// queries' keys, head by head. Same arguments and result as absorbed_attention.
-void reconstructed_attention(plugin::Kernels& kernels, const MlaDims& dims, const MlaProjections& w,
+void reconstructed_attention(KernelsBackend& kernels, const MlaDims& dims, const MlaProjections& w,
                              std::span<const float> q, const CacheRows& rows,
                              std::span<const QueryKeys> keys, std::span<float> out);
 

@@ -8,7 +8,7 @@
 #include <glmrt/model/layer_context.h>
 #include <glmrt/model/model_weights.h>
 #include <glmrt/model/rope.h>
-#include <glmrt/plugin/kernels.h>
+#include <glmrt/weights/kernels_backend.h>
 
 #include <functional>
 #include <span>
@@ -18,7 +18,7 @@ namespace glmrt {
 
 class Model {
  public:
-  Model(ModelConfig config, ModelWeights weights, ExpertStore& experts, plugin::Kernels& kernels);
+  Model(ModelConfig config, ModelWeights weights, ExpertStore& experts, KernelsBackend& kernels);
 
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
@@ -43,11 +43,6 @@ class Model {
   /// Shows the input rows of every matrix product of forward(), mtp_forward()
   /// and head() to `observer` (nullptr: nobody). It must outlive those calls.
   void set_activation_observer(ActivationObserver* observer) { activations_ = observer; }
-  /// Kernels objects, one per thread and each single-threaded, that small
-  /// independent products (a query's attention heads, a step's experts) run
-  /// on side by side (see kernel_lanes.h); empty: everything on the main
-  /// kernels object. They must outlive the model's calls.
-  void set_kernel_lanes(std::vector<plugin::Kernels*> lanes) { lanes_ = std::move(lanes); }
 
   /// Forward and MTP calls made so far (what a chunked prefill costs), and the
   /// rows they ran.
@@ -119,7 +114,7 @@ class Model {
   ModelConfig config_;
   ModelWeights weights_;
   ExpertStore& experts_;
-  plugin::Kernels& kernels_;
+  KernelsBackend& kernels_;
   Rope rope_;
   AttentionFormChoice attention_form_ = AttentionFormChoice::automatic;
   ForwardTrace* trace_ = nullptr;
@@ -129,7 +124,6 @@ class Model {
   StepTimes times_;
   MoeScratch scratch_;            // reused by every MoE block and prediction
   LatentScratch latent_scratch_;  // reused by every layer's absorbed attention
-  std::vector<plugin::Kernels*> lanes_;
 };
 
 }  // namespace glmrt

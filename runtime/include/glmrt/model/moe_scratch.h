@@ -2,6 +2,8 @@
 // hot path allocates nothing once they have grown to the largest step.
 #pragma once
 
+#include <glmrt/plugin/kernels.h>
+
 #include <cstdint>
 #include <vector>
 
@@ -16,17 +18,20 @@ struct MoeScratch {
   std::vector<int64_t> position_users;  // [S, top_k]: each position's users, by expert id
   std::vector<int64_t> count;           // by expert id
   std::vector<float> contributions;     // [users, hidden]: each user's expert output
-  // One expert's gathered inputs and hidden activations, per kernel lane.
-  struct ExpertBuffers {
-    std::vector<float> rows, gate, up;
-  };
-  std::vector<ExpertBuffers> expert_buffers;
+  // The gathered input rows and the gate / up activations of the experts of
+  // one grouped call, and the call's list of products.
+  std::vector<float> expert_rows, expert_gate, expert_up;
+  std::vector<glmrt_matmul_product> products;
   std::vector<float> shared;  // [S, hidden]
   // Prefetch prediction for the next layer.
   std::vector<float> predict_normed, predict_logits;
   std::vector<int32_t> predicted;
   std::vector<int64_t> votes;
 };
+
+/// Positions per thread whose expert rows one grouped call of the MoE block
+/// holds at least (a call holds max(S, this) x threads users' rows).
+inline constexpr int64_t kGroupedExpertRows = 64;
 
 /// Where a step's time went (seconds), summed over steps.
 struct StepTimes {

@@ -9,7 +9,9 @@
 // calls anything else. Rules at the boundary, so a plugin built elsewhere keeps
 // working: no STL types and no exceptions cross it; methods are noexcept and
 // return a glmrt_status; views are pointer + length; the host owns memory (ask
-// glmrt_host_services for buffers) and threading (use its parallel_for).
+// glmrt_host_services for buffers) and threading (kernels.h says what a
+// kernels plugin may run its work on; io plugins start threads through
+// start_thread).
 //
 // Versioning: major.minor. A different major is refused. Interfaces only grow at
 // their end, so a plugin built against an older minor is accepted; the host
@@ -29,21 +31,27 @@
 //        distribution q, the host runs the MTP layer on rows it owns, the
 //        request carries the host's sampling incl. penalties; the
 //        frequency penalty was appended later, behind struct_size). A draft
-//        plugin needs 1.2: the host refuses older ones (their draft table was
-//        a declaration no host ever ran).
+//        plugin needs 1.2: the host refuses older ones, whose draft table
+//        has a different shape.
+//   1.3  kernels: Kernels::grouped_matmul, a list of products (each with its
+//        own weights, format, rows and row strides) in one call the plugin
+//        schedules over its threads. Older kernels plugins keep working: the
+//        host runs their products one matmul() at a time.
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define GLMRT_ABI_MAJOR 1
-#define GLMRT_ABI_MINOR 2
+#define GLMRT_ABI_MINOR 3
 
 /// The first minor with asynchronous io (Io::submit/wait/poll) and the host
 /// services start_thread/join_thread.
 #define GLMRT_ABI_MINOR_ASYNC_IO 1
 /// The first minor whose draft contract a host runs (draft.h).
 #define GLMRT_ABI_MINOR_DRAFT 2
+/// The first minor with Kernels::grouped_matmul.
+#define GLMRT_ABI_MINOR_GROUPED_MATMUL 3
 
 /// Name of the one symbol every plugin exports.
 #define GLMRT_PLUGIN_ENTRY_SYMBOL "glmrt_plugin_describe"

@@ -5,14 +5,41 @@
 #include <glmrt/plugin/host_services.h>
 #include <glmrt/plugin/weight_format.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// One product of a grouped call (ABI 1.3): y[S, O] = x[S, I] · Wᵀ with its
+/// own weights, format and rows. Row s of x starts at x + s * x_stride and
+/// row s of y at y + s * y_stride (floats; 0 means I and O, rows packed), so
+/// a head's slice of a wider row is used where it is, without a copy.
+typedef struct glmrt_matmul_product {
+  uint32_t struct_size;  // sizeof(glmrt_matmul_product) as the host saw it
+  const float* x;
+  int64_t S;
+  int64_t x_stride;
+  glmrt_weight_view w;
+  float* y;
+  int64_t y_stride;
+} glmrt_matmul_product;
+
+#ifdef __cplusplus
+}  // extern "C"
+
 namespace glmrt::plugin {
 
 /// Created by a GLMRT_PLUGIN_KERNELS plugin's create(). Thread-compatible:
-/// the host calls it from one thread at a time; it parallelises inside using
-/// the host's thread count.
+/// the host calls it from one thread at a time. It parallelises inside over
+/// at most host.n_threads threads, with the host's parallel_for, or with
+/// OpenMP parallel regions of at most n_threads threads when the plugin
+/// links the host's libgomp (the in-tree plugins do; a plugin built with
+/// another OpenMP runtime must use parallel_for, so no second thread pool
+/// competes with the host's). It starts no threads of its own.
 class Kernels {
  public:
-  /// True when matmul() accepts this weight format.
+  /// True when matmul() accepts this weight format. The host asks before it
+  /// reads any tensor, for every format the profile will use, and refuses a
+  /// plugin that says no (`kernels: auto` passes over it).
   virtual bool supports(const glmrt_weight_format& format) const noexcept = 0;
 
   /// y[S, O] = x[S, I] · Wᵀ. x is row-major with row stride I floats, y with row
@@ -26,8 +53,39 @@ class Kernels {
   /// Releases the object (the plugin frees what it allocated).
   virtual void destroy() noexcept = 0;
 
+  /// ABI 1.3: every product of the list, as one call the plugin schedules
+  /// over its threads (a step's routed experts, the per-head products of
+  /// attention: many small products no single one of which fills the
+  /// threads). Each product's y is exactly what matmul() gives it alone, bit
+  /// for bit; outputs do not overlap, inputs may. The host calls this only
+  /// when the plugin's abi_minor >= 3. This default runs the products one
+  /// after another; a plugin overrides it to run them side by side.
+  virtual glmrt_status grouped_matmul(const glmrt_matmul_product* products, size_t n) noexcept;
+
  protected:
   ~Kernels() = default;  // never deleted through the interface
 };
 
+inline glmrt_status Kernels::grouped_matmul(const glmrt_matmul_product* products,
+                                            size_t n) noexcept {
+  for (size_t i = 0; i < n; ++i) {
+    const glmrt_matmul_product& p = products[i];
+    const int64_t I = p.w.cols, O = p.w.rows;
+    const bool packed =
+        (p.x_stride == 0 || p.x_stride == I) && (p.y_stride == 0 || p.y_stride == O);
+    if (packed) {
+      if (const glmrt_status s = matmul(p.x, p.S, p.w, p.y); s != GLMRT_OK) return s;
+      continue;
+    }
+    // Strided rows go one at a time: matmul() reads packed rows.
+    for (int64_t s = 0; s < p.S; ++s)
+      if (const glmrt_status st = matmul(p.x + s * (p.x_stride ? p.x_stride : I), 1, p.w,
+                                         p.y + s * (p.y_stride ? p.y_stride : O));
+          st != GLMRT_OK)
+        return st;
+  }
+  return GLMRT_OK;
+}
+
 }  // namespace glmrt::plugin
+#endif

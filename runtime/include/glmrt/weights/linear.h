@@ -2,7 +2,7 @@
 // plugin boundary cannot do.
 #pragma once
 
-#include <glmrt/plugin/kernels.h>
+#include <glmrt/weights/kernels_backend.h>
 #include <glmrt/weights/matrix.h>
 
 #include <span>
@@ -10,10 +10,10 @@
 namespace glmrt {
 
 /// x is [S, w.cols()] row-major, y is [S, w.rows()].
-void linear(plugin::Kernels& kernels, std::span<const float> x, int64_t S, const Matrix& w,
+void linear(KernelsBackend& kernels, std::span<const float> x, int64_t S, const Matrix& w,
             std::span<float> y);
 /// Same with an arbitrary view (a row slice of a matrix).
-void linear(plugin::Kernels& kernels, std::span<const float> x, int64_t S,
+void linear(KernelsBackend& kernels, std::span<const float> x, int64_t S,
             const glmrt_weight_view& w, std::span<float> y);
 
 /// An f32 row-major buffer [rows, cols] as a weight view (weights computed on

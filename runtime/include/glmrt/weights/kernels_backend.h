@@ -1,0 +1,43 @@
+// The kernels plugin as the core calls it: single products, and grouped
+// products (a step's routed experts, the per-head products of attention) in
+// one call the plugin schedules over its threads. A plugin older than ABI
+// 1.3 has no grouped call: its products run one matmul() at a time.
+#pragma once
+
+#include <glmrt/plugin/kernels.h>
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace glmrt {
+
+class KernelsBackend {
+ public:
+  /// `abi_minor` is the plugin's (its descriptor's); `name` names it in errors.
+  KernelsBackend(plugin::Kernels& kernels, int abi_minor, std::string name);
+
+  plugin::Kernels& plugin() const { return kernels_; }
+  const std::string& name() const { return name_; }
+  /// Whether the plugin runs a grouped call itself (ABI >= 1.3).
+  bool has_grouped_matmul() const { return grouped_; }
+  bool supports(const glmrt_weight_format& format) const { return kernels_.supports(format); }
+
+  /// y = x · Wᵀ (x [S, I], y [S, O], rows packed); throws glmrt::Error naming
+  /// the plugin and the shapes when the plugin fails.
+  void matmul(const float* x, int64_t S, const glmrt_weight_view& w, float* y);
+  /// Every product of the list; each y is what matmul() would give it alone.
+  void grouped_matmul(std::span<const glmrt_matmul_product> products);
+
+ private:
+  plugin::Kernels& kernels_;
+  bool grouped_;
+  std::string name_;
+};
+
+/// One product of a grouped call: y[s] = x[s] · Wᵀ for s < S, rows of x and y
+/// `x_stride` and `y_stride` floats apart (0: packed).
+glmrt_matmul_product matmul_product(const float* x, int64_t S, int64_t x_stride,
+                                    const glmrt_weight_view& w, float* y, int64_t y_stride);
+
+}  // namespace glmrt

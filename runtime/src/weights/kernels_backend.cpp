@@ -1,0 +1,60 @@
+#include <glmrt/base/error.h>
+#include <glmrt/weights/kernels_backend.h>
+
+namespace glmrt {
+namespace {
+
+std::string shape(const glmrt_matmul_product& p) {
+  return fmt::format("[{}x{}] · [{}x{}]ᵀ (element type {})", p.S, p.w.cols, p.w.rows, p.w.cols,
+                     p.w.format.element_type);
+}
+
+}  // namespace
+
+KernelsBackend::KernelsBackend(plugin::Kernels& kernels, int abi_minor, std::string name)
+    : kernels_(kernels),
+      grouped_(abi_minor >= GLMRT_ABI_MINOR_GROUPED_MATMUL),
+      name_(std::move(name)) {}
+
+void KernelsBackend::matmul(const float* x, int64_t S, const glmrt_weight_view& w, float* y) {
+  if (S == 0 || w.rows == 0) return;
+  if (kernels_.matmul(x, S, w, y) != GLMRT_OK)
+    fail("kernels plugin `{}` failed on a [{}x{}] · [{}x{}]ᵀ product (element type {}): {}", name_,
+         S, w.cols, w.rows, w.cols, w.format.element_type, kernels_.last_error());
+}
+
+void KernelsBackend::grouped_matmul(std::span<const glmrt_matmul_product> products) {
+  if (products.empty()) return;
+  if (grouped_) {
+    if (kernels_.grouped_matmul(products.data(), products.size()) != GLMRT_OK)
+      fail("kernels plugin `{}` failed on a grouped call of {} products (the first {}): {}", name_,
+           products.size(), shape(products.front()), kernels_.last_error());
+    return;
+  }
+  // ABI <= 1.2: one product at a time, a strided one row at a time.
+  for (const glmrt_matmul_product& p : products) {
+    const int64_t I = p.w.cols, O = p.w.rows;
+    if ((p.x_stride == 0 || p.x_stride == I) && (p.y_stride == 0 || p.y_stride == O)) {
+      matmul(p.x, p.S, p.w, p.y);
+      continue;
+    }
+    for (int64_t s = 0; s < p.S; ++s)
+      matmul(p.x + s * (p.x_stride ? p.x_stride : I), 1, p.w,
+             p.y + s * (p.y_stride ? p.y_stride : O));
+  }
+}
+
+glmrt_matmul_product matmul_product(const float* x, int64_t S, int64_t x_stride,
+                                    const glmrt_weight_view& w, float* y, int64_t y_stride) {
+  glmrt_matmul_product p{};
+  p.struct_size = sizeof(p);
+  p.x = x;
+  p.S = S;
+  p.x_stride = x_stride;
+  p.w = w;
+  p.y = y;
+  p.y_stride = y_stride;
+  return p;
+}
+
+}  // namespace glmrt
