@@ -8,7 +8,6 @@
 #include <glmrt/serve/completion_request.h>
 #include <glmrt/serve/connection_probe.h>
 #include <glmrt/serve/request_fields.h>
-#include <glmrt/text/chat_template.h>
 
 namespace glmrt::serve {
 namespace {
@@ -141,7 +140,7 @@ void tokenize(ServerState& state, const httplib::Request& req, httplib::Response
          {{"add_generation_prompt", f.boolean("add_generation_prompt").value_or(true)}}}};
     if (const Json* tools = f.get("tools")) render["tools"] = *tools;
     try {
-      text = text::render_chat_for_model(state.engine.model_dir(), render);
+      text = state.chat_template.render(render);
     } catch (const Error& e) {
       bad_request("messages", "{}", e.what());
     }

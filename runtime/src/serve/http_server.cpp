@@ -148,8 +148,10 @@ struct HttpServer::State : ServerState {
   std::once_flag stopped;
 };
 
-ServerState::ServerState(Engine& engine_, const SamplingParams& defaults_, ServeOptions options_)
+ServerState::ServerState(Engine& engine_, text::ModelChatTemplate chat_template_,
+                         const SamplingParams& defaults_, ServeOptions options_)
     : engine(engine_),
+      chat_template(chat_template_),
       defaults(defaults_),
       options(std::move(options_)),
       tokenizer(text::Tokenizer::from_file(engine_.model_dir() / "tokenizer.json")),
@@ -159,7 +161,7 @@ ServerState::ServerState(Engine& engine_, const SamplingParams& defaults_, Serve
 
 RequestContext ServerState::request_context() {
   return RequestContext{tokenizer,
-                        engine.model_dir(),
+                        chat_template,
                         engine.model().config().vocab_size,
                         engine.profile().max_context,
                         defaults,
@@ -167,13 +169,14 @@ RequestContext ServerState::request_context() {
                         ids.seed()};
 }
 
-HttpServer::HttpServer(Engine& engine, const SamplingParams& defaults, ServeOptions options) {
+HttpServer::HttpServer(Engine& engine, text::ModelChatTemplate chat_template,
+                       const SamplingParams& defaults, ServeOptions options) {
   if (options.limits.max_queue < 0) fail("--max-queue must be >= 0");
   if (options.limits.max_messages < 1) fail("--max-messages must be >= 1");
   if (options.limits.max_batch < 1) fail("--max-batch must be >= 1");
   if (options.limits.max_tokens < 0) fail("--max-tokens must be >= 0");
   if (options.limits.max_body_bytes < 1) fail("--max-body-bytes must be >= 1");
-  state_ = std::make_unique<State>(engine, defaults, std::move(options));
+  state_ = std::make_unique<State>(engine, chat_template, defaults, std::move(options));
   httplib::Server& http = state_->http;
   const size_t threads = http_threads(state_->options);
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
