@@ -8,6 +8,7 @@
 #include "sampling_flags.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/serve/http_server.h>
 #include <glmrt/serve/shutdown_signals.h>
@@ -92,8 +93,9 @@ int serve_command(const Args& args) {
     fmt::print(stderr, "glmrt serve: stopping (signal received)\n");
     server.stop();
   });
-  fmt::print(stderr, "glmrt serve: {} on http://{}:{}/ (model `{}`, profile {})\n",
-             engine->model_dir(), o.host, port, o.model_name, profile_path);
+  fmt::print(stderr, "glmrt serve: {} on {} (model `{}`, profile {})\n",
+             printable(engine->model_dir().string()), serve::listening_url(o.host, port),
+             printable(o.model_name, 256), printable(profile_path));
   std::fflush(stderr);
   server.run();
   signals.stop_watching();  // the action above uses `server`

@@ -3,6 +3,7 @@
 // the model thread; this thread relays the response and watches the client.
 #include "server_state.h"
 
+#include <glmrt/base/printable.h>
 #include <glmrt/serve/chat_request.h>
 #include <glmrt/serve/completion_jobs.h>
 #include <glmrt/serve/completion_request.h>
@@ -216,7 +217,8 @@ void register_api_routes(ServerState& state) {
     if (req.matches[1] != state.model.name)
       return respond_error(res, ApiError(404, "not_found_error",
                                          fmt::format("no model `{}`: this server serves `{}`",
-                                                     std::string(req.matches[1]), state.model.name),
+                                                     printable(std::string(req.matches[1]), 256),
+                                                     printable(state.model.name, 256)),
                                          "model", "model_not_found"));
     respond_json(res, model_json(state));
   });

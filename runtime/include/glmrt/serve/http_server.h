@@ -10,8 +10,14 @@
 #include <glmrt/text/model_chat_template.h>
 
 #include <memory>
+#include <string>
+#include <string_view>
 
 namespace glmrt::serve {
+
+/// "http://HOST:PORT/" with an IPv6 address in brackets ("http://[::]:8080/"),
+/// the host escaped for printing.
+std::string listening_url(std::string_view host, int port);
 
 class HttpServer {
  public:
