@@ -143,7 +143,9 @@ int fuzz_serve_request(Input input, const ScratchDir& scratch) {
   limits.max_tokens = 512;
   limits.max_messages = 64;
   limits.max_batch = 8;
-  const serve::RequestContext context{tokenizer, model, vocab, 4096, SamplingParams{}, limits, 1};
+  const auto chat_template = text::ModelChatTemplate::for_model(model);
+  const serve::RequestContext context{tokenizer,        chat_template, vocab, 4096,
+                                      SamplingParams{}, limits,        1};
 
   // The body as /v1/chat/completions and /v1/completions read it.
   try {

@@ -121,8 +121,8 @@ int fuzz_chat_request(Input input, const ScratchDir& scratch) {
   const auto model = scratch.folder("chat_model");
   ScratchDir::write(model, "config.json", R"({"model_type": "glm_moe_dsa"})");
   try {
-    const std::string prompt =
-        text::render_request_for_model(model, as_text(input), "request.json");
+    const std::string prompt = text::render_request(text::ModelChatTemplate::for_model(model),
+                                                    as_text(input), "request.json");
     expect(valid_utf8(prompt), "the rendered prompt is valid UTF-8");
   } catch (const Error& e) {
     refused(e);

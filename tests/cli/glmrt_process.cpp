@@ -47,10 +47,8 @@ class FileActions {
   posix_spawn_file_actions_t actions_;
 };
 
-}  // namespace
-
-ProcessResult run_glmrt(const std::vector<std::string>& args, Stdout out,
-                        const std::string& stdin_text) {
+ProcessResult spawn_and_wait(const std::string& program, const std::vector<std::string>& args,
+                             Stdout out, const std::string& stdin_text, char* const* envp) {
   std::string pattern = (fs::temp_directory_path() / "glmrt-cli-XXXXXX").string();
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   const fs::path dir = pattern;
@@ -74,16 +72,15 @@ ProcessResult run_glmrt(const std::vector<std::string>& args, Stdout out,
       break;
   }
 
-  std::vector<std::string> argv_text = {GLMRT_EXECUTABLE};
+  std::vector<std::string> argv_text = {program};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : argv_text) argv.push_back(a.data());
   argv.push_back(nullptr);
   pid_t pid = 0;
-  const int spawned =
-      posix_spawn(&pid, GLMRT_EXECUTABLE, actions.get(), nullptr, argv.data(), environ);
+  const int spawned = posix_spawn(&pid, program.c_str(), actions.get(), nullptr, argv.data(), envp);
   if (pipe_ends[1] >= 0) ::close(pipe_ends[1]);
-  check(spawned, "posix_spawn " GLMRT_EXECUTABLE);
+  check(spawned, ("posix_spawn " + program).c_str());
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -94,6 +91,22 @@ ProcessResult run_glmrt(const std::vector<std::string>& args, Stdout out,
   result.err = read_all(dir / "stderr");
   fs::remove_all(dir);
   return result;
+}
+
+}  // namespace
+
+ProcessResult run_glmrt(const std::vector<std::string>& args, Stdout out,
+                        const std::string& stdin_text) {
+  return spawn_and_wait(GLMRT_EXECUTABLE, args, out, stdin_text, environ);
+}
+
+ProcessResult run_with_environment(const std::string& program, const std::vector<std::string>& args,
+                                   const std::vector<std::string>& environment) {
+  std::vector<std::string> entries = environment;
+  std::vector<char*> envp;
+  for (std::string& e : entries) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  return spawn_and_wait(program, args, Stdout::captured, "", envp.data());
 }
 
 std::string tiny_model() {

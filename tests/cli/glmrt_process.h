@@ -24,6 +24,11 @@ struct ProcessResult {
 ProcessResult run_glmrt(const std::vector<std::string>& args, Stdout out = Stdout::captured,
                         const std::string& stdin_text = "");
 
+/// Runs `program args...` with exactly `environment` ("NAME=value" entries),
+/// stdout captured and nothing on stdin.
+ProcessResult run_with_environment(const std::string& program, const std::vector<std::string>& args,
+                                   const std::vector<std::string>& environment);
+
 /// Fixtures and configs of the source tree, for arguments.
 std::string tiny_model();
 std::string reference_profile();

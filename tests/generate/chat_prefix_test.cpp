@@ -35,10 +35,11 @@ void expect_second_turn_reuses_the_first(bool thinking) {
   ChatOptions options;
   options.enable_thinking = thinking;
   Conversation chat(options);
+  const auto chat_template = text::ModelChatTemplate::for_model(kTinyModel);
 
   // Turn 1: generate an answer the way `glmrt chat` does.
   chat.add_user("hello there");
-  const auto prompt1 = encode(tokenizer, chat.render(kTinyModel));
+  const auto prompt1 = encode(tokenizer, chat.render(chat_template));
   Session session(*engine);
   SamplingParams greedy;
   greedy.temperature = 0;
@@ -55,7 +56,7 @@ void expect_second_turn_reuses_the_first(bool thinking) {
 
   // Turn 2: the whole conversation re-rendered.
   chat.add_user("tell me more");
-  const auto prompt2 = encode(tokenizer, chat.render(kTinyModel));
+  const auto prompt2 = encode(tokenizer, chat.render(chat_template));
   const SessionStats before = session.stats();
   const auto reused_logits = session.set_context(prompt2);
   const int64_t reused = session.stats().reused_tokens - before.reused_tokens;

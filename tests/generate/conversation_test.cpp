@@ -8,7 +8,8 @@
 namespace glmrt {
 namespace {
 
-const std::filesystem::path kConversationModel = std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny";
+const text::ModelChatTemplate kConversationTemplate =
+    text::ModelChatTemplate::for_model(std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny");
 
 TEST(Conversation, ThinkingAnswerIsSplitAtTheLastThinkClose) {
   Conversation chat({});
@@ -37,7 +38,8 @@ TEST(Conversation, WithoutThinkingTheWholeTextIsTheAnswer) {
   options.enable_thinking = false;
   Conversation chat(options);
   chat.add_user("hi");
-  EXPECT_TRUE(chat.render(kConversationModel).ends_with("<|user|>hi<|assistant|><think></think>"));
+  EXPECT_TRUE(
+      chat.render(kConversationTemplate).ends_with("<|user|>hi<|assistant|><think></think>"));
   chat.add_assistant("Hello</think>!");
   EXPECT_EQ(chat.messages().back()["content"], "Hello</think>!");
   EXPECT_EQ(chat.messages().back()["reasoning_content"], "");
@@ -50,12 +52,12 @@ TEST(Conversation, TheNextRenderExtendsThePromptPlusTheAnswer) {
     options.system = "Be brief.";
     Conversation chat(options);
     chat.add_user("What is 2+2?");
-    const std::string first = chat.render(kConversationModel);
+    const std::string first = chat.render(kConversationTemplate);
     // A stray </think> must stay where the model put it.
     const std::string generated = thinking ? "Add </think>them.</think>4." : "4</think>.";
     chat.add_assistant(generated);
     chat.add_user("And 3+3?");
-    const std::string second = chat.render(kConversationModel);
+    const std::string second = chat.render(kConversationTemplate);
     EXPECT_TRUE(second.starts_with(first + generated)) << "thinking=" << thinking << "\n"
                                                        << first << "\n"
                                                        << second;
@@ -74,7 +76,7 @@ TEST(Conversation, ReasoningEffortAndClearThinkingReachTheTemplate) {
   chat.add_user("a");
   chat.add_assistant("secret</think>b");
   chat.add_user("c");
-  const std::string prompt = chat.render(kConversationModel);
+  const std::string prompt = chat.render(kConversationTemplate);
   EXPECT_NE(prompt.find("Reasoning Effort: Low"), std::string::npos) << prompt;
   EXPECT_EQ(prompt.find("secret"), std::string::npos) << "cleared reasoning was rendered";
   EXPECT_EQ(chat.request()["chat_template_kwargs"]["reasoning_effort"], "low");

@@ -57,6 +57,7 @@ class ProfileTest : public ::testing::Test {
 
 TEST_F(ProfileTest, EveryFieldIsRead) {
   const fs::path file = write(R"(model: ../models/glm_tiny
+chat_template: builtin
 plugin_paths: [plugins, /opt/glmrt/plugins]
 plugins:
   kernels: auto
@@ -90,7 +91,8 @@ validate: {min_top1: 0.9, max_kl: 0.05, max_dlogit: 1.0, min_margin: 2e-3, greed
   EXPECT_EQ(p.plugin_paths[0], dir_ / "profiles" / "plugins");
   EXPECT_EQ(p.plugin_paths[1], fs::path("/opt/glmrt/plugins"));
   EXPECT_EQ(p.kernels.name, "auto");
-  EXPECT_EQ(p.kernels.origin, at_line(4).substr(0, at_line(4).size() - 2));
+  EXPECT_EQ(p.chat_template, text::ChatTemplateChoice::builtin);
+  EXPECT_EQ(p.kernels.origin, at_line(5).substr(0, at_line(5).size() - 2));
   EXPECT_EQ(p.io.name, "io-buffered");
   EXPECT_EQ(p.io.settings,
             (std::map<std::string, std::string>{{"threads", "8"}, {"drop_after_read", "true"}}));
@@ -126,6 +128,7 @@ validate: {min_top1: 0.9, max_kl: 0.05, max_dlogit: 1.0, min_margin: 2e-3, greed
 TEST_F(ProfileTest, MinimalProfileGetsTheDocumentedDefaults) {
   const Profile p = load_profile(write(kMinimal));
   EXPECT_FALSE(p.model);
+  EXPECT_EQ(p.chat_template, text::ChatTemplateChoice::model);
   EXPECT_TRUE(p.plugin_paths.empty());
   EXPECT_FALSE(p.draft);
   EXPECT_EQ(p.max_draft_tokens, 4);
@@ -198,6 +201,9 @@ TEST_F(ProfileTest, WrongTypesAreNamed) {
               HasSubstr("only int8, int4 and int2 take a group size"));
   EXPECT_THAT(error_of(std::string(kMinimal) + "precision:\n  kv_cache: int8\n"),
               HasSubstr("expected f32 or bf16"));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "chat_template: jinja\n"),
+              AllOf(StartsWith(at_line(4)), HasSubstr("key `chat_template`"),
+                    HasSubstr("expected `model` or `builtin`, found `jinja`")));
   EXPECT_THAT(error_of(std::string(kMinimal) + "memory: 4GiB\n"),
               AllOf(HasSubstr("key `memory`"), HasSubstr("expected a mapping")));
   EXPECT_THAT(error_of("plugins:\n  kernels: [a]\n  io: io-buffered\n"),

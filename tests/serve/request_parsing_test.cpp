@@ -25,7 +25,7 @@ class RequestParsing : public ::testing::Test {
     SamplingParams defaults;
     defaults.temperature = 0.7;
     defaults.max_new_tokens = 50;
-    return RequestContext{tokenizer_, kModel, 1024, 64, defaults, limits, 42};
+    return RequestContext{tokenizer_, chat_template_, 1024, 64, defaults, limits, 42};
   }
   // The ApiError `parse` throws for `body` (status 0 when it does not throw).
   template <typename Parse>
@@ -43,6 +43,7 @@ class RequestParsing : public ::testing::Test {
   }
 
   text::Tokenizer tokenizer_ = text::Tokenizer::from_file(kModel / "tokenizer.json");
+  text::ModelChatTemplate chat_template_ = text::ModelChatTemplate::for_model(kModel);
 };
 
 TEST_F(RequestParsing, ChatRendersTheTemplateAndKeepsDefaults) {
@@ -54,8 +55,7 @@ TEST_F(RequestParsing, ChatRendersTheTemplateAndKeepsDefaults) {
   const Json expected_request = {
       {"messages", Json::array({{{"role", "system"}, {"content", "be brief"}},
                                 {{"role", "user"}, {"content", "hi"}}})}};
-  const auto expected =
-      tokenizer_.encode(text::render_chat_for_model(kModel, expected_request), false);
+  const auto expected = tokenizer_.encode(chat_template_.render(expected_request), false);
   EXPECT_EQ(r.prompt, std::vector<int32_t>(expected.begin(), expected.end()));
   EXPECT_TRUE(r.thinking);
   EXPECT_EQ(r.top_logprobs, -1);

@@ -33,11 +33,12 @@ int listening_port(const std::string& log) {
 
 }  // namespace
 
-ServerProcess::ServerProcess(const std::vector<std::string>& args) {
+ServerProcess::ServerProcess(const std::vector<std::string>& args, bool access_log) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) throw std::runtime_error("pipe failed");
   std::vector<std::string> argv_text = {std::string(GLMRT_BUILD_DIR) + "/glmrt", "serve", "--port",
-                                        "0", "--quiet"};
+                                        "0"};
+  if (!access_log) argv_text.push_back("--quiet");
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error("fork failed");
@@ -53,7 +54,6 @@ ServerProcess::ServerProcess(const std::vector<std::string>& args) {
   }
   close(pipe_fds[1]);
   stderr_fd_ = pipe_fds[0];
-  std::string seen;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
   while (std::chrono::steady_clock::now() < deadline) {
     pollfd p{stderr_fd_, POLLIN, 0};
@@ -61,15 +61,37 @@ ServerProcess::ServerProcess(const std::vector<std::string>& args) {
     char buffer[4096];
     const ssize_t n = read(stderr_fd_, buffer, sizeof buffer);
     if (n <= 0) break;  // exited
-    seen.append(buffer, static_cast<size_t>(n));
-    if (const int port = listening_port(seen); port > 0) {
+    log_.append(buffer, static_cast<size_t>(n));
+    if (const int port = listening_port(log_); port > 0) {
       port_ = port;
       fcntl(stderr_fd_, F_SETFL, fcntl(stderr_fd_, F_GETFL) | O_NONBLOCK);
       return;
     }
   }
   stop();
-  throw std::runtime_error("glmrt serve did not start:\n" + seen);
+  throw std::runtime_error("glmrt serve did not start:\n" + log_);
+}
+
+void ServerProcess::drain() {
+  if (stderr_fd_ < 0) return;
+  char buffer[4096];
+  ssize_t n = 0;
+  while ((n = read(stderr_fd_, buffer, sizeof buffer)) > 0)
+    log_.append(buffer, static_cast<size_t>(n));
+}
+
+const std::string& ServerProcess::log() {
+  drain();
+  return log_;
+}
+
+bool ServerProcess::wait_for_log(const std::string& text) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (log().find(text) == std::string::npos) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
 }
 
 ServerProcess::~ServerProcess() {
@@ -86,9 +108,7 @@ int ServerProcess::stop() {
   while ((done = waitpid(pid_, &status, WNOHANG)) == 0 &&
          std::chrono::steady_clock::now() < deadline) {
     // Keep its stderr pipe drained so it never blocks writing to it.
-    char buffer[4096];
-    while (read(stderr_fd_, buffer, sizeof buffer) > 0) {
-    }
+    drain();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   if (done == 0) {

@@ -2,6 +2,7 @@
 // and tokenize to the recorded glm_tiny ids.
 #include <glmrt/base/error.h>
 #include <glmrt/text/chat_template.h>
+#include <glmrt/text/model_chat_template.h>
 #include <glmrt/text/tokenizer.h>
 #include <gtest/gtest.h>
 
@@ -96,10 +97,10 @@ TEST(Glm5ChatTemplate, MalformedRequestsAreClearErrors) {
 TEST(ChatForModel, PicksGlm5FromConfigAndRejectsUnknownTypes) {
   const ordered_json request =
       ordered_json::parse(R"({"messages": [{"role": "user", "content": "hi"}]})");
-  EXPECT_EQ(render_chat_for_model(tokenizer_fixture("glm_tiny"), request),
+  EXPECT_EQ(ModelChatTemplate::for_model(tokenizer_fixture("glm_tiny")).render(request),
             "[gMASK]<sop><|system|>Reasoning Effort: Max<|user|>hi<|assistant|><think>");
   try {
-    render_chat_for_model(tokenizer_fixture("qwen3"), request);
+    ModelChatTemplate::for_model(tokenizer_fixture("qwen3"));
     FAIL() << "expected an error";
   } catch (const glmrt::Error& e) {
     EXPECT_NE(std::string(e.what()).find("config.json"), std::string::npos);

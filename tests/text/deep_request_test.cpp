@@ -38,7 +38,8 @@ std::string error_of(const std::function<void()>& action) {
 }
 
 std::string render(const std::string& request) {
-  return render_request_for_model(tokenizer_fixture("glm_tiny"), request, "request.json");
+  return render_request(ModelChatTemplate::for_model(tokenizer_fixture("glm_tiny")), request,
+                        "request.json");
 }
 
 std::string with_arguments(const std::string& arguments) {

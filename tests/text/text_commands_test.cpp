@@ -21,22 +21,24 @@ TEST(TextCommands, TokenizeAndDecodeRoundTrip) {
   EXPECT_THROW(decode_json_ids(tokenizer, "{}"), glmrt::Error);
 }
 
+ModelChatTemplate glm_tiny_template() {
+  return ModelChatTemplate::for_model(tokenizer_fixture("glm_tiny"));
+}
+
 TEST(TextCommands, TemplateRendersTheRequestForTheModel) {
-  EXPECT_EQ(render_request_for_model(tokenizer_fixture("glm_tiny"),
-                                     R"({"messages": [{"role": "user", "content": "hi"}],
+  EXPECT_EQ(render_request(glm_tiny_template(),
+                           R"({"messages": [{"role": "user", "content": "hi"}],
                                          "chat_template_kwargs": {"enable_thinking": false}})",
-                                     "req.json"),
+                           "req.json"),
             "[gMASK]<sop><|system|>Reasoning Effort: Max<|user|>hi<|assistant|><think></think>");
-  EXPECT_THROW(render_request_for_model(tokenizer_fixture("glm_tiny"), "[", "req.json"),
-               glmrt::Error);
+  EXPECT_THROW(render_request(glm_tiny_template(), "[", "req.json"), glmrt::Error);
 }
 
 // Found by fuzz_chat_request: a number beyond double's range made the JSON
 // library throw out_of_range, which escaped without naming the request file.
 TEST(TextCommands, TemplateNamesTheRequestWhenANumberIsOutOfRange) {
   try {
-    render_request_for_model(tokenizer_fixture("glm_tiny"), R"({"messages": [], "x": 1e400})",
-                             "req.json");
+    render_request(glm_tiny_template(), R"({"messages": [], "x": 1e400})", "req.json");
     ADD_FAILURE() << "no error";
   } catch (const glmrt::Error& e) {
     EXPECT_NE(std::string(e.what()).find("req.json: invalid JSON"), std::string::npos) << e.what();

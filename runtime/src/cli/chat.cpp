@@ -43,9 +43,10 @@ constexpr const char* kHelp =
 
 class ChatLoop {
  public:
-  ChatLoop(Engine& engine, const SamplingParams& sampling, ChatOptions options,
-           const std::atomic<bool>& interrupted)
+  ChatLoop(Engine& engine, text::ModelChatTemplate chat_template, const SamplingParams& sampling,
+           ChatOptions options, const std::atomic<bool>& interrupted)
       : engine_(engine),
+        chat_template_(chat_template),
         tokenizer_(text::Tokenizer::from_file(engine.model_dir() / "tokenizer.json")),
         session_(engine),
         sampler_(sampling),
@@ -78,7 +79,7 @@ class ChatLoop {
   void user_turn(const std::string& text) {
     Conversation next = conversation_;
     next.add_user(text);
-    const auto ids = tokenizer_.encode(next.render(engine_.model_dir()), false);
+    const auto ids = tokenizer_.encode(next.render(chat_template_), false);
     std::vector<int32_t> prompt(ids.begin(), ids.end());
     const Generation generation = answer(prompt);
     conversation_ = std::move(next);
@@ -153,6 +154,7 @@ class ChatLoop {
   }
 
   Engine& engine_;
+  const text::ModelChatTemplate chat_template_;
   text::Tokenizer tokenizer_;
   Session session_;
   Sampler sampler_;
@@ -175,7 +177,7 @@ int chat_command(const Args& args) {
   options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
                                                     "profile YAML")(
       "model", po::value(&model_dir), "model directory (default: the profile's `model`)");
-  options.add(sampling_flags()).add(chat_flags());
+  options.add(sampling_flags()).add(chat_flags()).add(chat_template_flag());
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) {
@@ -187,11 +189,14 @@ int chat_command(const Args& args) {
   ChatOptions chat_options = chat_options_from(vm);
 
   const Profile profile = load_profile(profile_path);
+  // Before the model loads, which may take minutes.
+  const auto chat_template = text::ModelChatTemplate::for_model(
+      Engine::model_dir_for(profile, model_dir), chat_template_choice(vm, profile.chat_template));
   auto engine = Engine::open(profile, model_dir);
   const SamplingParams sampling =
       apply_sampling_flags(resolve_sampling(engine->model_dir(), profile), vm);
   std::atomic<bool> interrupted{false};
-  ChatLoop chat(*engine, sampling, std::move(chat_options), interrupted);
+  ChatLoop chat(*engine, chat_template, sampling, std::move(chat_options), interrupted);
 
   const bool interactive = isatty(STDIN_FILENO) != 0;
   if (interactive)

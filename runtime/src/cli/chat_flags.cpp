@@ -1,6 +1,7 @@
 #include "chat_flags.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 
 #include <string>
 
@@ -24,11 +25,27 @@ ChatOptions chat_options_from(const po::variables_map& vm) {
   if (vm.count("reasoning-effort")) {
     const auto effort = vm["reasoning-effort"].as<std::string>();
     if (effort != "low" && effort != "high" && effort != "max")
-      fail("--reasoning-effort: `{}` is not one of low, high, max", effort);
+      fail("--reasoning-effort: `{}` is not one of low, high, max", printable(effort, 64));
     if (effort != "max") options.reasoning_effort = effort;
   }
   if (vm.count("system")) options.system = vm["system"].as<std::string>();
   return options;
+}
+
+po::options_description chat_template_flag() {
+  po::options_description flag("chat template choice");
+  flag.add_options()("chat-template", po::value<std::string>(),
+                     "model (default): the model's own template, refused when glmrt cannot "
+                     "render it | builtin: the built-in GLM-5 template whatever the model ships");
+  return flag;
+}
+
+text::ChatTemplateChoice chat_template_choice(const po::variables_map& vm,
+                                              text::ChatTemplateChoice fallback) {
+  if (!vm.count("chat-template")) return fallback;
+  const auto name = vm["chat-template"].as<std::string>();
+  if (const auto choice = text::chat_template_choice_named(name)) return *choice;
+  fail("--chat-template: `{}` is not one of model, builtin", printable(name, 64));
 }
 
 }  // namespace glmrt::cli

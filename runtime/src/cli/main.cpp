@@ -3,6 +3,7 @@
 #include "output_error.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/omp_wait_policy.h>
 
 #include <csignal>
 #include <cstdio>
@@ -69,6 +70,9 @@ int run_command_line(const glmrt::cli::Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First: the OpenMP runtime read its environment before main, and idle
+  // threads that spin starve the working ones on a busy machine.
+  glmrt::restart_with_passive_omp_waiting(argv);
   // A reader that goes away (`glmrt ... | head`) makes writes fail with EPIPE
   // instead of killing the process, so the command stops through its normal
   // path (destructors run) and ends quietly; see output_error.h.

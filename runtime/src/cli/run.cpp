@@ -29,16 +29,23 @@ namespace {
 
 namespace po = boost::program_options;
 
+// A chat prompt: the template and the options it is rendered with.
+struct ChatPrompt {
+  ChatOptions options;
+  text::ModelChatTemplate chat_template;
+};
+
 // --prompt: the text (raw, or wrapped as one user turn with --chat) encoded
 // with the model's tokenizer. A raw prompt gets the tokenizer's special
 // tokens as transformers' tokenizer(text) does; a chat prompt already has them.
+
 std::vector<int32_t> encode_prompt(const text::Tokenizer& tokenizer, const std::string& prompt,
-                                   const std::optional<ChatOptions>& chat, const Engine& engine) {
+                                   const std::optional<ChatPrompt>& chat) {
   std::vector<text::TokenId> ids;
   if (chat) {
-    Conversation conversation(*chat);
+    Conversation conversation(chat->options);
     conversation.add_user(prompt);
-    ids = tokenizer.encode(conversation.render(engine.model_dir()), false);
+    ids = tokenizer.encode(conversation.render(chat->chat_template), false);
   } else {
     ids = tokenizer.encode(prompt, true);
   }
@@ -61,7 +68,7 @@ int run_command(const Args& args) {
       "ignore-eos", "do not stop at end-of-sequence tokens")(
       "record-routing", po::value<std::string>(),
       "write every MoE step's routed experts to FILE (a trace for `glmrt stats --replay`)");
-  options.add(sampling_flags()).add(chat_flags());
+  options.add(sampling_flags()).add(chat_flags()).add(chat_template_flag());
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
   if (vm.count("help")) {
@@ -72,15 +79,22 @@ int run_command(const Args& args) {
   if (vm.count("prompt") == vm.count("prompt-ids"))
     fail("run: give exactly one of --prompt TEXT or --prompt-ids IDS");
   if (vm.count("chat") && !vm.count("prompt")) fail("run: --chat needs --prompt TEXT");
+  if (vm.count("chat-template") && !vm.count("chat"))
+    fail("run: --chat-template applies to --chat prompts only");
   check_sampling_flags(vm);
   // Checked before the model loads, which may take minutes.
   std::vector<int32_t> prompt_ids;
   if (vm.count("prompt-ids"))
     prompt_ids = parse_token_id_list(vm["prompt-ids"].as<std::string>(), "--prompt-ids");
-  std::optional<ChatOptions> chat;
-  if (vm.count("chat")) chat = chat_options_from(vm);
+  std::optional<ChatOptions> chat_options;
+  if (vm.count("chat")) chat_options = chat_options_from(vm);
 
   const Profile profile = load_profile(profile_path);
+  std::optional<ChatPrompt> chat;
+  if (chat_options)
+    chat = ChatPrompt{*chat_options, text::ModelChatTemplate::for_model(
+                                         Engine::model_dir_for(profile, model_dir),
+                                         chat_template_choice(vm, profile.chat_template))};
   auto engine = Engine::open(profile, model_dir);
   if (vm.count("record-routing")) engine->record_routing(vm["record-routing"].as<std::string>());
   const SamplingParams sampling =
@@ -98,7 +112,7 @@ int run_command(const Args& args) {
                  "the generated token ids");
   } else {
     const auto tokenizer = text::Tokenizer::from_file(engine->model_dir() / "tokenizer.json");
-    const auto prompt = encode_prompt(tokenizer, vm["prompt"].as<std::string>(), chat, *engine);
+    const auto prompt = encode_prompt(tokenizer, vm["prompt"].as<std::string>(), chat);
     TextStream stream(tokenizer, stdout);
     generation = generate(session, sampler, prompt, limits, [&](int32_t token) {
       stream.push(token);

@@ -2,11 +2,13 @@
 // Loads the model once, listens (127.0.0.1 unless told otherwise) and runs
 // until SIGTERM or Ctrl-C, which stop it cleanly: no new requests, waiting
 // ones answered 503, the running one finished within --shutdown-grace.
+#include "chat_flags.h"
 #include "commands.h"
 #include "options.h"
 #include "sampling_flags.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/serve/http_server.h>
 #include <glmrt/serve/shutdown_signals.h>
@@ -58,7 +60,7 @@ int serve_command(const Args& args) {
       "shutdown-grace",
       po::value(&o.shutdown_grace_seconds)->default_value(o.shutdown_grace_seconds),
       "seconds the running request may finish after SIGTERM")("quiet", "no access log on stderr");
-  options.add(limit_flags(o.limits)).add(sampling_flags());
+  options.add(limit_flags(o.limits)).add(sampling_flags()).add(chat_template_flag());
   // Before any other thread exists, so every thread inherits the blocked
   // SIGTERM/SIGINT and only the watcher takes them.
   serve::ShutdownSignals signals;
@@ -74,6 +76,9 @@ int serve_command(const Args& args) {
   o.access_log = vm.count("quiet") == 0;
 
   const Profile profile = load_profile(profile_path);
+  // Before the model loads, which may take minutes.
+  const auto chat_template = text::ModelChatTemplate::for_model(
+      Engine::model_dir_for(profile, model_dir), chat_template_choice(vm, profile.chat_template));
   auto engine = Engine::open(profile, model_dir);
   if (o.model_name.empty()) {
     auto dir = std::filesystem::absolute(engine->model_dir()).lexically_normal();
@@ -82,14 +87,15 @@ int serve_command(const Args& args) {
   }
   const SamplingParams defaults =
       apply_sampling_flags(resolve_sampling(engine->model_dir(), profile), vm);
-  serve::HttpServer server(*engine, defaults, o);
+  serve::HttpServer server(*engine, chat_template, defaults, o);
   const int port = server.bind();
   signals.on_signal([&server] {
     fmt::print(stderr, "glmrt serve: stopping (signal received)\n");
     server.stop();
   });
-  fmt::print(stderr, "glmrt serve: {} on http://{}:{}/ (model `{}`, profile {})\n",
-             engine->model_dir(), o.host, port, o.model_name, profile_path);
+  fmt::print(stderr, "glmrt serve: {} on {} (model `{}`, profile {})\n",
+             printable(engine->model_dir().string()), serve::listening_url(o.host, port),
+             printable(o.model_name, 256), printable(profile_path));
   std::fflush(stderr);
   server.run();
   signals.stop_watching();  // the action above uses `server`

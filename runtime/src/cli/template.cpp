@@ -1,9 +1,11 @@
 // glmrt template: the prompt a chat request renders to, for a model directory.
+#include "chat_flags.h"
 #include "commands.h"
 #include "options.h"
 #include "output_error.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/base/text_file.h>
 #include <glmrt/text/text_commands.h>
 
@@ -21,9 +23,13 @@ int template_command(const Args& args) {
                                                     "model directory (config.json)")(
       "request", po::value(&request_path)->required(),
       "OpenAI-style chat request body (messages, tools, chat_template_kwargs)");
-  if (!parse_options(args, options)) return 0;
+  options.add(chat_template_flag());
+  const auto vm = parse_options(args, options);
+  if (!vm) return 0;
+  const auto chat_template = text::ModelChatTemplate::for_model(
+      model_dir, chat_template_choice(*vm, text::ChatTemplateChoice::model));
   const std::string body = read_text_file(request_path, "the request file");
-  const std::string prompt = text::render_request_for_model(model_dir, body, request_path);
+  const std::string prompt = text::render_request(chat_template, body, printable(request_path));
   write_output(stdout, prompt, "the prompt");
   flush_output(stdout, "the prompt");
   return 0;

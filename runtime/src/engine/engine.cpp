@@ -80,14 +80,17 @@ uint64_t largest_slot_bytes(const ModelConfig& config, const TensorDirectory& te
 
 }  // namespace
 
+std::filesystem::path Engine::model_dir_for(const Profile& profile,
+                                            const std::filesystem::path& model_dir) {
+  if (!model_dir.empty()) return model_dir;
+  if (!profile.model)
+    fail("no model: pass --model DIR or set `model:` in the profile {}", profile.file);
+  return *profile.model;
+}
+
 std::unique_ptr<Engine> Engine::open(const Profile& profile,
                                      const std::filesystem::path& model_dir) {
-  std::filesystem::path dir = model_dir;
-  if (dir.empty()) {
-    if (!profile.model)
-      fail("no model: pass --model DIR or set `model:` in the profile {}", profile.file);
-    dir = *profile.model;
-  }
+  const std::filesystem::path dir = model_dir_for(profile, model_dir);
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<Engine> engine(new Engine(profile, dir));
   engine->open_seconds_ =

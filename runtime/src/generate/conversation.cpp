@@ -1,6 +1,5 @@
 #include <glmrt/base/error.h>
 #include <glmrt/generate/conversation.h>
-#include <glmrt/text/chat_template.h>
 
 namespace glmrt {
 namespace {
@@ -70,8 +69,8 @@ nlohmann::ordered_json Conversation::request() const {
   return {{"messages", std::move(all)}, {"chat_template_kwargs", std::move(kwargs)}};
 }
 
-std::string Conversation::render(const std::filesystem::path& model_dir) const {
-  return text::render_chat_for_model(model_dir, request());
+std::string Conversation::render(const text::ModelChatTemplate& chat_template) const {
+  return chat_template.render(request());
 }
 
 }  // namespace glmrt

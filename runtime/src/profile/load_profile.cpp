@@ -3,6 +3,7 @@
 #include "yaml_fields.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/base/text_file.h>
 #include <glmrt/base/warning.h>
 #include <glmrt/generate/sampling_limits.h>
@@ -32,11 +33,13 @@ class ProfileReader {
                                        "memory, ...), found {}",
                                        yaml_strict::describe(root)));
     Mapping top(display_, root, "",
-                {{"model", "plugin_paths", "plugins", "threads", "precision", "memory",
-                  "generation", "validate"}});
+                {{"model", "chat_template", "plugin_paths", "plugins", "threads", "precision",
+                  "memory", "generation", "validate"}});
     Profile profile;
     profile.file = file_;
     if (auto model = top.find("model")) profile.model = resolve_path(*model);
+    if (auto chat_template = top.find("chat_template"))
+      profile.chat_template = read_chat_template_choice(*chat_template);
     if (auto paths = top.find("plugin_paths"))
       for (const Field& element : paths->as_sequence())
         profile.plugin_paths.push_back(checked_plugin_folder(element));
@@ -55,6 +58,12 @@ class ProfileReader {
     std::string text = field.as_string();
     if (text.empty()) field.fail("expected a path, found an empty text");
     return std::filesystem::absolute(folder_ / text).lexically_normal();
+  }
+
+  static text::ChatTemplateChoice read_chat_template_choice(const Field& field) {
+    const std::string name = field.as_string();
+    if (const auto choice = text::chat_template_choice_named(name)) return *choice;
+    field.fail(fmt::format("expected `model` or `builtin`, found `{}`", printable(name, 64)));
   }
 
   // A folder that does not exist is searched as an empty one (the others may

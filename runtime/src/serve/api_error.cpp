@@ -1,4 +1,8 @@
+#include <glmrt/base/printable.h>
 #include <glmrt/serve/api_error.h>
+
+#include <cstdio>
+#include <random>
 
 namespace glmrt::serve {
 namespace {
@@ -22,6 +26,20 @@ std::string type_for(int status) {
 }
 
 }  // namespace
+
+ApiError internal_error(std::string_view summary, std::string_view detail) {
+  // Random rather than counted: ids stay distinct across restarts of the
+  // server whose logs are read together.
+  std::random_device random;
+  const std::string id = fmt::format("err-{:08x}{:08x}", static_cast<uint32_t>(random()),
+                                     static_cast<uint32_t>(random()));
+  const std::string line =
+      fmt::format("glmrt serve: error {}: {}: {}\n", id, summary, printable(detail));
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  return ApiError(500, "server_error",
+                  fmt::format("{} (error id {}; the server's log has the details)", summary, id),
+                  "", "internal_error");
+}
 
 nlohmann::json error_body(const ApiError& error) {
   return {{"error",

@@ -3,12 +3,12 @@
 // the model thread; this thread relays the response and watches the client.
 #include "server_state.h"
 
+#include <glmrt/base/printable.h>
 #include <glmrt/serve/chat_request.h>
 #include <glmrt/serve/completion_jobs.h>
 #include <glmrt/serve/completion_request.h>
 #include <glmrt/serve/connection_probe.h>
 #include <glmrt/serve/request_fields.h>
-#include <glmrt/text/chat_template.h>
 
 namespace glmrt::serve {
 namespace {
@@ -141,7 +141,7 @@ void tokenize(ServerState& state, const httplib::Request& req, httplib::Response
          {{"add_generation_prompt", f.boolean("add_generation_prompt").value_or(true)}}}};
     if (const Json* tools = f.get("tools")) render["tools"] = *tools;
     try {
-      text = text::render_chat_for_model(state.engine.model_dir(), render);
+      text = state.chat_template.render(render);
     } catch (const Error& e) {
       bad_request("messages", "{}", e.what());
     }
@@ -217,7 +217,8 @@ void register_api_routes(ServerState& state) {
     if (req.matches[1] != state.model.name)
       return respond_error(res, ApiError(404, "not_found_error",
                                          fmt::format("no model `{}`: this server serves `{}`",
-                                                     std::string(req.matches[1]), state.model.name),
+                                                     printable(std::string(req.matches[1]), 256),
+                                                     printable(state.model.name, 256)),
                                          "model", "model_not_found"));
     respond_json(res, model_json(state));
   });

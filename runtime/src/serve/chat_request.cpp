@@ -1,7 +1,7 @@
 #include <glmrt/base/error.h>
 #include <glmrt/score/sequence_scorer.h>
 #include <glmrt/serve/chat_request.h>
-#include <glmrt/text/chat_template.h>
+#include <glmrt/text/model_chat_template.h>
 
 namespace glmrt::serve {
 namespace {
@@ -94,7 +94,7 @@ ChatRequest parse_chat_request(const Json& body, const RequestContext& context) 
 
   std::string text;
   try {
-    text = text::render_chat_for_model(context.model_dir, render);
+    text = context.chat_template.render(render);
   } catch (const Error& e) {
     bad_request("messages", "{}", e.what());
   }

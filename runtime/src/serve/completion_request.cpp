@@ -1,3 +1,4 @@
+#include <glmrt/base/printable.h>
 #include <glmrt/score/sequence_scorer.h>
 #include <glmrt/serve/completion_request.h>
 
@@ -18,7 +19,8 @@ std::vector<int32_t> ids_of(const Json& list, const RequestContext& context,
                           v.get<uint64_t>() < static_cast<uint64_t>(context.vocab_size);
     if (!in_range)
       bad_request(where, "`{}[{}]` is {}, not a token id in 0..{}", where, i,
-                  v.is_primitive() ? v.dump() : std::string(v.type_name()), context.vocab_size - 1);
+                  v.is_primitive() ? printable(v.dump(), 64) : std::string(v.type_name()),
+                  context.vocab_size - 1);
     ids.push_back(static_cast<int32_t>(v.get<int64_t>()));
   }
   return ids;

@@ -1,6 +1,7 @@
 #include "server_state.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/generate/stop_tokens.h>
 #include <glmrt/serve/chat_page.h>
 #include <glmrt/serve/http_server.h>
@@ -57,7 +58,7 @@ std::string_view route_label(const std::string& path) {
 std::string message_for(int status, const httplib::Request& req, const ServeOptions& options) {
   switch (status) {
     case 404:
-      return fmt::format("no route {} {}", req.method, req.path);
+      return fmt::format("no route {} {}", printable(req.method, 32), printable(req.path, 256));
     case 413:
       // httplib parses form-encoded bodies itself and caps them at 8 KiB:
       // `curl -d` without a Content-Type lands here.
@@ -103,20 +104,26 @@ void install_handlers(ServerState& state) {
                     "application/json");
   });
   http.set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr error) {
-        std::string message = "internal error";
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
+        std::string detail = "an exception that is not a std::exception";
         try {
           if (error) std::rethrow_exception(error);
         } catch (const std::exception& e) {
-          message = e.what();
+          detail = e.what();
         } catch (...) {
         }
-        respond_error(res, ApiError(500, "server_error", message));
+        respond_error(res, internal_error("the request failed inside the server",
+                                          fmt::format("{} {}: {}", req.method, req.path, detail)));
       });
   http.set_logger([&state](const httplib::Request& req, const httplib::Response& res) {
     state.metrics.count_request(route_label(req.path), res.status);
-    if (state.options.access_log)
-      fmt::print(stderr, "{} {} {} {}\n", req.remote_addr, req.method, req.path, res.status);
+    if (state.options.access_log) {
+      // The request line is the client's: escaped, or it could drive the terminal.
+      const std::string line =
+          fmt::format("{} {} {} {}\n", printable(req.remote_addr), printable(req.method, 32),
+                      printable(req.path, 2048), res.status);
+      std::fwrite(line.data(), 1, line.size(), stderr);
+    }
   });
 
   http.Get("/", [](const httplib::Request&, httplib::Response& res) {
@@ -143,13 +150,21 @@ size_t http_threads(const ServeOptions& options) {
 
 }  // namespace
 
+std::string listening_url(std::string_view host, int port) {
+  const std::string shown = printable(host, 256);
+  if (host.find(':') != std::string_view::npos) return fmt::format("http://[{}]:{}/", shown, port);
+  return fmt::format("http://{}:{}/", shown, port);
+}
+
 struct HttpServer::State : ServerState {
   using ServerState::ServerState;
   std::once_flag stopped;
 };
 
-ServerState::ServerState(Engine& engine_, const SamplingParams& defaults_, ServeOptions options_)
+ServerState::ServerState(Engine& engine_, text::ModelChatTemplate chat_template_,
+                         const SamplingParams& defaults_, ServeOptions options_)
     : engine(engine_),
+      chat_template(chat_template_),
       defaults(defaults_),
       options(std::move(options_)),
       tokenizer(text::Tokenizer::from_file(engine_.model_dir() / "tokenizer.json")),
@@ -159,7 +174,7 @@ ServerState::ServerState(Engine& engine_, const SamplingParams& defaults_, Serve
 
 RequestContext ServerState::request_context() {
   return RequestContext{tokenizer,
-                        engine.model_dir(),
+                        chat_template,
                         engine.model().config().vocab_size,
                         engine.profile().max_context,
                         defaults,
@@ -167,13 +182,14 @@ RequestContext ServerState::request_context() {
                         ids.seed()};
 }
 
-HttpServer::HttpServer(Engine& engine, const SamplingParams& defaults, ServeOptions options) {
+HttpServer::HttpServer(Engine& engine, text::ModelChatTemplate chat_template,
+                       const SamplingParams& defaults, ServeOptions options) {
   if (options.limits.max_queue < 0) fail("--max-queue must be >= 0");
   if (options.limits.max_messages < 1) fail("--max-messages must be >= 1");
   if (options.limits.max_batch < 1) fail("--max-batch must be >= 1");
   if (options.limits.max_tokens < 0) fail("--max-tokens must be >= 0");
   if (options.limits.max_body_bytes < 1) fail("--max-body-bytes must be >= 1");
-  state_ = std::make_unique<State>(engine, defaults, std::move(options));
+  state_ = std::make_unique<State>(engine, chat_template, defaults, std::move(options));
   httplib::Server& http = state_->http;
   const size_t threads = http_threads(state_->options);
   http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -190,7 +206,8 @@ int HttpServer::bind() {
   const int port = o.port == 0 ? state_->http.bind_to_any_port(o.host)
                                : (state_->http.bind_to_port(o.host, o.port) ? o.port : -1);
   if (port < 0)
-    fail("cannot listen on {}:{} (in use, or not an address of this machine?)", o.host, o.port);
+    fail("cannot listen on {} (in use, or not an address of this machine?)",
+         listening_url(o.host, o.port));
   return port;
 }
 

@@ -14,16 +14,17 @@ void Job::run() {
   } catch (const ApiError& e) {
     error = e;
   } catch (const std::bad_alloc&) {
-    error = ApiError(500, "server_error", "out of memory while running the request");
+    error = internal_error("out of memory while running the request", "std::bad_alloc");
   } catch (const std::exception& e) {
-    error = ApiError(500, "server_error", e.what());
+    error = internal_error("the request failed inside the server", e.what());
   }
   // Work that stopped early left its response unfinished: say why, for a
   // client still listening (the server cancels at the end of its shutdown grace).
   if (!error && !completed())
     error = cancelled()
                 ? ApiError(503, "server_error", "the request was cancelled before it finished")
-                : ApiError(500, "server_error", "the request ended without a response");
+                : internal_error("the request ended without a response",
+                                 "the work returned before sending its last piece");
   finish(std::move(error));
 }
 

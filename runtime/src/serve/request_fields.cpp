@@ -1,3 +1,4 @@
+#include <glmrt/base/printable.h>
 #include <glmrt/serve/request_fields.h>
 
 #include <cmath>
@@ -13,7 +14,7 @@ Json parse_request_body(std::string_view body) {
       return true;
     });
   } catch (const Json::exception& e) {
-    bad_request("", "the request body is not valid JSON: {}", e.what());
+    bad_request("", "the request body is not valid JSON: {}", printable(e.what(), 512));
   }
   if (!parsed.is_object())
     bad_request("", "the request body must be a JSON object, found {}", parsed.type_name());
@@ -42,7 +43,7 @@ std::optional<double> RequestFields::number(std::string_view key, double min, do
   const double value = v->get<double>();
   if (!(value >= min && value <= max))  // NaN fails too
     bad_request(name(key), "`{}` must be in [{:g}, {:g}], found {}", name(key), min, max,
-                v->dump());
+                printable(v->dump(), 64));
   return value;
 }
 
@@ -56,10 +57,11 @@ std::optional<int64_t> RequestFields::integer(std::string_view key, int64_t min,
                       std::abs(v->get<double>()) < 9e15);
   if (!whole)
     bad_request(name(key), "`{}` must be an integer in [{}, {}], found {}", name(key), min, max,
-                v->is_number() ? v->dump() : std::string(v->type_name()));
+                v->is_number() ? printable(v->dump(), 64) : std::string(v->type_name()));
   // Unsigned values above int64's range compare as huge, never as negative.
   if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(max))
-    bad_request(name(key), "`{}` must be in [{}, {}], found {}", name(key), min, max, v->dump());
+    bad_request(name(key), "`{}` must be in [{}, {}], found {}", name(key), min, max,
+                printable(v->dump(), 64));
   const int64_t value =
       v->is_number_float() ? static_cast<int64_t>(v->get<double>()) : v->get<int64_t>();
   if (value < min || value > max)
@@ -71,7 +73,8 @@ std::optional<bool> RequestFields::boolean(std::string_view key) const {
   const Json* v = get(key);
   if (!v) return std::nullopt;
   if (!v->is_boolean())
-    bad_request(name(key), "`{}` must be true or false, found {}", name(key), v->dump());
+    bad_request(name(key), "`{}` must be true or false, found {}", name(key),
+                printable(v->dump(), 64));
   return v->get<bool>();
 }
 

@@ -7,6 +7,7 @@
 #include <glmrt/serve/model_worker.h>
 #include <glmrt/serve/response_parts.h>
 #include <glmrt/serve/serve_options.h>
+#include <glmrt/text/model_chat_template.h>
 #include <glmrt/text/tokenizer.h>
 
 #include <httplib.h>
@@ -16,12 +17,14 @@
 namespace glmrt::serve {
 
 struct ServerState {
-  ServerState(Engine& engine, const SamplingParams& defaults, ServeOptions options);
+  ServerState(Engine& engine, text::ModelChatTemplate chat_template, const SamplingParams& defaults,
+              ServeOptions options);
 
   /// A request context for one request (with its own fresh seed).
   RequestContext request_context();
 
   Engine& engine;
+  const text::ModelChatTemplate chat_template;
   const SamplingParams defaults;
   const ServeOptions options;
   const text::Tokenizer tokenizer;

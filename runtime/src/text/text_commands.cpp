@@ -1,6 +1,5 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/json_nesting.h>
-#include <glmrt/text/chat_template.h>
 #include <glmrt/text/text_commands.h>
 
 #include <nlohmann/json.hpp>
@@ -27,8 +26,8 @@ std::string decode_json_ids(const Tokenizer& tokenizer, std::string_view json_id
   return tokenizer.decode(ids);
 }
 
-std::string render_request_for_model(const std::filesystem::path& model_dir,
-                                     std::string_view request_json, std::string_view source) {
+std::string render_request(const ModelChatTemplate& chat_template, std::string_view request_json,
+                           std::string_view source) {
   require_json_nesting_within(request_json, source);
   nlohmann::ordered_json request;
   try {
@@ -37,7 +36,7 @@ std::string render_request_for_model(const std::filesystem::path& model_dir,
     fail("{}: invalid JSON: {}", source, e.what());
   }
   if (!request.is_object()) fail("{}: the request body must be a JSON object", source);
-  return render_chat_for_model(model_dir, request);
+  return chat_template.render(request);
 }
 
 }  // namespace glmrt::text

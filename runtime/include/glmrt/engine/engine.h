@@ -31,6 +31,10 @@ class Engine {
   /// Loads the model in `model_dir` (or the profile's `model` when empty).
   static std::unique_ptr<Engine> open(const Profile& profile,
                                       const std::filesystem::path& model_dir = {});
+  /// The folder open() loads: `model_dir`, or the profile's `model` when
+  /// empty (neither is an error). For checks made before the model loads.
+  static std::filesystem::path model_dir_for(const Profile& profile,
+                                             const std::filesystem::path& model_dir = {});
 
   Model& model() { return *model_; }
   const Profile& profile() const { return profile_; }

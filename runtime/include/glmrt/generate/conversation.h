@@ -5,9 +5,10 @@
 // already cached.
 #pragma once
 
+#include <glmrt/text/model_chat_template.h>
+
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,9 +43,8 @@ class Conversation {
 
   /// {"messages": [...], "chat_template_kwargs": {...}}, generation prompt on.
   nlohmann::ordered_json request() const;
-  /// The prompt text for the model in `model_dir` (its config.json picks the
-  /// template).
-  std::string render(const std::filesystem::path& model_dir) const;
+  /// The prompt text, rendered with the model's chat template.
+  std::string render(const text::ModelChatTemplate& chat_template) const;
 
  private:
   nlohmann::ordered_json assistant_message(std::string_view generated_text) const;

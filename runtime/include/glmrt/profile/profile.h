@@ -4,6 +4,7 @@
 #pragma once
 
 #include <glmrt/profile/weight_precision.h>
+#include <glmrt/text/chat_template_choice.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -48,8 +49,11 @@ struct ValidateThresholds {
 };
 
 struct Profile {
-  std::filesystem::path file;                       // where it was loaded from (empty for defaults)
-  std::optional<std::filesystem::path> model;       // resolved against the profile's folder
+  std::filesystem::path file;                  // where it was loaded from (empty for defaults)
+  std::optional<std::filesystem::path> model;  // resolved against the profile's folder
+  /// `chat_template`: builtin renders with the built-in template even when
+  /// the model ships another (--chat-template overrides it).
+  text::ChatTemplateChoice chat_template = text::ChatTemplateChoice::model;
   std::vector<std::filesystem::path> plugin_paths;  // resolved likewise
 
   PluginChoice kernels{"kernels-scalar", {}, {}};

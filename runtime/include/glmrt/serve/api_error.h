@@ -9,6 +9,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace glmrt::serve {
 
@@ -39,6 +40,12 @@ template <typename... Args>
   throw ApiError(400, "invalid_request_error", fmt::format(format, std::forward<Args>(args)...),
                  std::move(param));
 }
+
+/// A 500 for a failure inside the server. Its detail (an exception's
+/// message: file system paths, internal state) goes to stderr only, on a line
+/// with a fresh id; the client gets `summary` (generic: nothing from inside
+/// the server) and that id, to match its answer with the log.
+ApiError internal_error(std::string_view summary, std::string_view detail);
 
 /// The response body for `error`.
 nlohmann::json error_body(const ApiError& error);

@@ -8,9 +8,9 @@
 #include <glmrt/generate/sampler.h>
 #include <glmrt/serve/request_fields.h>
 #include <glmrt/serve/serve_options.h>
+#include <glmrt/text/model_chat_template.h>
 #include <glmrt/text/tokenizer.h>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -19,7 +19,7 @@ namespace glmrt::serve {
 /// What request parsing needs to know about the model and the server.
 struct RequestContext {
   const text::Tokenizer& tokenizer;
-  std::filesystem::path model_dir;  // picks the chat template
+  const text::ModelChatTemplate& chat_template;
   int32_t vocab_size = 0;
   int64_t max_context = 0;
   SamplingParams defaults;  // generation_config.json, the profile, then serve's flags

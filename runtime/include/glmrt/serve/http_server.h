@@ -7,16 +7,25 @@
 #include <glmrt/engine/engine.h>
 #include <glmrt/generate/sampler.h>
 #include <glmrt/serve/serve_options.h>
+#include <glmrt/text/model_chat_template.h>
 
 #include <memory>
+#include <string>
+#include <string_view>
 
 namespace glmrt::serve {
 
+/// "http://HOST:PORT/" with an IPv6 address in brackets ("http://[::]:8080/"),
+/// the host escaped for printing.
+std::string listening_url(std::string_view host, int port);
+
 class HttpServer {
  public:
-  /// `engine` must outlive the server. `defaults` are the sampling settings
-  /// of requests that name none.
-  HttpServer(Engine& engine, const SamplingParams& defaults, ServeOptions options);
+  /// `engine` must outlive the server. Chat requests render with
+  /// `chat_template`; `defaults` are the sampling settings of requests that
+  /// name none.
+  HttpServer(Engine& engine, text::ModelChatTemplate chat_template, const SamplingParams& defaults,
+             ServeOptions options);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -10,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <filesystem>
 #include <string>
 
 namespace glmrt::text {
@@ -23,10 +22,5 @@ namespace glmrt::text {
 // tool_calls[].function.arguments may be an object or a JSON string holding one.
 // Throws glmrt::Error naming the offending field of a malformed request.
 std::string render_glm5_chat(const nlohmann::ordered_json& request);
-
-// Picks the renderer from `model_dir`/config.json's model_type; an unknown
-// model type is an error naming it.
-std::string render_chat_for_model(const std::filesystem::path& model_dir,
-                                  const nlohmann::ordered_json& request);
 
 }  // namespace glmrt::text

@@ -2,9 +2,9 @@
 // it can be tested without the rest of the runtime.
 #pragma once
 
+#include <glmrt/text/model_chat_template.h>
 #include <glmrt/text/tokenizer.h>
 
-#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -17,8 +17,9 @@ std::string tokenize_to_json(const Tokenizer& tokenizer, std::string_view input,
 // `glmrt tokenize --decode`: a JSON array of ids -> the decoded text.
 std::string decode_json_ids(const Tokenizer& tokenizer, std::string_view json_ids);
 
-// `glmrt template`: the prompt for the request body in `request_json`.
-std::string render_request_for_model(const std::filesystem::path& model_dir,
-                                     std::string_view request_json, std::string_view source);
+// `glmrt template`: the prompt for the request body in `request_json`
+// (`source` names it in errors).
+std::string render_request(const ModelChatTemplate& chat_template, std::string_view request_json,
+                           std::string_view source);
 
 }  // namespace glmrt::text

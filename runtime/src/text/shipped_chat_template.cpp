@@ -1,0 +1,134 @@
+#include <glmrt/base/error.h>
+#include <glmrt/base/json_nesting.h>
+#include <glmrt/base/printable.h>
+#include <glmrt/base/text_file.h>
+#include <glmrt/text/shipped_chat_template.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <openssl/evp.h>
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <system_error>
+
+namespace glmrt::text {
+namespace {
+
+// Canonical hashes of the GLM-5 templates the built-in renderer reproduces.
+// Each is the template of tests/fixtures/tokenizer/chat/renders.jsonl rows
+// that tests/text/chat_template_test.cpp compares with the renderer, one row
+// at a time; a hash joins this list only with renders of its template there.
+constexpr std::string_view kBuiltinGlm5TemplateHashes[] = {
+    // glm-5.3-flash: chat_template.jinja of the provenance table in
+    // tests/fixtures/tokenizer/README.md (its file's sha256 is this hash).
+    "3406cc91800b56c06439e65aaea1929e6bc803cdb62f7f995f25ab082efd3408",
+};
+
+// The names transformers picks a template by for glmrt's requests.
+constexpr std::string_view kDefaultName = "default";
+constexpr std::string_view kToolUseName = "tool_use";
+
+bool present(const std::filesystem::path& file) {
+  std::error_code ec;
+  // A dangling link is present: reading it then says what is wrong.
+  return std::filesystem::symlink_status(file, ec).type() != std::filesystem::file_type::not_found;
+}
+
+std::vector<ShippedChatTemplate> from_template_files(const std::filesystem::path& model_dir) {
+  std::vector<ShippedChatTemplate> found;
+  const std::filesystem::path main = model_dir / "chat_template.jinja";
+  const std::filesystem::path tool_use = model_dir / "additional_chat_templates" / "tool_use.jinja";
+  for (const auto& file : {main, tool_use})
+    if (present(file))
+      found.push_back({printable(file.string()), read_text_file(file, "the chat template")});
+  return found;
+}
+
+std::vector<ShippedChatTemplate> from_tokenizer_config(const std::filesystem::path& model_dir) {
+  const std::filesystem::path file = model_dir / "tokenizer_config.json";
+  if (!present(file)) return {};
+  const std::string shown = printable(file.string());
+  const std::string text = read_text_file(file, "the tokenizer config");
+  require_json_nesting_within(text, shown);
+  const nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
+  if (config.is_discarded() || !config.is_object())
+    fail("{}: not a JSON object (looked for its chat template)", shown);
+  const auto entry = config.find("chat_template");
+  if (entry == config.end() || entry->is_null()) return {};
+  const std::string key = fmt::format("{}: key `chat_template`", shown);
+  if (entry->is_string()) return {{key, entry->get<std::string>()}};
+  if (!entry->is_array())
+    fail("{}: expected a string or a list of {{\"name\", \"template\"}} objects, found {}", key,
+         entry->type_name());
+  std::vector<ShippedChatTemplate> found;
+  std::vector<std::string> names;
+  bool has_default = false;
+  for (size_t i = 0; i < entry->size(); ++i) {
+    const nlohmann::json& item = (*entry)[i];
+    const auto name = item.is_object() ? item.find("name") : item.end();
+    const auto body = item.is_object() ? item.find("template") : item.end();
+    if (!item.is_object() || name == item.end() || !name->is_string() || body == item.end() ||
+        !body->is_string())
+      fail("{}[{}]: expected an object {{\"name\": string, \"template\": string}}", key, i);
+    const std::string& n = name->get_ref<const std::string&>();
+    names.push_back(fmt::format("`{}`", printable(n, 64)));
+    has_default = has_default || n == kDefaultName;
+    if (n == kDefaultName || n == kToolUseName)
+      found.push_back({fmt::format("{} (the entry named `{}`)", key, n), body->get<std::string>()});
+  }
+  if (!has_default)
+    fail("{}: lists templates named {} but none named `default`, the one transformers renders with",
+         key, fmt::join(names, ", "));
+  return found;
+}
+
+std::string canonical_form(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 1);
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\r') {
+      out += text[i];
+    } else {
+      out += '\n';
+      if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
+    }
+  }
+  if (!out.ends_with('\n')) out += '\n';
+  return out;
+}
+
+}  // namespace
+
+std::vector<ShippedChatTemplate> find_shipped_chat_templates(
+    const std::filesystem::path& model_dir) {
+  std::vector<ShippedChatTemplate> found = from_template_files(model_dir);
+  if (!found.empty()) return found;
+  return from_tokenizer_config(model_dir);
+}
+
+std::string canonical_template_sha256(std::string_view text) {
+  const std::string canonical = canonical_form(text);
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  if (EVP_Digest(canonical.data(), canonical.size(), digest.data(), &length, EVP_sha256(),
+                 nullptr) != 1)
+    fail("cannot compute the SHA-256 of a chat template (OpenSSL refused)");
+  std::string hex;
+  hex.reserve(2 * length);
+  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return hex;
+}
+
+bool builtin_renders_glm5_template(std::string_view text) {
+  const std::string hash = canonical_template_sha256(text);
+  for (std::string_view known : kBuiltinGlm5TemplateHashes)
+    if (hash == known) return true;
+  return false;
+}
+
+std::vector<std::string_view> builtin_glm5_template_hashes() {
+  return {std::begin(kBuiltinGlm5TemplateHashes), std::end(kBuiltinGlm5TemplateHashes)};
+}
+
+}  // namespace glmrt::text
