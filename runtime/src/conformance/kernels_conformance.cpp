@@ -182,6 +182,9 @@ CheckReport run_kernels_conformance(const std::filesystem::path& plugin_file,
         report.add(std::move(result));
       }
     }
+    CheckResult grouped = check_grouped_matmul(*kernels, kernels.info().abi_minor);
+    grouped.name += suffix;
+    report.add(std::move(grouped));
     for (const WeightFormatSpec& format : conformance_formats()) {
       if (t == 0) {
         CheckResult invariance = check_batch_invariance(*kernels, format);

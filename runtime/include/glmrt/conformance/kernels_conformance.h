@@ -31,6 +31,14 @@ constexpr int64_t kMaxInvarianceRows = 9;
 /// it: a verified row must give the logits decoding it alone would.
 CheckResult check_batch_invariance(plugin::Kernels& kernels, const WeightFormatSpec& format);
 
+/// ABI 1.3: one grouped_matmul() call of products in every supported format
+/// with several S, strided and shared rows gives each product bit for bit
+/// what matmul() gives it alone, writes no y outside a row's O outputs, and
+/// fails a list with a bad product (an error and a message; that product's
+/// y unwritten). Skipped for a
+/// plugin of an older minor (the host never calls it there).
+CheckResult check_grouped_matmul(plugin::Kernels& kernels, int abi_minor);
+
 struct KernelsConformanceOptions {
   /// Thread counts the plugin is created with; every case runs with the first,
   /// one mid-size case per format with the others.
