@@ -10,6 +10,8 @@
 //   TEST_NO_ENTRY         export no glmrt_plugin_describe at all
 //   TEST_VERSION          descriptor version text
 //   TEST_CREATE_FAILS     create() refuses with a message (the probe still passes)
+//   TEST_ABI_1_2          ABI minor 2, built against the frozen 1.2 kernels.h
+//                         (tests/host/abi_1_2): a table without grouped_matmul
 // When it is a kernels plugin it creates a small f32-only Kernels, refusing
 // any settings, so the tests can see a created object work and a refusal.
 #include <glmrt/plugin/plugin.h>
@@ -20,7 +22,9 @@
 #ifndef TEST_ABI_MAJOR
 #define TEST_ABI_MAJOR GLMRT_ABI_MAJOR
 #endif
-#if defined(TEST_NEWER_MINOR)
+#if defined(TEST_ABI_1_2)
+#define TEST_ABI_MINOR 2
+#elif defined(TEST_NEWER_MINOR)
 #define TEST_ABI_MINOR (GLMRT_ABI_MINOR + 1)
 #elif defined(TEST_OLDER_DRAFT_MINOR)
 #define TEST_ABI_MINOR (GLMRT_ABI_MINOR_DRAFT - 1)
