@@ -66,12 +66,11 @@ void mark_expert_tensors(const std::vector<std::vector<ExpertLayout>>& layouts,
 }
 
 /// The largest expert slot the store will plan (what its reads and the
-/// kernels' layout need with this io plugin), worked out from the headers.
-uint64_t largest_slot_bytes(const ModelConfig& config, const TensorDirectory& tensors,
+/// kernels' layout need with this io plugin).
+uint64_t largest_slot_bytes(const std::vector<std::vector<ExpertLayout>>& layouts,
                             const IoChannel& channel, const Profile& profile) {
-  const int rows = config.num_hidden_layers + (checkpoint_has_mtp(config, tensors) ? 1 : 0);
   uint64_t largest = 0;
-  for (const auto& layer : plan_expert_layouts(config, tensors, rows))
+  for (const auto& layer : layouts)
     for (const ExpertLayout& layout : layer)
       largest =
           std::max(largest, plan_expert_slot(layout, channel, profile.expert_bits).slot_bytes);
@@ -92,24 +91,33 @@ std::unique_ptr<Engine> Engine::open(const Profile& profile,
                                      const std::filesystem::path& model_dir) {
   const std::filesystem::path dir = model_dir_for(profile, model_dir);
   const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<Engine> engine(new Engine(profile, dir));
+  // The headers first: they say which weight formats the kernels plugin
+  // must run, and where every expert is, before any plugin is created.
+  TensorDirectory tensors = TensorDirectory::open(dir);
+  ModelConfig config = load_model_config(dir, tensors);
+  const int rows = config.num_hidden_layers + (checkpoint_has_mtp(config, tensors) ? 1 : 0);
+  ExpertLayouts layouts = plan_expert_layouts(config, tensors, rows);
+  std::unique_ptr<Engine> engine(
+      new Engine(profile, dir, std::move(tensors), std::move(config), std::move(layouts)));
   engine->open_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return engine;
 }
 
-Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
+Engine::Engine(const Profile& profile, std::filesystem::path model_dir, TensorDirectory tensors,
+               ModelConfig config, ExpertLayouts layouts)
     : profile_(profile),
       model_dir_(std::move(model_dir)),
       budget_(0),
       services_(budget_, effective_threads(profile)),
       host_(profile),
-      kernels_(host_.create_kernels(profile.kernels, services_)),
+      formats_(weight_formats_in_use(profile, config, tensors, layouts)),
+      kernels_(host_.create_kernels(profile.kernels, services_, kernel_formats(formats_))),
       backend_(*kernels_, kernels_.info().abi_minor, kernels_.info().name),
       io_(host_.create_io(profile.io, services_)),
-      tensors_(TensorDirectory::open(model_dir_)) {
+      tensors_(std::move(tensors)) {
+  check_formats_supported();
   omp_set_num_threads(services_.n_threads());
-  ModelConfig config = load_model_config(model_dir_, tensors_);
   warn_if_context_exceeds_training(profile_, config);
   const int layers_with_mtp =
       config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
@@ -122,9 +130,10 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   // fails now, with every part's figure, not mid-answer.
   io_channel_ = std::make_unique<IoChannel>(*io_, io_.info().abi_minor, tensors_.files());
   MemoryPlanInputs inputs{current_rss_bytes(), measure_available_memory(), uint64_t{0},
-                          largest_slot_bytes(config, tensors_, *io_channel_, profile_)};
+                          largest_slot_bytes(layouts, *io_channel_, profile_)};
   if (history_) inputs.pinnable_experts = history_->totals().ranked().size();
   inputs.threads = services_.n_threads();
+  inputs.layouts = &layouts;
   plan_ = plan_memory(profile_, config, tensors_, inputs);
   budget_.set_limit(plan_.budget);
   // What the budget cannot see being allocated is reserved in it: the
@@ -137,15 +146,12 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   ModelWeights weights = load_model_weights(config, loader, profile_);
   load_ = loader.summary();
   note_requantized(load_, profile_);
-  const int expert_layers = weights.mtp ? layers_with_mtp : config.num_hidden_layers;
-  auto expert_layouts = plan_expert_layouts(config, tensors_, expert_layers);
-  mark_expert_tensors(expert_layouts, usage);
+  mark_expert_tensors(layouts, usage);
   usage.warn_unused(model_dir_);
   const ExpertPoolSizes pools{plan_.cache_per_layer,
                               effective_prefetch_slots(profile_, config.num_experts_per_tok)};
-  experts_ =
-      std::make_unique<ExpertStore>(std::move(expert_layouts), *io_channel_, profile_.expert_bits,
-                                    pools, &budget_, services_.n_threads());
+  experts_ = std::make_unique<ExpertStore>(std::move(layouts), *io_channel_, profile_.expert_bits,
+                                           pools, &budget_, services_.n_threads());
   if (history_ && plan_.pinned_bytes > 0) {
     const auto keys = choose_pinned_experts(history_->totals(), plan_.pinned_bytes,
                                             plan_.expert_bytes, experts_->expert_rows());
@@ -157,6 +163,24 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir)
   // Refused at load, not at the first decode step: a drafter this
   // checkpoint cannot serve (draft-mtp without an MTP layer).
   if (profile_.draft) draft_info_ = draft_setup()->plugin.info();
+}
+
+std::vector<glmrt_weight_format> Engine::kernel_formats(
+    const std::vector<UsedWeightFormat>& formats) {
+  std::vector<glmrt_weight_format> list;
+  for (const UsedWeightFormat& f : formats) list.push_back(f.format());
+  return list;
+}
+
+void Engine::check_formats_supported() const {
+  for (const UsedWeightFormat& f : formats_)
+    if (!backend_.supports(f.format()))
+      fail(
+          "kernels plugin `{}` ({}) does not support {} weights, which this run multiplies with "
+          "({}); nothing was loaded. Choose a kernels plugin that does (`kernels: auto` picks "
+          "one), or another precision in {}",
+          kernels_.info().name, kernels_.info().path.string(), f.name(), f.example,
+          profile_.file.empty() ? std::string("the profile") : profile_.file.string());
 }
 
 Engine::~Engine() {

@@ -224,8 +224,28 @@ fs::path PluginHost::resolve(const PluginChoice& choice, glmrt_plugin_kind kind)
       plugin_kind_name(kind), choice.name, file_name, join_dirs(search_dirs_));
 }
 
-PluginHandle<plugin::Kernels> PluginHost::create_kernels(const PluginChoice& choice,
-                                                         const HostServices& host) const {
+namespace {
+
+/// "int4-g64", for messages.
+std::string format_name(const glmrt_weight_format& f) {
+  const char* type = plugin::element_type_name(f.element_type);
+  std::string name = type ? type : fmt::format("element type {}", f.element_type);
+  return f.group_size ? fmt::format("{}-g{}", name, f.group_size) : name;
+}
+
+/// The first format `kernels` refuses, if any.
+std::optional<std::string> refused_format(const plugin::Kernels& kernels,
+                                          std::span<const glmrt_weight_format> formats) {
+  for (const glmrt_weight_format& f : formats)
+    if (!kernels.supports(f)) return format_name(f);
+  return std::nullopt;
+}
+
+}  // namespace
+
+PluginHandle<plugin::Kernels> PluginHost::create_kernels(
+    const PluginChoice& choice, const HostServices& host,
+    std::span<const glmrt_weight_format> formats) const {
   if (choice.name != "auto")
     return create_handle<plugin::Kernels>(*this, choice, GLMRT_PLUGIN_KERNELS, host);
   // `auto` falls back down the scores: the best plugin may load and probe
@@ -240,8 +260,19 @@ PluginHandle<plugin::Kernels> PluginHost::create_kernels(const PluginChoice& cho
     for (size_t i = 0; i < candidates.size(); ++i) {
       const PluginInfo& candidate = candidates[i];
       try {
-        return create_from<plugin::Kernels>(open_checked(candidate.path, GLMRT_PLUGIN_KERNELS),
-                                            choice, host);
+        auto kernels = create_from<plugin::Kernels>(
+            open_checked(candidate.path, GLMRT_PLUGIN_KERNELS), choice, host);
+        if (const auto refused = refused_format(*kernels, formats)) {
+          failures += fmt::format("; `{}` does not support {} weights", candidate.name, *refused);
+          if (i + 1 < candidates.size())
+            note(
+                "kernels `auto`: plugin `{}` (score {}) does not support {} weights, which this "
+                "run uses; trying `{}` (score {})",
+                candidate.name, candidate.score, *refused, candidates[i + 1].name,
+                candidates[i + 1].score);
+          continue;
+        }
+        return kernels;
       } catch (const Error& e) {
         failures += fmt::format("; {}", e.what());
         if (i + 1 < candidates.size())

@@ -49,12 +49,12 @@ bool checkpoint_has_mtp(const ModelConfig& config, const TensorDirectory& tensor
          tensors.contains(fmt::format("model.layers.{}.eh_proj.weight", config.num_hidden_layers));
 }
 
-uint64_t resident_weight_bytes(const Profile& profile, const ModelConfig& config,
-                               const TensorDirectory& tensors) {
+std::vector<ResidentMatrix> resident_matrices(const Profile& profile, const ModelConfig& config,
+                                              const TensorDirectory& tensors) {
   const bool mtp = checkpoint_has_mtp(config, tensors);
   const std::string mtp_prefix = fmt::format("model.layers.{}.", config.num_hidden_layers);
   const WeightPrecision io_bits = boundary_bits(profile.dense_bits);
-  uint64_t total = 0;
+  std::vector<ResidentMatrix> matrices;
   for (const TensorInfo& t : tensors.tensors()) {
     const std::string& name = t.name;
     if (name.find(".mlp.experts.") != std::string::npos) continue;  // routed: streamed
@@ -62,7 +62,7 @@ uint64_t resident_weight_bytes(const Profile& profile, const ModelConfig& config
     if (!mtp && name.starts_with(mtp_prefix)) continue;
     if (name == "lm_head.weight" && config.tie_word_embeddings) continue;
     if (t.shape.size() != 2) {
-      total += static_cast<uint64_t>(t.numel()) * 4;  // norms, biases: f32
+      matrices.push_back({name, t.numel(), 1, WeightBits::f32, true});  // norms, biases: f32
       continue;
     }
     const int64_t rows = t.shape[0];
@@ -78,12 +78,63 @@ uint64_t resident_weight_bytes(const Profile& profile, const ModelConfig& config
       // Kept as stored when at the dense precision (boundary tensors included).
       if (stored == profile.dense_bits) target = stored;
     }
-    total += stored_matrix_bytes(rows, cols, target);
+    matrices.push_back({name, rows, cols, target, false});
   }
   // The tied lm_head is a second matrix of embed_tokens' size.
   if (config.tie_word_embeddings)
-    total += stored_matrix_bytes(config.vocab_size, config.hidden_size, io_bits);
+    matrices.push_back({"lm_head.weight", config.vocab_size, config.hidden_size, io_bits, false});
+  return matrices;
+}
+
+uint64_t resident_weight_bytes(const Profile& profile, const ModelConfig& config,
+                               const TensorDirectory& tensors) {
+  uint64_t total = 0;
+  for (const ResidentMatrix& m : resident_matrices(profile, config, tensors))
+    total += m.vector ? static_cast<uint64_t>(m.rows) * 4
+                      : stored_matrix_bytes(m.rows, m.cols, m.precision);
   return total;
+}
+
+std::vector<UsedWeightFormat> weight_formats_in_use(
+    const Profile& profile, const ModelConfig& config, const TensorDirectory& tensors,
+    const std::vector<std::vector<ExpertLayout>>& layouts) {
+  std::vector<UsedWeightFormat> used;
+  const auto add = [&](uint32_t type, uint32_t group, const std::string& example) {
+    for (const UsedWeightFormat& u : used)
+      if (u.element_type == type && u.group_size == group) return;
+    used.push_back({type, group, example});
+  };
+  for (const ResidentMatrix& m : resident_matrices(profile, config, tensors))
+    if (!m.vector) add(element_type_for(m.precision), m.precision.group, m.name);
+  for (const auto& layer : layouts)
+    for (const ExpertLayout& e : layer)
+      for (const ExpertTensorPlace& t : e.tensors) {
+        if (t.packed_type >= 0)
+          add(static_cast<uint32_t>(t.packed_type), static_cast<uint32_t>(t.group_size),
+              "routed experts (as stored)");
+        else
+          add(element_type_for(profile.expert_bits), profile.expert_bits.group,
+              "routed experts (precision.experts)");
+      }
+  // The reconstructed MLA form multiplies by key blocks it widens to f32.
+  add(GLMRT_F32, 0, "the reconstructed attention's key blocks");
+  return used;
+}
+
+glmrt_weight_format UsedWeightFormat::format() const {
+  glmrt_weight_format f{};
+  f.struct_size = sizeof(f);
+  f.element_type = element_type;
+  f.group_size = group_size;
+  f.alignment = 1;
+  return f;
+}
+
+std::string UsedWeightFormat::name() const {
+  const char* type = plugin::element_type_name(element_type);
+  std::string text = type ? type : fmt::format("element type {}", element_type);
+  if (group_size) text += fmt::format("-g{}", group_size);
+  return text;
 }
 
 uint64_t kv_cache_bytes(const Profile& profile, const ModelConfig& config) {

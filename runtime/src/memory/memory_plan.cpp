@@ -75,7 +75,9 @@ MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
 
   const bool mtp = checkpoint_has_mtp(config, tensors);
   const int store_layers = config.num_hidden_layers + (mtp ? 1 : 0);
-  const auto layouts = plan_expert_layouts(config, tensors, store_layers);
+  std::vector<std::vector<ExpertLayout>> planned;
+  if (!inputs.layouts) planned = plan_expert_layouts(config, tensors, store_layers);
+  const auto& layouts = inputs.layouts ? *inputs.layouts : planned;
   for (const auto& layer : layouts)
     if (!layer.empty()) ++plan.moe_layers;
   const ExpertSize expert = largest_expert(layouts, profile.expert_bits);

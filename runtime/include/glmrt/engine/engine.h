@@ -13,6 +13,7 @@
 #include <glmrt/history/usage_history.h>
 #include <glmrt/host/plugin_host.h>
 #include <glmrt/kv/kv_cache.h>
+#include <glmrt/memory/memory_estimates.h>
 #include <glmrt/memory/memory_plan.h>
 #include <glmrt/model/model.h>
 #include <glmrt/model_files/model_config.h>
@@ -82,13 +83,21 @@ class Engine {
   ~Engine();
 
  private:
-  Engine(const Profile& profile, std::filesystem::path model_dir);
+  using ExpertLayouts = std::vector<std::vector<ExpertLayout>>;
+  Engine(const Profile& profile, std::filesystem::path model_dir, TensorDirectory tensors,
+         ModelConfig config, ExpertLayouts layouts);
+  static std::vector<glmrt_weight_format> kernel_formats(
+      const std::vector<UsedWeightFormat>& formats);
+  /// Refuses, before any tensor is read, a kernels plugin that cannot run
+  /// one of the formats this run uses.
+  void check_formats_supported() const;
 
   Profile profile_;
   std::filesystem::path model_dir_;
   MemoryBudget budget_;
   HostServices services_;
   PluginHost host_;
+  std::vector<UsedWeightFormat> formats_;  // every weight format the run multiplies with
   PluginHandle<plugin::Kernels> kernels_;
   KernelsBackend backend_;  // kernels_ as the model calls it
   PluginHandle<plugin::Io> io_;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -125,8 +126,12 @@ class PluginHost {
   /// (and, for a missing name, the folders searched).
   std::filesystem::path resolve(const PluginChoice& choice, glmrt_plugin_kind kind) const;
 
-  PluginHandle<plugin::Kernels> create_kernels(const PluginChoice& choice,
-                                               const HostServices& host) const;
+  /// With `formats`, `auto` passes over a plugin whose supports() refuses
+  /// one of them (a named plugin is created whatever it supports: the
+  /// caller says what is missing).
+  PluginHandle<plugin::Kernels> create_kernels(
+      const PluginChoice& choice, const HostServices& host,
+      std::span<const glmrt_weight_format> formats = {}) const;
   PluginHandle<plugin::Io> create_io(const PluginChoice& choice, const HostServices& host) const;
   PluginHandle<plugin::Draft> create_draft(const PluginChoice& choice,
                                            const HostServices& host) const;

@@ -7,7 +7,10 @@
 #include <glmrt/model_files/safetensors.h>
 #include <glmrt/profile/profile.h>
 
+#include <glmrt/plugin/weight_format.h>
+
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace glmrt {
@@ -18,6 +21,37 @@ uint64_t stored_matrix_bytes(int64_t rows, int64_t cols, WeightPrecision precisi
 
 /// Whether the checkpoint carries the MTP layer the model would load.
 bool checkpoint_has_mtp(const ModelConfig& config, const TensorDirectory& tensors);
+
+/// One resident tensor as the loader stores it: a matrix [rows, cols] at a
+/// precision, or a vector (norm, bias) of `rows` f32 values.
+struct ResidentMatrix {
+  std::string name;
+  int64_t rows = 0, cols = 0;
+  WeightPrecision precision;
+  bool vector = false;
+};
+/// Every resident tensor (everything but routed experts), as load_model_weights
+/// stores it: matrices at `precision.dense`, embed_tokens/lm_head at the
+/// boundary precision (or as pre-quantized), the router and the indexer's head
+/// weights in f32, a tied lm_head as a second matrix.
+std::vector<ResidentMatrix> resident_matrices(const Profile& profile, const ModelConfig& config,
+                                              const TensorDirectory& tensors);
+
+/// A weight format the model will hand the kernels plugin, and one tensor
+/// that uses it (for the error that names it).
+struct UsedWeightFormat {
+  uint32_t element_type = GLMRT_F32;
+  uint32_t group_size = 0;
+  std::string example;
+  glmrt_weight_format format() const;
+  std::string name() const;  // "int4-g64"
+};
+/// Every weight format a run of this profile multiplies with: the resident
+/// matrices, the routed experts (as stored, or at precision.experts), and the
+/// f32 blocks the reconstructed attention widens on the fly.
+std::vector<UsedWeightFormat> weight_formats_in_use(
+    const Profile& profile, const ModelConfig& config, const TensorDirectory& tensors,
+    const std::vector<std::vector<ExpertLayout>>& layouts);
 
 /// The resident weights (everything but routed experts) at the profile's
 /// precision, as the loader stores them: matrices at `precision.dense`,

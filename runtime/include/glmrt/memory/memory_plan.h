@@ -6,6 +6,7 @@
 // is refused before loading, with every part's figure.
 #pragma once
 
+#include <glmrt/experts/expert_layout.h>
 #include <glmrt/memory/available_memory.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/model_files/safetensors.h>
@@ -66,6 +67,8 @@ struct MemoryPlanInputs {
   std::optional<uint64_t> slot_bytes = std::nullopt;
   /// Threads the engine runs: effective_threads(profile).
   int threads = 1;
+  /// The expert layouts the engine planned (nullptr: planned here from the headers).
+  const std::vector<std::vector<ExpertLayout>>* layouts = nullptr;
 };
 
 /// The smallest prefill chunk `memory.prefill_chunk: 0` falls back to under a
