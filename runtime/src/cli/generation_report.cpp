@@ -27,6 +27,24 @@ SessionStats stats_since(const SessionStats& now, const SessionStats& before) {
   return d;
 }
 
+namespace {
+
+/// The threads the run used: the compute team the kernels plugin and the core
+/// share, and the threads plugins started through the host (io readers).
+void print_threads(std::FILE* out, const Engine& engine) {
+  std::string started;
+  int total = 0;
+  for (const auto& [purpose, count] : engine.services().plugin_threads_by_purpose()) {
+    started += fmt::format("{}{} {}", started.empty() ? "" : ", ", count, purpose);
+    total += count;
+  }
+  fmt::print(out, "threads: {} compute (the core and kernels plugin {}); {} started by plugins{}\n",
+             engine.services().n_threads(), engine.kernels_info().name, total,
+             started.empty() ? std::string() : fmt::format(" ({})", started));
+}
+
+}  // namespace
+
 void print_generation_report(std::FILE* out, const SessionStats& s, Engine& engine) {
   const ExpertStore& store = engine.experts();
   const auto& e = store.stats();
@@ -59,6 +77,7 @@ void print_generation_report(std::FILE* out, const SessionStats& s, Engine& engi
   fmt::print(out, "peak RSS: {:.1f} MiB; budgeted memory peak {:.1f} MiB\n",
              peak_rss_bytes() / kMiB, engine.budget().peak() / kMiB);
   print_expert_counters(out, engine);
+  print_threads(out, engine);
   std::fflush(out);
 }
 

@@ -80,7 +80,9 @@ struct HostServicesAccess {
     try {
       std::lock_guard lock(host.threads_mutex_);
       const uint64_t handle = host.next_thread_++;
-      host.threads_.emplace(handle, std::thread([fn, fn_context] { fn(fn_context); }));
+      host.threads_.emplace(
+          handle, HostServices::PluginThread{std::thread([fn, fn_context] { fn(fn_context); }),
+                                             purpose && *purpose ? purpose : "unnamed"});
       return handle;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "glmrt: a plugin thread (%s) could not start: %s\n",
@@ -96,7 +98,7 @@ struct HostServicesAccess {
       std::lock_guard lock(host.threads_mutex_);
       auto it = host.threads_.find(handle);
       if (it == host.threads_.end()) return;
-      thread = std::move(it->second);
+      thread = std::move(it->second.thread);
       host.threads_.erase(it);
     }
     if (thread.joinable()) thread.join();
@@ -125,18 +127,25 @@ HostServices::HostServices(MemoryBudget& budget, int n_threads) : budget_(budget
 }
 
 HostServices::~HostServices() {
-  std::map<uint64_t, std::thread> left;
+  std::map<uint64_t, PluginThread> left;
   {
     std::lock_guard lock(threads_mutex_);
     left.swap(threads_);
   }
-  for (auto& [handle, thread] : left)
-    if (thread.joinable()) thread.join();
+  for (auto& [handle, plugin_thread] : left)
+    if (plugin_thread.thread.joinable()) plugin_thread.thread.join();
 }
 
 int HostServices::plugin_threads() const {
   std::lock_guard lock(threads_mutex_);
   return static_cast<int>(threads_.size());
+}
+
+std::map<std::string, int> HostServices::plugin_threads_by_purpose() const {
+  std::lock_guard lock(threads_mutex_);
+  std::map<std::string, int> counts;
+  for (const auto& [handle, plugin_thread] : threads_) ++counts[plugin_thread.purpose];
+  return counts;
 }
 
 }  // namespace glmrt

@@ -48,12 +48,19 @@ class HostServices {
   int n_threads() const { return services_.n_threads; }
   /// Plugin threads running now (started and not yet joined).
   int plugin_threads() const;
+  /// The same, counted by the purpose each was started for ("io-odirect
+  /// reader": 4), for the run's report.
+  std::map<std::string, int> plugin_threads_by_purpose() const;
 
  private:
   glmrt_host_services services_{};
   MemoryBudget& budget_;
   mutable std::mutex threads_mutex_;
-  std::map<uint64_t, std::thread> threads_;  // by handle
+  struct PluginThread {
+    std::thread thread;
+    std::string purpose;
+  };
+  std::map<uint64_t, PluginThread> threads_;  // by handle
   uint64_t next_thread_ = 1;
   friend struct HostServicesAccess;
 };
