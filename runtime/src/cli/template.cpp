@@ -4,7 +4,7 @@
 #include "output_error.h"
 
 #include <glmrt/base/error.h>
-#include <glmrt/base/text_file.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/text/text_commands.h>
 
 #include <boost/program_options.hpp>
@@ -22,7 +22,7 @@ int template_command(const Args& args) {
       "request", po::value(&request_path)->required(),
       "OpenAI-style chat request body (messages, tools, chat_template_kwargs)");
   if (!parse_options(args, options)) return 0;
-  const std::string body = read_text_file(request_path, "the request file");
+  const std::string body = read_input_file(request_path, input_kinds::chat_request);
   const std::string prompt = text::render_request_for_model(model_dir, body, request_path);
   write_output(stdout, prompt, "the prompt");
   flush_output(stdout, "the prompt");

@@ -1,7 +1,7 @@
 // Chooses the chat renderer from a model directory's config.json.
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/json_nesting.h>
-#include <glmrt/base/text_file.h>
 #include <glmrt/text/chat_template.h>
 
 namespace glmrt::text {
@@ -9,7 +9,7 @@ namespace glmrt::text {
 std::string render_chat_for_model(const std::filesystem::path& model_dir,
                                   const nlohmann::ordered_json& request) {
   const std::filesystem::path config_path = model_dir / "config.json";
-  const std::string text = read_text_file(config_path, "the model config");
+  const std::string text = read_input_file(config_path, input_kinds::model_config);
   require_json_nesting_within(text, config_path.string());
   const nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
   if (config.is_discarded() || !config.is_object())
