@@ -33,6 +33,19 @@ TEST(CommandInputs, ScoreRefusesDevZeroRequestsAndNulsOnStdin) {
   EXPECT_THAT(piped.err, AllOf(HasSubstr("stdin"), HasSubstr("NUL byte")));
 }
 
+TEST(CommandInputs, TokenizeDecodeRefusesBytesHiddenAfterANul) {
+  const std::string tokenizer = test::tiny_model() + "/tokenizer.json";
+  const auto r = run_glmrt({"tokenize", "--tokenizer", tokenizer, "--decode"},
+                           test::Stdout::captured, std::string("[1,2]\0garbage", 13));
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_THAT(r.err, AllOf(HasSubstr("stdin"), HasSubstr("NUL byte")));
+  // Text to tokenize may hold a NUL.
+  EXPECT_EQ(run_glmrt({"tokenize", "--tokenizer", tokenizer}, test::Stdout::captured,
+                      std::string("a\0b", 3))
+                .exit_status,
+            0);
+}
+
 TEST(CommandInputs, FifosAreRefusedWithoutWaiting) {
   TempFolder dir;
   const auto fifo = dir / "fifo";

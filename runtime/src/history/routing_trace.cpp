@@ -21,7 +21,7 @@ namespace {
 namespace fs = std::filesystem;
 
 /// Whether `inner` is `outer` or lies below it (both made absolute, links resolved).
-bool is_within(const fs::path& inner, const fs::path& outer) {
+bool is_inside_folder(const fs::path& inner, const fs::path& outer) {
   std::error_code ec_inner, ec_outer;
   const fs::path a = fs::weakly_canonical(fs::absolute(inner), ec_inner);
   const fs::path b = fs::weakly_canonical(fs::absolute(outer), ec_outer);
@@ -33,7 +33,7 @@ bool is_within(const fs::path& inner, const fs::path& outer) {
 /// must never cost a model shard or a user's file.
 void check_replaceable(const fs::path& file, const fs::path& model_dir) {
   if (!model_dir.empty() &&
-      is_within(file.parent_path().empty() ? "." : file.parent_path(), model_dir))
+      is_inside_folder(file.parent_path().empty() ? "." : file.parent_path(), model_dir))
     fail(
         "{}: will not write a routing trace inside the model directory {} (its files are the "
         "model's); choose a path outside it",

@@ -16,9 +16,9 @@ namespace glmrt {
 namespace {
 
 /// Fields of one line, separated by single or repeated spaces.
-class Fields {
+class TraceLineFields {
  public:
-  explicit Fields(std::string_view line) : rest_(line) {}
+  explicit TraceLineFields(std::string_view line) : rest_(line) {}
   /// The next field as a number of type T; false when there is none or it
   /// is not one (a sign where none belongs, a fraction, out of range).
   template <typename T>
@@ -106,7 +106,7 @@ class TraceParser {
   }
 
   int read_version() {
-    Fields f(required_line("its first line"));
+    TraceLineFields f(required_line("its first line"));
     int version = 0;
     if (f.word() != "glmrt-routing-trace" || !f.number(version) || !f.at_end())
       bad(fmt::format("the first line is not `glmrt-routing-trace {}`", kRoutingTraceVersion));
@@ -117,7 +117,7 @@ class TraceParser {
   }
 
   void read_model() {
-    Fields f(required_line("its model line"));
+    TraceLineFields f(required_line("its model line"));
     if (f.word() != "model") bad("expected `model <id>`");
     trace_.model_id = std::string(f.word());
     if (trace_.model_id.empty() || !f.at_end()) bad("expected `model <id>` (one word)");
@@ -127,7 +127,7 @@ class TraceParser {
   }
 
   void read_shape() {
-    Fields f(required_line("its shape line"));
+    TraceLineFields f(required_line("its shape line"));
     RoutingShape& s = shape_;
     if (f.word() != "shape" || !f.number(s.layers) || !f.number(s.experts) || !f.number(s.top_k) ||
         !f.at_end() || s.layers <= 0 || s.experts <= 0 || s.top_k <= 0)
@@ -150,7 +150,7 @@ class TraceParser {
   }
 
   RoutingStep read_step(std::string_view line) {
-    Fields f(line);
+    TraceLineFields f(line);
     RoutingStep step;
     if (!f.number(step.layer) || !f.number(step.positions) || step.layer < 0 ||
         step.layer >= shape_.layers || step.positions <= 0)
@@ -191,7 +191,7 @@ class TraceParser {
   }
 
   void read_end(std::string_view line) {
-    Fields f(line);
+    TraceLineFields f(line);
     int64_t steps = -1;
     if (f.word() != "end" || !f.number(steps) || !f.at_end()) bad("expected `end <steps>`");
     if (steps != static_cast<int64_t>(trace_.steps.size()))

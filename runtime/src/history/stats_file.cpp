@@ -14,7 +14,7 @@ namespace {
 
 /// The next whitespace-separated field of `line` as an unsigned number;
 /// nullopt when it is missing or not one (a sign, a fraction, too large).
-std::optional<uint64_t> take_number(std::string_view& line) {
+std::optional<uint64_t> take_stats_number(std::string_view& line) {
   const size_t start = line.find_first_not_of(" \t\r");
   if (start == std::string_view::npos) return std::nullopt;
   line.remove_prefix(start);
@@ -37,7 +37,8 @@ ExpertUsage parse_stats(std::string_view text, int layers, int experts, const st
     const int64_t number = lines.number();
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
     std::string_view rest = line;
-    const auto layer = take_number(rest), expert = take_number(rest), count = take_number(rest);
+    const auto layer = take_stats_number(rest), expert = take_stats_number(rest),
+               count = take_stats_number(rest);
     if (!layer || !expert || !count || rest.find_first_not_of(" \t\r") != std::string_view::npos)
       fail(
           "{}:{}: expected `layer expert count` (three non-negative integers, a count below "
