@@ -12,13 +12,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <cstring>
 
 namespace glmrt {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const fs::path kTiny = fs::path(GLMRT_FIXTURES) / "glm_tiny";
 
@@ -114,6 +119,34 @@ INSTANTIATE_TEST_SUITE_P(Plugins, IoChannelTest,
                                                   4096},
                                            IoCase{"fault_io_1_0", GLMRT_FAULT_IO_1_0_PLUGIN, 0, 1}),
                          [](const auto& info) { return info.param.name; });
+
+// io-buffered meets the end of a file cut after it was opened as a read of 0
+// bytes and reports success: the host says the file is short, not the plugin.
+TEST(IoChannel, AFileCutAfterOpeningIsNamedNotThePlugin) {
+  std::string pattern = (fs::temp_directory_path() / "glmrt-cut-XXXXXX").string();
+  const int fd = ::mkstemp(pattern.data());
+  ASSERT_GE(fd, 0);
+  const fs::path file = pattern;
+  const std::vector<char> bytes(8192, 'w');
+  ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+  ::close(fd);
+  MemoryBudget budget;
+  HostServices services{budget, 2};
+  auto io = PluginHost(std::vector<fs::path>{fs::path(GLMRT_BUILD_DIR) / "plugins"})
+                .create_io(PluginChoice{"io-buffered", {}, {}}, services);
+  IoChannel channel(*io, io.info().abi_minor, {file});
+  HugePageBlock buffer(1 << 16, nullptr, "test");
+  const PlannedRead read = channel.plan(0, 4096, 4096, buffer.data());
+  fs::resize_file(file, 5000);
+  IoTicket ticket = channel.submit(std::span(&read, 1));
+  const auto failure = channel.wait(ticket);
+  fs::remove(file);
+  ASSERT_TRUE(failure);
+  EXPECT_THAT(failure->message,
+              AllOf(HasSubstr(file.string() + " is shorter than its header says"),
+                    HasSubstr("ends at byte 5000"), HasSubstr("4096 bytes from byte 4096"),
+                    HasSubstr("up to 8192"), Not(HasSubstr("io plugin"))));
+}
 
 }  // namespace
 }  // namespace glmrt

@@ -6,7 +6,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -226,6 +230,108 @@ TEST_F(StatsCommand, BenchTellsRunsWithAndWithoutPinningApart) {
                             test::tiny_model(), "--profile", on.string()});
   ASSERT_EQ(r.exit_status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("; pinning: off in run 1, on (10 experts, 240 KiB) in run 2\n"));
+}
+
+}  // namespace
+}  // namespace glmrt
+
+namespace glmrt {
+namespace {
+
+/// `command` run by /bin/sh with stdout and stderr into one pipe; the text
+/// ends with the line "exit=N".
+std::string shell_output(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen((command + " 2>&1; echo \"exit=$?\"").c_str(), "r");
+  if (!pipe) return out;
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  ::pclose(pipe);
+  return out;
+}
+
+TEST_F(StatsCommand, RecordRoutingOntoDevFullFailsNamingWhy) {
+  const auto r = run_tiny("1,2,3", {"--record-routing", "/dev/full"});
+  EXPECT_NE(r.exit_status, 0);
+  EXPECT_THAT(r.err, HasSubstr("/dev/full"));
+  EXPECT_THAT(r.err, HasSubstr("a character device"));
+  EXPECT_THAT(r.err, ::testing::Not(HasSubstr("Success")));
+}
+
+TEST_F(StatsCommand, RecordRoutingOnAFullDiskFailsAndLeavesNoTrace) {
+  // The disk "fills" after 8-16 KB (a file size limit: write(2) fails with
+  // EFBIG as it fails with ENOSPC on a full disk); a 1000-token prompt's
+  // trace is longer than that.
+  const auto trace = dir_.path() / "full.trace";
+  std::ostringstream ids;  // (GCC 12 warns falsely on `"," + std::to_string(i)`)
+  ids << 1;
+  for (int i = 2; i <= 1000; ++i) ids << ',' << i;
+  std::ostringstream command;
+  command << "(trap '' XFSZ; ulimit -f 16; exec " << GLMRT_EXECUTABLE << " run --profile "
+          << test::reference_profile() << " --model " << test::tiny_model() << " --prompt-ids "
+          << ids.str() << " -n 1 --record-routing " << trace.string() << ")";
+  const std::string out = shell_output(command.str());
+  EXPECT_THAT(out, HasSubstr("writing the routing trace failed"));
+  EXPECT_THAT(out, HasSubstr(std::strerror(EFBIG)));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("failed: Success")));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("exit=0")));
+  EXPECT_FALSE(std::filesystem::exists(trace));
+  for (const auto& e : std::filesystem::directory_iterator(dir_.path()))
+    EXPECT_EQ(e.path().extension(), "") << "left behind: " << e.path();
+}
+
+TEST_F(StatsCommand, RecordRoutingOntoAModelShardIsRefused) {
+  // The model folder holds links to the fixture's files: a regression
+  // replaces a link, never the fixture.
+  const auto model = dir_.path() / "model";
+  std::filesystem::create_directory(model);
+  for (const auto& e : std::filesystem::directory_iterator(test::tiny_model()))
+    std::filesystem::create_symlink(e.path(), model / e.path().filename());
+  const auto shard = model / "model-00001-of-00003.safetensors";
+  const auto r =
+      run_glmrt({"run", "--profile", test::reference_profile(), "--model", model.string(),
+                 "--prompt-ids", "1,2", "-n", "1", "--record-routing", shard.string()});
+  EXPECT_NE(r.exit_status, 0);
+  EXPECT_THAT(r.err, HasSubstr("inside the model directory"));
+  EXPECT_TRUE(std::filesystem::is_symlink(shard));
+  // An existing file that is no trace is refused too.
+  const auto notes = dir_.path() / "notes.txt";
+  std::ofstream(notes) << "mine\n";
+  const auto n = run_tiny("1,2", {"--record-routing", notes.string()});
+  EXPECT_NE(n.exit_status, 0);
+  EXPECT_THAT(n.err, HasSubstr("is not a routing trace"));
+  std::ifstream kept(notes);
+  std::string line;
+  std::getline(kept, line);
+  EXPECT_EQ(line, "mine");
+}
+
+TEST_F(StatsCommand, ReplayRefusesACutTrace) {
+  const auto trace = dir_.path() / "t.trace";
+  ASSERT_EQ(run_tiny("1,2,3", {"--record-routing", trace.string()}).exit_status, 0);
+  ASSERT_EQ(
+      run_glmrt({"stats", "--replay", trace.string(), "--model", test::tiny_model()}).exit_status,
+      0);
+  // Cut in the middle of its last step line.
+  const auto size = std::filesystem::file_size(trace);
+  std::filesystem::resize_file(trace, size - 12);
+  const auto r = run_glmrt({"stats", "--replay", trace.string()});
+  EXPECT_NE(r.exit_status, 0);
+  EXPECT_THAT(r.err, HasSubstr(trace.string()));
+  EXPECT_THAT(r.err, HasSubstr("cut short"));
+}
+
+TEST_F(StatsCommand, ImportRefusesCountsThatWouldWrap) {
+  const auto file = dir_.path() / "big.stats";
+  std::ofstream(file) << "1 0 9223372036854775807\n1 0 9223372036854775807\n"
+                         "1 0 9223372036854775807\n";
+  const auto r = run_glmrt({"stats", "--model", test::tiny_model(), "--import", file.string()});
+  EXPECT_NE(r.exit_status, 0);
+  EXPECT_THAT(r.err, HasSubstr(file.string() + ":3"));
+  EXPECT_THAT(r.err, HasSubstr("2^64 - 1"));
+  EXPECT_THAT(run_glmrt({"stats", "--model", test::tiny_model()}).out,
+              HasSubstr("no selections recorded yet"));
 }
 
 }  // namespace

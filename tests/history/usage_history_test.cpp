@@ -5,11 +5,13 @@
 
 #include <glmrt/base/error.h>
 #include <glmrt/history/history_file.h>
+#include <glmrt/history/model_id.h>
 #include <glmrt/history/stats_file.h>
 #include <glmrt/history/usage_history.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -239,6 +241,109 @@ TEST(StatsFile, BadLinesNameTheLine) {
   }
   EXPECT_THROW(parse_stats("1 0\n", 3, 4, "s"), Error);
   EXPECT_THROW(parse_stats("1 0 1 5\n", 3, 4, "s"), Error);
+}
+
+TEST(StatsFile, CountsThatWouldWrapAreRefusedNamingTheLine) {
+  // Three times 2^63 - 1 passes 2^64: it wrapped to a small total before.
+  const std::string line = "1 0 9223372036854775807\n";
+  try {
+    parse_stats(line + line + line, 3, 4, "big.stats");
+    FAIL() << "a wrapping count was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("big.stats:3"));
+    EXPECT_THAT(e.what(), HasSubstr("2^64 - 1"));
+  }
+  // A count of 2^64 is no count at all.
+  EXPECT_THROW(parse_stats("1 0 18446744073709551616\n", 3, 4, "s"), Error);
+  // The largest count is kept exactly.
+  EXPECT_EQ(parse_stats("1 0 18446744073709551615\n", 3, 4, "s").total(), UINT64_MAX);
+}
+
+TEST(StatsFile, QuotedLinesAreEscaped) {
+  try {
+    parse_stats("1 0 x\x1b[2J\n", 3, 4, "s");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("x\\x1b[2J"));
+    EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos);
+  }
+}
+
+TEST(ExpertUsage, TotalsNeverWrap) {
+  ExpertUsage u(2, 2);
+  u.add(0, 0, UINT64_MAX - 1);
+  EXPECT_THROW(u.add(1, 1, 2), Error);
+  EXPECT_EQ(u.total(), UINT64_MAX - 1);  // unchanged by the refused addition
+  ExpertUsage more(2, 2);
+  more.add(1, 0, 5);
+  EXPECT_THROW(u.add(more), Error);
+  u.add(1, 1, 1);
+  EXPECT_EQ(u.total(), UINT64_MAX);
+}
+
+TEST(UsageHistory, ACountLineSumPastTwoTo64IsCorrupt) {
+  // Checksummed like a real file, but no glmrt writes counts that wrap.
+  const std::string body =
+      "glmrt-expert-usage 1\nmodel m\nshape 3 4\n1 0 18446744073709551615\n1 1 1\n";
+  ContentHash hash;
+  hash.update(body);
+  const HistoryRead read =
+      parse_history(body + "end " + hash.hex().substr(0, 16) + "\n", "m", 3, 4);
+  EXPECT_EQ(read.status, HistoryStatus::invalid);
+  EXPECT_THAT(read.problem, HasSubstr("2^64 - 1"));
+  ExpertUsage u(3, 4);
+  u.add(1, 0, UINT64_MAX);
+  const HistoryRead whole = parse_history(format_history("m", u), "m", 3, 4);
+  EXPECT_EQ(whole.status, HistoryStatus::ok);
+  EXPECT_EQ(whole.usage.total(), UINT64_MAX);
+}
+
+/// A history path that is no history file: /dev/zero, a FIFO, a huge sparse
+/// file. Each is reported at once and never read (it was read forever or
+/// waited on), and the history starts empty.
+class HostileHistory : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HostileHistory, IsReportedWithoutReadingIt) {
+  HistoryTempDir dir;
+  const auto file = dir.path() / kHistId / "expert-usage";
+  std::filesystem::create_directories(file.parent_path());
+  std::string says;
+  if (GetParam() == "dev_zero") {
+    std::filesystem::create_symlink("/dev/zero", file);
+    says = "a character device";
+  } else if (GetParam() == "fifo") {
+    ASSERT_EQ(::mkfifo(file.c_str(), 0600), 0);
+    says = "a named pipe";
+  } else {
+    std::ofstream(file).close();
+    ASSERT_EQ(::truncate(file.c_str(), off_t{1} << 30), 0);
+    says = "holds 1073741824 bytes";
+  }
+  ::testing::internal::CaptureStderr();
+  UsageHistory h(dir.path(), kHistId, 3, 4);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(h.loaded_status(), HistoryStatus::unreadable);
+  EXPECT_TRUE(h.totals().empty());
+  EXPECT_THAT(err, HasSubstr(file.string()));
+  EXPECT_THAT(err, HasSubstr(says));
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, HostileHistory, ::testing::Values("dev_zero", "fifo", "sparse"));
+
+TEST(AtomicFile, RefusesToReplaceADeviceOrFifo) {
+  HistoryTempDir dir;
+  ASSERT_EQ(::mkfifo((dir.path() / "fifo").c_str(), 0600), 0);
+  for (const std::filesystem::path& target :
+       {std::filesystem::path("/dev/null"), dir.path() / "fifo"}) {
+    try {
+      write_file_atomically(target, "text\n");
+      FAIL() << target << " was replaced";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("glmrt writes only regular files"));
+    }
+  }
+  EXPECT_TRUE(std::filesystem::is_fifo(dir.path() / "fifo"));
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
 }
 
 }  // namespace

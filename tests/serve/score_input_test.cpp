@@ -82,11 +82,11 @@ TEST(ScoreRequest, ErrorsNameTheLineAndTheProblem) {
 
 TEST(ScoreRequest, FilesSkipBlankLinesAndComments) {
   const auto tokenizer = kTokenizer();
-  std::istringstream in("# a comment\n1 1 5 6\n\n{\"context\": [1], \"continuation\": [2, 3]}\n");
+  const std::string in("# a comment\n1 1 5 6\n\n{\"context\": [1], \"continuation\": [2, 3]}\n");
   const auto requests = read_score_requests(in, "f", tokenizer, 1024);
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_EQ(requests[1].tokens, (std::vector<int32_t>{1, 2, 3}));
-  std::istringstream bad("1 1 5 6\n\n1 1 5\n");
+  const std::string bad("1 1 5 6\n\n1 1 5\n");
   try {
     read_score_requests(bad, "f", tokenizer, 1024);
     FAIL() << "expected an error";

@@ -1,4 +1,5 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/calibrate/importance_file.h>
 #include <glmrt/history/history_file.h>
 
@@ -8,8 +9,6 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "../model_files/file_io.h"
-
 namespace glmrt {
 namespace {
 
@@ -18,6 +17,9 @@ using nlohmann::ordered_json;
 // A header larger than this is no importance file (GLM-5's ~60k entries
 // need a few MB).
 constexpr uint64_t kMaxImportanceHeader = 256ull << 20;
+// One F32 per input channel of every weight matrix: GLM-5's ~60k matrices of
+// 2048-6144 columns take ~1.2 GB.
+constexpr InputKind kImportanceKind{"the importance file", 8192 * kInputMiB, true};
 
 int64_t parse_importance_count(const ordered_json& meta, const std::string& key,
                                const std::filesystem::path& file) {
@@ -71,7 +73,7 @@ void write_importance_file(const std::filesystem::path& file, const ImportanceTa
 }
 
 ImportanceTable read_importance_file(const std::filesystem::path& file) {
-  const std::string bytes = model_files::read_whole_file(file);
+  const std::string bytes = read_input_file(file, kImportanceKind);
   if (bytes.size() < 8) fail("{}: {} bytes: not a safetensors importance file", file, bytes.size());
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i) n |= uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);

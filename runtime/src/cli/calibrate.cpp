@@ -4,6 +4,7 @@
 #include "options.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/calibrate/calibrate.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/model_files/model_config.h>
@@ -13,22 +14,8 @@
 #include <boost/program_options.hpp>
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 
 namespace glmrt::cli {
-namespace {
-
-std::string read_calibration_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("--text {}: cannot open the calibration text", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail("--text {}: read error", path);
-  return text.str();
-}
-
-}  // namespace
 
 int calibrate_command(const Args& args) {
   namespace po = boost::program_options;
@@ -60,7 +47,8 @@ int calibrate_command(const Args& args) {
     fail("--window {}: must be from 1 to the profile's memory.max_context ({})", window,
          profile.max_context);
   const auto tokenizer = text::Tokenizer::from_file(folder / "tokenizer.json");
-  const auto ids = tokenizer.encode(read_calibration_text(text_file), true);
+  const auto ids =
+      tokenizer.encode(read_input_file(text_file, input_kinds::text_to_tokenize), true);
   const std::vector<int32_t> tokens(ids.begin(), ids.end());
   if (tokens.empty()) fail("--text {}: the text encodes to no token", text_file);
   auto engine = Engine::open(profile, folder);

@@ -122,6 +122,7 @@ int run_command(const Args& args) {
     write_output(stdout, "\n", "the generated text");
   }
   flush_output(stdout, "the generated output");
+  engine->finish_routing_trace();
   fmt::print(stderr, "stopped: {} ({} tokens)\n", to_string(generation.reason),
              generation.tokens.size());
   print_generation_report(stderr, session.stats(), *engine);

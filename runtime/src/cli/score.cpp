@@ -6,6 +6,7 @@
 #include "options.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/memory.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/generate/session.h>
@@ -19,11 +20,11 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
+
 #include <iostream>
-#include <sstream>
 
 namespace glmrt::cli {
 namespace {
@@ -33,15 +34,6 @@ namespace po = boost::program_options;
 void write_line(const std::string& line) {
   if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size() || std::fflush(stdout) != 0)
     fail("score: cannot write to the output (closed pipe or full disk?)");
-}
-
-std::string read_file(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{}: cannot open {}", path, what);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail("{}: read error", path);
-  return text.str();
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -65,14 +57,13 @@ std::filesystem::path model_folder(const Profile& profile, const std::string& mo
 
 std::vector<ScoreRequest> read_requests(const std::string& path, const text::Tokenizer& tokenizer,
                                         const ModelConfig& config, int64_t max_context) {
-  std::vector<ScoreRequest> requests;
-  if (path == "-") {
-    requests = read_score_requests(std::cin, "stdin", tokenizer, config.vocab_size);
-  } else {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail("{}: cannot open the requests file", path);
-    requests = read_score_requests(in, path, tokenizer, config.vocab_size);
-  }
+  // An evaluation suite's requests: ~100 000 lines of a few KB at most.
+  constexpr InputKind kRequests{"the requests file", 1024 * kInputMiB};
+  const bool from_stdin = path == "-";
+  const std::string text = from_stdin ? read_input_stream(STDIN_FILENO, "stdin", kRequests)
+                                      : read_input_file(path, kRequests);
+  const std::vector<ScoreRequest> requests =
+      read_score_requests(text, from_stdin ? "stdin" : path, tokenizer, config.vocab_size);
   for (size_t i = 0; i < requests.size(); ++i)
     if (static_cast<int64_t>(requests[i].tokens.size()) > max_context)
       fail("{}: request {} has {} tokens, more than the profile's memory.max_context ({})", path,
@@ -164,7 +155,8 @@ int score_command(const Args& args) {
     auto engine = Engine::open(profile, folder);
     return score_requests(*engine, input, json);
   }
-  const auto ids = tokenizer.encode(read_file(text_file, "the text to score"), true);
+  const auto ids =
+      tokenizer.encode(read_input_file(text_file, input_kinds::text_to_tokenize), true);
   const std::vector<int32_t> tokens(ids.begin(), ids.end());
   if (window == 0) window = std::min<int64_t>(max_context, 2048);
   if (window > max_context)

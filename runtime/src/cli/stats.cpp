@@ -68,8 +68,9 @@ void print_summary(const ModelConfig& c, const UsageHistory& history) {
 int stats_command(const Args& args) {
   po::options_description options(
       "glmrt stats --model DIR [--profile P] [--reset] [--import F] [--export F] [--heatmap F]\n"
-      "glmrt stats --replay TRACE [--learn TRACE2] [--sizes 1,2,4] [--plot F]");
-  std::string model, profile_path, import, export_to, heatmap, replay, learn, sizes, plot;
+      "glmrt stats --replay TRACE [--learn TRACE2] [--model DIR] [--sizes 1,2,4] [--plot F]");
+  std::string model, profile_path, import, export_to, heatmap, sizes, plot;
+  std::vector<std::string> replay, learn;
   double share = 0;
   options.add_options()("help,h", "show this help")("model", po::value(&model),
                                                     "model directory whose history to show")(
@@ -81,9 +82,10 @@ int stats_command(const Args& args) {
       "export", po::value(&export_to), "write the history as a STATS file")(
       "heatmap", po::value(&heatmap),
       "where to write the layer x expert heatmap (SVG; default: beside the history)")(
-      "replay", po::value(&replay), "routing trace to replay through cache policies")(
+      "replay", po::value(&replay),
+      "routing trace to replay through cache policies (repeat: joined in order)")(
       "learn", po::value(&learn),
-      "a second trace the pinned+LRU policy learns its pinned set from")(
+      "a second trace the pinned+LRU policy learns its pinned set from (repeat: joined)")(
       "sizes", po::value(&sizes), "cache sizes to replay, experts per layer (default 1,2,4,...)")(
       "plot", po::value(&plot),
       "where to write the hit-rate curves (SVG; default TRACE.hit-rate.svg)")(
@@ -93,10 +95,24 @@ int stats_command(const Args& args) {
   if (!vm) return 0;
   if (!replay.empty()) {
     if (share < 0 || share >= 1) fail("--pinned-share: expected a fraction in [0, 1)");
-    ReplayOptions o{replay, std::nullopt, parse_sizes(sizes), plot, share};
-    if (!learn.empty()) o.learn = learn;
+    ReplayOptions o;
+    o.traces.assign(replay.begin(), replay.end());
+    o.learn.assign(learn.begin(), learn.end());
+    o.sizes = parse_sizes(sizes);
+    o.plot = plot;
+    o.pinned_share = share;
+    if (!model.empty()) {
+      // The traces must be of this model's shape: checked before they are read whole.
+      const TensorDirectory tensors = TensorDirectory::open(model);
+      const ModelConfig config = load_model_config(model, tensors);
+      o.model_shape =
+          RoutingShape{config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0),
+                       config.n_routed_experts, config.num_experts_per_tok};
+      o.model_id = model_id(model, tensors);
+    }
     return replay_traces(o);
   }
+  if (!learn.empty()) fail("stats: --learn goes with --replay TRACE");
   if (model.empty()) fail("stats: give --model DIR (a history) or --replay TRACE");
 
   std::optional<std::filesystem::path> folder;
@@ -117,6 +133,11 @@ int stats_command(const Args& args) {
   }
   if (!import.empty()) {
     const ExpertUsage counts = read_stats_file(import, rows, config.n_routed_experts);
+    if (!history.totals().can_add(counts.total()))
+      fail(
+          "--import {}: the history holds {} selections and the file {}; together they pass 2^64 "
+          "- 1: refused, as a wrapped count would be wrong (--reset the history first)",
+          import, history.totals().total(), counts.total());
     history.add(counts);
     history.save();
     fmt::print("imported {} selections from {}\n", counts.total(), import);

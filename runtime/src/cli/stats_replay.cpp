@@ -8,8 +8,10 @@
 #include <glmrt/memory/memory_plan.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <iterator>
 
 namespace glmrt::cli {
 namespace {
@@ -20,19 +22,51 @@ std::vector<int> default_sizes(int experts) {
   return sizes;
 }
 
+/// The traces of `files` joined in order (one shape), noting any recorded on
+/// another model than the first (or than --model).
+RoutingTrace joined_traces(const std::vector<std::filesystem::path>& files, const char* flag,
+                           const ReplayOptions& o) {
+  RoutingTrace joined;
+  for (const auto& file : files) {
+    RoutingTrace t = read_routing_trace(file, o.model_shape);
+    if (joined.layers == 0) {
+      joined.model_id = t.model_id;
+      joined.layers = t.layers;
+      joined.experts = t.experts;
+      joined.top_k = t.top_k;
+    } else if (t.shape() != joined.shape()) {
+      fail("{} {}: its shape {} x {}, top-{} is not the first trace's {} x {}, top-{}", flag,
+           file.string(), t.layers, t.experts, t.top_k, joined.layers, joined.experts,
+           joined.top_k);
+    }
+    const std::string& reference = o.model_id.empty() ? joined.model_id : o.model_id;
+    if (t.model_id != reference)
+      fmt::print("note: {} {} was recorded on another model (id {}, not {})\n", flag, file.string(),
+                 t.model_id, reference);
+    std::move(t.steps.begin(), t.steps.end(), std::back_inserter(joined.steps));
+  }
+  return joined;
+}
+
+/// "a, b, c" of the files' names as given.
+std::string names_of(const std::vector<std::filesystem::path>& files) {
+  std::vector<std::string> names;
+  for (const auto& f : files) names.push_back(f.string());
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
 }  // namespace
 
 int replay_traces(const ReplayOptions& o) {
-  const RoutingTrace trace = read_routing_trace(o.trace);
+  if (o.traces.empty()) fail("--replay: give at least one trace");
+  const RoutingTrace trace = joined_traces(o.traces, "--replay", o);
   std::optional<ExpertUsage> learned;
-  if (o.learn) {
-    const RoutingTrace other = read_routing_trace(*o.learn);
+  const std::string learn_names = names_of(o.learn);
+  if (!o.learn.empty()) {
+    const RoutingTrace other = joined_traces(o.learn, "--learn", o);
     if (other.layers != trace.layers || other.experts != trace.experts)
-      fail("--learn {}: its shape {} x {} is not the replayed trace's {} x {}", o.learn->string(),
+      fail("--learn {}: its shape {} x {} is not the replayed trace's {} x {}", learn_names,
            other.layers, other.experts, trace.layers, trace.experts);
-    if (other.model_id != trace.model_id)
-      fmt::print("note: --learn {} was recorded on another model (id {})\n", o.learn->string(),
-                 other.model_id);
     learned = other.usage();
   }
   const auto requests = cache_requests(trace);
@@ -45,10 +79,10 @@ int replay_traces(const ReplayOptions& o) {
   fmt::print(
       "trace {}: {} MoE steps, {} expert lookups (distinct experts per step), {} x {} "
       "experts, top-{}\n",
-      o.trace.string(), requests.size(), lookups, trace.layers, trace.experts, trace.top_k);
+      names_of(o.traces), requests.size(), lookups, trace.layers, trace.experts, trace.top_k);
   if (learned)
     fmt::print("pinned+LRU: {:.0f}% of the slots pinned, learned from {}\n", 100 * share,
-               o.learn->string());
+               learn_names);
   std::vector<HitRateCurve> curves{{"LRU", {}}, {"LFU", {}}};
   if (learned) curves.push_back({fmt::format("pinned {:.0f}% + LRU", 100 * share), {}});
   curves.push_back({"Belady (cold)", {}});
@@ -83,10 +117,10 @@ int replay_traces(const ReplayOptions& o) {
     fmt::print("{}\n", row);
   }
   const std::filesystem::path plot =
-      o.plot.empty() ? std::filesystem::path(o.trace.string() + ".hit-rate.svg") : o.plot;
-  write_file_atomically(
-      plot, hit_rate_svg(sizes, curves,
-                         fmt::format("Expert cache hit rate: {}", o.trace.filename().string())));
+      o.plot.empty() ? std::filesystem::path(o.traces.front().string() + ".hit-rate.svg") : o.plot;
+  write_file_atomically(plot, hit_rate_svg(sizes, curves,
+                                           fmt::format("Expert cache hit rate: {}",
+                                                       o.traces.front().filename().string())));
   fmt::print("plot: {}\n", plot.string());
   return 0;
 }

@@ -5,8 +5,8 @@
 #include "output_error.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/printable.h>
-#include <glmrt/base/text_file.h>
 #include <glmrt/text/text_commands.h>
 
 #include <boost/program_options.hpp>
@@ -28,7 +28,7 @@ int template_command(const Args& args) {
   if (!vm) return 0;
   const auto chat_template = text::ModelChatTemplate::for_model(
       model_dir, chat_template_choice(*vm, text::ChatTemplateChoice::model));
-  const std::string body = read_text_file(request_path, "the request file");
+  const std::string body = read_input_file(request_path, input_kinds::chat_request);
   const std::string prompt = text::render_request(chat_template, body, printable(request_path));
   write_output(stdout, prompt, "the prompt");
   flush_output(stdout, "the prompt");

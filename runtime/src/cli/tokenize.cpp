@@ -4,30 +4,17 @@
 #include "output_error.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/text/text_commands.h>
 #include <glmrt/text/tokenizer.h>
 
 #include <boost/program_options.hpp>
 
-#include <cstdio>
-#include <iostream>
+#include <unistd.h>
+
 #include <string>
 
 namespace glmrt::cli {
-
-namespace {
-
-// All of stdin, byte for byte (no newline translation or stripping).
-std::string read_all_stdin() {
-  std::string data;
-  char buffer[1 << 16];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0) data.append(buffer, n);
-  if (std::ferror(stdin)) fail("tokenize: cannot read stdin");
-  return data;
-}
-
-}  // namespace
 
 int tokenize_command(const Args& args) {
   namespace po = boost::program_options;
@@ -41,7 +28,11 @@ int tokenize_command(const Args& args) {
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
   const auto tokenizer = text::Tokenizer::from_file(tokenizer_path);
-  const std::string input = read_all_stdin();
+  // Text may hold any byte; the ids to decode are JSON, where a NUL would end
+  // the parse early.
+  constexpr InputKind kIds{"the token ids (a JSON array)", 256 * kInputMiB};
+  const std::string input = read_input_stream(
+      STDIN_FILENO, "stdin", vm.count("decode") ? kIds : input_kinds::text_to_tokenize);
   const std::string output =
       vm.count("decode") ? text::decode_json_ids(tokenizer, input)
                          : text::tokenize_to_json(tokenizer, input, vm.count("special") > 0) + "\n";

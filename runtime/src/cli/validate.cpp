@@ -5,6 +5,8 @@
 #include "options.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/text/tokenizer.h>
 #include <glmrt/validate/oracle.h>
@@ -15,11 +17,10 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <climits>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 namespace glmrt::cli {
 namespace {
@@ -150,22 +151,21 @@ void print_text(const ValidationReport& r) {
 
 // Token ids from a file: decimal numbers separated by spaces, commas or lines.
 std::vector<int32_t> read_ids(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail("--ids {}: cannot open it", path);
+  // Eleven bytes per id at most: far more ids than any context holds.
+  constexpr InputKind kIds{"the token ids", 256 * kInputMiB};
+  const std::string text = read_input_file(path, kIds);
   std::vector<int32_t> ids;
-  std::string word;
-  while (in >> word) {
-    for (char& ch : word)
-      if (ch == ',') ch = ' ';
-    std::istringstream parts(word);
-    std::string part;
-    while (parts >> part) {
-      int64_t v = -1;
-      const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
-      if (ec != std::errc() || end != part.data() + part.size() || v < 0 || v > INT32_MAX)
-        fail("--ids {}: `{}` (token {}) is not a token id", path, part, ids.size());
-      ids.push_back(static_cast<int32_t>(v));
-    }
+  constexpr std::string_view kSeparators = " ,\t\r\n";
+  for (size_t at = text.find_first_not_of(kSeparators); at != std::string::npos;
+       at = text.find_first_not_of(kSeparators, at)) {
+    const size_t end = std::min(text.find_first_of(kSeparators, at), text.size());
+    const std::string_view part = std::string_view(text).substr(at, end - at);
+    int64_t v = -1;
+    const auto [stop, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (ec != std::errc() || stop != part.data() + part.size() || v < 0 || v > INT32_MAX)
+      fail("--ids {}: `{}` (token {}) is not a token id", path, printable(part, 40), ids.size());
+    ids.push_back(static_cast<int32_t>(v));
+    at = end;
   }
   return ids;
 }
@@ -181,9 +181,7 @@ int compare_command(const po::variables_map& vm, const Profile& q_profile,
     ids = read_ids(vm["ids"].as<std::string>());
   } else if (vm.count("text")) {
     const std::string path = vm["text"].as<std::string>();
-    std::ifstream in(path);
-    if (!in) fail("--text {}: cannot open it", path);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string text = read_input_file(path, input_kinds::text_to_tokenize);
     for (const auto id :
          text::Tokenizer::from_file(q->model_dir() / "tokenizer.json").encode(text, true))
       ids.push_back(static_cast<int32_t>(id));

@@ -210,10 +210,18 @@ void Engine::record_routing(const std::filesystem::path& file) {
   if (routing_trace_) routing_.remove(routing_trace_.get());
   if (model_id_.empty()) model_id_ = glmrt::model_id(model_dir_, tensors_);
   const ModelConfig& c = model_->config();
-  routing_trace_ = std::make_unique<RoutingTraceWriter>(file, model_id_, expert_rows(),
-                                                        c.n_routed_experts, c.num_experts_per_tok);
+  routing_trace_ = std::make_unique<RoutingTraceWriter>(
+      file, model_id_, RoutingShape{expert_rows(), c.n_routed_experts, c.num_experts_per_tok},
+      model_dir_);
   routing_.add(routing_trace_.get());
   model_->set_routing_observer(&routing_);
+}
+
+void Engine::finish_routing_trace() {
+  if (!routing_trace_) return;
+  routing_.remove(routing_trace_.get());
+  const std::unique_ptr<RoutingTraceWriter> trace = std::move(routing_trace_);
+  trace->close();
 }
 
 KvCache Engine::new_cache() {

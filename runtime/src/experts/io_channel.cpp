@@ -123,6 +123,22 @@ std::string IoChannel::where(const PlannedRead& r) const {
   return fmt::format("{} at offset {}", files_.at(r.file).string(), r.wanted_offset());
 }
 
+std::string IoChannel::unreported_short_read(const PlannedRead& r,
+                                             std::string plugin_blamed) const {
+  // A plugin reading with pread(2) meets the end of a truncated file as a
+  // read of 0 bytes, which it may well call success.
+  std::error_code ec;
+  const std::filesystem::path& file = files_.at(r.file);
+  const uint64_t now = std::filesystem::file_size(file, ec);
+  const uint64_t end = r.span.offset + r.span.expected;
+  if (ec || now >= end) return plugin_blamed;
+  return fmt::format(
+      "{} is shorter than its header says: it ends at byte {}, but the read of {} bytes from "
+      "byte {} needs bytes up to {} (it held {} bytes when it was opened: was it truncated or "
+      "replaced since?)",
+      file.string(), now, r.span.expected, r.span.offset, end, sizes_.at(r.file));
+}
+
 void IoChannel::begin_busy() {
   if (in_flight_++ == 0) busy_since_ = std::chrono::steady_clock::now();
 }
@@ -178,9 +194,11 @@ std::optional<ReadFailure> IoChannel::read_blocking(std::span<const PlannedRead>
     const auto mark = tail_mark(reads[k].span.offset);
     const auto tail = tail_of(reads[k]);
     if (!tail.empty() && std::memcmp(tail.data(), mark.data(), tail.size()) == 0)
-      return ReadFailure{k, fmt::format("the io plugin reported success but left the end of {} "
-                                        "({} bytes) unwritten: a short read it did not report",
-                                        where(reads[k]), reads[k].span.expected)};
+      return ReadFailure{
+          k, unreported_short_read(
+                 reads[k], fmt::format("the io plugin reported success but left the end of {} "
+                                       "({} bytes) unwritten: a short read it did not report",
+                                       where(reads[k]), reads[k].span.expected))};
   }
   return std::nullopt;
 }
@@ -203,9 +221,11 @@ std::optional<ReadFailure> IoChannel::check_results(const IoTicket& t, glmrt_sta
                                                               where(r), result.status)};
     }
     if (result.bytes < r.span.expected)
-      return ReadFailure{k, fmt::format("the io plugin reported success but read only {} of {} "
-                                        "bytes of {}: a short read it did not report",
-                                        result.bytes, r.span.expected, where(r))};
+      return ReadFailure{
+          k, unreported_short_read(
+                 r, fmt::format("the io plugin reported success but read only {} of {} bytes of "
+                                "{}: a short read it did not report",
+                                result.bytes, r.span.expected, where(r)))};
     if (result.bytes > r.span.length)
       return ReadFailure{k, fmt::format("the io plugin says it read {} bytes into a read of {} "
                                         "bytes of {}",

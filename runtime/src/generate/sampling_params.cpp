@@ -1,12 +1,14 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/json_nesting.h>
-#include <glmrt/base/text_file.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/generate/sampler.h>
 #include <glmrt/generate/sampling_limits.h>
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <type_traits>
 
 namespace glmrt {
@@ -41,14 +43,18 @@ void read_setting_if_present(const nlohmann::json& j, SamplingSetting setting, T
   out = static_cast<T>(value);
 }
 
-nlohmann::json read_generation_config(const std::filesystem::path& file) {
-  const std::string text = read_text_file(file, "the generation config");
+// Absent is fine (defaults apply); present but unreadable is an error.
+std::optional<nlohmann::json> read_generation_config(const std::filesystem::path& file) {
+  const std::optional<std::string> read =
+      read_input_file_if_present(file, input_kinds::generation_config);
+  if (!read) return std::nullopt;
+  const std::string& text = *read;
   require_json_nesting_within(text, file.string());
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    fail("{}: not valid JSON ({})", file, e.what());
+    fail("{}: not valid JSON ({})", file, printable(e.what()));
   }
   if (!j.is_object()) fail("{}: expected a JSON object, found {}", file, j.type_name());
   return j;
@@ -59,9 +65,8 @@ nlohmann::json read_generation_config(const std::filesystem::path& file) {
 SamplingParams resolve_sampling(const std::filesystem::path& model_dir, const Profile& profile) {
   SamplingParams p;
   const auto file = model_dir / "generation_config.json";
-  std::error_code ec;
-  if (std::filesystem::exists(file, ec)) {
-    const nlohmann::json j = read_generation_config(file);
+  if (const std::optional<nlohmann::json> config = read_generation_config(file)) {
+    const nlohmann::json& j = *config;
     using S = SamplingSetting;
     bool do_sample = true;
     read_if_present(j, "do_sample", do_sample, file);

@@ -1,6 +1,7 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/json_nesting.h>
-#include <glmrt/base/text_file.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/generate/stop_tokens.h>
 
 #include <nlohmann/json.hpp>
@@ -14,15 +15,17 @@
 namespace glmrt {
 namespace {
 
-std::optional<nlohmann::json> read_json_if_present(const std::filesystem::path& file) {
-  std::error_code ec;
-  if (!std::filesystem::exists(file, ec)) return std::nullopt;
-  const std::string text = read_text_file(file, "the JSON file");
+// Absent is fine; present but unreadable (a folder, a FIFO, too large) is an error.
+std::optional<nlohmann::json> read_json_if_present(const std::filesystem::path& file,
+                                                   const InputKind& kind) {
+  const std::optional<std::string> read = read_input_file_if_present(file, kind);
+  if (!read) return std::nullopt;
+  const std::string& text = *read;
   require_json_nesting_within(text, file.string());
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    fail("{}: not valid JSON ({})", file, e.what());
+    fail("{}: not valid JSON ({})", file, printable(e.what()));
   }
 }
 
@@ -37,7 +40,7 @@ int32_t as_token_id(const nlohmann::json& value, const std::filesystem::path& fi
 
 void add_generation_config_ids(const std::filesystem::path& model_dir, std::vector<int32_t>& ids) {
   const auto file = model_dir / "generation_config.json";
-  const auto json = read_json_if_present(file);
+  const auto json = read_json_if_present(file, input_kinds::generation_config);
   if (!json || !json->is_object()) return;
   const auto eos = json->find("eos_token_id");
   if (eos == json->end() || eos->is_null()) return;
@@ -50,7 +53,7 @@ void add_generation_config_ids(const std::filesystem::path& model_dir, std::vect
 
 void add_tokenizer_config_id(const std::filesystem::path& model_dir, std::vector<int32_t>& ids) {
   const auto file = model_dir / "tokenizer_config.json";
-  const auto json = read_json_if_present(file);
+  const auto json = read_json_if_present(file, input_kinds::tokenizer_config);
   if (!json || !json->is_object()) return;
   const auto eos = json->find("eos_token");
   if (eos == json->end() || eos->is_null()) return;

@@ -18,7 +18,13 @@ void ExpertUsage::add(int layer, int expert, uint64_t n) {
   if (layer < 0 || layer >= layers_ || expert < 0 || expert >= experts_)
     fail("expert usage: no cell (layer {}, expert {}) in a {} x {} grid", layer, expert, layers_,
          experts_);
+  if (!can_add(n))
+    fail(
+        "expert usage: adding {} selections of layer {} expert {} to {} would pass 2^64 - 1 "
+        "selections",
+        n, layer, expert, total_);
   counts_[index(layer, expert)] += n;
+  total_ += n;
 }
 
 void ExpertUsage::record(int layer, std::span<const int32_t> ids) {
@@ -29,11 +35,16 @@ void ExpertUsage::add(const ExpertUsage& other) {
   if (!same_shape(other))
     fail("expert usage: cannot add a {} x {} grid to a {} x {} one", other.layers_, other.experts_,
          layers_, experts_);
+  if (!can_add(other.total_))
+    fail("expert usage: adding {} selections to {} would pass 2^64 - 1 selections", other.total_,
+         total_);
   for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
+  total_ += other.total_;
 }
 
 void ExpertUsage::clear() {
   std::fill(counts_.begin(), counts_.end(), 0);
+  total_ = 0;
 }
 
 std::span<const uint64_t> ExpertUsage::row(int layer) const {
@@ -44,10 +55,6 @@ std::span<const uint64_t> ExpertUsage::row(int layer) const {
 uint64_t ExpertUsage::layer_total(int layer) const {
   const auto r = row(layer);
   return std::accumulate(r.begin(), r.end(), uint64_t{0});
-}
-
-uint64_t ExpertUsage::total() const {
-  return std::accumulate(counts_.begin(), counts_.end(), uint64_t{0});
 }
 
 std::vector<ExpertKey> ExpertUsage::ranked() const {

@@ -1,17 +1,13 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/history/history_file.h>
 #include <glmrt/history/model_id.h>
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <charconv>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace glmrt {
 namespace {
@@ -96,7 +92,7 @@ HistoryRead parse_history(std::string_view text, const std::string& model_id, in
   if (line.substr(6) != model_id)
     return history_problem(HistoryStatus::foreign, layers, experts,
                            fmt::format("it belongs to another model (id {}, this model is {})",
-                                       line.substr(6), model_id));
+                                       printable(line.substr(6), 80), model_id));
   int file_layers = 0, file_experts = 0;
   if (!next_line(text, line) || !line.starts_with("shape "))
     return history_problem(HistoryStatus::invalid, layers, experts, "its shape line is missing");
@@ -114,91 +110,36 @@ HistoryRead parse_history(std::string_view text, const std::string& model_id, in
     if (!parse_number(line, l) || !parse_number(line, e) || !parse_number(line, n) ||
         !line.empty() || l < 0 || l >= layers || e < 0 || e >= experts)
       return history_problem(HistoryStatus::invalid, layers, experts, "a count line is corrupt");
+    if (!usage.can_add(n))
+      return history_problem(HistoryStatus::invalid, layers, experts,
+                             "its counts add up to more than 2^64 - 1 selections");
     usage.add(l, e, n);
   }
   return {HistoryStatus::ok, std::move(usage), {}};
 }
 
+InputKind history_file_kind(int layers, int experts) {
+  // The header lines, then at most one `layer expert count` line per cell.
+  constexpr uint64_t kHeaderBytes = 4096, kLongestCountLine = 64;
+  return {"the expert usage history", kHeaderBytes + uint64_t(std::max(layers, 0)) *
+                                                         uint64_t(std::max(experts, 0)) *
+                                                         kLongestCountLine};
+}
+
 HistoryRead read_history(const std::filesystem::path& file, const std::string& model_id, int layers,
                          int experts) {
-  std::error_code ec;
-  if (!std::filesystem::exists(file, ec))
-    return history_problem(HistoryStatus::missing, layers, experts, "no history yet");
-  if (std::filesystem::is_directory(file, ec))
-    return history_problem(HistoryStatus::unreadable, layers, experts, "it is a folder");
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream content;
-  if (in) content << in.rdbuf();
-  if (!in || in.bad())
-    return history_problem(HistoryStatus::unreadable, layers, experts,
-                           fmt::format("it cannot be read: {}", std::strerror(errno)));
-  return parse_history(content.str(), model_id, layers, experts);
-}
-
-namespace {
-
-/// A temporary file removed unless released (the rename took it).
-class TemporaryFile {
- public:
-  explicit TemporaryFile(std::filesystem::path path) : path_(std::move(path)) {}
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-  ~TemporaryFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!released_) {
-      std::error_code ec;
-      std::filesystem::remove(path_, ec);
-    }
+  std::optional<std::string> text;
+  try {
+    text = read_input_file_if_present(file, history_file_kind(layers, experts));
+  } catch (const Error& e) {
+    // The warning names the file already.
+    std::string_view reason = e.what();
+    if (const std::string prefix = file.string() + ": "; reason.starts_with(prefix))
+      reason.remove_prefix(prefix.size());
+    return history_problem(HistoryStatus::unreadable, layers, experts, std::string(reason));
   }
-  void open() {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail("{}: cannot create: {}", path_.string(), std::strerror(errno));
-  }
-  void write_all(std::string_view text) {
-    while (!text.empty()) {
-      const ssize_t n = ::write(fd_, text.data(), text.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail("{}: cannot write: {}", path_.string(), std::strerror(errno));
-      text.remove_prefix(static_cast<size_t>(n));
-    }
-  }
-  void sync_and_close() {
-    if (::fsync(fd_) != 0) fail("{}: cannot fsync: {}", path_.string(), std::strerror(errno));
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) fail("{}: cannot close: {}", path_.string(), std::strerror(errno));
-  }
-  const std::filesystem::path& path() const { return path_; }
-  void release() { released_ = true; }
-
- private:
-  std::filesystem::path path_;
-  int fd_ = -1;
-  bool released_ = false;
-};
-
-void sync_folder(const std::filesystem::path& folder) {
-  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;  // the rename happened; durability of the entry is best effort
-  ::fsync(fd);
-  ::close(fd);
-}
-
-}  // namespace
-
-void write_file_atomically(const std::filesystem::path& file, std::string_view text,
-                           const std::function<void()>& before_rename) {
-  TemporaryFile temp(file.parent_path() /
-                     fmt::format(".{}.{}.tmp", file.filename().string(), ::getpid()));
-  temp.open();
-  temp.write_all(text);
-  temp.sync_and_close();
-  if (before_rename) before_rename();
-  if (std::rename(temp.path().c_str(), file.c_str()) != 0)
-    fail("{}: cannot replace it with {}: {}", file.string(), temp.path().string(),
-         std::strerror(errno));
-  temp.release();
-  sync_folder(file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path());
+  if (!text) return history_problem(HistoryStatus::missing, layers, experts, "no history yet");
+  return parse_history(*text, model_id, layers, experts);
 }
 
 }  // namespace glmrt

@@ -1,5 +1,6 @@
 #include "../model_files/file_io.h"
 
+#include <glmrt/base/input_file.h>
 #include <glmrt/history/model_id.h>
 
 #include <fmt/format.h>
@@ -53,7 +54,7 @@ std::string ContentHash::hex() const {
 
 std::string model_id(const std::filesystem::path& model_dir, const TensorDirectory& tensors) {
   ContentHash hash;
-  const std::string config = model_files::read_whole_file(model_dir / "config.json");
+  const std::string config = read_input_file(model_dir / "config.json", input_kinds::model_config);
   // Each part is preceded by its length, so moving bytes between parts
   // changes the id.
   hash.update(fmt::format("config.json {}\n", config.size()));

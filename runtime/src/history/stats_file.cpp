@@ -1,35 +1,70 @@
 #include <glmrt/base/error.h>
-#include <glmrt/base/text_file.h>
+#include <glmrt/base/input_file.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/history/stats_file.h>
 
 #include <fmt/format.h>
 
-#include <sstream>
+#include <algorithm>
+#include <charconv>
+#include <optional>
 
 namespace glmrt {
+namespace {
+
+/// The next whitespace-separated field of `line` as an unsigned number;
+/// nullopt when it is missing or not one (a sign, a fraction, too large).
+std::optional<uint64_t> take_stats_number(std::string_view& line) {
+  const size_t start = line.find_first_not_of(" \t\r");
+  if (start == std::string_view::npos) return std::nullopt;
+  line.remove_prefix(start);
+  uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), value);
+  const size_t used = static_cast<size_t>(end - line.data());
+  if (ec != std::errc() || (used < line.size() && line.find_first_of(" \t\r", used) != used))
+    return std::nullopt;
+  line.remove_prefix(used);
+  return value;
+}
+
+}  // namespace
 
 ExpertUsage parse_stats(std::string_view text, int layers, int experts, const std::string& source) {
   ExpertUsage usage(layers, experts);
-  std::istringstream in{std::string(text)};
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    std::istringstream fields(line);
-    long long layer = -1, expert = -1, count = -1;
-    std::string extra;
-    if (!(fields >> layer >> expert >> count) || (fields >> extra) || count < 0)
-      fail("{}:{}: expected `layer expert count` (three non-negative integers), found `{}`", source,
-           number, line);
-    if (layer < 0 || layer >= layers || expert < 0 || expert >= experts)
+  InputLines lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
+    const int64_t number = lines.number();
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    std::string_view rest = line;
+    const auto layer = take_stats_number(rest), expert = take_stats_number(rest),
+               count = take_stats_number(rest);
+    if (!layer || !expert || !count || rest.find_first_not_of(" \t\r") != std::string_view::npos)
+      fail(
+          "{}:{}: expected `layer expert count` (three non-negative integers, a count below "
+          "2^64), found `{}`",
+          source, number, printable(line, 120));
+    if (*layer >= uint64_t(layers) || *expert >= uint64_t(experts))
       fail("{}:{}: layer {} expert {} is outside this model ({} layers incl. MTP, {} experts)",
-           source, number, layer, expert, layers, experts);
-    usage.add(static_cast<int>(layer), static_cast<int>(expert), static_cast<uint64_t>(count));
+           source, number, *layer, *expert, layers, experts);
+    if (!usage.can_add(*count))
+      fail(
+          "{}:{}: the counts up to this line add up to more than 2^64 - 1 selections (the {} "
+          "before it plus {}): refused, as a wrapped count would be wrong",
+          source, number, usage.total(), *count);
+    usage.add(static_cast<int>(*layer), static_cast<int>(*expert), *count);
   }
   return usage;
 }
 
 ExpertUsage read_stats_file(const std::filesystem::path& file, int layers, int experts) {
-  return parse_stats(read_text_file(file, "the STATS file"), layers, experts, file.string());
+  // A seed program's file has one line per used cell; room for repeats,
+  // blank lines and wide spacing besides.
+  constexpr uint64_t kSlackBytes = 1 << 20, kBytesPerCell = 256;
+  const InputKind kind{
+      "the STATS file",
+      kSlackBytes + uint64_t(std::max(layers, 0)) * uint64_t(std::max(experts, 0)) * kBytesPerCell};
+  return parse_stats(read_input_file(file, kind), layers, experts, file.string());
 }
 
 std::string format_stats(const ExpertUsage& usage) {

@@ -76,6 +76,10 @@ UsageHistory::UsageHistory(const std::optional<std::filesystem::path>& configure
       read_only_ = true;
       warn("{}: expert usage history ignored and left as it is: {}", file_.string(), read.problem);
       break;
+    case HistoryStatus::unreadable:
+      // Not "replaced": a device or a FIFO there is never renamed over.
+      warn("{}: expert usage history ignored: {}", file_.string(), read.problem);
+      break;
     default:
       warn("{}: expert usage history ignored (it will be replaced): {}", file_.string(),
            read.problem);

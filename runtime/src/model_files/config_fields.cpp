@@ -2,21 +2,22 @@
 
 #include <limits>
 
-#include "file_io.h"
 #include "glmrt/base/error.h"
+#include "glmrt/base/input_file.h"
 #include "glmrt/base/json_nesting.h"
+#include "glmrt/base/printable.h"
 
 namespace glmrt::model_files {
 
 using nlohmann::json;
 
 ConfigFields::ConfigFields(std::filesystem::path file) : file_(std::move(file)) {
-  const std::string text = read_whole_file(file_);
+  const std::string text = read_input_file(file_, input_kinds::model_config);
   require_json_nesting_within(text, file_.string());
   try {
     root_ = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
-    fail("{} is not valid JSON: {}", file_, e.what());
+    fail("{} is not valid JSON: {}", file_, printable(e.what()));
   }
   if (!root_.is_object()) fail("{}: expected a JSON object, found {}", file_, root_.type_name());
 }

@@ -8,15 +8,23 @@
 #include <cstring>
 
 #include "glmrt/base/error.h"
+#include "glmrt/base/input_file.h"
 
 namespace glmrt::model_files {
 
 int open_read_only(const std::filesystem::path& file) {
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer; reads of
+  // a regular file ignore the flag.
   int fd;
   do {
-    fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) fail("cannot open {} for reading: {}", file, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    fail("cannot open {} for reading: it is not a regular file", file);
+  }
   return fd;
 }
 
@@ -55,13 +63,9 @@ void pread_exact(int fd, uint64_t offset, std::span<std::byte> dst,
 }
 
 std::string read_whole_file(const std::filesystem::path& file) {
-  struct ClosedOnExit {
-    int fd;
-    ~ClosedOnExit() { close_fd(fd); }
-  } const guard{open_read_only(file)};
-  std::string text(file_size(guard.fd, file), '\0');
-  pread_exact(guard.fd, 0, std::as_writable_bytes(std::span(text)), file, "the file");
-  return text;
+  // Binary files (an importance file) and copies of any model file go through here.
+  constexpr InputKind kAnyModelFile{"the file", 8192 * kInputMiB, true};
+  return read_input_file(file, kAnyModelFile);
 }
 
 }  // namespace glmrt::model_files

@@ -2,8 +2,13 @@
 
 #include <fmt/ranges.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <exception>
+#include <optional>
 #include <system_error>
 
 #include "dtype_conversion.h"
@@ -47,15 +52,37 @@ bool is_existing_file(const path& p) {
   return std::filesystem::is_regular_file(p, ec);
 }
 
+/// Why `p` cannot be read as a file; nullopt when it is a regular file or
+/// nothing is there at all. (std::filesystem calls a symbolic link loop
+/// "no file", which turned a loop into "holds no model.safetensors".)
+std::optional<std::string> unusable_entry(const path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) == 0)
+    return S_ISREG(st.st_mode)
+               ? std::nullopt
+               : std::optional<std::string>(S_ISDIR(st.st_mode) ? "it is a directory"
+                                                                : "it is not a regular file");
+  const int err = errno;
+  struct stat link {};
+  if (err == ENOENT && ::lstat(p.c_str(), &link) != 0) return std::nullopt;
+  if (err == ENOENT) return "it is a symbolic link to a file that does not exist";
+  if (err == ELOOP) return "its symbolic links form a loop";
+  return std::string(std::strerror(err));
+}
+
+void require_usable(const path& p) {
+  if (auto problem = unusable_entry(p)) fail("{}: cannot read it: {}", p, *problem);
+}
+
 std::vector<path> safetensors_files_in(const path& dir) {
   std::error_code ec;
   std::filesystem::directory_iterator it(dir, ec);
   if (ec) fail("cannot list model directory {}: {}", dir, ec.message());
   std::vector<path> found;
   for (const auto& entry : it) {
-    if (entry.path().extension() == ".safetensors" && is_existing_file(entry.path())) {
-      found.push_back(entry.path());
-    }
+    if (entry.path().extension() != ".safetensors") continue;
+    require_usable(entry.path());
+    found.push_back(entry.path());
   }
   std::sort(found.begin(), found.end());
   return found;
@@ -138,12 +165,18 @@ TensorDirectory TensorDirectory::open_file(const path& file) {
 }
 
 TensorDirectory TensorDirectory::open(const path& model_dir) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(model_dir, ec)) {
-    fail("model directory {} does not exist or is not a directory", model_dir);
+  struct stat st {};
+  if (::stat(model_dir.c_str(), &st) != 0) {
+    fail("model directory {}: {}", model_dir,
+         errno == ELOOP    ? "its symbolic links form a loop"
+         : errno == ENOENT ? "does not exist"
+                           : std::strerror(errno));
   }
+  if (!S_ISDIR(st.st_mode)) fail("model directory {} is not a directory", model_dir);
   const path index_file = model_dir / kIndexFile;
-  if (!std::filesystem::exists(index_file, ec)) {
+  require_usable(index_file);
+  if (!is_existing_file(index_file)) {
+    require_usable(model_dir / kSingleFile);
     if (is_existing_file(model_dir / kSingleFile)) return open_file(model_dir / kSingleFile);
     const auto candidates = safetensors_files_in(model_dir);
     if (candidates.size() == 1) return open_file(candidates.front());

@@ -3,9 +3,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "file_io.h"
 #include "glmrt/base/error.h"
+#include "glmrt/base/input_file.h"
 #include "glmrt/base/json_nesting.h"
+#include "glmrt/base/printable.h"
 
 namespace glmrt::model_files {
 
@@ -15,13 +16,13 @@ using nlohmann::json;
 using std::filesystem::path;
 
 json read_json_object(const path& file) {
-  const std::string text = read_whole_file(file);
+  const std::string text = read_input_file(file, input_kinds::shard_index);
   require_json_nesting_within(text, file.string());
   json document;
   try {
     document = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
-    fail("{} is not valid JSON: {}", file, e.what());
+    fail("{} is not valid JSON: {}", file, printable(e.what()));
   }
   if (!document.is_object())
     fail("{}: expected a JSON object, found {}", file, document.type_name());

@@ -1,6 +1,7 @@
 #include <fcntl.h>
 #include <glmrt/base/error.h>
 #include <glmrt/model_maker/output_directory.h>
+#include <glmrt/profile/byte_size.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -44,7 +45,8 @@ void check_free_space(const fs::path& dir, uint64_t needed, const std::string& w
   if (::statvfs(dir.c_str(), &st) != 0) return;  // unknown: let the writes tell
   const uint64_t free_bytes = static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
   if (free_bytes < needed)
-    fail("{} takes {:.2f} GB but {} has {:.2f} GB free", what, needed / 1e9, dir, free_bytes / 1e9);
+    fail("{} takes {} ({} bytes) but {} has {} ({} bytes) free", what, format_byte_size(needed),
+         needed, dir, format_byte_size(free_bytes), free_bytes);
 }
 
 PartialDirectory::PartialDirectory(fs::path path) : path_(std::move(path)) {

@@ -3,8 +3,8 @@
 #include "yaml_fields.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/printable.h>
-#include <glmrt/base/text_file.h>
 #include <glmrt/base/warning.h>
 #include <glmrt/generate/sampling_limits.h>
 #include <glmrt/profile/byte_size.h>
@@ -253,7 +253,7 @@ class ProfileReader {
 }  // namespace
 
 Profile load_profile(const std::filesystem::path& file) {
-  const std::string text = read_text_file(file, "the profile");
+  const std::string text = read_input_file(file, input_kinds::profile);
   YAML::Node root;
   try {
     root = YAML::Load(text);

@@ -1,4 +1,6 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/score/score_request.h>
 
 #include <nlohmann/json.hpp>
@@ -56,7 +58,7 @@ ScoreRequest parse_json_request(std::string_view line, const text::Tokenizer& to
       return true;
     });
   } catch (const nlohmann::json::exception& e) {
-    fail("{}: not valid JSON ({})", where, e.what());
+    fail("{}: not valid JSON ({})", where, printable(e.what()));
   }
   if (!j.is_object()) fail("{}: expected a JSON object, found {}", where, j.type_name());
   for (const char* key : {"context", "continuation"}) {
@@ -97,7 +99,7 @@ bool next_integer(std::string_view& rest, int64_t& value, std::string_view where
   const std::string_view word = rest.substr(0, end);
   const auto [ptr, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
   if (ec != std::errc() || ptr != word.data() + word.size())
-    fail("{}: `{}` is not an integer ({})", where, word, what);
+    fail("{}: `{}` is not an integer ({})", where, printable(word, 40), what);
   rest.remove_prefix(end);
   return true;
 }
@@ -137,18 +139,18 @@ ScoreRequest parse_score_request(std::string_view line, const text::Tokenizer& t
   return parse_seed_request(line, vocab_size, where);
 }
 
-std::vector<ScoreRequest> read_score_requests(std::istream& in, std::string_view source,
+std::vector<ScoreRequest> read_score_requests(std::string_view text, std::string_view source,
                                               const text::Tokenizer& tokenizer,
                                               int32_t vocab_size) {
   std::vector<ScoreRequest> requests;
-  std::string line;
-  for (int64_t number = 1; std::getline(in, line); ++number) {
+  InputLines lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
     const size_t start = line.find_first_not_of(" \t\r");
-    if (start == std::string::npos || line[start] == '#') continue;
-    requests.push_back(
-        parse_score_request(line, tokenizer, vocab_size, fmt::format("{}:{}", source, number)));
+    if (start == std::string_view::npos || line[start] == '#') continue;
+    requests.push_back(parse_score_request(line, tokenizer, vocab_size,
+                                           fmt::format("{}:{}", source, lines.number())));
   }
-  if (in.bad()) fail("{}: read error", source);
   return requests;
 }
 

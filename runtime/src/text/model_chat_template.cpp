@@ -3,7 +3,7 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/json_nesting.h>
 #include <glmrt/base/printable.h>
-#include <glmrt/base/text_file.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/text/chat_template.h>
 #include <glmrt/text/model_chat_template.h>
 #include <glmrt/text/shipped_chat_template.h>
@@ -18,7 +18,7 @@ constexpr std::string_view kOverride =
 void require_supported_model_type(const std::filesystem::path& model_dir) {
   const std::filesystem::path config_path = model_dir / "config.json";
   const std::string shown = printable(config_path.string());
-  const std::string text = read_text_file(config_path, "the model config");
+  const std::string text = read_input_file(config_path, input_kinds::model_config);
   require_json_nesting_within(text, shown);
   const nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
   if (config.is_discarded() || !config.is_object()) fail("{}: not a JSON object", shown);

@@ -1,7 +1,7 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/json_nesting.h>
 #include <glmrt/base/printable.h>
-#include <glmrt/base/text_file.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/text/shipped_chat_template.h>
 
 #include <fmt/format.h>
@@ -13,6 +13,9 @@
 #include <system_error>
 
 namespace glmrt::text {
+
+// A Jinja template: tens of KB in real checkpoints.
+constexpr InputKind kChatTemplateFile{"the chat template", 16 * kInputMiB};
 namespace {
 
 // Canonical hashes of the GLM-5 templates the built-in renderer reproduces.
@@ -41,7 +44,7 @@ std::vector<ShippedChatTemplate> from_template_files(const std::filesystem::path
   const std::filesystem::path tool_use = model_dir / "additional_chat_templates" / "tool_use.jinja";
   for (const auto& file : {main, tool_use})
     if (present(file))
-      found.push_back({printable(file.string()), read_text_file(file, "the chat template")});
+      found.push_back({printable(file.string()), read_input_file(file, kChatTemplateFile)});
   return found;
 }
 
@@ -49,7 +52,7 @@ std::vector<ShippedChatTemplate> from_tokenizer_config(const std::filesystem::pa
   const std::filesystem::path file = model_dir / "tokenizer_config.json";
   if (!present(file)) return {};
   const std::string shown = printable(file.string());
-  const std::string text = read_text_file(file, "the tokenizer config");
+  const std::string text = read_input_file(file, input_kinds::tokenizer_config);
   require_json_nesting_within(text, shown);
   const nlohmann::json config = nlohmann::json::parse(text, nullptr, false);
   if (config.is_discarded() || !config.is_object())

@@ -1,6 +1,7 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/json_nesting.h>
-#include <glmrt/base/text_file.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/text/tokenizer.h>
 
 #include <algorithm>
@@ -49,7 +50,7 @@ Tokenizer Tokenizer::from_file(const std::filesystem::path& path) {
   if (std::filesystem::is_regular_file(path / "tokenizer.json", ec))
     fail("{}: cannot read the tokenizer file: it is a directory (did you mean {}?)", path.string(),
          (path / "tokenizer.json").string());
-  return from_json_text(read_text_file(path, "the tokenizer file"), path.string());
+  return from_json_text(read_input_file(path, input_kinds::tokenizer), path.string());
 }
 
 Tokenizer Tokenizer::from_json_text(std::string_view json_text, std::string_view source) {
@@ -58,7 +59,7 @@ Tokenizer Tokenizer::from_json_text(std::string_view json_text, std::string_view
   try {
     root = Json::parse(json_text);
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
-    fail("{}: invalid JSON: {}", source, e.what());
+    fail("{}: invalid JSON: {}", source, printable(e.what()));
   }
   if (!root.is_object()) fail("{}: the top level must be a JSON object", source);
   const JsonPath at{std::string(source) + ":"};

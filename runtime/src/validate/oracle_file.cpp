@@ -1,8 +1,9 @@
 // ref.json: parsing and the self-consistency checks that make a comparison
 // against it meaningful.
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/json_nesting.h>
-#include <glmrt/base/text_file.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/validate/oracle.h>
 
 #include <nlohmann/json.hpp>
@@ -196,13 +197,13 @@ void check_case(const OracleCase& c, const CaseReader& r) {
 }  // namespace
 
 std::vector<OracleCase> load_oracle(const std::filesystem::path& file) {
-  const std::string text = read_text_file(file, "the reference file (ref.json)");
+  const std::string text = read_input_file(file, input_kinds::reference);
   require_json_nesting_within(text, file.string());
   json root;
   try {
     root = json::parse(text);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
-    fail("{}: not valid JSON ({})", file, e.what());
+    fail("{}: not valid JSON ({})", file, printable(e.what()));
   }
   if (!root.is_object() || !root.contains("cases") || !root["cases"].is_array())
     fail("{}: expected an object with a `cases` array", file);

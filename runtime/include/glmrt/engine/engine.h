@@ -77,6 +77,9 @@ class Engine {
   void save_history() noexcept;
   /// Writes every MoE step's routing to `file` from now on (a routing trace).
   void record_routing(const std::filesystem::path& file);
+  /// Ends the trace record_routing started and puts it in place; throws
+  /// naming the file when a write failed. Without it the trace is dropped.
+  void finish_routing_trace();
   /// Expert-store rows (main layers + MTP) and routed experts per row.
   int expert_rows() const;
 

@@ -121,6 +121,9 @@ class IoChannel {
   std::optional<ReadFailure> read_blocking(std::span<const PlannedRead> reads);
   std::optional<ReadFailure> check_results(const IoTicket& ticket, glmrt_status status) const;
   std::string where(const PlannedRead& read) const;
+  /// A short read the plugin said was whole: the file's fault when it now
+  /// ends before the read does (truncated after it was opened), else the plugin's.
+  std::string unreported_short_read(const PlannedRead& read, std::string plugin_blamed) const;
   void begin_busy();
   void end_busy(const IoTicket& ticket);
 

@@ -11,10 +11,11 @@
 // of a later version is reported as such and never partly used.
 #pragma once
 
+#include <glmrt/base/input_file.h>
+#include <glmrt/history/atomic_file.h>  // write_file_atomically, for the callers
 #include <glmrt/history/expert_usage.h>
 
 #include <filesystem>
-#include <functional>
 #include <string>
 
 namespace glmrt {
@@ -41,16 +42,11 @@ std::string format_history(const std::string& model_id, const ExpertUsage& usage
 /// Parses a history file's text for `model_id` and the shape layers x experts.
 HistoryRead parse_history(std::string_view text, const std::string& model_id, int layers,
                           int experts);
-/// Reads and parses `file`.
+/// What a history of layers x experts may be: no larger than the largest
+/// history of that shape glmrt writes.
+InputKind history_file_kind(int layers, int experts);
+/// Reads and parses `file` (missing, a FIFO or a device, too large: a status, never a throw).
 HistoryRead read_history(const std::filesystem::path& file, const std::string& model_id, int layers,
                          int experts);
-
-/// Writes `text` to `file` atomically: a temporary file beside it (named
-/// after this process), fsync, rename over `file`, fsync of the folder.
-/// Throws glmrt::Error naming the file; the old file is then untouched and the
-/// temporary file removed. `before_rename` (tests) runs between the fsync and
-/// the rename; if it throws, the write is abandoned the same way.
-void write_file_atomically(const std::filesystem::path& file, std::string_view text,
-                           const std::function<void()>& before_rename = {});
 
 }  // namespace glmrt

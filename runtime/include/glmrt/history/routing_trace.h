@@ -2,22 +2,44 @@
 // chosen experts (`glmrt run --record-routing FILE`), for replaying through
 // cache policies (`glmrt stats --replay FILE`). Text, one step a line:
 //
-//   glmrt-routing-trace 1
+//   glmrt-routing-trace 2
 //   model <model id>
 //   shape <layers> <experts> <experts per token>
 //   <layer> <positions> <id> ... (positions x experts-per-token ids)
+//   end <number of step lines>
+//
+// The end line makes a cut trace (a killed run, a full disk) tell itself
+// apart from a whole one. Version 1 traces (no end line) are still read.
 #pragma once
 
+#include <glmrt/history/atomic_file.h>
 #include <glmrt/history/expert_usage.h>
 #include <glmrt/history/routing_observer.h>
 
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace glmrt {
+
+inline constexpr int kRoutingTraceVersion = 2;
+
+/// The largest trace shape read: beyond any MoE checkpoint, and small enough
+/// that the replay's per-cell tables (a few tens of bytes a cell) stay small.
+inline constexpr int kMaxTraceLayers = 1024;
+inline constexpr int kMaxTraceExperts = 65536;
+inline constexpr int64_t kMaxTraceCells = int64_t{1} << 22;
+/// A trace's largest size; a GLM-5 token takes ~3 KB (75 MoE layers of 8 ids),
+/// so this holds ~90 000 decoded tokens.
+inline constexpr uint64_t kMaxTraceBytes = uint64_t{256} << 20;
+
+struct RoutingShape {
+  int layers = 0, experts = 0, top_k = 0;
+  bool operator==(const RoutingShape&) const = default;
+};
 
 struct RoutingStep {
   int layer = 0;
@@ -30,32 +52,43 @@ struct RoutingTrace {
   int layers = 0, experts = 0, top_k = 0;
   std::vector<RoutingStep> steps;
 
+  RoutingShape shape() const { return {layers, experts, top_k}; }
   /// Selection counts over the whole trace.
   ExpertUsage usage() const;
 };
 
-/// Reads a trace; a malformed one is a glmrt::Error naming the file and line.
-RoutingTrace read_routing_trace(const std::filesystem::path& file);
+/// Reads a trace; a malformed, cut or oversized one is a glmrt::Error naming
+/// the file and line. With `expected`, a trace of another shape is refused
+/// before anything of its size is allocated.
+RoutingTrace read_routing_trace(const std::filesystem::path& file,
+                                const std::optional<RoutingShape>& expected = std::nullopt);
 
-/// Writes steps to a trace file as they happen (flushed at each step's end,
-/// so a trace of an interrupted run holds every finished step).
+/// Writes steps to a trace as they happen, into a temporary file that close()
+/// renames to `file` only when every write succeeded.
 class RoutingTraceWriter : public RoutingObserver {
  public:
-  /// Creates `file` (replacing it) and writes the header; throws naming it.
-  RoutingTraceWriter(const std::filesystem::path& file, const std::string& model_id, int layers,
-                     int experts, int top_k);
+  /// Starts the temporary file and writes the header. Refuses (glmrt::Error)
+  /// a `file` inside `model_dir` (when given), and an existing `file` that is
+  /// not a routing trace: only an earlier trace is ever replaced.
+  RoutingTraceWriter(const std::filesystem::path& file, const std::string& model_id,
+                     RoutingShape shape, const std::filesystem::path& model_dir = {});
   RoutingTraceWriter(const RoutingTraceWriter&) = delete;
   RoutingTraceWriter& operator=(const RoutingTraceWriter&) = delete;
+  /// Without close(), nothing is written to `file` (the run did not finish).
   ~RoutingTraceWriter() override;
 
+  /// Never throws (it runs inside the forward pass): a failed write is kept
+  /// for close() to report, and later steps are skipped.
   void on_routed(int layer, int64_t positions, std::span<const int32_t> experts) override;
-  /// Flushes and closes; throws naming the file when a write failed.
+  /// Writes the end line and renames the trace into place; throws naming the
+  /// file and the system's reason when any write failed (the file is then
+  /// left as it was).
   void close();
 
  private:
-  std::filesystem::path file_;
-  std::FILE* out_ = nullptr;
-  bool failed_ = false;
+  std::unique_ptr<AtomicFile> out_;
+  std::string failure_;  // the first write error
+  int64_t steps_ = 0;
 };
 
 }  // namespace glmrt

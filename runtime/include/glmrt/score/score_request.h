@@ -10,7 +10,6 @@
 #include <glmrt/text/tokenizer.h>
 
 #include <cstdint>
-#include <istream>
 #include <string_view>
 #include <vector>
 
@@ -26,9 +25,9 @@ struct ScoreRequest {
 ScoreRequest parse_score_request(std::string_view line, const text::Tokenizer& tokenizer,
                                  int32_t vocab_size, std::string_view where);
 
-/// Every request of `in`; blank lines and lines starting with '#' are skipped.
-/// `source` names the input in errors.
-std::vector<ScoreRequest> read_score_requests(std::istream& in, std::string_view source,
+/// Every request of a requests file's `text`; blank lines and lines starting
+/// with '#' are skipped. `source` names the input in errors.
+std::vector<ScoreRequest> read_score_requests(std::string_view text, std::string_view source,
                                               const text::Tokenizer& tokenizer, int32_t vocab_size);
 
 }  // namespace glmrt
