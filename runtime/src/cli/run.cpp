@@ -59,6 +59,9 @@ int run_command(const Args& args) {
       "prompt-ids", po::value<std::string>(), "prompt as comma-separated token ids; prints ids")(
       "chat", "wrap --prompt in the chat template as one user turn")(
       "ignore-eos", "do not stop at end-of-sequence tokens")(
+      "verify",
+      "check the container's files against its checksums.json before loading "
+      "(memory.verify_checksums)")(
       "record-routing", po::value<std::string>(),
       "write every MoE step's routed experts to FILE (a trace for `glmrt stats --replay`)");
   options.add(sampling_flags()).add(chat_flags());
@@ -80,7 +83,8 @@ int run_command(const Args& args) {
   std::optional<ChatOptions> chat;
   if (vm.count("chat")) chat = chat_options_from(vm);
 
-  const Profile profile = load_profile(profile_path);
+  Profile profile = load_profile(profile_path);
+  if (vm.count("verify")) profile.verify_checksums = true;
   auto engine = Engine::open(profile, model_dir);
   if (vm.count("record-routing")) engine->record_routing(vm["record-routing"].as<std::string>());
   const SamplingParams sampling =
