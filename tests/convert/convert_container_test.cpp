@@ -1,11 +1,10 @@
 // A whole conversion: glm_tiny at f32 validates oracle-exact; an interrupted
 // conversion resumes (a damaged finished file is rewritten) to bytes
 // identical to an uninterrupted one; OUT is never there before it is whole;
-// an existing OUT is kept without --force; verify accepts the result and
-// rejects a truncated or altered shard; glm-demo converted to per-group
-// formats runs within its quality bounds, and in the seed program's per-row
-// form (int8 kv_b_proj included) streams through io-odirect within the
-// streaming issue's bounds.
+// verify accepts the result and rejects a truncated or altered shard;
+// glm-demo converted to per-group formats runs within its quality bounds, and
+// in the seed program's per-row form (int8 kv_b_proj included) streams
+// through io-odirect within the streaming issue's bounds.
 #include <glmrt/base/error.h>
 #include <glmrt/convert/container_verify.h>
 #include <glmrt/convert/convert.h>
@@ -99,17 +98,76 @@ TEST(ConvertContainer, InterruptedConversionResumesByteIdentical) {
     EXPECT_EQ(file_bytes(dir / "whole" / name), file_bytes(dir / "resumed" / name)) << name;
 }
 
-TEST(ConvertContainer, RefusesToOverwriteUnlessForced) {
-  test::ConvertScratch dir("force");
-  fs::create_directories(dir / "out");
-  std::ofstream(dir / "out" / "keep.txt") << "mine";
-  ConvertOptions o = all_f32(kTiny, dir / "out");
-  EXPECT_THROW(convert_checkpoint(o), Error);
-  EXPECT_TRUE(fs::exists(dir / "out" / "keep.txt"));
-  o.force = true;
+// A source rewritten in place between the runs, with its size and time as
+// they were, used to leave a stale file in a container verify called OK: the
+// file made from the changed bytes is converted again, the others are kept.
+TEST(ConvertContainer, ResumeConvertsAgainWhatARewrittenSourceChanged) {
+  test::ConvertScratch dir("resume-rewritten");
+  fs::create_directories(dir / "in");
+  fs::copy(kTiny, dir / "in", fs::copy_options::recursive);
+  ConvertOptions o = defaults(dir / "in", dir / "out");
+  o.max_shard_bytes = 64 << 10;  // several resident files; embed_tokens leads the first
+  EXPECT_THROW(convert_checkpoint(o, 2), Error);
+
+  const std::string name = "model.embed_tokens.weight";
+  fs::path shard;
+  uint64_t offset = 0;
+  {
+    const TensorDirectory t = TensorDirectory::open(dir / "in");
+    shard = t.files().at(t.at(name).file_index);
+    offset = t.at(name).offset;
+  }
+  const auto time = fs::last_write_time(shard);
+  {
+    std::fstream f(shard, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(offset));
+    const float value = 0.25f;  // glm_tiny is F32
+    f.write(reinterpret_cast<const char*>(&value), sizeof value);
+  }
+  fs::last_write_time(shard, time);
+
+  const ConvertResult r = convert_checkpoint(o);
+  EXPECT_EQ(r.files_reused, 1);
+  EXPECT_NO_THROW(verify_container(dir / "out"));
+  o.to = dir / "fresh";
   convert_checkpoint(o);
-  EXPECT_FALSE(fs::exists(dir / "out" / "keep.txt"));
-  EXPECT_TRUE(fs::exists(dir / "out" / "config.json"));
+  for (const auto& e : fs::directory_iterator(dir / "fresh"))
+    EXPECT_EQ(file_bytes(e.path()), file_bytes(dir / "out" / e.path().filename()))
+        << e.path().filename();
+}
+
+// run/validate --verify (memory.verify_checksums): the files are checked
+// against checksums.json before loading, the cost said on stderr, and a
+// damaged file refused by name.
+TEST(ConvertContainer, VerifyOnLoadChecksTheChecksums) {
+  test::ConvertScratch dir("verify-on-load");
+  convert_checkpoint(all_f32(kTiny, dir / "out"));
+  Profile p = reference_profile();
+  p.history = false;
+  p.verify_checksums = true;
+  ::testing::internal::CaptureStderr();
+  EXPECT_NO_THROW(Engine::open(p, dir / "out"));
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("checksums of"), std::string::npos) << said;
+  EXPECT_NE(said.find("GB/s"), std::string::npos) << said;
+
+  fs::path shard;
+  for (const auto& e : fs::directory_iterator(dir / "out"))
+    if (e.path().extension() == ".safetensors") shard = e.path();
+  {
+    std::fstream f(shard, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-4, std::ios::end);
+    f.put('\x01');
+  }
+  try {
+    Engine::open(p, dir / "out");
+    FAIL() << "a damaged container loaded with verify_checksums";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(shard.filename().string()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("damaged"), std::string::npos) << e.what();
+  }
+  // A checkpoint has no checksums to check: asked for, that is an error.
+  EXPECT_THROW(Engine::open(p, kTiny), Error);
 }
 
 TEST(ConvertContainer, StalePartialOfOtherOptionsNeedsForce) {

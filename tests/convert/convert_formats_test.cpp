@@ -18,6 +18,7 @@
 
 #include "convert_test_dir.h"
 #include "safetensors_writer.h"
+#include "small_checkpoint.h"
 
 namespace glmrt {
 namespace {
@@ -28,11 +29,14 @@ using test::StoredDType;
 
 constexpr const char* kDenseName = "model.layers.0.self_attn.q_a_proj.weight";
 
-// DIR/model.safetensors holding `tensors`, and a config.json.
+// DIR: a whole small checkpoint whose config fits kDenseName's shape [rows,
+// cols], holding `tensors` in place of the generated ones.
 void write_input(const fs::path& dir, const test::TensorList& tensors) {
-  fs::create_directories(dir);
-  test::write_safetensors_file(dir / "model.safetensors", tensors);
-  test::write_file_atomically(dir / "config.json", R"({"num_hidden_layers": 1})");
+  const HostTensor* w = test::find_tensor(tensors, kDenseName);
+  const auto config = test::small_config(w->shape[1], w->shape[0]);
+  test::TensorList all = test::small_checkpoint_tensors(config);
+  for (const HostTensor& t : tensors) test::replace_tensor(all, t);
+  test::write_small_checkpoint(dir, config, all);
 }
 
 // Random values of RMS ~0.05 with a few outliers, as trained weights have.

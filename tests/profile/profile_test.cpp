@@ -78,6 +78,7 @@ memory:
   expert_cache: 64
   prefetch: 3
   max_context: 8192
+  verify_checksums: true
 generation: {temperature: 0.7, top_p: 0.95, top_k: 40, min_p: 0.05, repetition_penalty: 1.1,
              presence_penalty: 0.5, frequency_penalty: -0.25, seed: 18446744073709551615,
              max_new_tokens: 256}
@@ -109,6 +110,7 @@ validate: {min_top1: 0.9, max_kl: 0.05, max_dlogit: 1.0, min_margin: 2e-3, greed
   EXPECT_EQ(p.expert_cache_per_layer, 64);
   EXPECT_EQ(p.prefetch_slots, 3);
   EXPECT_EQ(p.max_context, 8192);
+  EXPECT_TRUE(p.verify_checksums);
   EXPECT_EQ(p.generation.temperature, 0.7);
   EXPECT_EQ(p.generation.top_p, 0.95);
   EXPECT_EQ(p.generation.top_k, 40);
@@ -140,6 +142,7 @@ TEST_F(ProfileTest, MinimalProfileGetsTheDocumentedDefaults) {
   EXPECT_EQ(p.memory_budget_bytes, 0u);
   EXPECT_EQ(p.expert_cache_per_layer, 16);
   EXPECT_FALSE(p.prefetch_slots);  // auto: on by default
+  EXPECT_FALSE(p.verify_checksums);
   EXPECT_FALSE(p.generation.temperature);
   EXPECT_EQ(p.validate.max_kl, 1e-6);
   EXPECT_TRUE(p.validate.greedy_identical);
@@ -204,6 +207,9 @@ TEST_F(ProfileTest, WrongTypesAreNamed) {
   EXPECT_THAT(error_of(std::string(kMinimal) + "chat_template: jinja\n"),
               AllOf(StartsWith(at_line(4)), HasSubstr("key `chat_template`"),
                     HasSubstr("expected `model` or `builtin`, found `jinja`")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "memory:\n  verify_checksums: sometimes\n"),
+              AllOf(StartsWith(at_line(5)), HasSubstr("key `memory.verify_checksums`"),
+                    HasSubstr("true or false")));
   EXPECT_THAT(error_of(std::string(kMinimal) + "memory: 4GiB\n"),
               AllOf(HasSubstr("key `memory`"), HasSubstr("expected a mapping")));
   EXPECT_THAT(error_of("plugins:\n  kernels: [a]\n  io: io-buffered\n"),

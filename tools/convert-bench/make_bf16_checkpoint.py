@@ -3,12 +3,15 @@
 
     make_bf16_checkpoint.py OUT_DIR [--experts N] [--hidden D] [--inter I] [--shards S]
 
-Writes config.json (num_hidden_layers 2) and S shards holding N routed experts
-of layer 1 (gate/up [I, D], down [D, I]) in GLM-5's dimensions by default
-(D 6144, I 2048: 75 MB of BF16 per expert), with finite pseudo-random values
-(|w| < 2), plus a norm. Only the convert speed is measured on it: it is not a
-runnable model. The page cache is told to drop the files afterwards, so a
-conversion reads them from the drive.
+Writes config.json and S shards of a two-layer glm_moe_dsa model in GLM-5's
+dimensions by default (D 6144, I 2048): layer 1 holds N routed experts
+(gate/up [I, D], down [D, I]: 75 MB of BF16 per expert) and a shared expert of
+the same size; attention, the dense layer 0, the embeddings and lm_head are
+tiny (vocab 64, one head, ranks of 64), so the bytes are the experts'. Values
+are finite pseudo-random (|w| < 2). Convert refuses a checkpoint whose
+container would not load, so every tensor the config implies is there; the
+model runs but says nothing. The page cache is told to drop the files
+afterwards, so a conversion reads them from the drive.
 """
 import argparse
 import json
@@ -48,6 +51,53 @@ def write_shard(path, tensors, block):
     return offset
 
 
+# Small dimensions of everything but the experts.
+VOCAB, RANK, ROPE, HEAD, DENSE_INTER = 64, 64, 8, 8, 64
+
+
+def config_of(a):
+    return {
+        "model_type": "glm_moe_dsa", "vocab_size": VOCAB, "hidden_size": a.hidden,
+        "intermediate_size": DENSE_INTER, "moe_intermediate_size": a.inter,
+        "num_hidden_layers": 2, "num_attention_heads": 1, "n_shared_experts": 1,
+        "n_routed_experts": a.experts, "routed_scaling_factor": 2.5, "kv_lora_rank": RANK,
+        "q_lora_rank": RANK, "qk_rope_head_dim": ROPE, "qk_nope_head_dim": HEAD,
+        "v_head_dim": HEAD, "n_group": 1, "topk_group": 1,
+        "num_experts_per_tok": min(8, a.experts), "norm_topk_prob": True,
+        "mlp_layer_types": ["dense", "sparse"], "hidden_act": "silu",
+        "max_position_embeddings": 4096, "rms_norm_eps": 1e-5,
+        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0},
+        "index_topk": 8, "index_head_dim": HEAD, "index_n_heads": 1,
+        "indexer_types": ["full", "full"], "num_nextn_predict_layers": 0,
+        "tie_word_embeddings": False,
+    }
+
+
+def layer_tensors(layer, a):
+    """Every tensor of decoder layer `layer` but its routed experts."""
+    D, p = a.hidden, f"model.layers.{layer}."
+    t = [(p + "input_layernorm.weight", [D]), (p + "post_attention_layernorm.weight", [D]),
+         (p + "self_attn.q_a_proj.weight", [RANK, D]),
+         (p + "self_attn.q_a_layernorm.weight", [RANK]),
+         (p + "self_attn.q_b_proj.weight", [HEAD + ROPE, RANK]),
+         (p + "self_attn.kv_a_proj_with_mqa.weight", [RANK + ROPE, D]),
+         (p + "self_attn.kv_a_layernorm.weight", [RANK]),
+         (p + "self_attn.kv_b_proj.weight", [2 * HEAD, RANK]),
+         (p + "self_attn.o_proj.weight", [D, HEAD]),
+         (p + "self_attn.indexer.wq_b.weight", [HEAD, RANK]),
+         (p + "self_attn.indexer.wk.weight", [HEAD, D]),
+         (p + "self_attn.indexer.weights_proj.weight", [1, D]),
+         (p + "self_attn.indexer.k_norm.weight", [HEAD]),
+         (p + "self_attn.indexer.k_norm.bias", [HEAD])]
+    mlp, width = (p + "mlp.", DENSE_INTER) if layer == 0 else (p + "mlp.shared_experts.", a.inter)
+    t += [(mlp + "gate_proj.weight", [width, D]), (mlp + "up_proj.weight", [width, D]),
+          (mlp + "down_proj.weight", [D, width])]
+    if layer == 1:
+        t += [(p + "mlp.gate.weight", [a.experts, D]),
+              (p + "mlp.gate.e_score_correction_bias", [a.experts])]
+    return t
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
@@ -68,15 +118,17 @@ def main():
                         (base + "up_proj.weight", [a.inter, a.hidden]),
                         (base + "down_proj.weight", [a.hidden, a.inter])]
         if s == 0:
-            tensors.append(("model.layers.0.input_layernorm.weight", [a.hidden]))
+            tensors += [("model.embed_tokens.weight", [VOCAB, a.hidden]),
+                        ("model.norm.weight", [a.hidden]),
+                        ("lm_head.weight", [VOCAB, a.hidden])]
+            tensors += layer_tensors(0, a) + layer_tensors(1, a)
         name = f"model-{s + 1:05d}-of-{a.shards:05d}.safetensors"
         total += write_shard(os.path.join(a.out, name), tensors, block)
         weight_map.update({t: name for t, _ in tensors})
     with open(os.path.join(a.out, "model.safetensors.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f)
     with open(os.path.join(a.out, "config.json"), "w") as f:
-        json.dump({"num_hidden_layers": 2, "hidden_size": a.hidden,
-                   "moe_intermediate_size": a.inter}, f)
+        json.dump(config_of(a), f, indent=2)
     print(f"wrote {a.out}: {total / 1e9:.2f} GB of BF16")
 
 

@@ -55,7 +55,9 @@ int convert_command(const Args& args) {
       "PATTERN=FMT: matrices whose name matches the shell pattern get FMT (the last match wins)")(
       "drop-mtp", "leave out the multi-token-prediction layer")(
       "dry-run", "print per class the size and bits per weight, write nothing")(
-      "force", "replace an existing OUT_DIR, discard an unfinished conversion of other options")(
+      "force",
+      "replace an existing OUT_DIR written by convert (never another folder), discard an "
+      "unfinished conversion of other options")(
       "importance", po::value<std::string>(),
       "activation statistics of `glmrt calibrate` weighting the per-group scale search")(
       "stop-after", po::value(&stop_after)->default_value(0),

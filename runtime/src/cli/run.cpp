@@ -66,6 +66,9 @@ int run_command(const Args& args) {
       "prompt-ids", po::value<std::string>(), "prompt as comma-separated token ids; prints ids")(
       "chat", "wrap --prompt in the chat template as one user turn")(
       "ignore-eos", "do not stop at end-of-sequence tokens")(
+      "verify",
+      "check the container's files against its checksums.json before loading "
+      "(memory.verify_checksums)")(
       "record-routing", po::value<std::string>(),
       "write every MoE step's routed experts to FILE (a trace for `glmrt stats --replay`)");
   options.add(sampling_flags()).add(chat_flags()).add(chat_template_flag());
@@ -89,7 +92,8 @@ int run_command(const Args& args) {
   std::optional<ChatOptions> chat_options;
   if (vm.count("chat")) chat_options = chat_options_from(vm);
 
-  const Profile profile = load_profile(profile_path);
+  Profile profile = load_profile(profile_path);
+  if (vm.count("verify")) profile.verify_checksums = true;
   std::optional<ChatPrompt> chat;
   if (chat_options)
     chat = ChatPrompt{*chat_options, text::ModelChatTemplate::for_model(

@@ -173,7 +173,9 @@ std::vector<int32_t> read_ids(const std::string& path) {
 // --against: profile Q against profile P on any text.
 int compare_command(const po::variables_map& vm, const Profile& q_profile,
                     const std::string& model_dir) {
-  const Profile p_profile = load_profile(vm["against"].as<std::string>());
+  Profile p_profile = load_profile(vm["against"].as<std::string>());
+  // One model folder: verified once is enough.
+  if (q_profile.verify_checksums) p_profile.verify_checksums = false;
   auto q = Engine::open(q_profile, model_dir);
   auto p = Engine::open(p_profile, model_dir);
   std::vector<int32_t> ids;
@@ -234,12 +236,16 @@ int validate_command(const Args& args) {
       "prefill-chunk", po::value<int64_t>(),
       "positions per forward call (override memory.prefill_chunk; 0 = whole sequences)")(
       "attention-form", po::value<std::string>()->default_value("auto"),
-      "auto (the cost model's choice), absorbed or reconstructed: force one MLA form");
+      "auto (the cost model's choice), absorbed or reconstructed: force one MLA form")(
+      "verify",
+      "check the container's files against its checksums.json before loading "
+      "(memory.verify_checksums)");
   const auto parsed = parse_options(args, options);
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
 
   Profile profile = load_profile(profile_path);
+  if (vm.count("verify")) profile.verify_checksums = true;
   if (vm.count("against")) return compare_command(vm, profile, model_dir);
   if (ref_path.empty())
     fail("--ref: the reference outputs are required (or compare with --against)");

@@ -1,5 +1,5 @@
-// glmrt verify DIR: checks a converted container (checksums, headers, stamps,
-// expert layouts).
+// glmrt verify DIR: checks a converted container as loading would (checksums,
+// headers, stamps, config, tensor shapes, finite values).
 #include "commands.h"
 
 #include <glmrt/base/error.h>
@@ -12,9 +12,10 @@ namespace glmrt::cli {
 int verify_command(const Args& args) {
   if (args.size() == 1 && (args[0] == "--help" || args[0] == "-h")) {
     fmt::print(
-        "usage: glmrt verify DIR\n  checks a container written by glmrt convert: every file's "
-        "size and XXH3-64 against checksums.json, every header and format stamp, and the "
-        "routed experts' tensors against config.json\n");
+        "usage: glmrt verify DIR\n  checks a container written by glmrt convert as loading "
+        "checks it: every file's size and XXH3-64 against checksums.json, every header and "
+        "format stamp, config.json, every tensor's shape, dtype and scales against it, the "
+        "routed experts' layout, and finite values in every stored tensor\n");
     return 0;
   }
   if (args.size() != 1) fail("usage: glmrt verify DIR");

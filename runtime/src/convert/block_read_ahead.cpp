@@ -4,8 +4,9 @@
 
 namespace glmrt {
 
-BlockReadAhead::BlockReadAhead(SourceBlockReader& reader, std::vector<SourceBlock> blocks)
-    : reader_(reader), blocks_(std::move(blocks)) {
+BlockReadAhead::BlockReadAhead(SourceBlockReader& reader, std::vector<SourceBlock> blocks,
+                               std::function<void(std::span<const std::byte>)> on_read)
+    : reader_(reader), blocks_(std::move(blocks)), on_read_(std::move(on_read)) {
   if (!blocks_.empty()) reader_thread_ = std::thread([this] { read_all(); });
 }
 
@@ -33,6 +34,7 @@ void BlockReadAhead::read_all() {
     std::exception_ptr error;
     try {
       bytes = b.source->read_raw(reader_, slot, b.first, b.rows);
+      if (on_read_) on_read_(bytes);
     } catch (...) {
       error = std::current_exception();
     }

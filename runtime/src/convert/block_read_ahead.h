@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <span>
 #include <thread>
@@ -26,8 +27,11 @@ struct SourceBlock {
 
 class BlockReadAhead {
  public:
-  /// Starts reading at once, up to kSlots - 1 blocks ahead.
-  BlockReadAhead(SourceBlockReader& reader, std::vector<SourceBlock> blocks);
+  /// Starts reading at once, up to kSlots - 1 blocks ahead; `on_read` (when
+  /// given) gets each block's bytes on the reading thread, in order, before
+  /// next() hands them out.
+  BlockReadAhead(SourceBlockReader& reader, std::vector<SourceBlock> blocks,
+                 std::function<void(std::span<const std::byte>)> on_read = {});
   ~BlockReadAhead();  // stops the reader after its read in flight
   BlockReadAhead(const BlockReadAhead&) = delete;
   BlockReadAhead& operator=(const BlockReadAhead&) = delete;
@@ -42,6 +46,7 @@ class BlockReadAhead {
 
   SourceBlockReader& reader_;
   std::vector<SourceBlock> blocks_;
+  std::function<void(std::span<const std::byte>)> on_read_;
   std::mutex mutex_;
   std::condition_variable changed_;
   size_t taken_ = 0;  // blocks handed out by next()

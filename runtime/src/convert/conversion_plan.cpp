@@ -1,4 +1,5 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/convert/conversion_plan.h>
 #include <glmrt/plugin/weight_format.h>
 #include <glmrt/weights/matrix.h>
@@ -9,6 +10,7 @@
 #include <algorithm>
 #include <charconv>
 #include <climits>
+#include <string>
 #include <tuple>
 
 namespace glmrt {
@@ -76,6 +78,25 @@ StampedFormat stamp_of(WeightPrecision p) {
       return StampedFormat::int2;
   }
   return StampedFormat::none;
+}
+
+// Block scales are consumed by their FP8 weight: scales without one would be
+// dropped without a word (and with a weight of another dtype, ignored).
+void check_block_scales_owner(const TensorDirectory& dir, const TensorInfo& scales) {
+  const std::string weight =
+      scales.name.substr(0, scales.name.size() - std::string_view("_scale_inv").size());
+  const TensorInfo* w = dir.find(weight);
+  if (!w)
+    fail(
+        "tensor '{}' in {}: FP8 block scales of '{}', which the checkpoint does not hold (a "
+        "missing shard or a renamed weight?)",
+        printable(scales.name), dir.files().at(scales.file_index), printable(weight));
+  if (w->dtype != DType::F8_E4M3)
+    fail(
+        "tensor '{}' in {}: FP8 block scales of '{}', which is {} (in {}); block scales belong "
+        "to F8_E4M3 weights",
+        printable(scales.name), dir.files().at(scales.file_index), printable(weight),
+        dtype_name(w->dtype), dir.files().at(w->file_index));
 }
 
 class Planner {
@@ -157,6 +178,7 @@ ConversionPlan plan_conversion(const TensorDirectory& dir, const ConvertOptions&
   std::map<int, std::map<int, std::array<const TensorInfo*, 3>>> experts;
   for (const TensorInfo& t : dir.tensors()) {
     const TensorRole role = tensor_role(t, main_layers, o.drop_mtp);
+    if (role == TensorRole::block_scales) check_block_scales_owner(dir, t);
     if (role == TensorRole::dropped || role == TensorRole::block_scales) {
       ++plan.totals[role].tensors;
       continue;

@@ -1,12 +1,17 @@
 #include "conversion_state.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/convert/streamed_file_writer.h>
 #include <glmrt/model_maker/output_directory.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
 
 #include "../model_files/file_io.h"
+#include "convert_destination.h"
 
 namespace glmrt {
 namespace {
@@ -14,7 +19,36 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
 
-constexpr const char* kStateFile = ".convert-state.json";
+constexpr const char* kStateFile = kConversionStateFile;
+
+// Throws naming what in `partial` a conversion did not write: --force
+// discards an unfinished conversion, never anything else.
+void refuse_foreign_files(const fs::path& partial) {
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(partial, ec)))
+    fail("{} exists and is not a folder: convert keeps its unfinished output there; remove it",
+         partial);
+  std::vector<std::string> foreign;
+  for (const auto& entry : fs::directory_iterator(partial)) {
+    const std::string name = entry.path().filename().string();
+    if (!is_conversion_file_name(name) || entry.is_symlink() || !entry.is_regular_file())
+      foreign.push_back(printable(name));
+  }
+  std::sort(foreign.begin(), foreign.end());
+  if (!foreign.empty())
+    fail(
+        "{} holds {}, which glmrt convert did not write: it is left as it is, even with --force; "
+        "move {} away or remove the folder",
+        partial, fmt::join(foreign, ", "), foreign.size() == 1 ? "it" : "them");
+}
+
+void remove_files_in(const fs::path& folder) {
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    std::error_code ec;
+    fs::remove(entry.path(), ec);
+    if (ec) fail("cannot remove {}: {}", entry.path(), ec.message());
+  }
+}
 
 }  // namespace
 
@@ -22,41 +56,63 @@ ConversionState ConversionState::resume(const fs::path& partial, uint64_t finger
   ConversionState s;
   s.folder_ = partial;
   s.fingerprint_ = fingerprint;
-  if (!fs::exists(partial)) return s;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(partial, ec))) {
+    fs::create_directories(partial, ec);
+    if (ec) fail("cannot create {}: {}", partial, ec.message());
+    s.save();  // from now on the folder says it is a conversion's
+    return s;
+  }
+  refuse_foreign_files(partial);
   const fs::path file = partial / kStateFile;
   bool same = false;
+  if (!fs::exists(file) && !fs::is_empty(partial) && !force)
+    fail(
+        "{} holds files of an unfinished conversion but no {} saying which are finished; pass "
+        "--force to discard them (or remove the folder)",
+        partial, kStateFile);
   if (fs::exists(file)) {
+    bool finished_any = false;
     try {
       const ordered_json j = ordered_json::parse(model_files::read_whole_file(file));
       same = j.at("fingerprint").get<std::string>() == hash_hex(fingerprint);
+      finished_any = !j.at("files").empty();
       if (same)
         for (const auto& [name, e] : j.at("files").items())
           s.files_[name] = {e.at("bytes").get<uint64_t>(),
-                            std::stoull(e.at("xxh3").get<std::string>(), nullptr, 16)};
+                            std::stoull(e.at("xxh3").get<std::string>(), nullptr, 16),
+                            std::stoull(e.at("source_xxh3").get<std::string>(), nullptr, 16)};
     } catch (const std::exception& e) {
-      fail("{}: unreadable conversion state ({}); remove {} or pass --force", file, e.what(),
-           partial);
+      if (!force)
+        fail("{}: unreadable conversion state ({}); remove {} or pass --force", file, e.what(),
+             partial);
+      same = false;
+      s.files_.clear();
     }
-    if (!same && !force)
+    // A conversion that finished no file leaves nothing worth keeping.
+    if (!same && finished_any && !force)
       fail(
-          "{} holds an unfinished conversion made with other options or from another input; "
+          "{} holds an unfinished conversion made with other options (or another glmrt version); "
           "pass --force to discard it (or remove it)",
           partial);
   }
   if (!same) {
-    fs::remove_all(partial);
+    remove_files_in(partial);
     s.files_.clear();
+    s.save();
   }
   return s;
 }
 
-bool ConversionState::still_valid(const std::string& name, uint64_t bytes) {
+bool ConversionState::still_valid(const std::string& name, uint64_t bytes,
+                                  const std::function<uint64_t()>& source_checksum) {
   const auto it = files_.find(name);
   if (it == files_.end()) return false;
   const fs::path path = folder_ / name;
   std::error_code ec;
   const bool ok = it->second.bytes == bytes && fs::exists(path, ec) &&
-                  fs::file_size(path, ec) == bytes && hash_file(path) == it->second.hash;
+                  fs::file_size(path, ec) == bytes && hash_file(path) == it->second.hash &&
+                  source_checksum() == it->second.source;
   if (!ok) files_.erase(it);
   return ok;
 }
@@ -65,12 +121,13 @@ void ConversionState::remove_unfinished_files() const {
   if (!fs::exists(folder_)) return;
   for (const auto& entry : fs::directory_iterator(folder_)) {
     const std::string name = entry.path().filename().string();
-    if (name != kStateFile && !files_.contains(name)) fs::remove_all(entry.path());
+    if (name != kStateFile && !files_.contains(name)) fs::remove(entry.path());
   }
 }
 
-void ConversionState::finished(const std::string& name, uint64_t bytes, uint64_t hash) {
-  files_[name] = {bytes, hash};
+void ConversionState::finished(const std::string& name, uint64_t bytes, uint64_t hash,
+                               uint64_t source) {
+  files_[name] = {bytes, hash, source};
   save();
 }
 
@@ -83,6 +140,7 @@ ordered_json ConversionState::checksums() const {
 
 void ConversionState::save() const {
   ordered_json j = checksums();
+  for (const auto& [name, e] : files_) j["files"][name]["source_xxh3"] = hash_hex(e.source);
   j["fingerprint"] = hash_hex(fingerprint_);
   const fs::path tmp = folder_ / (std::string(kStateFile) + ".tmp");
   std::error_code ec;

@@ -4,6 +4,7 @@
 #include <glmrt/convert/convert.h>
 #include <glmrt/convert/converted_file_writer.h>
 #include <glmrt/convert/streamed_file_writer.h>
+#include <glmrt/model_files/model_config.h>
 #include <glmrt/model_maker/output_directory.h>
 #include <xxhash.h>
 
@@ -15,23 +16,15 @@
 
 #include "../model_files/file_io.h"
 #include "conversion_state.h"
+#include "convert_destination.h"
+#include "source_checks.h"
+#include "source_checksum.h"
 
 namespace glmrt {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::ordered_json;
-
-// Files besides the weights that a model folder carries over.
-constexpr const char* kCarriedFiles[] = {"tokenizer.json",
-                                         "tokenizer_config.json",
-                                         "special_tokens_map.json",
-                                         "chat_template.jinja",
-                                         "generation_config.json",
-                                         "tokenizer.model",
-                                         "added_tokens.json",
-                                         "vocab.json",
-                                         "merges.txt"};
 
 ordered_json read_config(const fs::path& from) {
   const fs::path file = from / "config.json";
@@ -42,30 +35,13 @@ ordered_json read_config(const fs::path& from) {
   }
 }
 
-std::array<int64_t, 2> fp8_block_of(const ordered_json& config, const fs::path& from) {
-  const auto q = config.find("quantization_config");
-  if (q == config.end() || !q->is_object()) return {128, 128};
-  const auto b = q->find("weight_block_size");
-  if (b == q->end()) return {128, 128};
-  if (!b->is_array() || b->size() != 2 || !(*b)[0].is_number_integer() ||
-      !(*b)[1].is_number_integer() || (*b)[0].get<int64_t>() < 1 || (*b)[1].get<int64_t>() < 1)
-    fail("{}: quantization_config.weight_block_size must be two positive integers, found {}",
-         from / "config.json", b->dump());
-  return {(*b)[0].get<int64_t>(), (*b)[1].get<int64_t>()};
-}
-
-// What the output depends on: every planned header (names, formats, shapes,
-// offsets), the input files (names, sizes, times) and the quantizer's version.
-uint64_t plan_fingerprint(const ConversionPlan& plan, const TensorDirectory& dir,
-                          const ConvertOptions& o) {
-  std::string text = "glmrt-convert-1\n";
+// What the output depends on besides the source bytes (each finished file
+// records the checksum of its own, see source_checksum.h): every planned
+// header (names, formats, shapes, offsets), the statistics and the
+// quantizer's version.
+uint64_t plan_fingerprint(const ConversionPlan& plan, const ConvertOptions& o) {
+  std::string text = "glmrt-convert-2\n";
   for (const auto& f : plan.layout.files) text += f.name + "\n" + f.header() + "\n";
-  for (const auto& f : dir.files()) {
-    std::error_code ec;
-    const auto size = fs::file_size(f, ec);
-    const auto time = fs::last_write_time(f, ec).time_since_epoch().count();
-    text += fmt::format("{} {} {}\n", f.filename().string(), size, time);
-  }
   if (!o.importance.empty()) {
     // The statistics' contents, not only their name: new statistics under an
     // old name must not resume files weighted by the old ones.
@@ -76,10 +52,29 @@ uint64_t plan_fingerprint(const ConversionPlan& plan, const TensorDirectory& dir
   return XXH3_64bits(text.data(), text.size());
 }
 
-void check_destination(const ConvertOptions& o, const fs::path& out) {
-  std::error_code ec;
-  if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec)) && !o.force)
-    fail("--to {} already exists; pass --force to replace it", out);
+// Which finished files of an earlier run stay: their bytes and their
+// sources' bytes still hash as recorded (both read back: a source rewritten
+// with the same size and time is converted again).
+std::vector<bool> files_to_keep(const ConversionPlan& plan, const TensorDirectory& dir,
+                                ConversionState& state) {
+  uint64_t total = 0;
+  for (size_t k = 0; k < plan.layout.files.size(); ++k)
+    if (state.recorded(plan.layout.files[k].name))
+      for (const ConvertedPart& p : plan.parts[k])
+        if (p.kind != ConvertedPart::Kind::scales)
+          total += p.source->byte_size + (p.block_scales ? p.block_scales->byte_size : 0);
+  std::vector<bool> keep(plan.layout.files.size());
+  if (total == 0) return keep;
+  ProgressBar bar("checking the finished files' sources", total);
+  uint64_t done = 0;
+  for (size_t k = 0; k < plan.layout.files.size(); ++k) {
+    const PlannedFile& f = plan.layout.files[k];
+    keep[k] = state.still_valid(f.name, f.file_bytes(), [&] {
+      return source_checksum(plan.parts[k], dir, [&](uint64_t n) { bar.update(done += n); });
+    });
+  }
+  bar.finish();
+  return keep;
 }
 
 }  // namespace
@@ -112,12 +107,12 @@ ConvertResult convert_checkpoint(const ConvertOptions& o, int stop_after_files) 
   if (o.from.empty()) fail("--from: no checkpoint folder given");
   const TensorDirectory dir = TensorDirectory::open(o.from);
   ordered_json config = read_config(o.from);
-  if (!config.contains("num_hidden_layers") || !config["num_hidden_layers"].is_number_integer())
-    fail("{}: num_hidden_layers is missing or not an integer", o.from / "config.json");
-  const int layers = config["num_hidden_layers"].get<int>();
+  const std::array<int64_t, 2> fp8_block = fp8_block_of(config, o.from);
+  const ModelConfig model = load_model_config(o.from, dir, QuantizationConfig::accepted);
   ConvertResult result;
-  result.plan = plan_conversion(dir, o, layers, fp8_block_of(config, o.from));
+  result.plan = plan_conversion(dir, o, model.num_hidden_layers, fp8_block);
   const ConversionPlan& plan = result.plan;
+  check_convertible(plan, model, o, dir);
   if (o.dry_run) return result;
   // Read (and checked) before anything is written.
   const ImportanceTable importance =
@@ -135,19 +130,19 @@ ConvertResult convert_checkpoint(const ConvertOptions& o, int stop_after_files) 
   const auto importance_of = [&](const std::string& name) { return importance.find(name); };
   if (o.to.empty()) fail("--to: no output folder given");
 
-  const fs::path out = fs::absolute(o.to).lexically_normal();
+  const fs::path out = resolved_output(o.to);
   const fs::path partial_path = out.string() + ".partial";
-  check_destination(o, out);
-  const uint64_t fingerprint = plan_fingerprint(plan, dir, o);
+  check_apart_from_source(o, dir, out, partial_path);
+  check_replaceable_output(out, o.force);
+  const uint64_t fingerprint = plan_fingerprint(plan, o);
   ConversionState state = ConversionState::resume(partial_path, fingerprint, o.force);
   PartialDirectory partial(partial_path);
   partial.keep();  // resumable: an interrupted run leaves it for the next one
 
+  const std::vector<bool> reuse = files_to_keep(plan, dir, state);
   uint64_t to_write = 0, to_read = 0;
-  std::vector<bool> reuse(plan.layout.files.size());
   for (size_t k = 0; k < plan.layout.files.size(); ++k) {
     const PlannedFile& f = plan.layout.files[k];
-    reuse[k] = state.still_valid(f.name, f.file_bytes());
     if (!reuse[k]) {
       to_write += f.file_bytes();
       for (const auto& p : plan.parts[k])
@@ -170,12 +165,12 @@ ConvertResult convert_checkpoint(const ConvertOptions& o, int stop_after_files) 
       if (stop_after_files > 0 && result.files_written >= stop_after_files)
         fail("stopped after {} files, as asked (--stop-after); run again to resume",
              result.files_written);
-      const uint64_t hash = write_converted_file(
+      const ConvertedFileChecksums sums = write_converted_file(
           partial_path / f.name, f, plan.parts[k], dir, plan.fp8_block,
           [&](uint64_t n) { bar.update(consumed += n); },
           o.importance.empty() ? std::function<std::span<const float>(const std::string&)>()
                                : importance_of);
-      state.finished(f.name, f.file_bytes(), hash);
+      state.finished(f.name, f.file_bytes(), sums.file, sums.source);
       ++result.files_written;
       result.bytes_written += f.file_bytes();
     }
@@ -183,10 +178,13 @@ ConvertResult convert_checkpoint(const ConvertOptions& o, int stop_after_files) 
   }
 
   // The small files, config.json last: without it the folder is no model.
+  std::vector<std::string> written;
+  for (const PlannedFile& f : plan.layout.files) written.push_back(f.name);
   const auto put = [&](const std::string& name, const std::string& text) {
     std::error_code ec;
     fs::remove(partial_path / name, ec);  // left by an interrupted run
     write_small_file(partial_path / name, text);
+    written.push_back(name);
   };
   put("model.safetensors.index.json", plan.layout.index().dump(2));
   for (const char* name : kCarriedFiles)
@@ -195,8 +193,11 @@ ConvertResult convert_checkpoint(const ConvertOptions& o, int stop_after_files) 
   config.erase("quantization_config");
   if (o.drop_mtp) config["num_nextn_predict_layers"] = 0;
   put("config.json", config.dump(2));
+  put(kContainerMarkerFile, container_marker(written));
+  // Checked again: the folder may have changed while the conversion ran.
+  check_replaceable_output(out, o.force);
+  remove_replaced_output(out);
   state.remove_state_file();
-  if (fs::exists(out)) fs::remove_all(out);  // --force, checked above
   partial.rename_to(out);
   result.source_bytes = consumed.load();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

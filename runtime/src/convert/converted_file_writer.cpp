@@ -15,6 +15,7 @@
 #include "../model_files/file_io.h"
 #include "block_read_ahead.h"
 #include "source_block_reader.h"
+#include "source_checksum.h"
 
 namespace glmrt {
 namespace {
@@ -29,12 +30,13 @@ int64_t rows_per_block(uint64_t row_bytes) {
 constexpr uint64_t kCopyBytes = 8u << 20;
 
 void copy_tensor(const TensorDirectory& dir, const TensorInfo& t, StreamedFileWriter& out,
-                 const std::function<void(uint64_t)>& consumed) {
+                 SourceChecksum& sources, const std::function<void(uint64_t)>& consumed) {
   std::vector<std::byte> buffer;
   for (uint64_t at = 0; at < t.byte_size; at += kCopyBytes) {
     buffer.resize(std::min(kCopyBytes, t.byte_size - at));
     model_files::pread_exact(dir.fd(t.file_index), t.offset + at, buffer,
                              dir.files().at(t.file_index), fmt::format("tensor '{}'", t.name));
+    sources.add_copied(buffer);
     out.append(buffer);
     consumed(buffer.size());
   }
@@ -120,7 +122,7 @@ void convert_matrix_part(const ConvertedPart& part, const SourceRows& src,
 
 }  // namespace
 
-uint64_t write_converted_file(
+ConvertedFileChecksums write_converted_file(
     const std::filesystem::path& path, const PlannedFile& file,
     std::span<const ConvertedPart> parts, const TensorDirectory& dir,
     std::array<int64_t, 2> fp8_block, const std::function<void(uint64_t)>& consumed,
@@ -141,10 +143,16 @@ uint64_t write_converted_file(
   std::vector<std::unique_ptr<SourceRows>> sources(parts.size());
   std::vector<SourceBlock> blocks;
   uint64_t largest_block = 0;
+  SourceChecksum source_sum;
   for (size_t k = 0; k < parts.size(); ++k) {
     if (parts[k].kind != ConvertedPart::Kind::values) continue;
     sources[k] =
         std::make_unique<SourceRows>(dir, *parts[k].source, parts[k].block_scales, fp8_block);
+    if (const TensorInfo* s = parts[k].block_scales) {
+      std::vector<std::byte> raw(s->byte_size);  // small: a value per 128x128 block
+      dir.read_raw(*s, raw);
+      source_sum.add_block_scales(raw);
+    }
     for (const SourceBlock& b : blocks_of(*sources[k])) {
       blocks.push_back(b);
       largest_block =
@@ -152,7 +160,9 @@ uint64_t write_converted_file(
     }
   }
   SourceBlockReader reader(dir, largest_block);
-  BlockReadAhead reads(reader, std::move(blocks));
+  BlockReadAhead reads(reader, std::move(blocks), [&source_sum](std::span<const std::byte> bytes) {
+    source_sum.add_matrix_rows(bytes);
+  });
   std::vector<float> scales;
   for (size_t k = 0; k < parts.size(); ++k) {
     const PlannedTensor& t = file.tensors[k];
@@ -160,7 +170,7 @@ uint64_t write_converted_file(
     out.pad_to(data_start + t.offset);
     switch (part.kind) {
       case ConvertedPart::Kind::copy:
-        copy_tensor(dir, *part.source, out, consumed);
+        copy_tensor(dir, *part.source, out, source_sum, consumed);
         break;
       case ConvertedPart::Kind::values:
         convert_matrix_part(part, *sources[k], dir, reads, out, scales,
@@ -178,7 +188,8 @@ uint64_t write_converted_file(
       fail("write_converted_file {}: tensor {} ends at byte {}, planned {}", path, t.name,
            out.position(), data_start + t.offset + t.bytes);
   }
-  return out.finish();
+  const uint64_t file_hash = out.finish();
+  return {file_hash, source_sum.digest()};
 }
 
 }  // namespace glmrt

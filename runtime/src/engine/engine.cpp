@@ -1,5 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/warning.h>
+#include <glmrt/convert/container_checksums.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/experts/expert_layout.h>
 #include <glmrt/experts/pinned_choice.h>
@@ -55,6 +56,19 @@ void warn_if_context_exceeds_training(const Profile& profile, const ModelConfig&
         config.max_position_embeddings);
 }
 
+// memory.verify_checksums / --verify: every file read once before loading,
+// and what that cost, so the user can weigh it against the load itself.
+void verify_checksums(const std::filesystem::path& dir) {
+  ChecksumReport r;
+  try {
+    r = check_container_checksums(dir);
+  } catch (const Error& e) {
+    fail("--verify (memory.verify_checksums): {}", e.what());
+  }
+  note("checksums of {} verified: {} files, {:.3f} GB in {:.2f} s ({:.2f} GB/s)", dir, r.files,
+       r.bytes / 1e9, r.seconds, r.seconds > 0 ? r.bytes / 1e9 / r.seconds : 0.0);
+}
+
 void mark_expert_tensors(const std::vector<std::vector<ExpertLayout>>& layouts,
                          TensorUsage& usage) {
   for (const auto& layer : layouts)
@@ -90,6 +104,9 @@ std::filesystem::path Engine::model_dir_for(const Profile& profile,
 std::unique_ptr<Engine> Engine::open(const Profile& profile,
                                      const std::filesystem::path& model_dir) {
   const std::filesystem::path dir = model_dir_for(profile, model_dir);
+  // Before a header is read, so a damaged file is named as such; its cost
+  // is reported on its own, not in the open time.
+  if (profile.verify_checksums) verify_checksums(dir);
   const auto start = std::chrono::steady_clock::now();
   // The headers first: they say which weight formats the kernels plugin
   // must run, and where every expert is, before any plugin is created.

@@ -217,7 +217,8 @@ void require_supported_choices(const ConfigFields& fields) {
   }
 }
 
-ModelConfig load(const std::filesystem::path& model_dir, const TensorDirectory* checkpoint) {
+ModelConfig load(const std::filesystem::path& model_dir, const TensorDirectory* checkpoint,
+                 QuantizationConfig quantization) {
   const ConfigFields fields(model_dir / "config.json");
   ModelConfig c;
   c.file = fields.file();
@@ -226,7 +227,7 @@ ModelConfig load(const std::filesystem::path& model_dir, const TensorDirectory* 
     fail("{}: key 'model_type' is \"{}\", which glmrt does not run (supported: {})", c.file,
          c.model_type, kSupportedModelTypes);
   }
-  refuse_quantized(fields);
+  if (quantization == QuantizationConfig::refused) refuse_quantized(fields);
   c.rope_theta = read_rope(fields);
 
   c.vocab_size = fields.required_int("vocab_size");
@@ -283,12 +284,17 @@ ModelConfig load(const std::filesystem::path& model_dir, const TensorDirectory* 
 }  // namespace
 
 ModelConfig load_model_config(const std::filesystem::path& model_dir) {
-  return load(model_dir, nullptr);
+  return load(model_dir, nullptr, QuantizationConfig::refused);
 }
 
 ModelConfig load_model_config(const std::filesystem::path& model_dir,
                               const TensorDirectory& checkpoint) {
-  return load(model_dir, &checkpoint);
+  return load(model_dir, &checkpoint, QuantizationConfig::refused);
+}
+
+ModelConfig load_model_config(const std::filesystem::path& model_dir,
+                              const TensorDirectory& checkpoint, QuantizationConfig quantization) {
+  return load(model_dir, &checkpoint, quantization);
 }
 
 }  // namespace glmrt

@@ -1,4 +1,5 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/model_files/non_finite.h>
 
 #include <algorithm>
@@ -117,6 +118,26 @@ int64_t decode_finite_to_f32(DType dtype, std::span<const std::byte> src, std::s
 const char* non_finite_kind(DType dtype, std::span<const std::byte> bytes, int64_t index) {
   return with_float_bits(dtype, "non_finite_kind",
                          [&](const auto& f) { return kind(f, bytes, index); });
+}
+
+// Quantizing would turn a NaN into 0 silently and f32 would carry it to the
+// logits, where it says nothing about which tensor was broken.
+void require_finite(const TensorDirectory& dir, const TensorInfo& t,
+                    std::span<const std::byte> bytes, uint64_t first_element) {
+  if (!is_float_dtype(t.dtype)) return;
+  const int64_t at = find_non_finite(t.dtype, bytes);
+  if (at < 0) return;
+  const size_t size = dtype_size(t.dtype);
+  float value = 0;
+  decode_to_f32(t.dtype, bytes.subspan(static_cast<size_t>(at) * size, size), {&value, 1});
+  const uint64_t index = first_element + static_cast<uint64_t>(at);
+  const uint64_t cols = t.shape.size() == 2 ? static_cast<uint64_t>(t.shape[1]) : 0;
+  const std::string where =
+      cols ? fmt::format("[{}, {}]", index / cols, index % cols) : fmt::format("[{}]", index);
+  fail(
+      "tensor '{}' in {}: a value is not finite, {} at {}: weights must be finite numbers (the "
+      "checkpoint is damaged or was converted with an overflow)",
+      printable(t.name), dir.files().at(t.file_index), value, where);
 }
 
 }  // namespace glmrt

@@ -32,6 +32,7 @@ using model_files::element_coordinates;
 using model_files::find_non_finite;
 using model_files::NonFiniteValues;
 using model_files::open_read_only;
+using model_files::parse_safetensors_header;
 using model_files::pread_exact;
 using model_files::read_safetensors_header;
 using model_files::read_shard_index;
@@ -164,6 +165,27 @@ TensorDirectory TensorDirectory::open_file(const path& file) {
   return dir;
 }
 
+TensorDirectory TensorDirectory::planned(const std::vector<PlannedFileHeader>& files,
+                                         const path& source) {
+  TensorDirectory dir;
+  dir.source_ = source;
+  for (const PlannedFileHeader& f : files) {
+    const int index = static_cast<int>(dir.files_.size());
+    dir.files_.push_back(f.file);
+    auto tensors = parse_safetensors_header(f.header, f.bytes, f.file, index);
+    std::move(tensors.begin(), tensors.end(), std::back_inserter(dir.tensors_));
+  }
+  dir.index_by_name();
+  return dir;
+}
+
+void TensorDirectory::require_readable(const TensorInfo& t) const {
+  check_file_index(t, files_.size(), source_);
+  if (fds_.size() != files_.size())
+    fail("tensor '{}': {} is not written yet, nothing can be read from it", t.name,
+         files_[t.file_index]);
+}
+
 TensorDirectory TensorDirectory::open(const path& model_dir) {
   struct stat st {};
   if (::stat(model_dir.c_str(), &st) != 0) {
@@ -225,7 +247,7 @@ const TensorInfo& TensorDirectory::at(std::string_view name) const {
 }
 
 void TensorDirectory::read_raw(const TensorInfo& t, std::span<std::byte> dst) const {
-  check_file_index(t, files_.size(), source_);
+  require_readable(t);
   if (dst.size() != t.byte_size) {
     fail("tensor '{}' in {}: destination holds {} bytes, the tensor has {}", t.name,
          files_[t.file_index], dst.size(), t.byte_size);
@@ -235,7 +257,7 @@ void TensorDirectory::read_raw(const TensorInfo& t, std::span<std::byte> dst) co
 }
 
 void TensorDirectory::read_f32(const TensorInfo& t, std::span<float> dst) const {
-  check_file_index(t, files_.size(), source_);
+  require_readable(t);
   if (!converts_to_f32(t.dtype)) {
     fail("tensor '{}' in {} is {}; only F32, BF16, F16 and F64 convert to f32", t.name, source_,
          dtype_name(t.dtype));

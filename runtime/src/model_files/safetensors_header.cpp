@@ -166,8 +166,15 @@ std::vector<TensorInfo> read_safetensors_header(int fd, const path& file, int fi
   const uint64_t header_length = read_header_length(fd, file, size);
   std::string text(header_length, '\0');
   pread_exact(fd, 8, std::as_writable_bytes(std::span(text)), file, "the header");
-  const json header = parse_header_json(text, file);
+  return parse_safetensors_header(text, size, file, file_index);
+}
 
+std::vector<TensorInfo> parse_safetensors_header(const std::string& text, uint64_t size,
+                                                 const path& file, int file_index) {
+  const json header = parse_header_json(text, file);
+  const uint64_t header_length = text.size();
+  if (8 + header_length > size)
+    fail("{}: a header of {} bytes does not fit a file of {} bytes", file, header_length, size);
   const uint64_t data_start = 8 + header_length;
   const uint64_t data_size = size - data_start;
   std::vector<TensorInfo> tensors;

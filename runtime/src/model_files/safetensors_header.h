@@ -20,4 +20,9 @@ inline constexpr uint64_t kMaxSafetensorsHeaderBytes = 100ull << 20;
 std::vector<TensorInfo> read_safetensors_header(int fd, const std::filesystem::path& file,
                                                 int file_index);
 
+/// The same for a header's JSON `text` (what follows the 8-byte length) of
+/// a file of `size` bytes.
+std::vector<TensorInfo> parse_safetensors_header(const std::string& text, uint64_t size,
+                                                 const std::filesystem::path& file, int file_index);
+
 }  // namespace glmrt::model_files

@@ -172,8 +172,9 @@ class ProfileReader {
   }
 
   void read_memory(const Field& field, Profile& profile) const {
-    Mapping memory = field.as_mapping({"budget", "expert_cache", "prefetch", "max_context",
-                                       "prefill_chunk", "pinned", "mlock", "history"});
+    Mapping memory =
+        field.as_mapping({"budget", "expert_cache", "prefetch", "max_context", "prefill_chunk",
+                          "pinned", "mlock", "history", "verify_checksums"});
     if (auto budget = memory.find("budget")) {
       profile.memory_budget_auto = is_word(*budget, "auto");
       if (!profile.memory_budget_auto) profile.memory_budget_bytes = read_byte_size(*budget);
@@ -200,6 +201,7 @@ class ProfileReader {
         profile.pinned_bytes = read_byte_size(*pinned);
     }
     if (auto lock = memory.find("mlock")) profile.mlock_pinned = lock->as_bool();
+    if (auto verify = memory.find("verify_checksums")) profile.verify_checksums = verify->as_bool();
     if (auto history = memory.find("history")) {
       if (is_word(*history, "off") || is_word(*history, "false")) {
         profile.history = false;

@@ -75,8 +75,8 @@ StoredMatrix packed(const TensorDirectory& dir, const std::string& name, StoredM
     const uint64_t expected = packed_bytes(static_cast<uint32_t>(type), m.rows, m.cols);
     if (t.byte_size != expected)
       fail(
-          "tensor {} in {} is stamped {}, which for a {}x{} matrix takes {} bytes, but it holds "
-          "{} bytes",
+          "tensor {} in {} is stamped {}, which for the {}x{} matrix the config implies takes {} "
+          "bytes, but it holds {} bytes",
           name, file, stamped_format_name(t.stamp), m.rows, m.cols, expected, t.byte_size);
   } else {
     type = packed_type_from_bytes(t.byte_size, m.rows, m.cols);

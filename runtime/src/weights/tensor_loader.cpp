@@ -24,29 +24,6 @@ uint64_t stored_bytes(const StoredMatrix& m) {
   return m.values->byte_size + (m.scales ? m.scales->byte_size : 0);
 }
 
-// Fails naming the tensor when `bytes`, whole elements of float tensor `t`
-// starting at element `first_element`, hold a NaN or an infinity: quantizing
-// would turn a NaN into 0 silently and f32 would carry it to the logits, where
-// it says nothing about which tensor was broken. Checked while the bytes are
-// in cache, right after they arrive.
-void require_finite(const TensorDirectory& dir, const TensorInfo& t,
-                    std::span<const std::byte> bytes, uint64_t first_element) {
-  if (!is_float_dtype(t.dtype)) return;
-  const int64_t at = find_non_finite(t.dtype, bytes);
-  if (at < 0) return;
-  const size_t size = dtype_size(t.dtype);
-  float value = 0;
-  decode_to_f32(t.dtype, bytes.subspan(static_cast<size_t>(at) * size, size), {&value, 1});
-  const uint64_t index = first_element + static_cast<uint64_t>(at);
-  const uint64_t cols = t.shape.size() == 2 ? static_cast<uint64_t>(t.shape[1]) : 0;
-  const std::string where =
-      cols ? fmt::format("[{}, {}]", index / cols, index % cols) : fmt::format("[{}]", index);
-  fail(
-      "tensor '{}' in {}: a value is not finite, {} at {}: weights must be finite numbers (the "
-      "checkpoint is damaged or was converted with an overflow)",
-      t.name, dir.files().at(t.file_index), value, where);
-}
-
 // Matrices at least this large are read with O_DIRECT: the drive writes into
 // them and no page cache copy costs CPU time (smaller ones are not worth the
 // aligned window around them).
@@ -143,8 +120,9 @@ void require_finite_bf16(const MatrixStorage& m, int64_t first_row, int64_t rows
 
 }  // namespace
 
-TensorLoader::TensorLoader(const TensorDirectory& tensors, MemoryBudget* budget, TensorUsage* usage)
-    : tensors_(tensors), budget_(budget), usage_(usage) {}
+TensorLoader::TensorLoader(const TensorDirectory& tensors, MemoryBudget* budget, TensorUsage* usage,
+                           Mode mode)
+    : tensors_(tensors), budget_(budget), usage_(usage), mode_(mode) {}
 
 void TensorLoader::mark_used(const StoredMatrix& stored) const {
   if (!usage_) return;
@@ -157,6 +135,7 @@ Matrix TensorLoader::matrix(const std::string& name, int64_t rows, int64_t cols,
                             std::optional<WeightPrecision> also_adopt) {
   const StoredMatrix stored = find_stored_matrix(tensors_, name, rows, cols);
   mark_used(stored);
+  if (checks_only()) return {};
   uint32_t type = element_type_for(precision);
   if (also_adopt && stored.prequantized() && stored.packed_type == element_type_for(*also_adopt))
     type = stored.packed_type;
@@ -190,7 +169,7 @@ void TensorLoader::read_matrix(const std::string& name, int64_t rows, int64_t co
     fail("read_matrix {}: {} rows do not split into blocks of {}", name, rows, row_granularity);
   const StoredMatrix stored = find_stored_matrix(tensors_, name, rows, cols);
   mark_used(stored);
-  pending_.push_back({stored, {}, std::move(use), row_granularity, false});
+  if (!checks_only()) pending_.push_back({stored, {}, std::move(use), row_granularity, false});
 }
 
 std::vector<float> TensorLoader::vector(const std::string& name, int64_t n) const {
@@ -199,10 +178,15 @@ std::vector<float> TensorLoader::vector(const std::string& name, int64_t n) cons
   if (t.shape != std::vector<int64_t>{n})
     fail("tensor {} in {} has shape [{}], the config implies [{}]", name,
          tensors_.files().at(t.file_index), fmt::join(t.shape, ", "), n);
+  if (!is_float_dtype(t.dtype))
+    fail("tensor {} in {} is {}: a norm or bias is F32, BF16, F16 or F64", name,
+         tensors_.files().at(t.file_index), dtype_name(t.dtype));
+  if (checks_only()) return {};
   return tensors_.read_f32(t);
 }
 
 const LoadSummary& TensorLoader::finish() {
+  if (checks_only()) return summary_;
   const auto start = std::chrono::steady_clock::now();
   uint64_t total = 0;
   for (const Pending& p : pending_) total += stored_bytes(p.stored);

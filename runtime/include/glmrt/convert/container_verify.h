@@ -1,8 +1,10 @@
-// glmrt verify DIR: checks a converted container before it is trusted —
-// every file listed in checksums.json is there with its size and XXH3-64,
-// every safetensors header parses and fits its file, every format stamp is
-// known and fits its tensor, the config loads and every routed expert's
-// tensors are present with the shapes and formats it implies.
+// glmrt verify DIR: checks a converted container before it is trusted, as
+// loading checks it, so OK means it loads — every file listed in
+// checksums.json is there with its size and XXH3-64, every safetensors header
+// parses and fits its file, every format stamp is known and fits its tensor,
+// the config loads, every tensor it implies is there with its shape, dtype and
+// scales (check_loadable), and every stored float tensor holds finite values.
+// Each file is read once, for its checksum and its values.
 #pragma once
 
 #include <cstdint>

@@ -29,10 +29,11 @@ struct ConvertResult {
 };
 
 /// Converts; with options.dry_run only plans (result.plan). Throws
-/// glmrt::Error naming the file/tensor on bad input, an existing OUT without
-/// --force, a stale OUT.partial (other options or input) without --force, a
-/// full disk. `stop_after_files` > 0 stops (throws) after that many files
-/// were written: a stand-in for an interruption, for tests.
+/// glmrt::Error naming the file/tensor on bad input, an OUT or OUT.partial
+/// that is, holds or lies inside the source, an existing OUT without --force
+/// or (even with it) one not written by convert or holding other files, a
+/// stale OUT.partial (other options or input) without --force, a full disk. `stop_after_files` > 0
+/// stops (throws) after that many files were written: a stand-in for an interruption, for tests.
 ConvertResult convert_checkpoint(const ConvertOptions& options, int stop_after_files = 0);
 
 /// The dry-run table: per class tensors, parameters, size and bits per
@@ -41,5 +42,8 @@ std::string conversion_summary(const ConversionPlan& plan);
 
 /// Name of the checksum file in a converted folder.
 inline constexpr const char* kChecksumsFile = "checksums.json";
+/// Name of the file marking a folder as written by glmrt convert: it lists
+/// every file convert put there, the only files --force may remove.
+inline constexpr const char* kContainerMarkerFile = "glmrt-container.json";
 
 }  // namespace glmrt

@@ -23,7 +23,9 @@ struct ConvertOptions {
   std::vector<std::pair<std::string, WeightPrecision>> overrides;
   bool drop_mtp = false;
   bool dry_run = false;
-  bool force = false;  // replace an existing OUT_DIR / discard a stale OUT_DIR.partial
+  /// Replace an existing OUT_DIR convert wrote (never another folder) /
+  /// discard a stale OUT_DIR.partial.
+  bool force = false;
   /// Importance statistics weighting the per-group scale search: a file of
   /// `glmrt calibrate` (importance_file.h); matrices it lacks are unweighted.
   std::filesystem::path importance;

@@ -77,4 +77,12 @@ ModelConfig load_model_config(const std::filesystem::path& model_dir);
 ModelConfig load_model_config(const std::filesystem::path& model_dir,
                               const TensorDirectory& checkpoint);
 
+/// What load_model_config makes of a `quantization_config`: loading refuses
+/// it (glmrt quantizes F32/BF16/F16 weights itself); `glmrt convert` reads
+/// FP8 block-scaled checkpoints and checks the key itself.
+enum class QuantizationConfig { refused, accepted };
+
+ModelConfig load_model_config(const std::filesystem::path& model_dir,
+                              const TensorDirectory& checkpoint, QuantizationConfig quantization);
+
 }  // namespace glmrt

@@ -37,4 +37,11 @@ int64_t decode_finite_to_f32(DType dtype, std::span<const std::byte> src, std::s
 /// "NaN", "+Inf" or "-Inf" for the element at `index` of raw `bytes`.
 const char* non_finite_kind(DType dtype, std::span<const std::byte> bytes, int64_t index);
 
+/// Throws naming tensor `t`, its file in `dir` and the element ([row, col]
+/// of a matrix) when `bytes`, whole elements of `t` starting at element
+/// `first_element`, hold a NaN or an infinity; does nothing for a dtype that
+/// is not float. The check loading makes, shared by `glmrt verify`.
+void require_finite(const TensorDirectory& dir, const TensorInfo& t,
+                    std::span<const std::byte> bytes, uint64_t first_element);
+
 }  // namespace glmrt

@@ -52,6 +52,21 @@ class TensorDirectory {
   /// Opens one .safetensors file.
   static TensorDirectory open_file(const std::filesystem::path& file);
 
+  /// A file not written yet: its header's JSON (what follows the 8-byte
+  /// length) and its size.
+  struct PlannedFileHeader {
+    std::filesystem::path file;
+    std::string header;
+    uint64_t bytes = 0;
+  };
+  /// The tensors of files not written yet, from their headers, validated as
+  /// open() validates them: a planned layout answers as the written files
+  /// will (`glmrt convert` checks its output before writing it). Nothing can
+  /// be read from it. `source` is what messages name it by (the input it is
+  /// planned from).
+  static TensorDirectory planned(const std::vector<PlannedFileHeader>& files,
+                                 const std::filesystem::path& source);
+
   TensorDirectory(TensorDirectory&&) noexcept;
   TensorDirectory& operator=(TensorDirectory&&) noexcept;
   ~TensorDirectory();
@@ -81,6 +96,8 @@ class TensorDirectory {
   int add_file(const std::filesystem::path& file);
   /// Builds by_name_, refusing a name found in two files.
   void index_by_name();
+  /// Throws unless `t`'s file is open (a planned directory has none).
+  void require_readable(const TensorInfo& t) const;
   void close_all() noexcept;
 
   std::filesystem::path source_;  // the index file, single file or directory: for messages

@@ -90,6 +90,10 @@ struct Profile {
   /// read or written); history_folder overrides $XDG_CACHE_HOME/glmrt.
   bool history = true;
   std::optional<std::filesystem::path> history_folder;
+  /// `memory.verify_checksums` (or `--verify`): a container's files are read
+  /// once against its checksums.json before the model loads; a mismatch is
+  /// an error naming the file.
+  bool verify_checksums = false;
 
   GenerationDefaults generation;
   ValidateThresholds validate;

@@ -33,10 +33,20 @@ struct LoadSummary {
 
 class TensorLoader {
  public:
+  enum class Mode {
+    load,  // read and convert what is asked for
+    /// Check what is asked for against the files as loading does (presence,
+    /// shape, dtype, format stamp, scales) and mark it used, but allocate
+    /// and read nothing: matrix() returns an empty Matrix, vector() an empty
+    /// vector and finish() does nothing (`glmrt verify`, `glmrt convert`).
+    check,
+  };
+
   /// Every tensor read is marked in `usage` when given. Float values read are
   /// checked to be finite, and so are values after conversion to bf16, and
   /// the scales of pre-quantized tensors.
-  TensorLoader(const TensorDirectory& tensors, MemoryBudget* budget, TensorUsage* usage = nullptr);
+  TensorLoader(const TensorDirectory& tensors, MemoryBudget* budget, TensorUsage* usage = nullptr,
+               Mode mode = Mode::load);
 
   /// W[rows, cols] at `precision`. The Matrix is allocated now and filled by
   /// finish(); it must not be used before. A tensor the file holds
@@ -72,6 +82,7 @@ class TensorLoader {
   }
   const TensorDirectory& directory() const { return tensors_; }
   MemoryBudget* budget() const { return budget_; }
+  bool checks_only() const { return mode_ == Mode::check; }
 
  private:
   struct Pending {
@@ -87,6 +98,7 @@ class TensorLoader {
   const TensorDirectory& tensors_;
   MemoryBudget* budget_;
   TensorUsage* usage_;
+  Mode mode_;
   std::vector<Pending> pending_;
   LoadSummary summary_;
 };

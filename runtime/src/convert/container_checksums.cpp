@@ -1,0 +1,89 @@
+#include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
+#include <glmrt/convert/container_checksums.h>
+#include <glmrt/convert/convert.h>
+#include <glmrt/convert/streamed_file_writer.h>
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "../model_files/file_io.h"
+
+namespace glmrt {
+
+namespace fs = std::filesystem;
+
+std::vector<ChecksumEntry> read_container_checksums(const fs::path& dir) {
+  const fs::path list = dir / kChecksumsFile;
+  std::error_code ec;
+  if (!fs::exists(list, ec))
+    fail("{} is missing: {} is not a container written by glmrt convert (or not a finished one)",
+         list, dir);
+  nlohmann::json checksums;
+  try {
+    checksums = nlohmann::json::parse(model_files::read_whole_file(list));
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: not valid JSON: {}", list, e.what());
+  }
+  const auto form = [&] {
+    fail("{}: expected {{\"hash\": \"xxh3-64\", \"files\": {{name: {{bytes, xxh3}}}}}}", list);
+  };
+  if (!checksums.is_object() || !checksums.contains("files") || !checksums["files"].is_object() ||
+      !checksums.contains("hash") || checksums["hash"] != "xxh3-64")
+    form();
+  std::vector<ChecksumEntry> entries;
+  for (const auto& [name, entry] : checksums["files"].items()) {
+    if (!entry.is_object() || !entry.contains("bytes") || !entry["bytes"].is_number_unsigned() ||
+        !entry.contains("xxh3") || !entry["xxh3"].is_string())
+      form();
+    // A name is a file of the folder, never a path leading out of it.
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+      fail("{}: `{}` is not the name of a file in the container", list, printable(name));
+    entries.push_back({name, entry["bytes"].get<uint64_t>(), entry["xxh3"].get<std::string>()});
+  }
+  return entries;
+}
+
+void require_listed_size(const fs::path& dir, const ChecksumEntry& entry) {
+  const fs::path file = dir / entry.name;
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) fail("{} is missing (listed in {})", file, kChecksumsFile);
+  const uint64_t size = fs::file_size(file, ec);
+  if (size != entry.bytes)
+    fail("{} holds {} bytes, {} lists {}: the file is {}", file, size, dir / kChecksumsFile,
+         entry.bytes, size < entry.bytes ? "truncated" : "longer than written");
+}
+
+void require_listed_hash(const fs::path& dir, const ChecksumEntry& entry, uint64_t found) {
+  if (hash_hex(found) != entry.xxh3)
+    fail("{}: checksum {} differs from {} in {}: the file is damaged", dir / entry.name,
+         hash_hex(found), printable(entry.xxh3), dir / kChecksumsFile);
+}
+
+void require_every_file_listed(const fs::path& dir, const std::vector<ChecksumEntry>& entries,
+                               const TensorDirectory& tensors) {
+  for (const auto& f : tensors.files()) {
+    const std::string name = f.filename().string();
+    if (std::none_of(entries.begin(), entries.end(),
+                     [&](const ChecksumEntry& e) { return e.name == name; }))
+      fail("{} holds tensors but has no checksum in {}", f, dir / kChecksumsFile);
+  }
+}
+
+ChecksumReport check_container_checksums(const fs::path& dir) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<ChecksumEntry> entries = read_container_checksums(dir);
+  ChecksumReport r;
+  for (const ChecksumEntry& e : entries) {
+    require_listed_size(dir, e);
+    require_listed_hash(dir, e, hash_file(dir / e.name));
+    ++r.files;
+    r.bytes += e.bytes;
+  }
+  require_every_file_listed(dir, entries, TensorDirectory::open(dir));
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace glmrt
