@@ -1,4 +1,5 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/printable.h>
 #include <glmrt/convert/container_checksums.h>
 #include <glmrt/convert/convert.h>
@@ -22,7 +23,7 @@ std::vector<ChecksumEntry> read_container_checksums(const fs::path& dir) {
          list, dir);
   nlohmann::json checksums;
   try {
-    checksums = nlohmann::json::parse(model_files::read_whole_file(list));
+    checksums = nlohmann::json::parse(read_input_file(list, InputKind{"the checksum list", 64 * kInputMiB}));
   } catch (const nlohmann::json::exception& e) {
     fail("{}: not valid JSON: {}", list, e.what());
   }

@@ -1,6 +1,7 @@
 #include "conversion_state.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/printable.h>
 #include <glmrt/convert/streamed_file_writer.h>
 #include <glmrt/model_maker/output_directory.h>
@@ -74,7 +75,7 @@ ConversionState ConversionState::resume(const fs::path& partial, uint64_t finger
   if (fs::exists(file)) {
     bool finished_any = false;
     try {
-      const ordered_json j = ordered_json::parse(model_files::read_whole_file(file));
+      const ordered_json j = ordered_json::parse(read_input_file(file, InputKind{"the conversion state", 64 * kInputMiB}));
       same = j.at("fingerprint").get<std::string>() == hash_hex(fingerprint);
       finished_any = !j.at("files").empty();
       if (same)

@@ -1,4 +1,5 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/progress_bar.h>
 #include <glmrt/calibrate/importance_file.h>
 #include <glmrt/convert/convert.h>
@@ -29,7 +30,7 @@ using nlohmann::ordered_json;
 ordered_json read_config(const fs::path& from) {
   const fs::path file = from / "config.json";
   try {
-    return ordered_json::parse(model_files::read_whole_file(file));
+    return ordered_json::parse(read_input_file(file, input_kinds::model_config));
   } catch (const ordered_json::exception& e) {
     fail("{}: not valid JSON: {}", file, e.what());
   }

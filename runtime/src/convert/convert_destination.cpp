@@ -1,6 +1,7 @@
 #include "convert_destination.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/printable.h>
 #include <glmrt/convert/convert.h>
 
@@ -69,7 +70,7 @@ std::vector<std::string> marker_files(const fs::path& out) {
         out, kContainerMarkerFile);
   std::vector<std::string> files;
   try {
-    const auto j = nlohmann::json::parse(model_files::read_whole_file(marker));
+    const auto j = nlohmann::json::parse(read_input_file(marker, InputKind{"the container marker", 64 * kInputMiB}));
     if (j.value("written_by", "") != "glmrt convert") throw std::runtime_error("not convert's");
     for (const auto& f : j.at("files")) files.push_back(f.get<std::string>());
   } catch (const std::exception& e) {
