@@ -37,22 +37,23 @@ AttentionForm chosen_form(AttentionFormChoice choice, const MlaDims& dims,
 
 }  // namespace
 
-void mla_cache_rows(const AttentionWeights& w, const LayerContext& ctx, std::span<const float> x,
+void mla_cache_rows(const AttentionWeights& w, const LayerCall& ctx, std::span<const float> x,
                     int64_t S) {
-  const ModelConfig& c = ctx.config;
+  const ModelConfig& c = ctx.model.config;
   const int64_t L = c.kv_lora_rank, R = c.qk_rope_head_dim, width = L + R;
   const int64_t pos0 = ctx.cache.length(ctx.layer);
   // New cache rows: [normed latent | roped k_rope], and the indexer's keys.
   std::vector<float> kv(S * width);
   ctx.observe("self_attn", "kv_a_proj_with_mqa.weight", x, S);
-  linear(ctx.kernels, x, S, w.kv_a, kv);
-  std::vector<float> latents(ctx.activations ? S * L : 0);  // kv_b_proj's input, when observed
+  linear(ctx.model.kernels, x, S, w.kv_a, kv);
+  std::vector<float> latents(ctx.model.activations ? S * L
+                                                   : 0);  // kv_b_proj's input, when observed
   for (int64_t s = 0; s < S; ++s) {
     auto row = std::span(kv).subspan(s * width, width);
     rms_norm(row.first(L), w.kv_a_norm, 1e-6f, row.first(L));
-    if (ctx.activations) std::copy_n(row.begin(), L, latents.begin() + s * L);
-    ctx.rope.apply(row.subspan(L, R), pos0 + s,
-                   c.rope_interleave ? RopePairing::interleaved : RopePairing::split_half);
+    if (ctx.model.activations) std::copy_n(row.begin(), L, latents.begin() + s * L);
+    ctx.model.rope.apply(row.subspan(L, R), pos0 + s,
+                         c.rope_interleave ? RopePairing::interleaved : RopePairing::split_half);
   }
   ctx.observe("self_attn", "kv_b_proj.weight", latents, S);
   std::vector<float> index_keys;
@@ -63,9 +64,9 @@ void mla_cache_rows(const AttentionWeights& w, const LayerContext& ctx, std::spa
   ctx.cache.append(ctx.layer, S, kv, index_keys);
 }
 
-void mla_attention(const AttentionWeights& w, const LayerContext& ctx, std::span<const float> x,
+void mla_attention(const AttentionWeights& w, const LayerCall& ctx, std::span<const float> x,
                    int64_t S, KeySelection& selection, std::span<float> out) {
-  const ModelConfig& c = ctx.config;
+  const ModelConfig& c = ctx.model.config;
   const int64_t H = c.num_attention_heads, R = c.qk_rope_head_dim;
   const int64_t nope = c.qk_nope_head_dim, qk = c.qk_head_dim(), vd = c.v_head_dim;
   const int64_t pos0 = ctx.cache.length(ctx.layer);
@@ -73,14 +74,14 @@ void mla_attention(const AttentionWeights& w, const LayerContext& ctx, std::span
   // Queries: q_b(q_a_layernorm(q_a(x))), RoPE on each head's rope slice.
   std::vector<float> q_resid(S * c.q_lora_rank), q(S * H * qk);
   ctx.observe("self_attn", "q_a_proj.weight", x, S);
-  linear(ctx.kernels, x, S, w.q_a, q_resid);
+  linear(ctx.model.kernels, x, S, w.q_a, q_resid);
   rms_norm_rows(q_resid, w.q_a_norm, 1e-6f, q_resid);
   ctx.observe("self_attn", "q_b_proj.weight", q_resid, S);
-  linear(ctx.kernels, q_resid, S, w.q_b, q);
+  linear(ctx.model.kernels, q_resid, S, w.q_b, q);
   for (int64_t s = 0; s < S; ++s)
     for (int64_t h = 0; h < H; ++h)
-      ctx.rope.apply(std::span(q).subspan((s * H + h) * qk + nope, R), pos0 + s,
-                     c.rope_interleave ? RopePairing::interleaved : RopePairing::split_half);
+      ctx.model.rope.apply(std::span(q).subspan((s * H + h) * qk + nope, R), pos0 + s,
+                           c.rope_interleave ? RopePairing::interleaved : RopePairing::split_half);
 
   mla_cache_rows(w, ctx, x, S);
 
@@ -90,25 +91,24 @@ void mla_attention(const AttentionWeights& w, const LayerContext& ctx, std::span
     fail("layer {}: a shared indexer layer needs the previous layer's selection", ctx.layer);
   }
 
-  if (ctx.trace)
+  if (ctx.model.trace)
     for (int64_t s = 0; s < S; ++s)
       if (!selection.rows[s].empty())
-        ctx.trace->record_selection(ctx.layer, pos0 + s, selection.rows[s]);
+        ctx.model.trace->record_selection(ctx.layer, pos0 + s, selection.rows[s]);
 
   const MlaDims dims = mla_dims(c);
   const MlaProjections projections{w.key_absorb, w.value};
   const std::vector<QueryKeys> keys = query_keys(selection, S, pos0);
   const CacheRows rows = ctx.cache.kv_rows(ctx.layer);
   std::vector<float> attn(S * H * vd);
-  if (chosen_form(ctx.attention_form, dims, keys) == AttentionForm::reconstructed) {
-    reconstructed_attention(ctx.kernels, dims, projections, q, rows, keys, attn);
+  if (chosen_form(ctx.model.attention_form, dims, keys) == AttentionForm::reconstructed) {
+    reconstructed_attention(ctx.model.kernels, dims, projections, q, rows, keys, attn);
   } else {
-    LatentScratch local;
-    LatentScratch& scratch = ctx.latent_scratch ? *ctx.latent_scratch : local;
-    absorbed_attention(ctx.kernels, dims, projections, q, rows, keys, scratch, attn);
+    absorbed_attention(ctx.model.kernels, dims, projections, q, rows, keys,
+                       ctx.model.latent_scratch, attn);
   }
   ctx.observe("self_attn", "o_proj.weight", attn, S);
-  linear(ctx.kernels, attn, S, w.o, out);
+  linear(ctx.model.kernels, attn, S, w.o, out);
 }
 
 }  // namespace glmrt

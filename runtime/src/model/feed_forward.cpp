@@ -19,31 +19,31 @@ void grow(std::vector<T>& v, size_t n) {
 /// Groups the positions by the experts they chose: ids ascending, each
 /// expert's users in position order, and each position's users ordered by
 /// expert id (the order the reference sums them in).
-void group_by_expert(const MoeWeights& w, const LayerContext& ctx, int64_t S, MoeScratch& m) {
-  const ModelConfig& c = ctx.config;
+void group_by_expert(const MoeWeights& w, const LayerCall& ctx, int64_t S, MoeScratch& m) {
+  const ModelConfig& c = ctx.model.config;
   const int64_t E = c.n_routed_experts, K = c.num_experts_per_tok;
   const RouterParams params{static_cast<int>(E), c.num_experts_per_tok,
                             c.n_group,           c.topk_group,
                             c.norm_topk_prob,    static_cast<float>(c.routed_scaling_factor)};
   m.count.assign(static_cast<size_t>(E), 0);
   std::vector<std::vector<RoutedExpert>> routed(static_cast<size_t>(S));
-  const int64_t pos0 = ctx.trace ? ctx.cache.length(ctx.layer) - S : 0;
+  const int64_t pos0 = ctx.model.trace ? ctx.cache.length(ctx.layer) - S : 0;
   for (int64_t s = 0; s < S; ++s) {
     routed[s] = route(std::span(m.logits).subspan(s * E, E), w.correction_bias, params);
     std::sort(routed[s].begin(), routed[s].end(),
               [](const RoutedExpert& a, const RoutedExpert& b) { return a.expert < b.expert; });
     for (const RoutedExpert& r : routed[s]) ++m.count[static_cast<size_t>(r.expert)];
-    if (ctx.trace) {
+    if (ctx.model.trace) {
       std::vector<int32_t> ids;
       for (const RoutedExpert& r : routed[s]) ids.push_back(r.expert);
-      ctx.trace->record_experts(ctx.layer, pos0 + s, std::move(ids));
+      ctx.model.trace->record_experts(ctx.layer, pos0 + s, std::move(ids));
     }
   }
-  if (ctx.routing) {
+  if (ctx.model.routing) {
     std::vector<int32_t> chosen;  // every position's choices, position-major
     for (const auto& position : routed)
       for (const RoutedExpert& r : position) chosen.push_back(r.expert);
-    ctx.routing->on_routed(ctx.layer, S, chosen);
+    ctx.model.routing->on_routed(ctx.layer, S, chosen);
   }
   m.ids.clear();
   m.first_user.assign(static_cast<size_t>(E) + 1, 0);
@@ -73,9 +73,9 @@ void group_by_expert(const MoeWeights& w, const LayerContext& ctx, int64_t S, Mo
 /// one grouped call straight into the users' contribution rows. The experts
 /// of one call hold at most `max_users` users' rows, so a long prefill's
 /// buffers stay a few positions' worth per thread.
-void run_experts(std::span<const ExpertStore::ReadyExpert> ready, const LayerContext& ctx,
+void run_experts(std::span<const ExpertStore::ReadyExpert> ready, const LayerCall& ctx,
                  std::span<const float> x, MoeScratch& m, int64_t max_users) {
-  const int64_t D = ctx.config.hidden_size;
+  const int64_t D = ctx.model.config.hidden_size;
   size_t begin = 0;
   while (begin < ready.size()) {
     // Experts [begin, end): as many as fit max_users (one at least).
@@ -106,15 +106,15 @@ void run_experts(std::span<const ExpertStore::ReadyExpert> ready, const LayerCon
         rows = gathered;
       }
       const std::span<const float> input(rows, static_cast<size_t>(n * D));
-      observe_input(ctx.activations, {ctx.layer, id, {}, "gate_proj.weight"}, input, n);
-      observe_input(ctx.activations, {ctx.layer, id, {}, "up_proj.weight"}, input, n);
+      observe_input(ctx.model.activations, {ctx.layer, id, {}, "gate_proj.weight"}, input, n);
+      observe_input(ctx.model.activations, {ctx.layer, id, {}, "up_proj.weight"}, input, n);
       m.products.push_back(
           matmul_product(rows, n, 0, e.gate, m.expert_gate.data() + offset * widest, 0));
       m.products.push_back(
           matmul_product(rows, n, 0, e.up, m.expert_up.data() + offset * widest, 0));
       offset += n;
     }
-    ctx.kernels.grouped_matmul(m.products);
+    ctx.model.kernels.grouped_matmul(m.products);
     m.products.clear();
     offset = 0;
     for (size_t k = begin; k < end; ++k) {
@@ -124,13 +124,13 @@ void run_experts(std::span<const ExpertStore::ReadyExpert> ready, const LayerCon
       float* gate = m.expert_gate.data() + offset * widest;
       const float* up = m.expert_up.data() + offset * widest;
       for (int64_t i = 0; i < n * e.gate.rows; ++i) gate[i] = silu(gate[i]) * up[i];
-      observe_input(ctx.activations, {ctx.layer, id, {}, "down_proj.weight"},
+      observe_input(ctx.model.activations, {ctx.layer, id, {}, "down_proj.weight"},
                     std::span<const float>(gate, static_cast<size_t>(n * e.gate.rows)), n);
       m.products.push_back(
           matmul_product(gate, n, 0, e.down, m.contributions.data() + first * D, 0));
       offset += n;
     }
-    ctx.kernels.grouped_matmul(m.products);
+    ctx.model.kernels.grouped_matmul(m.products);
     begin = end;
   }
 }
@@ -139,7 +139,7 @@ void run_experts(std::span<const ExpertStore::ReadyExpert> ready, const LayerCon
 
 void swiglu_mlp(const Matrix& gate_w, const Matrix& up_w, const Matrix& down_w,
                 KernelsBackend& kernels, std::span<const float> x, int64_t S, std::span<float> out,
-                const LayerContext* observed, std::string_view module) {
+                const LayerCall* observed, std::string_view module) {
   const int64_t width = gate_w.rows();
   std::vector<float> gate(S * width), up(S * width);
   if (observed) {
@@ -153,14 +153,13 @@ void swiglu_mlp(const Matrix& gate_w, const Matrix& up_w, const Matrix& down_w,
   linear(kernels, gate, S, down_w, out);
 }
 
-void moe_block(const MoeWeights& w, const LayerContext& ctx, std::span<const float> x, int64_t S,
+void moe_block(const MoeWeights& w, const LayerCall& ctx, std::span<const float> x, int64_t S,
                std::span<float> out, const std::function<void()>& reads_queued) {
-  MoeScratch local;
-  MoeScratch& m = ctx.moe_scratch ? *ctx.moe_scratch : local;
-  const int64_t D = ctx.config.hidden_size, E = ctx.config.n_routed_experts;
-  const int64_t K = ctx.config.num_experts_per_tok;
+  MoeScratch& m = ctx.model.moe_scratch;
+  const int64_t D = ctx.model.config.hidden_size, E = ctx.model.config.n_routed_experts;
+  const int64_t K = ctx.model.config.num_experts_per_tok;
   grow(m.logits, static_cast<size_t>(S * E));
-  linear(ctx.kernels, x, S, w.router, std::span(m.logits).first(static_cast<size_t>(S * E)));
+  linear(ctx.model.kernels, x, S, w.router, std::span(m.logits).first(static_cast<size_t>(S * E)));
   group_by_expert(w, ctx, S, m);
   grow(m.contributions, static_cast<size_t>(m.first_user[E] * D));
 
@@ -170,7 +169,7 @@ void moe_block(const MoeWeights& w, const LayerContext& ctx, std::span<const flo
   const int64_t max_users =
       std::min<int64_t>(m.first_user[E], std::max<int64_t>(S, kGroupedExpertRows) *
                                              std::max(omp_get_max_threads(), 1));
-  ctx.experts.run_step_batches(
+  ctx.model.experts.run_step_batches(
       ctx.layer, m.ids, reads_queued, [&](std::span<const ExpertStore::ReadyExpert> ready) {
         const auto t0 = std::chrono::steady_clock::now();
         run_experts(ready, ctx, x, m, std::max<int64_t>(max_users, 1));
@@ -189,11 +188,11 @@ void moe_block(const MoeWeights& w, const LayerContext& ctx, std::span<const flo
       for (int64_t d = 0; d < D; ++d) o[d] += wgt * y[d];
     }
   }
-  if (ctx.times) ctx.times->experts += expert_seconds;
+  ctx.model.times.experts += expert_seconds;
 
   grow(m.shared, static_cast<size_t>(S * D));
   const std::span<float> shared(m.shared.data(), static_cast<size_t>(S * D));
-  swiglu_mlp(w.shared, ctx.kernels, x, S, shared, ctx.activations ? &ctx : nullptr,
+  swiglu_mlp(w.shared, ctx.model.kernels, x, S, shared, ctx.model.activations ? &ctx : nullptr,
              "mlp.shared_experts");
   for (int64_t i = 0; i < S * D; ++i) out[i] += shared[i];
 }

@@ -63,23 +63,23 @@ std::vector<int32_t> top_keys(std::span<const float> scores, int64_t topk) {
   return top_keys(scores, topk, order);
 }
 
-void indexer_keys(const IndexerWeights& w, const LayerContext& ctx, std::span<const float> x,
+void indexer_keys(const IndexerWeights& w, const LayerCall& ctx, std::span<const float> x,
                   int64_t S, int64_t pos0, std::span<float> out) {
-  const ModelConfig& c = ctx.config;
+  const ModelConfig& c = ctx.model.config;
   const int64_t d = c.index_head_dim, rope = c.qk_rope_head_dim;
   ctx.observe("self_attn.indexer", "wk.weight", x, S);
-  linear(ctx.kernels, x, S, w.wk, out);
+  linear(ctx.model.kernels, x, S, w.wk, out);
   for (int64_t s = 0; s < S; ++s) {
     auto key = out.subspan(s * d, d);
     layer_norm(key, w.k_norm_weight, w.k_norm_bias, 1e-6f, key);
-    ctx.rope.apply(key.first(rope), pos0 + s, indexer_pairing(c));
+    ctx.model.rope.apply(key.first(rope), pos0 + s, indexer_pairing(c));
   }
 }
 
-KeySelection indexer_select(const IndexerWeights& w, const LayerContext& ctx,
+KeySelection indexer_select(const IndexerWeights& w, const LayerCall& ctx,
                             std::span<const float> q_resid, std::span<const float> x, int64_t S,
                             int64_t pos0) {
-  const ModelConfig& c = ctx.config;
+  const ModelConfig& c = ctx.model.config;
   const int64_t heads = c.index_n_heads, d = c.index_head_dim, rope = c.qk_rope_head_dim;
   const int64_t topk = c.index_topk;
   KeySelection selection;
@@ -91,12 +91,13 @@ KeySelection indexer_select(const IndexerWeights& w, const LayerContext& ctx,
   if (pos0 + S <= topk) return selection;  // every row sees at most topk keys
 
   std::vector<float> q(S * heads * d), weights(S * heads);
-  linear(ctx.kernels, q_resid, S, w.wq_b, q);
-  linear(ctx.kernels, x, S, w.weights_proj, weights);
+  linear(ctx.model.kernels, q_resid, S, w.wq_b, q);
+  linear(ctx.model.kernels, x, S, w.weights_proj, weights);
   const float head_scale = 1.f / std::sqrt(static_cast<float>(heads));
   for (int64_t s = 0; s < S; ++s) {
     for (int64_t h = 0; h < heads; ++h)
-      ctx.rope.apply(std::span(q).subspan((s * heads + h) * d, rope), pos0 + s, indexer_pairing(c));
+      ctx.model.rope.apply(std::span(q).subspan((s * heads + h) * d, rope), pos0 + s,
+                           indexer_pairing(c));
     for (int64_t h = 0; h < heads; ++h) weights[s * heads + h] *= head_scale;
   }
 

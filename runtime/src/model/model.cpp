@@ -17,7 +17,8 @@ Model::Model(ModelConfig config, ModelWeights weights, ExpertStore& experts,
       weights_(std::move(weights)),
       experts_(experts),
       kernels_(kernels),
-      rope_(config_.qk_rope_head_dim, config_.rope_theta) {}
+      rope_(config_.qk_rope_head_dim, config_.rope_theta),
+      context_{config_, kernels_, rope_, experts_, scratch_, latent_scratch_, times_} {}
 
 KvCache Model::make_cache(CacheType type, int64_t max_tokens, MemoryBudget* budget) const {
   KvCacheShape shape;
@@ -61,36 +62,39 @@ void Model::prefetch_next_layer(int layer, std::span<const float> h, int64_t S) 
   times_.predict += seconds_since(t0);
 }
 
-void Model::decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std::span<float> h,
+// One decoder layer for S new positions, as transformers' decoder layer:
+// h += attention(input_norm(h)); h += mlp(post_attention_norm(h)), the MLP
+// dense or the MoE block. While this layer's experts arrive, the next
+// layer's are predicted from h and read ahead behind them.
+void Model::decoder_layer(const LayerWeights& w, const LayerCall& call, std::span<float> h,
                           int64_t S, KeySelection& selection) {
   const int64_t D = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
-  const LayerContext ctx{config_,         kernels_, rope_,     cache,   experts_,         layer,
-                         attention_form_, trace_,   &scratch_, &times_, &latent_scratch_, routing_,
-                         activations_};
   std::vector<float> normed(S * D), delta(S * D);
 
   const auto t0 = std::chrono::steady_clock::now();
   rms_norm_rows(h, w.input_norm, eps, normed);
-  mla_attention(w.attention, ctx, normed, S, selection, delta);
+  mla_attention(w.attention, call, normed, S, selection, delta);
   for (int64_t i = 0; i < S * D; ++i) h[i] += delta[i];
   times_.attention += seconds_since(t0);
 
   rms_norm_rows(h, w.post_attention_norm, eps, normed);
-  // The MTP layer (index num_hidden_layers) predicts nothing: no layer follows.
-  const bool main_layer = layer < config_.num_hidden_layers;
+  // The MTP layer (index num_hidden_layers) reads nothing ahead: no layer follows.
+  const auto read_next_layer_ahead = [&] {
+    if (call.layer < config_.num_hidden_layers) prefetch_next_layer(call.layer, h, S);
+  };
   if (w.mlp_kind == MlpKind::dense) {
-    if (main_layer) prefetch_next_layer(layer, h, S);
-    swiglu_mlp(w.dense, kernels_, normed, S, delta, ctx.activations ? &ctx : nullptr, "mlp");
+    read_next_layer_ahead();
+    swiglu_mlp(w.dense, kernels_, normed, S, delta, &call, "mlp");
   } else {
-    // The next layer's reads queue behind this layer's own.
-    moe_block(w.moe, ctx, normed, S, delta, [&] {
-      if (main_layer) prefetch_next_layer(layer, h, S);
-    });
+    moe_block(w.moe, call, normed, S, delta, read_next_layer_ahead);
   }
   for (int64_t i = 0; i < S * D; ++i) h[i] += delta[i];
 }
 
+// The model for S new tokens: embedding, every decoder layer (a layer whose
+// indexer is shared reuses the previous layer's DSA selection), appended to
+// the cache all or nothing. The final norm and lm_head are logits().
 std::vector<float> Model::forward(KvCache& cache, std::span<const int32_t> tokens) {
   const int64_t S = static_cast<int64_t>(tokens.size());
   std::vector<float> h(S * config_.hidden_size);
@@ -98,7 +102,7 @@ std::vector<float> Model::forward(KvCache& cache, std::span<const int32_t> token
   embed(weights_.embed, tokens, h);
   KeySelection selection;
   for (int i = 0; i < config_.num_hidden_layers; ++i)
-    decoder_layer(weights_.layers[i], i, cache, h, S, selection);
+    decoder_layer(weights_.layers[i], {context_, cache, i}, h, S, selection);
   rollback.commit();
   ++counters_.forward_calls;
   counters_.forward_rows += S;
@@ -132,7 +136,7 @@ std::vector<float> Model::final_norm(std::span<const float> hidden, int64_t rows
 
 std::vector<float> Model::head(std::span<const float> normed, int64_t rows) {
   std::vector<float> out(rows * config_.vocab_size);
-  observe_input(activations_, {-1, -1, {}, "lm_head.weight"},
+  observe_input(context_.activations, {-1, -1, {}, "lm_head.weight"},
                 normed.first(rows * config_.hidden_size), rows);
   linear(kernels_, normed.first(rows * config_.hidden_size), rows, weights_.lm_head, out);
   return out;
@@ -142,67 +146,6 @@ int64_t Model::experts_per_position() const {
   int64_t moe_layers = 0;
   for (const LayerWeights& layer : weights_.layers) moe_layers += layer.mlp_kind == MlpKind::sparse;
   return moe_layers * config_.num_experts_per_tok;
-}
-
-std::vector<float> Model::mtp_input(std::span<const int32_t> next_tokens,
-                                    std::span<const float> h_in, const char* caller) const {
-  if (!weights_.mtp) fail("this checkpoint has no MTP layer");
-  const MtpWeights& m = *weights_.mtp;
-  const int64_t S = static_cast<int64_t>(next_tokens.size()), D = config_.hidden_size;
-  if (static_cast<int64_t>(h_in.size()) < S * D)
-    fail("{}: {} tokens need {} hidden values, got {}", caller, S, S * D, h_in.size());
-  const float eps = static_cast<float>(config_.rms_norm_eps);
-  std::vector<float> e(S * D), joined(S * 2 * D), h(S * D);
-  embed(weights_.mtp_embed(), next_tokens, e);
-  for (int64_t s = 0; s < S; ++s) {
-    float* row = joined.data() + s * 2 * D;
-    rms_norm({e.data() + s * D, static_cast<size_t>(D)}, m.enorm, eps,
-             {row, static_cast<size_t>(D)});
-    rms_norm(h_in.subspan(s * D, D), m.hnorm, eps, {row + D, static_cast<size_t>(D)});
-  }
-  observe_input(activations_, {mtp_layer(), -1, {}, "eh_proj.weight"}, joined, S);
-  linear(kernels_, joined, S, m.eh_proj, h);
-  return h;
-}
-
-std::vector<float> Model::mtp_forward(KvCache& cache, std::span<const int32_t> next_tokens,
-                                      std::span<const float> h_in) {
-  const int64_t S = static_cast<int64_t>(next_tokens.size());
-  std::vector<float> h = mtp_input(next_tokens, h_in, "mtp_forward");
-  const MtpWeights& m = *weights_.mtp;
-  KvRollback rollback(cache);
-  KeySelection selection;
-  decoder_layer(m.layer, mtp_layer(), cache, h, S, selection);
-  rollback.commit();
-  ++counters_.mtp_forward_calls;
-  counters_.mtp_forward_rows += S;
-  return h;
-}
-
-void Model::mtp_absorb(KvCache& cache, std::span<const int32_t> next_tokens,
-                       std::span<const float> h_in) {
-  const int64_t S = static_cast<int64_t>(next_tokens.size()), D = config_.hidden_size;
-  if (S == 0) return;
-  const std::vector<float> h = mtp_input(next_tokens, h_in, "mtp_absorb");
-  const MtpWeights& m = *weights_.mtp;
-  const LayerContext ctx{config_,  kernels_,    rope_,           cache,
-                         experts_, mtp_layer(), attention_form_, trace_};
-  std::vector<float> normed(S * D);
-  rms_norm_rows(h, m.layer.input_norm, static_cast<float>(config_.rms_norm_eps), normed);
-  KvRollback rollback(cache);
-  mla_cache_rows(m.layer.attention, ctx, normed, S);
-  rollback.commit();
-  counters_.mtp_absorbed_rows += S;
-}
-
-std::vector<float> Model::mtp_logits(std::span<const float> hidden, int64_t rows) {
-  const MtpWeights& m = *weights_.mtp;
-  const int64_t D = config_.hidden_size;
-  std::vector<float> normed(rows * D), out(rows * config_.vocab_size);
-  rms_norm_rows(hidden.first(rows * D), m.head_norm, static_cast<float>(config_.rms_norm_eps),
-                normed);
-  linear(kernels_, normed, rows, weights_.mtp_head(), out);
-  return out;
 }
 
 }  // namespace glmrt

@@ -14,14 +14,14 @@ namespace glmrt {
 /// Appends the new positions to the layer's caches. `selection` carries the
 /// indexer's choice between layers: a layer with its own indexer overwrites it,
 /// a "shared" layer reuses it.
-void mla_attention(const AttentionWeights& w, const LayerContext& ctx, std::span<const float> x,
+void mla_attention(const AttentionWeights& w, const LayerCall& ctx, std::span<const float> x,
                    int64_t S, KeySelection& selection, std::span<float> out);
 
 /// The part of mla_attention that appends the cache rows of S new positions
 /// (x: their input-normed states [S, hidden]): [normed latent | roped k_rope]
 /// and the indexer's keys. What a row leaves for later positions; nothing of
 /// its own output is computed.
-void mla_cache_rows(const AttentionWeights& w, const LayerContext& ctx, std::span<const float> x,
+void mla_cache_rows(const AttentionWeights& w, const LayerCall& ctx, std::span<const float> x,
                     int64_t S);
 
 }  // namespace glmrt

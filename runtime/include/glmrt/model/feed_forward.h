@@ -14,10 +14,10 @@ namespace glmrt {
 /// activation observer sees the products' inputs as `module`.{gate,up,down}_proj.
 void swiglu_mlp(const Matrix& gate, const Matrix& up, const Matrix& down, KernelsBackend& kernels,
                 std::span<const float> x, int64_t S, std::span<float> out,
-                const LayerContext* observed = nullptr, std::string_view module = {});
+                const LayerCall* observed = nullptr, std::string_view module = {});
 inline void swiglu_mlp(const FeedForwardWeights& w, KernelsBackend& kernels,
                        std::span<const float> x, int64_t S, std::span<float> out,
-                       const LayerContext* observed = nullptr, std::string_view module = {}) {
+                       const LayerCall* observed = nullptr, std::string_view module = {}) {
   swiglu_mlp(w.gate, w.up, w.down, kernels, x, S, out, observed, module);
 }
 
@@ -28,7 +28,7 @@ inline void swiglu_mlp(const FeedForwardWeights& w, KernelsBackend& kernels,
 /// arrived in, so results never depend on the cache, prefetch or pool size.
 /// `reads_queued` runs once this layer's reads are submitted (the next
 /// layer's prefetch goes there). x: normed hidden [S, hidden].
-void moe_block(const MoeWeights& w, const LayerContext& ctx, std::span<const float> x, int64_t S,
+void moe_block(const MoeWeights& w, const LayerCall& ctx, std::span<const float> x, int64_t S,
                std::span<float> out, const std::function<void()>& reads_queued = {});
 
 }  // namespace glmrt

@@ -12,7 +12,7 @@ namespace glmrt {
 
 /// The indexer keys of S new positions: LayerNorm(wk · x) with RoPE on its rope
 /// slice ([rope | rest] per key). x: normed hidden [S, hidden]; out [S, index_dim].
-void indexer_keys(const IndexerWeights& w, const LayerContext& ctx, std::span<const float> x,
+void indexer_keys(const IndexerWeights& w, const LayerCall& ctx, std::span<const float> x,
                   int64_t S, int64_t pos0, std::span<float> out);
 
 /// Index scores of the first `visible` cached keys for one query:
@@ -31,7 +31,7 @@ std::vector<int32_t> top_keys(std::span<const float> scores, int64_t topk,
 /// Chooses keys for S new positions (first at pos0) whose keys are already in
 /// the cache. q_resid: q_a_layernorm output [S, q_lora]; x: normed hidden.
 /// Rows whose position sees at most index_topk keys stay empty (dense).
-KeySelection indexer_select(const IndexerWeights& w, const LayerContext& ctx,
+KeySelection indexer_select(const IndexerWeights& w, const LayerCall& ctx,
                             std::span<const float> q_resid, std::span<const float> x, int64_t S,
                             int64_t pos0);
 

@@ -1,5 +1,5 @@
-// What one decoder layer's computation borrows from the model for a step of S
-// new positions.
+// What one decoder layer's computation works with: the model's parts, the
+// same for every call (ModelContext), and the call's own (LayerCall).
 #pragma once
 
 #include <glmrt/experts/expert_store.h>
@@ -25,25 +25,34 @@ struct KeySelection {
   bool empty() const { return rows.empty(); }
 };
 
-struct LayerContext {
+/// What every layer of one model works with, the same for every call: set
+/// up once by Model, which owns the scratch and the times.
+struct ModelContext {
   const ModelConfig& config;
   KernelsBackend& kernels;
   const Rope& rope;
-  KvCache& cache;
   ExpertStore& experts;
-  int layer;  // cache and expert-store row (the MTP layer is num_hidden_layers)
+  MoeScratch& moe_scratch;        // every MoE block's and prediction's buffers, reused
+  LatentScratch& latent_scratch;  // every absorbed attention's buffers, reused
+  StepTimes& times;               // where forward steps spend their time
   AttentionFormChoice attention_form = AttentionFormChoice::automatic;
   ForwardTrace* trace = nullptr;              // records selections and routing when set
-  MoeScratch* moe_scratch = nullptr;          // reused buffers (a fresh set per call when null)
-  StepTimes* times = nullptr;                 // where the time goes, when set
-  LatentScratch* latent_scratch = nullptr;    // absorbed attention's buffers (fresh when null)
   RoutingObserver* routing = nullptr;         // sees every MoE step's choices when set
   ActivationObserver* activations = nullptr;  // sees every product's input rows when set
+};
+
+/// One layer of one forward call: the model's parts, the sequence's cache,
+/// and the layer (its cache and expert-store row; the MTP layer is
+/// num_hidden_layers).
+struct LayerCall {
+  const ModelContext& model;
+  KvCache& cache;
+  int layer;
 
   /// Shows this layer's input rows of `module`.`weight` to the observer.
   void observe(std::string_view module, std::string_view weight, std::span<const float> rows,
                int64_t n) const {
-    if (activations) activations->on_matmul_input({layer, -1, module, weight}, rows, n);
+    if (model.activations) model.activations->on_matmul_input({layer, -1, module, weight}, rows, n);
   }
 };
 

@@ -1,6 +1,7 @@
 // A glm_moe_dsa model ready to run: config, resident weights, and the borrowed
-// kernels plugin and expert store. Stateless between calls: all sequence state
-// lives in the KvCache the caller passes.
+// kernels plugin and expert store. The sequence's state lives in the KvCache
+// the caller passes; the model keeps only buffers reused from call to call,
+// counters and times, so calls on two caches must not overlap.
 #pragma once
 
 #include <glmrt/experts/expert_store.h>
@@ -19,6 +20,8 @@ namespace glmrt {
 class Model {
  public:
   Model(ModelConfig config, ModelWeights weights, ExpertStore& experts, KernelsBackend& kernels);
+  Model(const Model&) = delete;  // context_ refers to its own members
+  Model& operator=(const Model&) = delete;
 
   const ModelConfig& config() const { return config_; }
   const ModelWeights& weights() const { return weights_; }
@@ -32,17 +35,17 @@ class Model {
   /// Forces one MLA form for every layer and step (automatic = the cost
   /// model's choice per chunk). Both forms compute the same attention; forcing
   /// one lets tests and `validate` check each against the oracle.
-  void set_attention_form(AttentionFormChoice form) { attention_form_ = form; }
-  AttentionFormChoice attention_form() const { return attention_form_; }
+  void set_attention_form(AttentionFormChoice form) { context_.attention_form = form; }
+  AttentionFormChoice attention_form() const { return context_.attention_form; }
   /// Records every layer's DSA selections and routing into `trace` (nullptr
   /// stops recording). The trace must outlive the calls that fill it.
-  void set_trace(ForwardTrace* trace) { trace_ = trace; }
+  void set_trace(ForwardTrace* trace) { context_.trace = trace; }
   /// Shows every MoE step's routing to `observer` (nullptr: nobody). It must
   /// outlive the calls it observes.
-  void set_routing_observer(RoutingObserver* observer) { routing_ = observer; }
+  void set_routing_observer(RoutingObserver* observer) { context_.routing = observer; }
   /// Shows the input rows of every matrix product of forward(), mtp_forward()
   /// and head() to `observer` (nullptr: nobody). It must outlive those calls.
-  void set_activation_observer(ActivationObserver* observer) { activations_ = observer; }
+  void set_activation_observer(ActivationObserver* observer) { context_.activations = observer; }
 
   /// Forward and MTP calls made so far (what a chunked prefill costs), and the
   /// rows they ran.
@@ -105,8 +108,8 @@ class Model {
   /// eh_proj([enorm(embed(next_tokens)); hnorm(h)]): the MTP layer's input.
   std::vector<float> mtp_input(std::span<const int32_t> next_tokens, std::span<const float> h,
                                const char* caller) const;
-  void decoder_layer(const LayerWeights& w, int layer, KvCache& cache, std::span<float> h,
-                     int64_t S, KeySelection& selection);
+  void decoder_layer(const LayerWeights& w, const LayerCall& call, std::span<float> h, int64_t S,
+                     KeySelection& selection);
   /// After layer `layer`'s attention: predicts the experts of the next main
   /// layer when it is MoE and reads them ahead (no-op when prefetch is off).
   void prefetch_next_layer(int layer, std::span<const float> h, int64_t S);
@@ -116,14 +119,11 @@ class Model {
   ExpertStore& experts_;
   KernelsBackend& kernels_;
   Rope rope_;
-  AttentionFormChoice attention_form_ = AttentionFormChoice::automatic;
-  ForwardTrace* trace_ = nullptr;
-  RoutingObserver* routing_ = nullptr;
-  ActivationObserver* activations_ = nullptr;
   Counters counters_;
   StepTimes times_;
   MoeScratch scratch_;            // reused by every MoE block and prediction
   LatentScratch latent_scratch_;  // reused by every layer's absorbed attention
+  ModelContext context_;          // what every layer works with (refers to the above)
 };
 
 }  // namespace glmrt
