@@ -40,13 +40,16 @@ class FixedScratch {
   alignas(64) int16_t local_[3][kLocal];
 };
 
-// The whole group, generic over the backend so the specification and the
-// vector path share every decision.
-template <bool kVector>
-float quantize_fixed_with(std::span<const float> w, std::span<const float> a,
-                          const int16_t (&t)[kFixedCandidates], int qmin, int qmax,
-                          signed char* q) {
-  const float m = kVector ? signed_extreme(w) : signed_extreme_scalar(w);
+}  // namespace
+
+namespace fixed_kernels {
+
+// The whole group: the specification and every vector backend share each
+// decision, only the pieces differ.
+float quantize_fixed_on(const FixedBackend& backend, std::span<const float> w,
+                        std::span<const float> a, const int16_t (&t)[kFixedCandidates], int qmin,
+                        int qmax, signed char* q) {
+  const float m = backend.signed_extreme(w);
   // All zero (or not finite: the loader refuses those before this point).
   if (!(std::fabs(m) > 0.f) || !std::isfinite(m)) {
     std::fill_n(q, w.size(), static_cast<signed char>(0));
@@ -56,33 +59,17 @@ float quantize_fixed_with(std::span<const float> w, std::span<const float> a,
   const float scale = static_cast<float>(kFixedOne) / m;
   FixedScratch scratch(w.size());
   int16_t* x = scratch.x();
-  if constexpr (kVector)
-    to_fixed_vector(w, scale, x, scratch.capacity());
-  else
-    to_fixed_scalar(w, scale, x, scratch.capacity());
+  backend.to_fixed(w, scale, x, scratch.capacity());
   const bool weighted = !a.empty();
-  if (weighted) {
-    if constexpr (kVector)
-      weights_to_fixed_vector(a, x, scratch.a16(), scratch.ax(), scratch.capacity());
-    else
-      weights_to_fixed(a, x, scratch.a16(), scratch.ax(), scratch.capacity());
-  }
-  FixedFit best;
-  if constexpr (kVector)
-    best = weighted ? fit_fixed_vector(x, scratch.a16(), scratch.ax(), w.size(), t, qmin, qmax)
-                    : fit_fixed_vector(x, nullptr, nullptr, w.size(), t, qmin, qmax);
-  else
-    best = weighted
-               ? fit_fixed_scalar<true>(x, scratch.a16(), scratch.ax(), w.size(), t, qmin, qmax)
-               : fit_fixed_scalar<false>(x, nullptr, nullptr, w.size(), t, qmin, qmax);
+  if (weighted) backend.weights_to_fixed(a, x, scratch.a16(), scratch.ax(), scratch.capacity());
+  const FixedFit best = weighted
+                            ? backend.fit(x, scratch.a16(), scratch.ax(), w.size(), t, qmin, qmax)
+                            : backend.fit(x, nullptr, nullptr, w.size(), t, qmin, qmax);
   if (best.den <= 0) {
     std::fill_n(q, w.size(), static_cast<signed char>(0));
     return 1e-8f;
   }
-  if constexpr (kVector)
-    codes_fixed_vector(x, w.size(), t[best.lane], qmin, qmax, q);
-  else
-    codes_fixed_scalar(x, w.size(), t[best.lane], qmin, qmax, q);
+  backend.codes(x, w.size(), t[best.lane], qmin, qmax, q);
   // num / den is in units of x = w * kFixedOne / m; weighted, ax carries a16 / 2^15.
   const double unit = static_cast<double>(m) / kFixedOne * (weighted ? 32768.0 : 1.0);
   const auto s =
@@ -90,28 +77,29 @@ float quantize_fixed_with(std::span<const float> w, std::span<const float> a,
   return s != 0.f ? s : 1e-8f;
 }
 
-}  // namespace
+}  // namespace fixed_kernels
 
-const char* const kFixedFitBackend = fixed_kernels::kVectorBackend;
+const char* fixed_fit_backend() {
+  return fixed_backend().name;
+}
+
+float signed_extreme(std::span<const float> w) {
+  return fixed_backend().signed_extreme(w);
+}
 
 float signed_extreme_scalar(std::span<const float> w) {
-  float hi = 0.f, lo = 0.f;
-  for (float v : w) {
-    hi = std::max(hi, v);
-    lo = std::min(lo, v);
-  }
-  return signed_extreme_of(hi, lo);
+  return signed_extreme_of_values(w);
 }
 
 float quantize_fixed(std::span<const float> w, std::span<const float> a,
                      const int16_t (&t)[kFixedCandidates], int qmin, int qmax, signed char* q) {
-  return quantize_fixed_with<true>(w, a, t, qmin, qmax, q);
+  return quantize_fixed_on(fixed_backend(), w, a, t, qmin, qmax, q);
 }
 
 float quantize_fixed_scalar(std::span<const float> w, std::span<const float> a,
                             const int16_t (&t)[kFixedCandidates], int qmin, int qmax,
                             signed char* q) {
-  return quantize_fixed_with<false>(w, a, t, qmin, qmax, q);
+  return quantize_fixed_on(kScalarFixedBackend, w, a, t, qmin, qmax, q);
 }
 
 }  // namespace glmrt

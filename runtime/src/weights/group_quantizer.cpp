@@ -87,7 +87,7 @@ float quantize_group_searched_scalar(std::span<const float> w, std::span<const f
 }
 
 const char* group_fit_backend() {
-  return kFixedFitBackend;
+  return fixed_fit_backend();
 }
 
 }  // namespace glmrt

@@ -1,7 +1,6 @@
 // Vector kernels over f32 rows, for the attention and indexer scans over
-// cached keys. Defined out of line in the core (built -march=native: AVX2/FMA
-// when the machine has it), so callers compiled for any target share one
-// definition.
+// cached keys. Defined out of line in the core, with an AVX2 + FMA variant
+// that runs where the CPU has both (kv/row_math_variants.h).
 #pragma once
 
 #include <cstdint>
