@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -86,6 +87,21 @@ void weighted_row_sum_order(const float* w, RowBlock rows, float* acc, int64_t n
     for (int64_t e = 0; e < n; ++e) acc[e] = std::fma(w[j], rows.row(j)[e], acc[e]);
 }
 
+// Per key, from head 0 up: one fused multiply-add per head.
+std::vector<float> relu_weighted_sums_order(const std::vector<float>& w, const float* dots,
+                                            int64_t stride, int64_t n) {
+  std::vector<float> out(n);
+  for (int64_t i = 0; i < n; ++i) {
+    float total = 0.f;
+    for (size_t h = 0; h < w.size(); ++h) {
+      const float d = dots[h * stride + i];
+      total = std::fma(d < 0.f ? 0.f : d, w[h], total);
+    }
+    out[i] = total;
+  }
+  return out;
+}
+
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
@@ -143,6 +159,11 @@ TEST(RowMath, Avx2SumsInItsDocumentedOrderBitForBit) {
     v.axpy(0.7f, q0, acc);
     for (int64_t e = 0; e < c.width; ++e) acc_want[e] = std::fma(0.7f, c.q[e], acc_want[e]);
     EXPECT_TRUE(same_bits(acc, acc_want));
+
+    // Heads = keys rows of `width` dots each: every remainder of 8 in the keys.
+    std::vector<float> sums(c.width);
+    v.relu_weighted_sums(c.w, c.k.data(), c.stride, sums);
+    EXPECT_TRUE(same_bits(sums, relu_weighted_sums_order(c.w, c.k.data(), c.stride, c.width)));
   }
 }
 
@@ -175,6 +196,22 @@ TEST(RowMath, EveryVariantMatchesTheDefinitions) {
         }
         EXPECT_NEAR(acc[e], exact, 1e-6 * magnitude);
       }
+      std::vector<float> sums(c.width);
+      v->relu_weighted_sums(c.w, c.k.data(), c.stride, sums);
+      for (int64_t i = 0; i < c.width; ++i) {
+        double exact = 0, magnitude = 0;
+        for (int64_t h = 0; h < c.keys; ++h) {
+          const double term = std::max(c.k[h * c.stride + i], 0.f) * double(c.w[h]);
+          exact += term;
+          magnitude += std::fabs(term);
+        }
+        EXPECT_NEAR(sums[i], exact, 1e-6 * magnitude);
+      }
+      std::vector<float> nan_dots(c.keys * c.stride, 1.f);
+      nan_dots[c.width - 1] = std::nanf("");
+      v->relu_weighted_sums(c.w, nan_dots.data(), c.stride, sums);
+      EXPECT_TRUE(std::isnan(sums[c.width - 1]));
+
       std::vector<uint16_t> bf16(c.width);
       std::vector<float> widened(c.width);
       for (int64_t e = 0; e < c.width; ++e) bf16[e] = static_cast<uint16_t>(0x3f80 + 37 * e);

@@ -54,10 +54,9 @@ TEST(GroupFitBackends, EveryRunnableBackendMatchesTheSpecificationBitForBit) {
           for (const auto* t : {&int4_targets, &int2_targets}) {
             const int qmax = t == &int4_targets ? 7 : 1;
             std::vector<signed char> got(n), want(n);
-            const float s_got =
-                fixed_kernels::quantize_fixed_on(*backend, w, imp, *t, -qmax - 1, qmax, got.data());
-            const float s_want = fixed_kernels::quantize_fixed_on(
-                fixed_kernels::kScalarFixedBackend, w, imp, *t, -qmax - 1, qmax, want.data());
+            const float s_got = backend->quantize(w, imp, *t, -qmax - 1, qmax, got.data());
+            const float s_want = fixed_kernels::kScalarFixedBackend.quantize(w, imp, *t, -qmax - 1,
+                                                                             qmax, want.data());
             EXPECT_EQ(std::memcmp(&s_got, &s_want, sizeof(float)), 0) << "n " << n;
             EXPECT_EQ(got, want) << "n " << n;
           }

@@ -147,12 +147,43 @@ GLMRT_TARGET_AVX2_FMA void weighted_row_sum(std::span<const float> weights, RowB
   for (; j < rows.rows; ++j) axpy_of(weights[j], rows.row(j), acc.data(), n);
 }
 
+// Eight keys at a time, each lane its own chain of fused multiply-adds from
+// head 0 up. The max is a compare and blend (NaN kept), as in std::max(d, 0).
+GLMRT_TARGET_AVX2_FMA void relu_weighted_sums(std::span<const float> weights, const float* dots,
+                                              int64_t stride, std::span<float> out) {
+  const int64_t n = static_cast<int64_t>(out.size()), heads = static_cast<int64_t>(weights.size());
+  const __m256 zero = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 total = zero;
+    for (int64_t h = 0; h < heads; ++h) {
+      const __m256 d = _mm256_loadu_ps(dots + h * stride + i);
+      const __m256 relu = _mm256_blendv_ps(zero, d, _mm256_cmp_ps(d, zero, _CMP_NLT_UQ));
+      total = _mm256_fmadd_ps(relu, _mm256_set1_ps(weights[h]), total);
+    }
+    _mm256_storeu_ps(out.data() + i, total);
+  }
+  for (; i < n; ++i) {
+    float total = 0.f;
+    for (int64_t h = 0; h < heads; ++h) {
+      const float d = dots[h * stride + i];
+      total = std::fma(d < 0.f ? 0.f : d, weights[h], total);
+    }
+    out[i] = total;
+  }
+}
+
 }  // namespace
 }  // namespace glmrt::row_math::avx2
 
 namespace glmrt::row_math {
 
-const RowMathVariant kAvx2RowMath = {"avx2",     avx2::widen_bf16,  avx2::dot,
-                                     avx2::axpy, avx2::scaled_dots, avx2::weighted_row_sum};
+const RowMathVariant kAvx2RowMath = {"avx2",
+                                     avx2::widen_bf16,
+                                     avx2::dot,
+                                     avx2::axpy,
+                                     avx2::scaled_dots,
+                                     avx2::weighted_row_sum,
+                                     avx2::relu_weighted_sums};
 
 }  // namespace glmrt::row_math

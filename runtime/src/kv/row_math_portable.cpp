@@ -1,5 +1,6 @@
 // kv/row_math.h for baseline x86-64: plain loops the compiler vectorizes
 // with the SSE2 lanes every x86-64 has.
+#include <algorithm>
 #include <cstring>
 
 #include "row_math_variants.h"
@@ -71,13 +72,32 @@ void weighted_row_sum(std::span<const float> weights, RowBlock rows, std::span<f
   for (; j < rows.rows; ++j) axpy(weights[j], {rows.row(j), static_cast<size_t>(n)}, acc);
 }
 
+// Head by head over all keys: the inner loop runs along contiguous dots and
+// vectorizes (a compare and mask for the max), where key by key the max
+// compiled to a branch that random signs mispredict half the time.
+void relu_weighted_sums(std::span<const float> weights, const float* dots, int64_t stride,
+                        std::span<float> out) {
+  const int64_t n = static_cast<int64_t>(out.size());
+  std::fill(out.begin(), out.end(), 0.f);
+  for (size_t h = 0; h < weights.size(); ++h) {
+    const float w = weights[h];
+    const float* d = dots + static_cast<int64_t>(h) * stride;
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) out[i] += (d[i] < 0.f ? 0.f : d[i]) * w;
+  }
+}
+
 }  // namespace
 }  // namespace glmrt::row_math::portable
 
 namespace glmrt::row_math {
 
-const RowMathVariant kPortableRowMath = {
-    "portable",     portable::widen_bf16,  portable::dot,
-    portable::axpy, portable::scaled_dots, portable::weighted_row_sum};
+const RowMathVariant kPortableRowMath = {"portable",
+                                         portable::widen_bf16,
+                                         portable::dot,
+                                         portable::axpy,
+                                         portable::scaled_dots,
+                                         portable::weighted_row_sum,
+                                         portable::relu_weighted_sums};
 
 }  // namespace glmrt::row_math

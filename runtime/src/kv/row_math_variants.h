@@ -18,6 +18,8 @@ struct RowMathVariant {
   void (*scaled_dots)(RowBlock queries, RowBlock keys, int64_t width, float scale,
                       std::span<float> out, int64_t out_stride);
   void (*weighted_row_sum)(std::span<const float> weights, RowBlock rows, std::span<float> acc);
+  void (*relu_weighted_sums)(std::span<const float> weights, const float* dots, int64_t stride,
+                             std::span<float> out);
 };
 
 /// Baseline x86-64 (SSE2 lanes), for any CPU.

@@ -7,7 +7,7 @@
 
 #include <immintrin.h>
 
-#include "group_fit_fixed_kernels.h"
+#include "group_fit_fixed_group.h"
 
 namespace glmrt::fixed_kernels::avx2 {
 namespace {
@@ -104,6 +104,8 @@ GLMRT_TARGET_AVX2_FMA void codes(const int16_t* x, size_t n, int16_t t, int qmin
 namespace glmrt::fixed_kernels {
 
 const FixedBackend kAvx2FixedBackend = {
-    "avx2", avx2::signed_extreme, avx2::to_fixed, avx2::weights_to_fixed, avx2::fit, avx2::codes};
+    "avx2", avx2::signed_extreme,
+    quantize_group<avx2::signed_extreme, avx2::to_fixed, avx2::weights_to_fixed, avx2::fit,
+                   avx2::codes>};
 
 }  // namespace glmrt::fixed_kernels

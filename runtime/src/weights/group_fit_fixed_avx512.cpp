@@ -5,7 +5,7 @@
 
 #include <immintrin.h>
 
-#include "group_fit_fixed_kernels.h"
+#include "group_fit_fixed_group.h"
 
 // GCC 12 flags the _mm512_undefined_*() inside its own intrinsics as
 // (maybe-)uninitialized: a false positive of the headers, not of this code.
@@ -185,9 +185,10 @@ GLMRT_TARGET_AVX512_VNNI void codes(const int16_t* x, size_t n, int16_t t, int q
 
 namespace glmrt::fixed_kernels {
 
-const FixedBackend kAvx512FixedBackend = {"avx512-vnni",    avx512::signed_extreme,
-                                          avx512::to_fixed, avx512::weights_to_fixed,
-                                          avx512::fit,      avx512::codes};
+const FixedBackend kAvx512FixedBackend = {
+    "avx512-vnni", avx512::signed_extreme,
+    quantize_group<avx512::signed_extreme, avx512::to_fixed, avx512::weights_to_fixed, avx512::fit,
+                   avx512::codes>};
 
 }  // namespace glmrt::fixed_kernels
 

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "group_fit_fixed_kernels.h"
+#include "group_fit_fixed_group.h"
 
 namespace glmrt::fixed_kernels {
 namespace scalar {
@@ -23,9 +23,10 @@ FixedFit fit(const int16_t* x, const int16_t* a16, const int16_t* ax, size_t n,
 }  // namespace
 }  // namespace scalar
 
-const FixedBackend kScalarFixedBackend = {"scalar",        scalar::signed_extreme,
-                                          to_fixed_scalar, weights_to_fixed_scalar,
-                                          scalar::fit,     codes_fixed_scalar};
+const FixedBackend kScalarFixedBackend = {
+    "scalar", scalar::signed_extreme,
+    quantize_group<scalar::signed_extreme, to_fixed_scalar, weights_to_fixed_scalar, scalar::fit,
+                   codes_fixed_scalar>};
 
 std::span<const FixedBackend* const> runnable_fixed_backends() {
   static const std::vector<const FixedBackend*> backends = [] {
@@ -36,11 +37,6 @@ std::span<const FixedBackend* const> runnable_fixed_backends() {
     return found;
   }();
   return backends;
-}
-
-const FixedBackend& fixed_backend() {
-  static const FixedBackend& fastest = *runnable_fixed_backends().front();
-  return fastest;
 }
 
 }  // namespace glmrt::fixed_kernels

@@ -118,22 +118,14 @@ inline void weights_to_fixed_scalar(std::span<const float> a, const int16_t* x, 
   std::fill(ax + a.size(), ax + capacity, int16_t{0});
 }
 
-/// One implementation of every piece: each backend returns exactly what the
-/// specification (the *_scalar functions and fit_fixed_scalar) does.
+/// One backend: the pieces above vectorized (or not), each returning exactly
+/// what the specification does (the *_scalar functions and fit_fixed_scalar).
 struct FixedBackend {
   const char* name;  // "avx512-vnni", "avx2" or "scalar"
   float (*signed_extreme)(std::span<const float> w);
-  /// x[0, capacity) = round(w * scale), zero past w.size().
-  void (*to_fixed)(std::span<const float> w, float scale, int16_t* x, size_t capacity);
-  /// a16 and ax as weights_to_fixed_scalar computes them.
-  void (*weights_to_fixed)(std::span<const float> a, const int16_t* x, int16_t* a16, int16_t* ax,
-                           size_t capacity);
-  /// fit_fixed_scalar's result; a16 null: unweighted. x, a16 and ax hold
-  /// zeros from n to the next multiple of kFixedPad.
-  FixedFit (*fit)(const int16_t* x, const int16_t* a16, const int16_t* ax, size_t n,
-                  const int16_t (&t)[kFixedCandidates], int qmin, int qmax);
-  /// q[i] = fixed_code_of(x[i], t, qmin, qmax) for i < n (x padded as above).
-  void (*codes)(const int16_t* x, size_t n, int16_t t, int qmin, int qmax, signed char* q);
+  /// group_fit_fixed.h's quantize_fixed (group_fit_fixed_group.h).
+  float (*quantize)(std::span<const float> w, std::span<const float> a,
+                    const int16_t (&t)[kFixedCandidates], int qmin, int qmax, signed char* q);
 };
 
 extern const FixedBackend kScalarFixedBackend;
@@ -146,10 +138,5 @@ extern const FixedBackend kAvx512FixedBackend;
 std::span<const FixedBackend* const> runnable_fixed_backends();
 /// The fastest of them, chosen on the first call.
 const FixedBackend& fixed_backend();
-
-/// quantize_fixed (group_fit_fixed.h) on the given backend.
-float quantize_fixed_on(const FixedBackend& backend, std::span<const float> w,
-                        std::span<const float> a, const int16_t (&t)[kFixedCandidates], int qmin,
-                        int qmax, signed char* q);
 
 }  // namespace glmrt::fixed_kernels

@@ -6,6 +6,8 @@
 // probes check their own needs.
 #pragma once
 
+#include <atomic>
+
 namespace glmrt {
 
 struct CpuFeatures {
@@ -17,6 +19,35 @@ struct CpuFeatures {
 
 /// This CPU's features, detected on the first call and cached.
 const CpuFeatures& cpu_features();
+
+/// The variant `choose` picks from cpu_features(), chosen on the first get()
+/// and then read with one plain load. Define it constinit at namespace scope,
+/// in the file whose functions dispatch: in front of a 40 ns kernel, a
+/// function-local static (a guard check, and the caller's registers saved
+/// around it) cost ~10% more. Threads racing to the first get() all store
+/// the same pointer.
+template <class Variant>
+class ChosenVariant {
+ public:
+  explicit constexpr ChosenVariant(const Variant& (*choose)()) : choose_(choose) {}
+  ChosenVariant(const ChosenVariant&) = delete;
+  ChosenVariant& operator=(const ChosenVariant&) = delete;
+
+  const Variant& get() {
+    const Variant* v = chosen_.load(std::memory_order_relaxed);
+    return v ? *v : first_get();
+  }
+
+ private:
+  [[gnu::noinline]] const Variant& first_get() {
+    const Variant& v = choose_();
+    chosen_.store(&v, std::memory_order_relaxed);
+    return v;
+  }
+
+  const Variant& (*choose_)();
+  std::atomic<const Variant*> chosen_{nullptr};
+};
 
 }  // namespace glmrt
 
