@@ -5,7 +5,10 @@
 #     kernels-scalar as supported and kernels-avx2 as not, and the oracle
 #     validation passes on kernels-scalar;
 #   Haswell (AVX2, FMA, F16C; no AVX-512): the oracle validation passes on
-#     kernels-avx2, with the core's AVX2 variants.
+#     kernels-avx2, with the core's AVX2 variants;
+#   both: glmrt convert of models/glm-demo writes the same bytes as on this
+#     CPU (the scale search, row quantization and BF16 reads have a variant
+#     per instruction set, all exact).
 # An instruction the emulated CPU lacks kills the process with SIGILL.
 #
 #   bash scripts/portable-check.sh [BUILD_DIR]      (default: build)
@@ -59,4 +62,23 @@ grep -A1 -E "^kernels +kernels-avx2 " <<<"$plugins" | grep -q "this CPU lacks: a
   fail "qemu64: kernels-avx2's reason does not name avx2 fma f16c"
 validate qemu64 configs/reference.yaml
 validate Haswell configs/reference-avx2.yaml
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+for formats in "--experts int4-g64 --dense int8" "--experts int2-g32 --dense int8-g64"; do
+  # shellcheck disable=SC2086  # the formats are separate options
+  "$glmrt" convert --from models/glm-demo --to "$out/here" $formats >/dev/null ||
+    fail "glmrt convert $formats exited $?"
+  for cpu in qemu64 Haswell; do
+    # shellcheck disable=SC2086
+    log=$(qemu-x86_64 -cpu $cpu "$glmrt" convert --from models/glm-demo --to "$out/$cpu" $formats 2>&1) ||
+      fail "$cpu: glmrt convert $formats exited $?:
+$log"
+    diff -r "$out/here" "$out/$cpu" >/dev/null ||
+      fail "$cpu: glmrt convert $formats wrote other bytes than on this CPU"
+    rm -rf "${out:?}/$cpu"
+  done
+  rm -rf "${out:?}/here"
+  echo "portable check: qemu64, Haswell: glmrt convert $formats: the same bytes as on this CPU"
+done
 echo "portable check: passed in $((SECONDS - start)) s"

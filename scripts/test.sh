@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds glmrt and runs every test: the Release build's suite, the build under
 # qemu-user's baseline x86-64 and Haswell CPUs (scripts/portable-check.sh,
-# about 15 s), then the same suite built with AddressSanitizer +
+# about 20 s), then the same suite built with AddressSanitizer +
 # UndefinedBehaviorSanitizer, then the fuzz targets for a bounded time
 # (scripts/fuzz.sh, about two minutes).
 set -euo pipefail

@@ -98,14 +98,18 @@ GLMRT_TARGET_AVX2_FMA void codes(const int16_t* x, size_t n, int16_t t, int qmin
   codes_fixed_scalar(x, n, t, qmin, qmax, q);
 }
 
+GLMRT_TARGET_AVX2_FMA float quantize(std::span<const float> w, std::span<const float> a,
+                                     const int16_t (&t)[kFixedCandidates], int qmin, int qmax,
+                                     signed char* q) {
+  return quantize_group<signed_extreme, to_fixed, weights_to_fixed, fit, codes>(w, a, t, qmin, qmax,
+                                                                                q);
+}
+
 }  // namespace
 }  // namespace glmrt::fixed_kernels::avx2
 
 namespace glmrt::fixed_kernels {
 
-const FixedBackend kAvx2FixedBackend = {
-    "avx2", avx2::signed_extreme,
-    quantize_group<avx2::signed_extreme, avx2::to_fixed, avx2::weights_to_fixed, avx2::fit,
-                   avx2::codes>};
+const FixedBackend kAvx2FixedBackend = {"avx2", avx2::signed_extreme, avx2::quantize};
 
 }  // namespace glmrt::fixed_kernels

@@ -44,7 +44,7 @@ struct FitLanes {
 };
 
 // Four values from p, spread over the lanes as kSpread says.
-GLMRT_TARGET_AVX512_VNNI __m512i spread_block(const FitLanes& f, const int16_t* p) {
+GLMRT_TARGET_AVX512 __m512i spread_block(const FitLanes& f, const int16_t* p) {
   int64_t v;
   __builtin_memcpy(&v, p, sizeof v);
   return _mm512_shuffle_epi8(_mm512_set1_epi64(v), f.spread);
@@ -52,8 +52,8 @@ GLMRT_TARGET_AVX512_VNNI __m512i spread_block(const FitLanes& f, const int16_t* 
 
 // The sums of one block of four values into (num, den).
 template <bool kWeighted>
-GLMRT_TARGET_AVX512_VNNI void add_block(const FitLanes& f, const int16_t* x, const int16_t* a16,
-                                        const int16_t* ax, size_t i, __m512i& num, __m512i& den) {
+GLMRT_TARGET_AVX512 void add_block(const FitLanes& f, const int16_t* x, const int16_t* a16,
+                                   const int16_t* ax, size_t i, __m512i& num, __m512i& den) {
   const __m512i xv = spread_block(f, x + i);
   __m512i q = _mm512_mulhrs_epi16(xv, f.targets);
   q = _mm512_min_epi16(_mm512_max_epi16(q, f.lo), f.hi);
@@ -67,16 +67,16 @@ GLMRT_TARGET_AVX512_VNNI void add_block(const FitLanes& f, const int16_t* x, con
 }
 
 // One 64-bit sum per candidate from the two halves' 32-bit lanes.
-GLMRT_TARGET_AVX512_VNNI __m512i widen(__m512i v) {
+GLMRT_TARGET_AVX512 __m512i widen(__m512i v) {
   const __m256i per_candidate =
       _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
   return _mm512_cvtepi32_epi64(per_candidate);
 }
 
 template <bool kWeighted>
-GLMRT_TARGET_AVX512_VNNI FixedFit fit_lanes(const int16_t* x, const int16_t* a16, const int16_t* ax,
-                                            size_t n, const int16_t (&t)[kFixedCandidates],
-                                            int qmin, int qmax) {
+GLMRT_TARGET_AVX512 FixedFit fit_lanes(const int16_t* x, const int16_t* a16, const int16_t* ax,
+                                       size_t n, const int16_t (&t)[kFixedCandidates], int qmin,
+                                       int qmax) {
   const FitLanes f{
       _mm512_permutexvar_epi16(
           _mm512_load_si512(kSpread.candidate),
@@ -113,9 +113,8 @@ GLMRT_TARGET_AVX512_VNNI FixedFit fit_lanes(const int16_t* x, const int16_t* a16
                                  : FixedFit{0, nums[0], dens[0]};
 }
 
-GLMRT_TARGET_AVX512_VNNI FixedFit fit(const int16_t* x, const int16_t* a16, const int16_t* ax,
-                                      size_t n, const int16_t (&t)[kFixedCandidates], int qmin,
-                                      int qmax) {
+GLMRT_TARGET_AVX512 FixedFit fit(const int16_t* x, const int16_t* a16, const int16_t* ax, size_t n,
+                                 const int16_t (&t)[kFixedCandidates], int qmin, int qmax) {
   return a16 ? fit_lanes<true>(x, a16, ax, n, t, qmin, qmax)
              : fit_lanes<false>(x, nullptr, nullptr, n, t, qmin, qmax);
 }
@@ -125,7 +124,7 @@ __mmask16 tail_mask(size_t left) {
   return static_cast<__mmask16>(left >= 16 ? 0xffffu : (1u << left) - 1);
 }
 
-GLMRT_TARGET_AVX512_VNNI float signed_extreme(std::span<const float> w) {
+GLMRT_TARGET_AVX512 float signed_extreme(std::span<const float> w) {
   __m512 hi = _mm512_setzero_ps(), lo = hi;
   for (size_t i = 0; i < w.size(); i += 16) {
     const __m512 v =
@@ -136,8 +135,8 @@ GLMRT_TARGET_AVX512_VNNI float signed_extreme(std::span<const float> w) {
   return signed_extreme_of(_mm512_reduce_max_ps(hi), _mm512_reduce_min_ps(lo));
 }
 
-GLMRT_TARGET_AVX512_VNNI void to_fixed(std::span<const float> w, float scale, int16_t* x,
-                                       size_t capacity) {
+GLMRT_TARGET_AVX512 void to_fixed(std::span<const float> w, float scale, int16_t* x,
+                                  size_t capacity) {
   const __m512 s = _mm512_set1_ps(scale);
   size_t i = 0;
   for (; i < w.size(); i += 16) {
@@ -148,8 +147,8 @@ GLMRT_TARGET_AVX512_VNNI void to_fixed(std::span<const float> w, float scale, in
   std::fill(x + i, x + capacity, int16_t{0});
 }
 
-GLMRT_TARGET_AVX512_VNNI void weights_to_fixed(std::span<const float> a, const int16_t* x,
-                                               int16_t* a16, int16_t* ax, size_t capacity) {
+GLMRT_TARGET_AVX512 void weights_to_fixed(std::span<const float> a, const int16_t* x, int16_t* a16,
+                                          int16_t* ax, size_t capacity) {
   __m512 top = _mm512_setzero_ps();
   for (size_t i = 0; i < a.size(); i += 16)
     top = _mm512_max_ps(top, _mm512_maskz_loadu_ps(tail_mask(a.size() - i), a.data() + i));
@@ -166,8 +165,8 @@ GLMRT_TARGET_AVX512_VNNI void weights_to_fixed(std::span<const float> a, const i
   std::fill(ax + i, ax + capacity, int16_t{0});
 }
 
-GLMRT_TARGET_AVX512_VNNI void codes(const int16_t* x, size_t n, int16_t t, int qmin, int qmax,
-                                    signed char* q) {
+GLMRT_TARGET_AVX512 void codes(const int16_t* x, size_t n, int16_t t, int qmin, int qmax,
+                               signed char* q) {
   const __m512i tv = _mm512_set1_epi16(t);
   const __m512i lo = _mm512_set1_epi16(static_cast<int16_t>(qmin));
   const __m512i hi = _mm512_set1_epi16(static_cast<int16_t>(qmax));
@@ -180,15 +179,19 @@ GLMRT_TARGET_AVX512_VNNI void codes(const int16_t* x, size_t n, int16_t t, int q
   }
 }
 
+GLMRT_TARGET_AVX512 float quantize(std::span<const float> w, std::span<const float> a,
+                                   const int16_t (&t)[kFixedCandidates], int qmin, int qmax,
+                                   signed char* q) {
+  return quantize_group<signed_extreme, to_fixed, weights_to_fixed, fit, codes>(w, a, t, qmin, qmax,
+                                                                                q);
+}
+
 }  // namespace
 }  // namespace glmrt::fixed_kernels::avx512
 
 namespace glmrt::fixed_kernels {
 
-const FixedBackend kAvx512FixedBackend = {
-    "avx512-vnni", avx512::signed_extreme,
-    quantize_group<avx512::signed_extreme, avx512::to_fixed, avx512::weights_to_fixed, avx512::fit,
-                   avx512::codes>};
+const FixedBackend kAvx512FixedBackend = {"avx512-vnni", avx512::signed_extreme, avx512::quantize};
 
 }  // namespace glmrt::fixed_kernels
 

@@ -20,18 +20,21 @@ FixedFit fit(const int16_t* x, const int16_t* a16, const int16_t* ax, size_t n,
              : fit_fixed_scalar<false>(x, nullptr, nullptr, n, t, qmin, qmax);
 }
 
+float quantize(std::span<const float> w, std::span<const float> a,
+               const int16_t (&t)[kFixedCandidates], int qmin, int qmax, signed char* q) {
+  return quantize_group<signed_extreme, to_fixed_scalar, weights_to_fixed_scalar, fit,
+                        codes_fixed_scalar>(w, a, t, qmin, qmax, q);
+}
+
 }  // namespace
 }  // namespace scalar
 
-const FixedBackend kScalarFixedBackend = {
-    "scalar", scalar::signed_extreme,
-    quantize_group<scalar::signed_extreme, to_fixed_scalar, weights_to_fixed_scalar, scalar::fit,
-                   codes_fixed_scalar>};
+const FixedBackend kScalarFixedBackend = {"scalar", scalar::signed_extreme, scalar::quantize};
 
 std::span<const FixedBackend* const> runnable_fixed_backends() {
   static const std::vector<const FixedBackend*> backends = [] {
     std::vector<const FixedBackend*> found;
-    if (cpu_features().avx512_vnni) found.push_back(&kAvx512FixedBackend);
+    if (cpu_features().avx512) found.push_back(&kAvx512FixedBackend);
     if (cpu_features().avx2_fma) found.push_back(&kAvx2FixedBackend);
     found.push_back(&kScalarFixedBackend);
     return found;

@@ -131,7 +131,7 @@ struct FixedBackend {
 extern const FixedBackend kScalarFixedBackend;
 /// Only where cpu_features().avx2_fma.
 extern const FixedBackend kAvx2FixedBackend;
-/// Only where cpu_features().avx512_vnni.
+/// Only where cpu_features().avx512.
 extern const FixedBackend kAvx512FixedBackend;
 
 /// The backends this CPU runs, fastest first (the scalar one last).

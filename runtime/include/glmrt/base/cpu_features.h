@@ -1,9 +1,10 @@
 // What the CPU glmrt runs on offers beyond baseline x86-64. The core is
 // compiled for the baseline, so one binary runs on any x86-64; its few hot
 // loops that gain from a newer instruction set have a variant compiled for
-// it, chosen from these flags at run time (weights/group_fit_fixed_kernels.cpp,
-// kv/row_math.cpp). Everything else ISA-specific lives in plugins, whose
-// probes check their own needs.
+// it, chosen from these flags at run time (kv/row_math_avx2.cpp,
+// weights/group_fit_fixed_avx2.cpp and _avx512.cpp, weights/row_codec.cpp).
+// Everything else ISA-specific lives in plugins, whose probes check their
+// own needs.
 #pragma once
 
 #include <atomic>
@@ -14,7 +15,7 @@ struct CpuFeatures {
   /// AVX2 and FMA (and the OS saves the ymm registers).
   bool avx2_fma = false;
   /// AVX-512 F, BW, DQ, VL and VNNI (and the OS saves the zmm registers).
-  bool avx512_vnni = false;
+  bool avx512 = false;
 };
 
 /// This CPU's features, detected on the first call and cached.
@@ -56,5 +57,5 @@ class ChosenVariant {
 /// not per-file flags, so the inline library code such a file instantiates
 /// (and the linker may share with other files) stays baseline.
 #define GLMRT_TARGET_AVX2_FMA __attribute__((target("avx2,fma")))
-#define GLMRT_TARGET_AVX512_VNNI \
+#define GLMRT_TARGET_AVX512 \
   __attribute__((target("avx2,fma,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
