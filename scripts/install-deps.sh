@@ -12,6 +12,7 @@ packages=(
   libcpp-httplib-dev  # glmrt serve
   chromium            # the chat page's browser test
   clang libclang-rt-14-dev  # libFuzzer and the sanitizers' runtimes, for scripts/fuzz.sh
+  qemu-user           # older CPUs emulated, for scripts/portable-check.sh
 )
 # Node.js + npm run the `openai` client and the browser test; a Node.js that
 # is already installed (e.g. from NodeSource, which bundles npm) is kept.

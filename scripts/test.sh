@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Builds glmrt and runs every test: the Release build's suite, then the same
-# suite built with AddressSanitizer + UndefinedBehaviorSanitizer, then the
-# fuzz targets for a bounded time (scripts/fuzz.sh, about two minutes).
+# Builds glmrt and runs every test: the Release build's suite, the build under
+# qemu-user's baseline x86-64 and Haswell CPUs (scripts/portable-check.sh,
+# about 20 s), then the same suite built with AddressSanitizer +
+# UndefinedBehaviorSanitizer, then the fuzz targets for a bounded time
+# (scripts/fuzz.sh, about two minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 ctest --test-dir build --output-on-failure -j "$(nproc)"
+# One glmrt for any x86-64: the build on emulated baseline and AVX2 CPUs.
+bash scripts/portable-check.sh build
 
 if [ "${GLMRT_SKIP_SANITIZERS:-0}" != 1 ]; then
   # -O1 with line tables only (-g1) keeps the instrumented build inside CI's

@@ -5,11 +5,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
+#include "bf16_rows.h"
 #include "source_block_reader.h"
 
 namespace glmrt {
@@ -77,19 +76,7 @@ bool SourceRows::decode_row(std::span<const std::byte> raw, int64_t first, int64
       static_cast<uint64_t>(r + 1) * row_bytes_ > raw.size())
     fail("SourceRows::decode_row: row {} of {} into {} floats", first + r, t_.name, out.size());
   const std::span<const std::byte> row = raw.subspan(r * row_bytes_, row_bytes_);
-  if (t_.dtype == DType::BF16) {
-    // Inline (a call per value to the exported converter would cost more
-    // than the widening itself), the exponent test on the way: one pass that
-    // vectorizes, with no early exit.
-    uint32_t non_finite = 0;
-    for (size_t c = 0; c < out.size(); ++c) {
-      uint16_t bits;
-      std::memcpy(&bits, row.data() + 2 * c, 2);
-      non_finite |= (bits & 0x7f80u) == 0x7f80u;
-      out[c] = std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
-    }
-    return non_finite == 0;
-  }
+  if (t_.dtype == DType::BF16) return widen_bf16_row(row, out);
   if (t_.dtype != DType::F8_E4M3) {
     decode_to_f32(t_.dtype, row, out);
     return find_non_finite(t_.dtype, row) < 0;

@@ -33,12 +33,7 @@ void indexer_scores(std::span<const float> q, std::span<const float> head_weight
       const int64_t first = b * kIndexerTileKeys, n = std::min(kIndexerTileKeys, visible - first);
       for (int64_t i = 0; i < n; ++i) keys.load(first + i, std::span(tile).subspan(i * d, d));
       scaled_dots({q.data(), heads, d}, {tile.data(), n, d}, d, dot_scale, dots, kIndexerTileKeys);
-      for (int64_t i = 0; i < n; ++i) {
-        float total = 0.f;
-        for (int64_t h = 0; h < heads; ++h)
-          total += std::max(dots[h * kIndexerTileKeys + i], 0.f) * head_weights[h];
-        scores[first + i] = total;
-      }
+      relu_weighted_sums(head_weights, dots.data(), kIndexerTileKeys, scores.subspan(first, n));
     }
   }
 }

@@ -49,7 +49,8 @@ float quantize_fixed_scalar(std::span<const float> w, std::span<const float> a,
                             const int16_t (&t)[kFixedCandidates], int qmin, int qmax,
                             signed char* q);
 
-/// "avx512-vnni", "avx2" or "scalar": what quantize_fixed's fit runs on.
-extern const char* const kFixedFitBackend;
+/// "avx512-vnni", "avx2" or "scalar": what quantize_fixed runs on (this CPU's
+/// best).
+const char* fixed_fit_backend();
 
 }  // namespace glmrt

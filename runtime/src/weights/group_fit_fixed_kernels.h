@@ -1,7 +1,8 @@
 // The pieces of the fixed-point group search (group_fit_fixed.h) that the
-// specification and the vector backends share, and the vector backends'
-// entry points (group_fit_fixed_kernels.cpp, compiled for the build's
-// instruction set).
+// specification and the vector backends share, and the backends themselves:
+// the scalar specification, AVX2 and AVX-512 (group_fit_fixed_avx2.cpp,
+// group_fit_fixed_avx512.cpp), one chosen per process by the CPU's features
+// (group_fit_fixed_backend.cpp).
 #pragma once
 
 #include <algorithm>
@@ -61,6 +62,16 @@ inline float signed_extreme_of(float hi, float lo) {
   return hi >= -lo ? hi : lo;
 }
 
+/// signed_extreme() (the specification).
+inline float signed_extreme_of_values(std::span<const float> w) {
+  float hi = 0.f, lo = 0.f;
+  for (float v : w) {
+    hi = std::max(hi, v);
+    lo = std::min(lo, v);
+  }
+  return signed_extreme_of(hi, lo);
+}
+
 // Partial int32 sums move into int64 totals every kFixedFlushValues values,
 // so no lane overflows on any row length: a weighted den grows by at most
 // 32767 * 8^2 a value, under 2^30 in 256 values.
@@ -96,8 +107,8 @@ inline void codes_fixed_scalar(const int16_t* x, size_t n, int16_t t, int qmin, 
 
 /// a16 = round(a * kWeightOne / max a), ax = (a16 * x + 2^14) >> 15, zero
 /// from a.size() to capacity (the specification).
-inline void weights_to_fixed(std::span<const float> a, const int16_t* x, int16_t* a16, int16_t* ax,
-                             size_t capacity) {
+inline void weights_to_fixed_scalar(std::span<const float> a, const int16_t* x, int16_t* a16,
+                                    int16_t* ax, size_t capacity) {
   const float k = static_cast<float>(kWeightOne) / *std::max_element(a.begin(), a.end());
   for (size_t i = 0; i < a.size(); ++i) {
     a16[i] = static_cast<int16_t>(std::nearbyint(a[i] * k));
@@ -106,19 +117,26 @@ inline void weights_to_fixed(std::span<const float> a, const int16_t* x, int16_t
   std::fill(a16 + a.size(), a16 + capacity, int16_t{0});
   std::fill(ax + a.size(), ax + capacity, int16_t{0});
 }
-/// The same, vectorized.
-void weights_to_fixed_vector(std::span<const float> a, const int16_t* x, int16_t* a16, int16_t* ax,
-                             size_t capacity);
 
-/// x[0, capacity) = round(w * scale), zero past w.size().
-void to_fixed_vector(std::span<const float> w, float scale, int16_t* x, size_t capacity);
-/// fit_fixed_scalar's result, vectorized; a16 null: unweighted. x, a16 and ax
-/// hold zeros from n to the next multiple of kFixedPad.
-FixedFit fit_fixed_vector(const int16_t* x, const int16_t* a16, const int16_t* ax, size_t n,
-                          const int16_t (&t)[kFixedCandidates], int qmin, int qmax);
-/// q[i] = fixed_code_of(x[i], t, qmin, qmax) for i < n (x padded as above).
-void codes_fixed_vector(const int16_t* x, size_t n, int16_t t, int qmin, int qmax, signed char* q);
-/// "avx512-vnni", "avx2" or "scalar".
-extern const char* const kVectorBackend;
+/// One backend: the pieces above vectorized (or not), each returning exactly
+/// what the specification does (the *_scalar functions and fit_fixed_scalar).
+struct FixedBackend {
+  const char* name;  // "avx512-vnni", "avx2" or "scalar"
+  float (*signed_extreme)(std::span<const float> w);
+  /// group_fit_fixed.h's quantize_fixed (group_fit_fixed_group.h).
+  float (*quantize)(std::span<const float> w, std::span<const float> a,
+                    const int16_t (&t)[kFixedCandidates], int qmin, int qmax, signed char* q);
+};
+
+extern const FixedBackend kScalarFixedBackend;
+/// Only where cpu_features().avx2_fma.
+extern const FixedBackend kAvx2FixedBackend;
+/// Only where cpu_features().avx512.
+extern const FixedBackend kAvx512FixedBackend;
+
+/// The backends this CPU runs, fastest first (the scalar one last).
+std::span<const FixedBackend* const> runnable_fixed_backends();
+/// The fastest of them, chosen on the first call.
+const FixedBackend& fixed_backend();
 
 }  // namespace glmrt::fixed_kernels

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "group_fit_fixed.h"
+#include "round_small.h"
 
 namespace glmrt {
 namespace {
@@ -54,7 +55,7 @@ float quantize_int8_group(std::span<const float> w, std::span<const float> a, fl
   const float inv = static_cast<float>(packed_qmax(GLMRT_I8)) / m;
   double num = 0, den = 0;
   for (size_t i = 0; i < w.size(); ++i) {
-    const float r = std::clamp(std::nearbyint(w[i] * inv), -128.f, 127.f);
+    const float r = std::clamp(round_small(w[i] * inv), -128.f, 127.f);  // |w| <= |m|
     q[i] = static_cast<int8_t>(r);
     const double weight = a.empty() ? 1.0 : a[i];
     num += weight * w[i] * r;
@@ -87,7 +88,7 @@ float quantize_group_searched_scalar(std::span<const float> w, std::span<const f
 }
 
 const char* group_fit_backend() {
-  return kFixedFitBackend;
+  return fixed_fit_backend();
 }
 
 }  // namespace glmrt

@@ -1,7 +1,6 @@
 // Vector kernels over f32 rows, for the attention and indexer scans over
-// cached keys. Defined out of line in the core (built -march=native: AVX2/FMA
-// when the machine has it), so callers compiled for any target share one
-// definition.
+// cached keys. Defined out of line in the core, with an AVX2 + FMA variant
+// that runs where the CPU has both (kv/row_math_variants.h).
 #pragma once
 
 #include <cstdint>
@@ -33,5 +32,11 @@ void scaled_dots(RowBlock queries, RowBlock keys, int64_t width, float scale, st
 
 /// acc += Σ_j weights[j] * rows.row(j), over acc.size() values.
 void weighted_row_sum(std::span<const float> weights, RowBlock rows, std::span<float> acc);
+
+/// out[i] = Σ_h max(dots[h * stride + i], 0) * weights[h], summed from h = 0
+/// up, for i < out.size(): the indexer's score of key i from its heads' dot
+/// products (a NaN dot stays NaN).
+void relu_weighted_sums(std::span<const float> weights, const float* dots, int64_t stride,
+                        std::span<float> out);
 
 }  // namespace glmrt
