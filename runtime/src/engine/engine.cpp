@@ -177,9 +177,9 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir, TensorDi
   }
   model_ = std::make_unique<Model>(std::move(config), std::move(weights), *experts_, backend_);
   if (!routing_.empty()) model_->set_routing_observer(&routing_);
-  // Refused at load, not at the first decode step: a drafter this
-  // checkpoint cannot serve (draft-mtp without an MTP layer).
-  if (profile_.draft) draft_info_ = draft_setup()->plugin.info();
+  // A drafter this checkpoint cannot serve (draft-mtp without an MTP layer)
+  // is refused at load, not at the first decode step: making one checks it.
+  draft_setup();
 }
 
 std::vector<glmrt_weight_format> Engine::kernel_formats(
