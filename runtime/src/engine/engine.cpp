@@ -1,3 +1,4 @@
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/warning.h>
 #include <glmrt/convert/container_checksums.h>
@@ -116,8 +117,7 @@ std::unique_ptr<Engine> Engine::open(const Profile& profile,
   ExpertLayouts layouts = plan_expert_layouts(config, tensors, rows);
   std::unique_ptr<Engine> engine(
       new Engine(profile, dir, std::move(tensors), std::move(config), std::move(layouts)));
-  engine->open_seconds_ =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  engine->open_seconds_ = seconds_since(start);
   return engine;
 }
 

@@ -1,3 +1,4 @@
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/generate/session.h>
 #include <glmrt/generate/speculator.h>
@@ -86,8 +87,7 @@ std::vector<float> Session::run(std::span<const int32_t> tokens, bool prefill, L
     step_first_ = static_cast<int64_t>(tokens_.size());
     step_hidden_.clear();
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = seconds_since(t0);
   if (prefill) {
     stats_.prefilled_tokens += static_cast<int64_t>(tokens.size());
     stats_.prefill_seconds += seconds;
