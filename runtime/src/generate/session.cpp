@@ -8,6 +8,16 @@
 
 namespace glmrt {
 
+SessionStats session_stats_since(const SessionStats& now, const SessionStats& before) {
+  SessionStats d;
+  d.prefilled_tokens = now.prefilled_tokens - before.prefilled_tokens;
+  d.reused_tokens = now.reused_tokens - before.reused_tokens;
+  d.decoded_tokens = now.decoded_tokens - before.decoded_tokens;
+  d.prefill_seconds = now.prefill_seconds - before.prefill_seconds;
+  d.decode_seconds = now.decode_seconds - before.decode_seconds;
+  return d;
+}
+
 Session::Session(Engine& engine) : Session(engine, engine.draft_setup()) {}
 
 Session::Session(Engine& engine, std::optional<DraftSetup> drafting)

@@ -26,6 +26,9 @@ struct SessionStats {
   double prefill_seconds = 0, decode_seconds = 0;
 };
 
+/// The work done between two snapshots of a session's stats (one answer's).
+SessionStats session_stats_since(const SessionStats& now, const SessionStats& before);
+
 class Session {
  public:
   /// Decodes with the drafter the engine's profile names (none for
