@@ -143,10 +143,11 @@ SpeculativeStep Speculator::step(int32_t token, Sampler& sampler, std::span<cons
   measured.experts = static_cast<int64_t>((experts.stats().hits - experts_before.hits) +
                                           (experts.stats().misses - experts_before.misses));
   measured.misses = static_cast<int64_t>(experts.stats().misses - experts_before.misses);
-  // What the reads cost this step on the clock: the time it waited for them.
-  // (The sum of the reads' own latencies counts parallel and read-ahead reads
-  // in full: it made every read look several times dearer than it was, and
-  // drafting never pay under streaming.)
+  // What the reads cost this step on the clock: the time it waited for them,
+  // not the sum of their latencies, which counts reads that ran in parallel or
+  // ahead of the step in full, makes every read look several times dearer
+  // than it is, and so would have the cost model drafting nothing under
+  // streaming.
   measured.read_seconds = experts.stats().wait_seconds - experts_before.wait_seconds;
 
   SpeculativeStep result;
