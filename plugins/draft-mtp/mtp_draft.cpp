@@ -2,6 +2,8 @@
 
 #include "draft_distribution.h"
 
+#include <setting_values.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -12,18 +14,18 @@ namespace glmrt::draft_mtp {
 bool parse_settings(const glmrt_setting* settings, size_t n_settings, MtpSettings& out,
                     std::string& error) {
   for (size_t i = 0; i < n_settings; ++i) {
-    const std::string_view key = settings[i].key ? settings[i].key : "";
-    const std::string value = settings[i].value ? settings[i].value : "";
+    const std::string_view key = plugin_support::setting_text(settings[i].key);
+    const std::string value(plugin_support::setting_text(settings[i].value));
     if (key == "p_min") {
       char* end = nullptr;
       const float p = std::strtof(value.c_str(), &end);
       if (value.empty() || end != value.c_str() + value.size() || !(p >= 0.0f && p <= 1.0f)) {
-        error = "draft-mtp: setting `p_min` expects a number from 0 to 1, found `" + value + "`";
+        error = plugin_support::bad_setting(MtpDraft::kName, key, "a number from 0 to 1", value);
         return false;
       }
       out.p_min = p;
     } else {
-      error = "draft-mtp: unknown setting `" + std::string(key) + "` (valid settings: p_min)";
+      error = plugin_support::unknown_setting(MtpDraft::kName, key, "p_min");
       return false;
     }
   }
@@ -34,7 +36,7 @@ MtpDraft::MtpDraft(const glmrt_host_services& host, MtpSettings settings)
     : settings_(settings), scratch_(host) {}
 
 glmrt_status MtpDraft::refuse(glmrt_status status, const char* message) noexcept {
-  std::snprintf(error_, sizeof(error_), "draft-mtp: %s", message);
+  std::snprintf(error_, sizeof(error_), "%s: %s", kName, message);
   return status;
 }
 

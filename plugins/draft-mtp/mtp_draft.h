@@ -27,6 +27,8 @@ bool parse_settings(const glmrt_setting* settings, size_t n_settings, MtpSetting
 
 class MtpDraft final : public plugin::Draft {
  public:
+  static constexpr const char* kName = "draft-mtp";
+
   MtpDraft(const glmrt_host_services& host, MtpSettings settings);
 
   uint32_t requirements() const noexcept override { return GLMRT_DRAFT_NEEDS_MTP; }

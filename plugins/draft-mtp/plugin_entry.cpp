@@ -1,12 +1,14 @@
 // Descriptor and factory of draft-mtp.
 #include "mtp_draft.h"
 
-#include <draft_entry.h>
-#include <glmrt/plugin/plugin.h>
+#include <plugin_entry.h>
 
 #include <cstdio>
 
 namespace {
+
+namespace support = glmrt::plugin_support;
+using glmrt::draft_mtp::MtpDraft;
 
 void probe(glmrt_probe_result* out) {
   out->supported = 1;
@@ -17,22 +19,15 @@ void probe(glmrt_probe_result* out) {
 
 void* create(const glmrt_host_services* host, const glmrt_setting* settings, size_t n_settings,
              char* error, size_t error_len) {
-  return glmrt::plugin_support::create_draft<glmrt::draft_mtp::MtpDraft,
-                                             glmrt::draft_mtp::MtpSettings>(
-      "draft-mtp", &glmrt::draft_mtp::parse_settings, host, settings, n_settings, error, error_len);
+  return support::create_plugin<glmrt::plugin::Draft, glmrt::draft_mtp::MtpSettings>(
+      MtpDraft::kName, GLMRT_ABI_MINOR_DRAFT, &glmrt::draft_mtp::parse_settings,
+      support::construct<MtpDraft>, host, settings, n_settings, error, error_len);
 }
 
-const glmrt_plugin_descriptor kDescriptor = {
-    sizeof(glmrt_plugin_descriptor),
-    GLMRT_ABI_MAJOR,
-    GLMRT_ABI_MINOR,
-    GLMRT_PLUGIN_DRAFT,
-    "draft-mtp",
-    "1.0.0",
-    "drafts from the checkpoint's MTP layer, chained on its own output; stops under p_min",
-    &probe,
-    &create,
-};
+constexpr glmrt_plugin_descriptor kDescriptor = support::plugin_descriptor(
+    GLMRT_PLUGIN_DRAFT, MtpDraft::kName, "1.0.0",
+    "drafts from the checkpoint's MTP layer, chained on its own output; stops under p_min", &probe,
+    &create);
 
 }  // namespace
 

@@ -1,10 +1,11 @@
-// A growable array of trivially copyable values in memory borrowed from the
-// host's allocator, so the process memory budget sees the drafter's index.
+// A growable array of trivially copyable values in a HostBuffer, so the
+// process memory budget sees the drafter's index.
 #pragma once
 
-#include <glmrt/plugin/host_services.h>
+#include <host_buffer.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <utility>
@@ -16,27 +17,24 @@ class HostArray {
   static_assert(std::is_trivially_copyable_v<T>);
 
  public:
-  explicit HostArray(const glmrt_host_services& host) : host_(host) {}
-  HostArray(const HostArray&) = delete;
-  HostArray& operator=(const HostArray&) = delete;
-  ~HostArray() { release(); }
+  explicit HostArray(const glmrt_host_services& host) : host_(host), buffer_(host) {}
 
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  T& operator[](size_t i) { return data_[i]; }
-  const T& operator[](size_t i) const { return data_[i]; }
-  T& back() { return data_[size_ - 1]; }
+  T& operator[](size_t i) { return data()[i]; }
+  const T& operator[](size_t i) const { return data()[i]; }
+  T& back() { return data()[size_ - 1]; }
 
   /// False when the host refuses the memory (nothing changes then).
   bool push_back(const T& value) noexcept {
     if (size_ == capacity_ && !reserve(capacity_ ? 2 * capacity_ : 64)) return false;
-    data_[size_++] = value;
+    data()[size_++] = value;
     return true;
   }
   void pop_back() noexcept { --size_; }
   /// Exchanges contents with an array of the same host.
   void swap(HostArray& other) noexcept {
-    std::swap(data_, other.data_);
+    buffer_.swap(other.buffer_);
     std::swap(size_, other.size_);
     std::swap(capacity_, other.capacity_);
   }
@@ -46,11 +44,11 @@ class HostArray {
   /// host refuses the memory.
   bool reserve(size_t count) noexcept {
     if (count <= capacity_) return true;
-    T* grown = static_cast<T*>(host_.alloc(host_.context, count * sizeof(T), kAlignment));
-    if (!grown) return false;
-    if (size_) std::memcpy(static_cast<void*>(grown), data_, size_ * sizeof(T));
-    release();
-    data_ = grown;
+    if (count > SIZE_MAX / sizeof(T)) return false;
+    plugin_support::HostBuffer grown(host_);
+    if (!grown.reserve(count * sizeof(T))) return false;
+    if (size_) std::memcpy(grown.data(), buffer_.data(), size_ * sizeof(T));
+    buffer_.swap(grown);
     capacity_ = count;
     return true;
   }
@@ -59,22 +57,16 @@ class HostArray {
   bool assign(size_t count, const T& value) noexcept {
     size_ = 0;
     if (!reserve(count)) return false;
-    for (size_t i = 0; i < count; ++i) data_[i] = value;
+    for (size_t i = 0; i < count; ++i) data()[i] = value;
     size_ = count;
     return true;
   }
 
  private:
-  static constexpr size_t kAlignment = alignof(T) < 16 ? 16 : alignof(T);
-
-  void release() noexcept {
-    if (data_) host_.free(host_.context, data_);
-    data_ = nullptr;
-    capacity_ = 0;
-  }
+  T* data() const noexcept { return buffer_.as<T>(); }
 
   const glmrt_host_services& host_;
-  T* data_ = nullptr;
+  plugin_support::HostBuffer buffer_;
   size_t size_ = 0, capacity_ = 0;
 };
 

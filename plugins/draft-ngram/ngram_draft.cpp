@@ -1,49 +1,37 @@
 #include "ngram_draft.h"
 
+#include <setting_values.h>
+
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <string_view>
 
 namespace glmrt::draft_ngram {
-namespace {
-
-bool parse_int(std::string_view value, int low, int high, int& out) {
-  int v = 0;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (ec != std::errc{} || end != value.data() + value.size() || v < low || v > high) return false;
-  out = v;
-  return true;
-}
-
-}  // namespace
 
 bool parse_settings(const glmrt_setting* settings, size_t n_settings, NgramSettings& out,
                     std::string& error) {
+  using plugin_support::bad_setting, plugin_support::parse_integer, plugin_support::setting_text;
   for (size_t i = 0; i < n_settings; ++i) {
-    const std::string_view key = settings[i].key ? settings[i].key : "";
-    const std::string_view value = settings[i].value ? settings[i].value : "";
+    const std::string_view key = setting_text(settings[i].key);
+    const std::string_view value = setting_text(settings[i].value);
     if (key == "min_n") {
-      if (!parse_int(value, 0, 16, out.min_n)) {
-        error = "draft-ngram: setting `min_n` expects an integer from 0 to 16, found `" +
-                std::string(value) + "`";
+      if (!parse_integer(value, 0, 16, out.min_n)) {
+        error = bad_setting(NgramDraft::kName, key, "an integer from 0 to 16", value);
         return false;
       }
     } else if (key == "max_n") {
-      if (!parse_int(value, 1, 16, out.max_n)) {
-        error = "draft-ngram: setting `max_n` expects an integer from 1 to 16, found `" +
-                std::string(value) + "`";
+      if (!parse_integer(value, 1, 16, out.max_n)) {
+        error = bad_setting(NgramDraft::kName, key, "an integer from 1 to 16", value);
         return false;
       }
     } else {
-      error =
-          "draft-ngram: unknown setting `" + std::string(key) + "` (valid settings: min_n, max_n)";
+      error = plugin_support::unknown_setting(NgramDraft::kName, key, "min_n, max_n");
       return false;
     }
   }
   if (out.min_n > out.max_n) {
-    error = "draft-ngram: min_n (" + std::to_string(out.min_n) + ") exceeds max_n (" +
-            std::to_string(out.max_n) + ")";
+    error = std::string(NgramDraft::kName) + ": min_n (" + std::to_string(out.min_n) +
+            ") exceeds max_n (" + std::to_string(out.max_n) + ")";
     return false;
   }
   return true;
@@ -53,7 +41,7 @@ NgramDraft::NgramDraft(const glmrt_host_services& host, NgramSettings settings)
     : settings_(settings), index_(host, settings.min_n, settings.max_n) {}
 
 glmrt_status NgramDraft::refuse(glmrt_status status, const char* message) noexcept {
-  std::snprintf(error_, sizeof(error_), "draft-ngram: %s", message);
+  std::snprintf(error_, sizeof(error_), "%s: %s", kName, message);
   return status;
 }
 

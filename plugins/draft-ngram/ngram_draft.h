@@ -26,6 +26,8 @@ bool parse_settings(const glmrt_setting* settings, size_t n_settings, NgramSetti
 
 class NgramDraft final : public plugin::Draft {
  public:
+  static constexpr const char* kName = "draft-ngram";
+
   NgramDraft(const glmrt_host_services& host, NgramSettings settings);
 
   uint32_t requirements() const noexcept override { return 0; }

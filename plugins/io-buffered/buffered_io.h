@@ -12,11 +12,14 @@
 
 namespace glmrt::io_buffered {
 
+using io_support::IoSettings;
 using io_support::OpenFile;
 
 class BufferedIo final : public io_support::PlainFileIo<BufferedIo> {
  public:
   static constexpr const char* kName = "io-buffered";
+  /// Threads default to the host's count.
+  static constexpr io_support::IoSettingsRules kSettingsRules{kName, {}, 1024, true};
 
   /// Starts the reader threads; throws std::runtime_error when the host refuses.
   BufferedIo(const glmrt_host_services& host, IoSettings settings);

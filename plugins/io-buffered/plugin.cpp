@@ -1,12 +1,15 @@
 // Descriptor and factory of io-buffered.
 #include "buffered_io.h"
-#include "create_io.h"
 
-#include <glmrt/plugin/plugin.h>
+#include <plugin_entry.h>
 
 #include <cstdio>
 
 namespace {
+
+namespace support = glmrt::plugin_support;
+using glmrt::io_buffered::BufferedIo;
+using glmrt::io_support::IoSettings;
 
 void probe(glmrt_probe_result* out) {
   out->supported = 1;
@@ -16,21 +19,15 @@ void probe(glmrt_probe_result* out) {
 
 void* create(const glmrt_host_services* host, const glmrt_setting* settings, size_t n_settings,
              char* error, size_t error_len) {
-  return glmrt::io_support::create_io<glmrt::io_buffered::BufferedIo>(
-      &glmrt::io_buffered::parse_settings, host, settings, n_settings, error, error_len);
+  return support::create_plugin<glmrt::plugin::Io, IoSettings>(
+      BufferedIo::kName, GLMRT_ABI_MINOR_ASYNC_IO,
+      &glmrt::io_support::parse_io_settings_of<BufferedIo>, support::construct<BufferedIo>, host,
+      settings, n_settings, error, error_len);
 }
 
-const glmrt_plugin_descriptor kDescriptor = {
-    sizeof(glmrt_plugin_descriptor),
-    GLMRT_ABI_MAJOR,
-    GLMRT_ABI_MINOR,
-    GLMRT_PLUGIN_IO,
-    "io-buffered",
-    "1.1.0",
-    "asynchronous parallel pread through the page cache, posix_fadvise prefetch",
-    &probe,
-    &create,
-};
+constexpr glmrt_plugin_descriptor kDescriptor = support::plugin_descriptor(
+    GLMRT_PLUGIN_IO, BufferedIo::kName, "1.1.0",
+    "asynchronous parallel pread through the page cache, posix_fadvise prefetch", &probe, &create);
 
 }  // namespace
 

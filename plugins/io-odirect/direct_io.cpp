@@ -40,7 +40,7 @@ TwinFile::~TwinFile() {
   if (twins_.buffered_fd >= 0) ::close(twins_.buffered_fd);
 }
 
-DirectIo::DirectIo(const glmrt_host_services& host, DirectSettings settings)
+DirectIo::DirectIo(const glmrt_host_services& host, io_support::IoSettings settings)
     : host_(host),
       queue_(std::make_unique<io_support::ReadQueue>(host, settings.threads, "io-odirect reader",
                                                      *this)) {}

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "direct_read.h"
-#include "odirect_settings.h"
+#include "io_settings.h"
 #include "queued_io.h"
 #include "read_queue.h"
 
@@ -43,9 +43,11 @@ class TwinFile {
 class DirectIo final : public io_support::QueuedIo<DirectIo> {
  public:
   static constexpr const char* kName = "io-odirect";
+  /// Four reads in flight by default, whatever the host's thread count.
+  static constexpr io_support::IoSettingsRules kSettingsRules{kName, {.threads = 4}, 64, false};
 
   /// Starts the reader threads; throws std::runtime_error when the host refuses.
-  DirectIo(const glmrt_host_services& host, DirectSettings settings);
+  DirectIo(const glmrt_host_services& host, io_support::IoSettings settings);
 
   uint32_t alignment() const noexcept override { return kDirectAlignment; }
 

@@ -1,12 +1,15 @@
 // Descriptor and factory of io-odirect.
-#include "create_io.h"
 #include "direct_io.h"
 
-#include <glmrt/plugin/plugin.h>
+#include <plugin_entry.h>
 
 #include <cstdio>
 
 namespace {
+
+namespace support = glmrt::plugin_support;
+using glmrt::io_odirect::DirectIo;
+using glmrt::io_support::IoSettings;
 
 // Supported on any Linux: a filesystem that refuses O_DIRECT is found out
 // per file, and read through the page cache with a warning.
@@ -25,21 +28,15 @@ void probe(glmrt_probe_result* out) {
 
 void* create(const glmrt_host_services* host, const glmrt_setting* settings, size_t n_settings,
              char* error, size_t error_len) {
-  return glmrt::io_support::create_io<glmrt::io_odirect::DirectIo>(
-      &glmrt::io_odirect::parse_settings, host, settings, n_settings, error, error_len);
+  return support::create_plugin<glmrt::plugin::Io, IoSettings>(
+      DirectIo::kName, GLMRT_ABI_MINOR_ASYNC_IO, &glmrt::io_support::parse_io_settings_of<DirectIo>,
+      support::construct<DirectIo>, host, settings, n_settings, error, error_len);
 }
 
-const glmrt_plugin_descriptor kDescriptor = {
-    sizeof(glmrt_plugin_descriptor),
-    GLMRT_ABI_MAJOR,
-    GLMRT_ABI_MINOR,
-    GLMRT_PLUGIN_IO,
-    "io-odirect",
-    "1.0.0",
-    "asynchronous O_DIRECT reads into the host's aligned buffers, several in flight",
-    &probe,
-    &create,
-};
+constexpr glmrt_plugin_descriptor kDescriptor = support::plugin_descriptor(
+    GLMRT_PLUGIN_IO, DirectIo::kName, "1.0.0",
+    "asynchronous O_DIRECT reads into the host's aligned buffers, several in flight", &probe,
+    &create);
 
 }  // namespace
 

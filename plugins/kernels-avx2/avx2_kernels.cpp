@@ -4,10 +4,12 @@
 
 #include "activation_quantizer.h"
 #include "float_matmul.h"
-#include "host_buffer.h"
 #include "int_formats.h"
 #include "int_matmul.h"
 #include "tile_jobs.h"
+
+#include <host_buffer.h>
+#include <scratch_plan.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -19,6 +21,13 @@
 namespace glmrt::kernels_avx2 {
 namespace {
 
+using plugin_support::HostBuffer;
+using plugin_support::ScratchPlan;
+
+// Scratch sizes follow the calls' row counts, which grow one at a time
+// while a sequence decodes: rounded up, most calls reuse the buffer.
+constexpr size_t kScratchGranule = 64 * 1024;
+
 const char* element_type_name(uint32_t type) {
   const char* name = plugin::element_type_name(type);
   return name ? name : "unknown element type";
@@ -27,7 +36,9 @@ const char* element_type_name(uint32_t type) {
 class Avx2Kernels final : public plugin::Kernels {
  public:
   Avx2Kernels(const glmrt_host_services& host, const Settings& settings)
-      : settings_(settings), n_threads_(std::max(1, host.n_threads)), scratch_(&host) {}
+      : settings_(settings),
+        n_threads_(std::max(1, host.n_threads)),
+        scratch_(host, kScratchGranule) {}
 
   bool supports(const glmrt_weight_format& format) const noexcept override {
     if (format.struct_size < sizeof(glmrt_weight_format) || format.packing != 0) return false;
@@ -189,7 +200,7 @@ class Avx2Kernels final : public plugin::Kernels {
       }
       const size_t dequant_at = plan.add(
           static_cast<size_t>(dequant_scratch_floats(dequant_cols, n_threads_)) * sizeof(float));
-      if (!scratch_.ensure(plan.total()))
+      if (!scratch_.reserve(plan.total()))
         return fail(GLMRT_ERR_OUT_OF_MEMORY, "the host refused %zu bytes of scratch", plan.total());
       std::byte* scratch = scratch_.data();
       jobs_.clear();

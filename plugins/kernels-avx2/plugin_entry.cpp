@@ -3,17 +3,18 @@
 #include "avx2_kernels.h"
 #include "settings.h"
 
-#include <glmrt/plugin/plugin.h>
+#include <plugin_entry.h>
 
-#include <cstdio>
-#include <cstring>
-#include <exception>
+#include <stdexcept>
 #include <string>
 
 namespace {
 
-using glmrt::kernels_avx2::make_avx2_kernels;
-using glmrt::kernels_avx2::parse_settings;
+namespace support = glmrt::plugin_support;
+using glmrt::kernels_avx2::Settings;
+using support::write_message;
+
+constexpr const char* kName = "kernels-avx2";
 
 /// Higher than kernels-scalar, so `kernels: auto` prefers this plugin.
 constexpr int32_t kScore = 20;
@@ -29,11 +30,6 @@ std::string missing_instruction_sets() {
   return missing;
 }
 
-void write_message(char* out, size_t out_len, const std::string& message) {
-  if (!out || out_len == 0) return;
-  std::snprintf(out, out_len, "%s", message.c_str());
-}
-
 void probe(glmrt_probe_result* out) {
   if (!out) return;
   const std::string missing = missing_instruction_sets();
@@ -45,49 +41,26 @@ void probe(glmrt_probe_result* out) {
     write_message(out->reason, sizeof(out->reason), "this CPU lacks:" + missing);
 }
 
-void* create(const glmrt_host_services* host, const glmrt_setting* settings, size_t n_settings,
-             char* error, size_t error_len) {
-  try {
-    if (!host || host->struct_size < sizeof(glmrt_host_services) || !host->alloc || !host->free) {
-      write_message(error, error_len, "kernels-avx2: host services are missing alloc/free");
-      return nullptr;
-    }
-    if (host->abi_major != GLMRT_ABI_MAJOR) {
-      write_message(error, error_len, "kernels-avx2: host ABI major differs from the plugin's");
-      return nullptr;
-    }
-    const std::string missing = missing_instruction_sets();
-    if (!missing.empty()) {
-      write_message(error, error_len, "kernels-avx2: this CPU lacks:" + missing);
-      return nullptr;
-    }
-    std::string message;
-    const auto parsed = parse_settings(settings, n_settings, message);
-    if (!parsed) {
-      write_message(error, error_len, "kernels-avx2: " + message);
-      return nullptr;
-    }
-    return make_avx2_kernels(*host, *parsed).release();
-  } catch (const std::exception& e) {
-    write_message(error, error_len, std::string("kernels-avx2: ") + e.what());
-  } catch (...) {
-    write_message(error, error_len, "kernels-avx2: unknown error while creating");
-  }
-  return nullptr;
+/// The object, on a CPU the probe accepts: it is compiled for AVX2, so it is
+/// never built where it would fault.
+glmrt::kernels_avx2::KernelsPtr make(const glmrt_host_services& host, const Settings& settings) {
+  if (const std::string missing = missing_instruction_sets(); !missing.empty())
+    throw std::runtime_error("this CPU lacks:" + missing);
+  return glmrt::kernels_avx2::make_avx2_kernels(host, settings);
 }
 
-constexpr glmrt_plugin_descriptor kDescriptor = {
-    sizeof(glmrt_plugin_descriptor),
-    GLMRT_ABI_MAJOR,
-    GLMRT_ABI_MINOR,
-    GLMRT_PLUGIN_KERNELS,
-    "kernels-avx2",
-    "1.0.0",
+void* create(const glmrt_host_services* host, const glmrt_setting* settings, size_t n_settings,
+             char* error, size_t error_len) {
+  return support::create_plugin<glmrt::plugin::Kernels, Settings>(
+      kName, 0, &glmrt::kernels_avx2::parse_settings, &make, host, settings, n_settings, error,
+      error_len);
+}
+
+constexpr glmrt_plugin_descriptor kDescriptor = support::plugin_descriptor(
+    GLMRT_PLUGIN_KERNELS, kName, "1.0.0",
     "AVX2/FMA matmuls for f32, bf16 and int8/int4/int2 (per-row or per-group scales); "
     "integer weights meet int8-quantized activations",
-    &probe,
-    &create,
-};
+    &probe, &create);
 
 }  // namespace
 

@@ -1,30 +1,33 @@
 #include "settings.h"
 
+#include <setting_values.h>
+
 #include <string_view>
 
 namespace glmrt::kernels_avx2 {
 
-std::optional<Settings> parse_settings(const glmrt_setting* settings, size_t n_settings,
-                                       std::string& error) {
-  Settings parsed;
+bool parse_settings(const glmrt_setting* settings, size_t n_settings, Settings& out,
+                    std::string& error) {
+  using plugin_support::setting_text;
+  constexpr const char* kName = "kernels-avx2";
   for (size_t i = 0; i < n_settings; ++i) {
-    const std::string_view key = settings[i].key ? settings[i].key : "";
-    const std::string_view value = settings[i].value ? settings[i].value : "";
+    const std::string_view key = setting_text(settings[i].key);
+    const std::string_view value = setting_text(settings[i].value);
     if (key == "activations") {
       if (value == "int8") {
-        parsed.activations = ActivationMode::kInt8;
+        out.activations = ActivationMode::kInt8;
       } else if (value == "f32") {
-        parsed.activations = ActivationMode::kF32;
+        out.activations = ActivationMode::kF32;
       } else {
-        error = "setting `activations`: expected `int8` or `f32`, got `" + std::string(value) + "`";
-        return std::nullopt;
+        error = plugin_support::bad_setting(kName, key, "int8 or f32", value);
+        return false;
       }
     } else {
-      error = "unknown setting `" + std::string(key) + "` (kernels-avx2 knows: activations)";
-      return std::nullopt;
+      error = plugin_support::unknown_setting(kName, key, "activations");
+      return false;
     }
   }
-  return parsed;
+  return true;
 }
 
 }  // namespace glmrt::kernels_avx2

@@ -4,7 +4,6 @@
 #include <glmrt/plugin/abi.h>
 
 #include <cstddef>
-#include <optional>
 #include <string>
 
 namespace glmrt::kernels_avx2 {
@@ -22,9 +21,9 @@ struct Settings {
   ActivationMode activations = ActivationMode::kInt8;
 };
 
-/// Parses the settings; on an unknown key or bad value returns nullopt and
+/// Parses the settings; on an unknown key or bad value returns false and
 /// sets `error` to a message naming the key and what is accepted.
-std::optional<Settings> parse_settings(const glmrt_setting* settings, size_t n_settings,
-                                       std::string& error);
+bool parse_settings(const glmrt_setting* settings, size_t n_settings, Settings& out,
+                    std::string& error);
 
 }  // namespace glmrt::kernels_avx2

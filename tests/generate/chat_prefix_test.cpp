@@ -59,8 +59,10 @@ void expect_second_turn_reuses_the_first(bool thinking) {
   const auto prompt2 = encode(tokenizer, chat.render(chat_template));
   const SessionStats before = session.stats();
   const auto reused_logits = session.set_context(prompt2);
-  const int64_t reused = session.stats().reused_tokens - before.reused_tokens;
-  const int64_t prefilled = session.stats().prefilled_tokens - before.prefilled_tokens;
+  const SessionStats turn2 = session_stats_since(session.stats(), before);
+  const int64_t reused = turn2.reused_tokens;
+  const int64_t prefilled = turn2.prefilled_tokens;
+  EXPECT_EQ(turn2.decoded_tokens, 0) << "set_context decodes nothing";
 
   Session fresh(*engine);
   const auto fresh_logits = fresh.set_context(prompt2);

@@ -1,3 +1,4 @@
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/progress_bar.h>
 
 #include <fmt/format.h>
@@ -72,8 +73,7 @@ void ProgressBar::finish() {
 }
 
 void ProgressBar::draw(uint64_t done_bytes, bool final) {
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double seconds = seconds_since(start_);
   // \r returns to the line's start, \033[K clears what a longer line left.
   std::fprintf(stderr, "\r%s\033[K",
                format_progress(what_, done_bytes, total_, seconds, final).c_str());

@@ -1,5 +1,6 @@
 #include "bench_run.h"
 
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/memory.h>
 #include <glmrt/base/page_cache.h>
@@ -15,10 +16,6 @@
 
 namespace glmrt::cli {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 void evict_model(const std::filesystem::path& model) {
   for (const auto& entry : std::filesystem::directory_iterator(model)) {

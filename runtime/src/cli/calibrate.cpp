@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "options.h"
 
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
 #include <glmrt/calibrate/calibrate.h>
@@ -60,7 +61,7 @@ int calibrate_command(const Args& args) {
       engine->model(), [&] { return engine->new_cache(); }, tokens, o,
       [&](int64_t done, int64_t total) {
         fmt::print(stderr, "[calibrate {}/{} tokens, {:.1f} s]\n", done, total,
-                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+                   seconds_since(start));
       });
   write_importance_file(out, table);
   fmt::print("wrote {}: statistics of {} matrices over {} tokens\n", out, table.entries.size(),

@@ -128,7 +128,7 @@ class ChatLoop {
     if (generation.reason != StopReason::eos)
       fmt::print(stderr, "[answer stopped: {}; /more continues it]\n",
                  to_string(generation.reason));
-    print_generation_report(stderr, stats_since(session_.stats(), before_), engine_);
+    print_generation_report(stderr, session_stats_since(session_.stats(), before_), engine_);
     if (const Speculator* speculator = session_.speculator())
       print_draft_report(stderr, draft_stats_since(speculator->stats(), draft_before_));
   }

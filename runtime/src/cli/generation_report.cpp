@@ -15,20 +15,6 @@ double per_second(int64_t tokens, double seconds) {
 
 constexpr double kMiB = 1048576.0;
 
-}  // namespace
-
-SessionStats stats_since(const SessionStats& now, const SessionStats& before) {
-  SessionStats d;
-  d.prefilled_tokens = now.prefilled_tokens - before.prefilled_tokens;
-  d.reused_tokens = now.reused_tokens - before.reused_tokens;
-  d.decoded_tokens = now.decoded_tokens - before.decoded_tokens;
-  d.prefill_seconds = now.prefill_seconds - before.prefill_seconds;
-  d.decode_seconds = now.decode_seconds - before.decode_seconds;
-  return d;
-}
-
-namespace {
-
 /// The threads the run used: the compute team the kernels plugin and the core
 /// share, and the threads plugins started through the host (io readers).
 void print_threads(std::FILE* out, const Engine& engine) {

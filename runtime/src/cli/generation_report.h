@@ -10,9 +10,6 @@
 
 namespace glmrt::cli {
 
-/// The work done between two snapshots of a session's stats.
-SessionStats stats_since(const SessionStats& now, const SessionStats& before);
-
 /// Prefill and decode tokens/s of `stats`, the expert cache's hit rate so far,
 /// peak RSS and the budget's peak.
 void print_generation_report(std::FILE* out, const SessionStats& stats, Engine& engine);

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "options.h"
 
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
 #include <glmrt/base/memory.h>
@@ -34,10 +35,6 @@ namespace po = boost::program_options;
 void write_line(const std::string& line) {
   if (std::fwrite(line.data(), 1, line.size(), stdout) != line.size() || std::fflush(stdout) != 0)
     fail("score: cannot write to the output (closed pipe or full disk?)");
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 void report_progress(int64_t done, int64_t total, double seconds, Engine& engine) {

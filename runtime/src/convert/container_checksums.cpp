@@ -1,3 +1,4 @@
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
 #include <glmrt/base/printable.h>
@@ -23,7 +24,8 @@ std::vector<ChecksumEntry> read_container_checksums(const fs::path& dir) {
          list, dir);
   nlohmann::json checksums;
   try {
-    checksums = nlohmann::json::parse(read_input_file(list, InputKind{"the checksum list", 64 * kInputMiB}));
+    checksums = nlohmann::json::parse(
+        read_input_file(list, InputKind{"the checksum list", 64 * kInputMiB}));
   } catch (const nlohmann::json::exception& e) {
     fail("{}: not valid JSON: {}", list, e.what());
   }
@@ -83,7 +85,7 @@ ChecksumReport check_container_checksums(const fs::path& dir) {
     r.bytes += e.bytes;
   }
   require_every_file_listed(dir, entries, TensorDirectory::open(dir));
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.seconds = seconds_since(start);
   return r;
 }
 

@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/convert/container_checksums.h>
 #include <glmrt/convert/container_verify.h>
@@ -119,7 +120,7 @@ VerifyResult verify_container(const fs::path& dir) {
     ++r.files;
     r.bytes += e.bytes;
   }
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.seconds = seconds_since(start);
   return r;
 }
 

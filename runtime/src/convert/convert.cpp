@@ -1,3 +1,4 @@
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
 #include <glmrt/base/progress_bar.h>
@@ -201,7 +202,7 @@ ConvertResult convert_checkpoint(const ConvertOptions& o, int stop_after_files) 
   state.remove_state_file();
   partial.rename_to(out);
   result.source_bytes = consumed.load();
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = seconds_since(start);
   return result;
 }
 

@@ -1,3 +1,4 @@
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/warning.h>
 #include <glmrt/convert/container_checksums.h>
@@ -116,8 +117,7 @@ std::unique_ptr<Engine> Engine::open(const Profile& profile,
   ExpertLayouts layouts = plan_expert_layouts(config, tensors, rows);
   std::unique_ptr<Engine> engine(
       new Engine(profile, dir, std::move(tensors), std::move(config), std::move(layouts)));
-  engine->open_seconds_ =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  engine->open_seconds_ = seconds_since(start);
   return engine;
 }
 
@@ -177,9 +177,9 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir, TensorDi
   }
   model_ = std::make_unique<Model>(std::move(config), std::move(weights), *experts_, backend_);
   if (!routing_.empty()) model_->set_routing_observer(&routing_);
-  // Refused at load, not at the first decode step: a drafter this
-  // checkpoint cannot serve (draft-mtp without an MTP layer).
-  if (profile_.draft) draft_info_ = draft_setup()->plugin.info();
+  // A drafter this checkpoint cannot serve (draft-mtp without an MTP layer)
+  // is refused at load, not at the first decode step: making one checks it.
+  draft_setup();
 }
 
 std::vector<glmrt_weight_format> Engine::kernel_formats(

@@ -2,6 +2,7 @@
 // slots, reading into them (directly, or through the staging buffer when
 // the checkpoint needs converting) and reading ahead. The step loop is in
 // expert_step.cpp.
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/experts/expert_store.h>
 #include <glmrt/profile/byte_size.h>
@@ -13,10 +14,6 @@
 
 namespace glmrt {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 constexpr uint64_t kPage = 4096;
 

@@ -1,3 +1,4 @@
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/experts/io_channel.h>
 
@@ -10,11 +11,6 @@
 
 namespace glmrt {
 namespace {
-
-double seconds_between(std::chrono::steady_clock::time_point a,
-                       std::chrono::steady_clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
 
 // ABI 1.0's read() returns a status, no byte count. So that a 1.0 plugin
 // which says OK after a short read is still caught, the channel writes a mark

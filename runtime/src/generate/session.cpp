@@ -1,3 +1,4 @@
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/generate/session.h>
 #include <glmrt/generate/speculator.h>
@@ -6,6 +7,16 @@
 #include <chrono>
 
 namespace glmrt {
+
+SessionStats session_stats_since(const SessionStats& now, const SessionStats& before) {
+  SessionStats d;
+  d.prefilled_tokens = now.prefilled_tokens - before.prefilled_tokens;
+  d.reused_tokens = now.reused_tokens - before.reused_tokens;
+  d.decoded_tokens = now.decoded_tokens - before.decoded_tokens;
+  d.prefill_seconds = now.prefill_seconds - before.prefill_seconds;
+  d.decode_seconds = now.decode_seconds - before.decode_seconds;
+  return d;
+}
 
 Session::Session(Engine& engine) : Session(engine, engine.draft_setup()) {}
 
@@ -86,8 +97,7 @@ std::vector<float> Session::run(std::span<const int32_t> tokens, bool prefill, L
     step_first_ = static_cast<int64_t>(tokens_.size());
     step_hidden_.clear();
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = seconds_since(t0);
   if (prefill) {
     stats_.prefilled_tokens += static_cast<int64_t>(tokens.size());
     stats_.prefill_seconds += seconds;

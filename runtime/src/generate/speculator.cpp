@@ -1,5 +1,6 @@
 #include "session_draft_host.h"
 
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/draft/rejection_sampling.h>
 #include <glmrt/generate/session.h>
@@ -11,10 +12,6 @@
 
 namespace glmrt {
 namespace {
-
-double seconds_after(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // The drafters' uniforms come from their own generator, seeded from the
 // sampling seed: drafting then never shifts the sampler's own draws.
@@ -90,7 +87,7 @@ int Speculator::draft(int32_t token, const Sampler& sampler, int wanted, int64_t
     session_.discard_mtp_drafts();
     throw;
   }
-  const double seconds = seconds_after(t0);
+  const double seconds = seconds_since(t0);
   session_.add_decode_seconds(seconds);
   cost_.record_drafting({wanted, n, seconds});
   stats_.requested += wanted;
@@ -141,15 +138,16 @@ SpeculativeStep Speculator::step(int32_t token, Sampler& sampler, std::span<cons
     throw;
   }
   VerifyMeasurement measured;
-  measured.seconds = seconds_after(t0);
+  measured.seconds = seconds_since(t0);
   measured.drafts = k;
   measured.experts = static_cast<int64_t>((experts.stats().hits - experts_before.hits) +
                                           (experts.stats().misses - experts_before.misses));
   measured.misses = static_cast<int64_t>(experts.stats().misses - experts_before.misses);
-  // What the reads cost this step on the clock: the time it waited for them.
-  // (The sum of the reads' own latencies counts parallel and read-ahead reads
-  // in full: it made every read look several times dearer than it was, and
-  // drafting never pay under streaming.)
+  // What the reads cost this step on the clock: the time it waited for them,
+  // not the sum of their latencies, which counts reads that ran in parallel or
+  // ahead of the step in full, makes every read look several times dearer
+  // than it is, and so would have the cost model drafting nothing under
+  // streaming.
   measured.read_seconds = experts.stats().wait_seconds - experts_before.wait_seconds;
 
   SpeculativeStep result;

@@ -136,11 +136,6 @@ HostServices::~HostServices() {
     if (plugin_thread.thread.joinable()) plugin_thread.thread.join();
 }
 
-int HostServices::plugin_threads() const {
-  std::lock_guard lock(threads_mutex_);
-  return static_cast<int>(threads_.size());
-}
-
 std::map<std::string, int> HostServices::plugin_threads_by_purpose() const {
   std::lock_guard lock(threads_mutex_);
   std::map<std::string, int> counts;

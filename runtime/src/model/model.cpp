@@ -1,3 +1,4 @@
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/model/attention.h>
 #include <glmrt/model/expert_prediction.h>
@@ -39,14 +40,6 @@ void Model::embed(const Matrix& table, std::span<const int32_t> tokens,
     table.dequantize_row(tokens[s], out.subspan(s * D, D));
   }
 }
-
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
 
 void Model::prefetch_next_layer(int layer, std::span<const float> h, int64_t S) {
   const int next = layer + 1;

@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/progress_bar.h>
 #include <glmrt/model_maker/make_model.h>
@@ -56,7 +57,7 @@ MakeModelResult make_model(const MakeModelOptions& o) {
   MakeModelResult result;
   result.bytes = plan.total_bytes();
   result.files = static_cast<int>(plan.files.size());
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = seconds_since(start);
   return result;
 }
 

@@ -4,19 +4,6 @@
 #include <omp.h>
 
 namespace glmrt::serve {
-namespace {
-
-SessionStats difference(const SessionStats& now, const SessionStats& before) {
-  SessionStats d;
-  d.prefilled_tokens = now.prefilled_tokens - before.prefilled_tokens;
-  d.reused_tokens = now.reused_tokens - before.reused_tokens;
-  d.decoded_tokens = now.decoded_tokens - before.decoded_tokens;
-  d.prefill_seconds = now.prefill_seconds - before.prefill_seconds;
-  d.decode_seconds = now.decode_seconds - before.decode_seconds;
-  return d;
-}
-
-}  // namespace
 
 ModelWorker::ModelWorker(Engine& engine, size_t max_waiting, Metrics& metrics)
     : context_(engine), metrics_(metrics), max_waiting_(max_waiting) {
@@ -96,7 +83,7 @@ void ModelWorker::loop() {
 void ModelWorker::publish(const SessionStats& before) {
   ModelSnapshot s;
   s.totals = context_.session.stats();
-  const SessionStats last = difference(s.totals, before);
+  const SessionStats last = session_stats_since(s.totals, before);
   s.last = last.prefilled_tokens + last.decoded_tokens > 0 ? last : metrics_.snapshot().last;
   s.experts = context_.engine.experts().stats();
   s.budget_peak_bytes = context_.engine.budget().peak();

@@ -166,11 +166,6 @@ std::optional<std::string> Tokenizer::id_to_token(TokenId id) const {
   return std::nullopt;
 }
 
-bool Tokenizer::is_special(TokenId id) const {
-  const AddedToken* added = impl_->added->by_id(id);
-  return added && added->special;
-}
-
 std::size_t Tokenizer::vocab_size() const {
   return std::max<std::size_t>(impl_->added->end_id(), impl_->model->id_end());
 }

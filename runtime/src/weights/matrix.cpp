@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
 namespace glmrt {
 
@@ -89,31 +88,6 @@ Matrix Matrix::from_f32(std::span<const float> values, int64_t rows, int64_t col
           "largest finite value is about 3.39e38)",
           category, not_finite, values.size(), values[first], static_cast<int64_t>(first) / cols,
           static_cast<int64_t>(first) % cols);
-  }
-  return m;
-}
-
-Matrix Matrix::from_packed(uint32_t type, std::span<const std::byte> packed,
-                           std::span<const float> scales, int64_t rows, int64_t cols,
-                           MemoryBudget* budget, const std::string& category, uint32_t group_size) {
-  Matrix m;
-  m.rows_ = rows;
-  m.cols_ = cols;
-  m.type_ = type;
-  m.group_size_ = plugin::is_quantized(type) ? group_size : 0;
-  m.row_bytes_ = plugin::packed_row_bytes(type, cols);
-  if (m.row_bytes_ < 0 || static_cast<int64_t>(packed.size()) != m.row_bytes_ * rows)
-    fail("{}: {} packed bytes do not hold a {}x{} matrix of element type {}", category,
-         packed.size(), rows, cols, type);
-  if (plugin::is_quantized(type) &&
-      static_cast<int64_t>(scales.size()) != rows * m.scales_per_row())
-    fail("{}: {} scales for {} rows of {} scales", category, scales.size(), rows,
-         m.scales_per_row());
-  m.data_ = AlignedBlock(packed.size(), 64, budget, category);
-  std::memcpy(m.data_.data(), packed.data(), packed.size());
-  if (plugin::is_quantized(type)) {
-    m.scales_ = AlignedBlock(scales.size_bytes(), 64, budget, category);
-    std::memcpy(m.scales_.data(), scales.data(), scales.size_bytes());
   }
   return m;
 }

@@ -1,3 +1,4 @@
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/progress_bar.h>
 #include <glmrt/model_files/non_finite.h>
@@ -217,8 +218,7 @@ const LoadSummary& TensorLoader::finish() {
   }
   pending_.clear();
   summary_.bytes += total;
-  summary_.seconds +=
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary_.seconds += seconds_since(start);
   return summary_;
 }
 

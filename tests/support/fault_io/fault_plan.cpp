@@ -1,53 +1,41 @@
 #include "fault_plan.h"
 
-#include <charconv>
+#include <setting_values.h>
+
 #include <string_view>
 
 namespace glmrt::fault_io {
-namespace {
-
-/// An unsigned integer in [min, max], or false.
-template <typename T>
-bool parse_number(std::string_view value, T min, T max, T& out) {
-  T parsed = 0;
-  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-  if (ec != std::errc{} || end != value.data() + value.size() || parsed < min || parsed > max)
-    return false;
-  out = parsed;
-  return true;
-}
-
-}  // namespace
 
 bool parse_settings(const glmrt_setting* settings, size_t n_settings, FaultSettings& out,
                     std::string& error) {
+  using plugin_support::bad_setting, plugin_support::parse_flag, plugin_support::parse_integer,
+      plugin_support::setting_text;
   constexpr uint64_t kMaxRead = uint64_t{1} << 62;
   for (size_t i = 0; i < n_settings; ++i) {
-    const std::string_view key = settings[i].key ? settings[i].key : "";
-    const std::string_view value = settings[i].value ? settings[i].value : "";
+    const std::string_view key = setting_text(settings[i].key);
+    const std::string_view value = setting_text(settings[i].value);
     auto bad = [&](const char* expected) {
-      error = "fault-io: setting `" + std::string(key) + "` expects " + expected + ", found `" +
-              std::string(value) + "`";
+      error = bad_setting("fault-io", key, expected, value);
       return false;
     };
     if (key == "eio_at") {
-      if (!parse_number<uint64_t>(value, 1, kMaxRead, out.eio_at)) return bad("a read number >= 1");
+      if (!parse_integer<uint64_t>(value, 1, kMaxRead, out.eio_at))
+        return bad("a read number >= 1");
     } else if (key == "short_read_at") {
-      if (!parse_number<uint64_t>(value, 1, kMaxRead, out.short_read_at))
+      if (!parse_integer<uint64_t>(value, 1, kMaxRead, out.short_read_at))
         return bad("a read number >= 1");
     } else if (key == "short_read_every") {
-      if (!parse_number<uint64_t>(value, 1, kMaxRead, out.short_read_every))
+      if (!parse_integer<uint64_t>(value, 1, kMaxRead, out.short_read_every))
         return bad("a count >= 1");
     } else if (key == "short_reads_reported") {
-      if (value != "true" && value != "false") return bad("true or false");
-      out.short_reads_reported = value == "true";
+      if (!parse_flag(value, out.short_reads_reported)) return bad("true or false");
     } else if (key == "latency_ms") {
-      if (!parse_number<uint32_t>(value, 0, 60000, out.latency_ms))
+      if (!parse_integer<uint32_t>(value, 0, 60000, out.latency_ms))
         return bad("milliseconds from 0 to 60000");
     } else {
-      error = "fault-io: unknown setting `" + std::string(key) +
-              "` (valid settings: eio_at, short_read_at, short_read_every, short_reads_reported, "
-              "latency_ms)";
+      error = plugin_support::unknown_setting(
+          "fault-io", key,
+          "eio_at, short_read_at, short_read_every, short_reads_reported, latency_ms");
       return false;
     }
   }

@@ -1,12 +1,15 @@
 // Descriptor and factory of fault-io (built for the tests only, never installed).
-#include "create_io.h"
 #include "fault_io.h"
 
-#include <glmrt/plugin/plugin.h>
+#include <plugin_entry.h>
 
 #include <cstdio>
 
 namespace {
+
+namespace support = glmrt::plugin_support;
+using glmrt::fault_io::FaultIo;
+using glmrt::fault_io::FaultSettings;
 
 void probe(glmrt_probe_result* out) {
   out->supported = 1;
@@ -16,8 +19,9 @@ void probe(glmrt_probe_result* out) {
 
 void* create(const glmrt_host_services* host, const glmrt_setting* settings, size_t n_settings,
              char* error, size_t error_len) {
-  return glmrt::io_support::create_io<glmrt::fault_io::FaultIo>(
-      &glmrt::fault_io::parse_settings, host, settings, n_settings, error, error_len);
+  return support::create_plugin<glmrt::plugin::Io, FaultSettings>(
+      FaultIo::kName, GLMRT_ABI_MINOR_ASYNC_IO, &glmrt::fault_io::parse_settings,
+      support::construct<FaultIo>, host, settings, n_settings, error, error_len);
 }
 
 // FAULT_IO_ABI_MINOR=0 builds the copy that declares ABI 1.0: the host then
@@ -26,17 +30,10 @@ void* create(const glmrt_host_services* host, const glmrt_setting* settings, siz
 #define FAULT_IO_ABI_MINOR GLMRT_ABI_MINOR
 #endif
 
-const glmrt_plugin_descriptor kDescriptor = {
-    sizeof(glmrt_plugin_descriptor),
-    GLMRT_ABI_MAJOR,
-    FAULT_IO_ABI_MINOR,
-    GLMRT_PLUGIN_IO,
-    FAULT_IO_ABI_MINOR == 0 ? "fault-io-1.0" : "fault-io",
-    "1.1.0",
-    "test plugin: pread with injected EIO, short reads and latency",
-    &probe,
-    &create,
-};
+constexpr glmrt_plugin_descriptor kDescriptor = support::plugin_descriptor(
+    GLMRT_PLUGIN_IO, FAULT_IO_ABI_MINOR == 0 ? "fault-io-1.0" : "fault-io", "1.1.0",
+    "test plugin: pread with injected EIO, short reads and latency", &probe, &create,
+    FAULT_IO_ABI_MINOR);
 
 }  // namespace
 

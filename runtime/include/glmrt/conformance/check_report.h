@@ -35,8 +35,6 @@ class CheckReport {
   /// By value on a temporary report, so `for (auto& r : run().results())` is safe.
   std::vector<CheckResult> results() && { return std::move(results_); }
   size_t count(Outcome outcome) const;
-  /// No check failed (skips do not count as failures).
-  bool all_passed() const { return count(Outcome::kFail) == 0; }
 
  private:
   std::vector<CheckResult> results_;

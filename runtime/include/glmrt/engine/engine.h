@@ -60,8 +60,6 @@ class Engine {
   /// A new drafter of any choice with any policy (`glmrt bench` compares
   /// drafters on one engine); throws when the checkpoint cannot serve it.
   DraftSetup draft_setup(const PluginChoice& choice, DraftPolicy policy);
-  /// The drafter the profile names, as `glmrt plugins` lists it (nullptr: none).
-  const PluginInfo* draft_info() const { return draft_info_ ? &*draft_info_ : nullptr; }
   /// Where the memory goes (worked out and checked before loading).
   const MemoryPlan& memory_plan() const { return plan_; }
   /// Positions a prefill call takes at most, as the memory plan resolved
@@ -114,7 +112,6 @@ class Engine {
   std::unique_ptr<IoChannel> io_channel_;
   std::unique_ptr<ExpertStore> experts_;
   std::unique_ptr<Model> model_;
-  std::optional<PluginInfo> draft_info_;
   LoadSummary load_;
   double open_seconds_ = 0;
 };

@@ -26,6 +26,9 @@ struct SessionStats {
   double prefill_seconds = 0, decode_seconds = 0;
 };
 
+/// The work done between two snapshots of a session's stats (one answer's).
+SessionStats session_stats_since(const SessionStats& now, const SessionStats& before);
+
 class Session {
  public:
   /// Decodes with the drafter the engine's profile names (none for
@@ -88,7 +91,6 @@ class Session {
   /// Drops MTP rows a drafter added for a step that then did not happen (its
   /// verification failed): only rows of pairs inside the sequence stay.
   void discard_mtp_drafts();
-  bool keeps_mtp_rows() const { return mtp_.has_value(); }
   const MtpRows* mtp_rows() const { return mtp_ ? &*mtp_ : nullptr; }
   /// Decode time a drafter spent outside the session's own steps (counted in
   /// decode_seconds, so decode tokens/s stays honest).

@@ -46,10 +46,8 @@ class HostServices {
   ~HostServices();
   const glmrt_host_services* get() const { return &services_; }
   int n_threads() const { return services_.n_threads; }
-  /// Plugin threads running now (started and not yet joined).
-  int plugin_threads() const;
-  /// The same, counted by the purpose each was started for ("io-odirect
-  /// reader": 4), for the run's report.
+  /// Plugin threads running now (started and not yet joined), counted by the
+  /// purpose each was started for ("io-odirect reader": 4), for the run's report.
   std::map<std::string, int> plugin_threads_by_purpose() const;
 
  private:

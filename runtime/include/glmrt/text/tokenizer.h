@@ -45,8 +45,6 @@ class Tokenizer {
 
   std::optional<TokenId> token_to_id(std::string_view token) const;
   std::optional<std::string> id_to_token(TokenId id) const;
-  // True for added tokens marked "special" (dropped by skip_special_tokens).
-  bool is_special(TokenId id) const;
   // One past the largest id in use.
   std::size_t vocab_size() const;
 

@@ -34,13 +34,6 @@ class Matrix {
   static Matrix from_f32(std::span<const float> values, int64_t rows, int64_t cols,
                          WeightPrecision precision, MemoryBudget* budget,
                          const std::string& category);
-  /// Adopts data already packed as `type` (a converted container's tensor),
-  /// copying the bytes and scales ([rows] or [rows, ceil(cols / group_size)])
-  /// as they are.
-  static Matrix from_packed(uint32_t type, std::span<const std::byte> packed,
-                            std::span<const float> scales, int64_t rows, int64_t cols,
-                            MemoryBudget* budget, const std::string& category,
-                            uint32_t group_size = 0);
 
   int64_t rows() const { return rows_; }
   int64_t cols() const { return cols_; }

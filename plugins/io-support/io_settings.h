@@ -1,0 +1,40 @@
+// The settings the in-tree io plugins accept from a profile's
+// plugins.io.settings, each plugin with its own bounds and defaults.
+#pragma once
+
+#include <glmrt/plugin/abi.h>
+
+#include <cstddef>
+#include <string>
+
+namespace glmrt::io_support {
+
+struct IoSettings {
+  /// Reads in flight at once (reader threads borrowed from the host); 0 =
+  /// the host's thread count.
+  int threads = 0;
+  /// Drop read pages from the page cache (POSIX_FADV_DONTNEED) once copied.
+  bool drop_after_read = false;
+};
+
+/// What one plugin accepts.
+struct IoSettingsRules {
+  const char* plugin;  // starts every message
+  IoSettings defaults;
+  int max_threads;
+  bool takes_drop_after_read;
+};
+
+/// The settings as `rules` allow them (the defaults for keys not given); an
+/// unknown key or a bad value returns false with the reason in `error`.
+bool parse_io_settings(const IoSettingsRules& rules, const glmrt_setting* settings,
+                       size_t n_settings, IoSettings& out, std::string& error);
+
+/// parse_io_settings under IoType::kSettingsRules, as create_plugin takes it.
+template <typename IoType>
+bool parse_io_settings_of(const glmrt_setting* settings, size_t n_settings, IoSettings& out,
+                          std::string& error) {
+  return parse_io_settings(IoType::kSettingsRules, settings, n_settings, out, error);
+}
+
+}  // namespace glmrt::io_support

@@ -1,0 +1,164 @@
+// What every in-tree plugin shares (plugins/plugin-support, io-support's
+// settings): host memory that the budget sees, rounded growth, setting values
+// taken whole, and the host check of create().
+#include <glmrt/host/plugin_host.h>
+#include <host_buffer.h>
+#include <io_settings.h>
+#include <plugin_entry.h>
+#include <scratch_plan.h>
+#include <setting_values.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace glmrt {
+namespace {
+
+using plugin_support::HostBuffer;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+uint64_t plugin_bytes(const MemoryBudget& budget) {
+  const auto by_category = budget.by_category();
+  const auto it = by_category.find("plugin:alloc");
+  return it == by_category.end() ? 0 : it->second;
+}
+
+TEST(HostBuffer, GrowsOnlyWhenAskedForMoreAndReturnsItsMemory) {
+  MemoryBudget budget;
+  HostServices services(budget, 1);
+  {
+    HostBuffer buffer(*services.get());
+    ASSERT_TRUE(buffer.reserve(1000));
+    EXPECT_EQ(plugin_bytes(budget), 1000u);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(buffer.data()) % 64, 0u);
+    std::byte* first = buffer.data();
+    ASSERT_TRUE(buffer.reserve(10));
+    EXPECT_EQ(buffer.data(), first) << "a smaller size reuses the memory";
+    ASSERT_TRUE(buffer.reserve(1001));
+    EXPECT_EQ(plugin_bytes(budget), 1001u) << "the old block is returned when it grows";
+  }
+  EXPECT_EQ(plugin_bytes(budget), 0u);
+}
+
+TEST(HostBuffer, AGranuleRoundsEverySizeUpSoSlowGrowthReusesTheBlock) {
+  MemoryBudget budget;
+  HostServices services(budget, 1);
+  HostBuffer buffer(*services.get(), 64 * 1024);
+  ASSERT_TRUE(buffer.reserve(1));
+  EXPECT_EQ(buffer.capacity(), 64u * 1024);
+  EXPECT_EQ(plugin_bytes(budget), 64u * 1024);
+  std::byte* first = buffer.data();
+  for (size_t bytes = 2; bytes <= 64 * 1024; bytes *= 2) ASSERT_TRUE(buffer.reserve(bytes));
+  EXPECT_EQ(buffer.data(), first);
+  ASSERT_TRUE(buffer.reserve(64 * 1024 + 1));
+  EXPECT_EQ(plugin_bytes(budget), 128u * 1024);
+}
+
+TEST(HostBuffer, RefusalsAreFalseNeverACrash) {
+  MemoryBudget budget(4096);
+  HostServices services(budget, 1);
+  HostBuffer buffer(*services.get(), 64 * 1024);
+  EXPECT_FALSE(buffer.reserve(1)) << "64 KiB is over the budget";
+  EXPECT_FALSE(buffer.reserve(SIZE_MAX)) << "rounding up must not wrap around";
+  EXPECT_EQ(buffer.capacity(), 0u);
+  EXPECT_EQ(plugin_bytes(budget), 0u);
+}
+
+TEST(HostBuffer, SwapExchangesTheMemory) {
+  MemoryBudget budget;
+  HostServices services(budget, 1);
+  HostBuffer a(*services.get()), b(*services.get());
+  ASSERT_TRUE(a.reserve(100));
+  std::memcpy(a.data(), "kept", 5);
+  a.swap(b);
+  EXPECT_EQ(a.capacity(), 0u);
+  ASSERT_EQ(b.capacity(), 100u);
+  EXPECT_STREQ(b.as<char>(), "kept");
+}
+
+TEST(ScratchPlan, SlicesAreAlignedAndDoNotOverlap) {
+  plugin_support::ScratchPlan plan;
+  const size_t a = plan.add(1), b = plan.add(64), c = plan.add(65), d = plan.add(0);
+  EXPECT_EQ(a, 0u);
+  EXPECT_EQ(b, 64u);
+  EXPECT_EQ(c, 128u);
+  EXPECT_EQ(d, 256u);
+  EXPECT_EQ(plan.total(), 256u);
+}
+
+TEST(SettingValues, IntegersAndFlagsAreTakenWholeOrNotAtAll) {
+  int n = 7;
+  EXPECT_TRUE(plugin_support::parse_integer(std::string_view("12"), 1, 16, n));
+  EXPECT_EQ(n, 12);
+  for (const char* bad : {"", "0", "17", "3x", " 3", "-1", "99999999999"})
+    EXPECT_FALSE(plugin_support::parse_integer(std::string_view(bad), 1, 16, n)) << bad;
+  EXPECT_EQ(n, 12);
+  bool flag = false;
+  EXPECT_TRUE(plugin_support::parse_flag("true", flag));
+  EXPECT_TRUE(flag);
+  EXPECT_FALSE(plugin_support::parse_flag("yes", flag));
+  EXPECT_FALSE(plugin_support::parse_flag("", flag));
+  EXPECT_TRUE(flag);
+  EXPECT_EQ(plugin_support::setting_text(nullptr), "");
+}
+
+TEST(IoSettings, EachPluginTakesItsOwnKeysAndBounds) {
+  const io_support::IoSettingsRules buffered{"io-buffered", {}, 1024, true};
+  const io_support::IoSettingsRules direct{"io-odirect", {.threads = 4}, 64, false};
+  io_support::IoSettings out;
+  std::string error;
+
+  ASSERT_TRUE(parse_io_settings(direct, nullptr, 0, out, error));
+  EXPECT_EQ(out.threads, 4) << "the plugin's default";
+  const glmrt_setting many[] = {{"threads", "1024"}, {"drop_after_read", "true"}};
+  ASSERT_TRUE(parse_io_settings(buffered, many, 2, out, error)) << error;
+  EXPECT_EQ(out.threads, 1024);
+  EXPECT_TRUE(out.drop_after_read);
+
+  EXPECT_FALSE(parse_io_settings(direct, many, 1, out, error));
+  EXPECT_EQ(error, "io-odirect: setting `threads` expects an integer from 1 to 64, found `1024`");
+  const glmrt_setting drop[] = {{"drop_after_read", "true"}};
+  EXPECT_FALSE(parse_io_settings(direct, drop, 1, out, error));
+  EXPECT_EQ(error, "io-odirect: unknown setting `drop_after_read` (valid settings: threads)");
+  const glmrt_setting typo[] = {{"thread", "2"}};
+  EXPECT_FALSE(parse_io_settings(buffered, typo, 1, out, error));
+  EXPECT_EQ(error,
+            "io-buffered: unknown setting `thread` (valid settings: threads, drop_after_read)");
+  const glmrt_setting maybe[] = {{"drop_after_read", "maybe"}};
+  EXPECT_FALSE(parse_io_settings(buffered, maybe, 1, out, error));
+  EXPECT_EQ(error, "io-buffered: setting `drop_after_read` expects true or false, found `maybe`");
+}
+
+TEST(HostRefusal, NamesThePluginAndTheServicesItNeeds) {
+  MemoryBudget budget;
+  HostServices services(budget, 1);
+  const glmrt_host_services current = *services.get();
+  EXPECT_EQ(plugin_support::host_refusal("p", &current, GLMRT_ABI_MINOR_DRAFT), "");
+
+  EXPECT_THAT(plugin_support::host_refusal("p", nullptr, 0),
+              AllOf(HasSubstr("p needs host services of ABI 1.0"), HasSubstr("none")));
+  glmrt_host_services other = current;
+  other.abi_major = 2;
+  EXPECT_THAT(plugin_support::host_refusal("p", &other, 0), HasSubstr("the host's are 2."));
+  glmrt_host_services old = current;
+  old.abi_minor = 0;
+  old.struct_size = plugin_support::host_services_bytes(0);
+  EXPECT_EQ(plugin_support::host_refusal("kernels", &old, 0), "") << "1.0 serves a kernels plugin";
+  EXPECT_THAT(plugin_support::host_refusal("io", &old, GLMRT_ABI_MINOR_ASYNC_IO),
+              HasSubstr("io needs host services of ABI 1.1 or newer; the host's are 1.0"));
+  glmrt_host_services no_threads = current;
+  no_threads.start_thread = nullptr;
+  EXPECT_THAT(plugin_support::host_refusal("io", &no_threads, GLMRT_ABI_MINOR_ASYNC_IO),
+              HasSubstr("services missing"));
+  glmrt_host_services no_memory = current;
+  no_memory.alloc = nullptr;
+  EXPECT_THAT(plugin_support::host_refusal("kernels", &no_memory, 0),
+              HasSubstr("services missing"));
+}
+
+}  // namespace
+}  // namespace glmrt
