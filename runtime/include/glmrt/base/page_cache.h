@@ -13,8 +13,4 @@ namespace glmrt {
 /// else why not. Pages another process keeps mapped may stay.
 std::string evict_from_page_cache(const std::filesystem::path& file);
 
-/// Bytes of `file` currently in the page cache (mincore over a mapping), or
-/// -1 when it cannot be told.
-int64_t page_cache_resident_bytes(const std::filesystem::path& file);
-
 }  // namespace glmrt
