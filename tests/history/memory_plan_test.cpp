@@ -31,8 +31,8 @@ TEST(MemoryPlan, PartsOfTheTinyModel) {
   Profile profile = test_support::reference_profile();  // f32, cache 16, 4096 tokens
   AvailableMemory machine;
   machine.mem_available = 64ull << 30;
-  const MemoryPlan plan =
-      plan_memory(profile, tiny.config, tiny.tensors, {1000, machine, std::nullopt});
+  const MemoryPlan plan = plan_memory(profile, resolve_run_settings(profile, tiny.config),
+                                      tiny.config, tiny.tensors, {1000, machine, std::nullopt});
   // KV: 5 rows (4 layers + MTP) x (kv_lora 16 + rope 8 + index key 16) x 4 B x 4096.
   EXPECT_EQ(plan.part(memory_part::kv)->bytes, 5u * 40 * 4 * 4096);
   // One f32 expert (gate and up 32x64, down 64x32) and, for a slot, room
@@ -53,9 +53,10 @@ TEST(MemoryPlan, PartsOfTheTinyModel) {
   // room, none when it has not.
   EXPECT_EQ(plan.pinned_bytes, plan.part(memory_part::lru)->bytes);
   machine.mem_available = plan.minimum();
-  EXPECT_EQ(
-      plan_memory(profile, tiny.config, tiny.tensors, {1000, machine, std::nullopt}).pinned_bytes,
-      0u);
+  EXPECT_EQ(plan_memory(profile, resolve_run_settings(profile, tiny.config), tiny.config,
+                        tiny.tensors, {1000, machine, std::nullopt})
+                .pinned_bytes,
+            0u);
 }
 
 TEST(MemoryPlan, DenseEstimateMatchesWhatTheLoaderCharges) {
@@ -75,18 +76,21 @@ TEST(MemoryPlan, AutoExpertCacheTakesWhatIsLeft) {
   TinyModelFiles tiny;
   Profile profile = test_support::reference_profile();
   profile.prefill_chunk = 16;
-  const MemoryPlan base = plan_memory(profile, tiny.config, tiny.tensors, {0, {}, std::nullopt});
+  const MemoryPlan base = plan_memory(profile, resolve_run_settings(profile, tiny.config),
+                                      tiny.config, tiny.tensors, {0, {}, std::nullopt});
   const uint64_t per_slot_everywhere = 4 * base.expert_bytes;  // 4 MoE layers
   profile.expert_cache_auto = true;
   profile.pinned_bytes = 0;
   profile.memory_budget_bytes =
       base.minimum() - base.part(memory_part::lru)->bytes + 10 * per_slot_everywhere + 123;
-  const MemoryPlan plan = plan_memory(profile, tiny.config, tiny.tensors, {0, {}, std::nullopt});
+  const MemoryPlan plan = plan_memory(profile, resolve_run_settings(profile, tiny.config),
+                                      tiny.config, tiny.tensors, {0, {}, std::nullopt});
   EXPECT_EQ(plan.cache_per_layer, 10);
   EXPECT_LE(plan.total(), plan.budget);
   // Auto pinned shares the same memory: three quarters pinned, the rest LRU.
   profile.pinned_bytes.reset();
-  const MemoryPlan shared = plan_memory(profile, tiny.config, tiny.tensors, {0, {}, std::nullopt});
+  const MemoryPlan shared = plan_memory(profile, resolve_run_settings(profile, tiny.config),
+                                        tiny.config, tiny.tensors, {0, {}, std::nullopt});
   const uint64_t left = 10 * per_slot_everywhere + 123;
   EXPECT_EQ(shared.pinned_bytes, static_cast<uint64_t>(kAutoPinnedShare * double(left)));
   EXPECT_EQ(shared.cache_per_layer,
@@ -103,8 +107,8 @@ TEST(MemoryPlan, AutoBudgetIsAShareOfWhatIsAvailable) {
   available.mem_available = 10ull << 30;
   available.cgroup_room = 2ull << 30;
   available.cgroup_source = "memory.max";
-  const MemoryPlan plan =
-      plan_memory(profile, tiny.config, tiny.tensors, {0, available, std::nullopt});
+  const MemoryPlan plan = plan_memory(profile, resolve_run_settings(profile, tiny.config),
+                                      tiny.config, tiny.tensors, {0, available, std::nullopt});
   EXPECT_EQ(plan.budget, static_cast<uint64_t>(kAutoBudgetShare * double(2ull << 30)));
   EXPECT_THAT(plan.budget_origin, HasSubstr("cgroup"));
 }
@@ -193,7 +197,8 @@ TEST(MemoryPlan, BudgetHoldsWhatTheRunAllocates) {
   profile.expert_cache_auto = true;
   TinyModelFiles tiny;
   const MemoryPlan probe =
-      plan_memory(profile, tiny.config, tiny.tensors, {current_rss_bytes(), {}, std::nullopt});
+      plan_memory(profile, resolve_run_settings(profile, tiny.config), tiny.config, tiny.tensors,
+                  {current_rss_bytes(), {}, std::nullopt});
   // Opening the engine loads plugins before it measures the process: run
   // alone, its overhead comes out 0.7-0.9 MiB above the probe's (measured),
   // which ate a margin of 8 slots per layer and left the LRU empty in some

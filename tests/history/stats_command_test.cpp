@@ -168,6 +168,18 @@ TEST_F(StatsCommand, ProfileCheckSaysWhichMemoryPartsAreAuto) {
   EXPECT_THAT(fixed.out, HasSubstr("budget 1 GiB, expert_cache 3 per layer, pinned 2 MiB"));
 }
 
+TEST_F(StatsCommand, ProfileCheckPrintsTheSettingsTheEngineResolves) {
+  const auto profile = dir_.path() / "resolved.yaml";
+  std::ofstream(profile) << "plugins: {kernels: kernels-scalar, io: io-buffered}\nthreads: 3\n"
+                            "memory: {expert_cache: auto, history: off}\n";
+  const auto r = run_glmrt({"profile", "check", profile.string(), "--model", test::tiny_model()});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  // memory.prefetch auto: glm_tiny's 4 experts per token; expert_cache auto
+  // without a budget to size it from: the default.
+  EXPECT_THAT(r.out, HasSubstr("resolved:  3 threads, prefetch 4 per layer, expert_cache 16 per "
+                               "layer (auto), history off"));
+}
+
 }  // namespace
 }  // namespace glmrt
 

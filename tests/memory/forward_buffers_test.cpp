@@ -70,15 +70,17 @@ TEST(MemoryPlanPrefill, ChoosesAChunkThatFitsWhenTheWholePromptDoesNot) {
   const ModelConfig c = load_model_config(kTinyModel, tensors);
   Profile profile = test_support::reference_profile();
   profile.prefill_chunk = 0;
+  profile.threads = 2;
   MemoryPlanInputs inputs;
-  inputs.threads = 2;
-  const MemoryPlan whole = plan_memory(profile, c, tensors, inputs);
+  const MemoryPlan whole =
+      plan_memory(profile, resolve_run_settings(profile, c), c, tensors, inputs);
   EXPECT_EQ(whole.prefill_chunk, profile.max_context);
   EXPECT_FALSE(whole.prefill_chunk_from_budget);
 
   profile.memory_budget_bytes = whole.minimum() - (whole.minimum() / 4);
   profile.pinned_bytes = 0;
-  const MemoryPlan chunked = plan_memory(profile, c, tensors, inputs);
+  const MemoryPlan chunked =
+      plan_memory(profile, resolve_run_settings(profile, c), c, tensors, inputs);
   EXPECT_TRUE(chunked.prefill_chunk_from_budget);
   EXPECT_GE(chunked.prefill_chunk, kSmallestAutoPrefillChunk);
   EXPECT_LT(chunked.prefill_chunk, profile.max_context);
@@ -86,7 +88,9 @@ TEST(MemoryPlanPrefill, ChoosesAChunkThatFitsWhenTheWholePromptDoesNot) {
 
   // A chunk the profile fixes is kept.
   profile.prefill_chunk = 300;
-  EXPECT_EQ(plan_memory(profile, c, tensors, inputs).prefill_chunk, 300);
+  EXPECT_EQ(
+      plan_memory(profile, resolve_run_settings(profile, c), c, tensors, inputs).prefill_chunk,
+      300);
 }
 
 }  // namespace

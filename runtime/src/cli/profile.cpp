@@ -4,11 +4,11 @@
 
 #include <glmrt/base/error.h>
 #include <glmrt/base/memory.h>
-#include <glmrt/engine/engine.h>
 #include <glmrt/history/model_id.h>
 #include <glmrt/history/usage_history.h>
 #include <glmrt/host/plugin_host.h>
 #include <glmrt/memory/memory_plan.h>
+#include <glmrt/memory/run_settings.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/model_files/safetensors.h>
 #include <glmrt/profile/byte_size.h>
@@ -39,16 +39,21 @@ std::string plugin_line(const PluginChoice& choice, const PluginInfo& created) {
 void print_memory_plan(const Profile& profile, const std::filesystem::path& model) {
   const TensorDirectory tensors = TensorDirectory::open(model);
   const ModelConfig config = load_model_config(model, tensors);
-  // As the engine would plan it: the pinned set is at most what the history ranks.
+  // As the engine would plan it, from the settings it would resolve: the
+  // pinned set is at most what the history ranks.
+  const RunSettings settings = resolve_run_settings(profile, config);
   MemoryPlanInputs inputs{current_rss_bytes(), measure_available_memory(), uint64_t{0}};
-  if (profile.history) {
-    const int rows = config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
-    const UsageHistory history(profile.history_folder, model_id(model, tensors), rows,
-                               config.n_routed_experts);
+  if (settings.history_folder) {
+    const UsageHistory history(settings.history_folder, model_id(model, tensors),
+                               settings.history_rows, config.n_routed_experts);
     inputs.pinnable_experts = history.totals().ranked().size();
   }
-  inputs.threads = effective_threads(profile);
-  const MemoryPlan plan = plan_memory(profile, config, tensors, inputs);
+  const MemoryPlan plan = plan_memory(profile, settings, config, tensors, inputs);
+  fmt::print(
+      "  resolved:  {} threads, prefetch {} per layer, expert_cache {} per layer{}, history {}\n",
+      settings.threads, settings.prefetch_slots, plan.cache_per_layer,
+      plan.cache_auto ? " (auto)" : "",
+      settings.history_folder ? settings.history_folder->string() : std::string("off"));
   fmt::print("  memory plan for {} (one expert {} in memory, {} read; {} MoE layers):\n{}",
              model.string(), format_byte_size(plan.expert_bytes),
              format_byte_size(plan.expert_read_bytes), plan.moe_layers, plan.table());

@@ -33,18 +33,6 @@ void note_requantized(const LoadSummary& summary, const Profile& profile) {
                names.size(), profile.file.string().c_str(), list.c_str());
 }
 
-}  // namespace
-
-int effective_threads(const Profile& profile) {
-  return profile.threads > 0 ? profile.threads : omp_get_num_procs();
-}
-
-int effective_prefetch_slots(const Profile& profile, int experts_per_token) {
-  return profile.prefetch_slots ? *profile.prefetch_slots : experts_per_token;
-}
-
-namespace {
-
 // Positions past what the model was trained on run, but their outputs are
 // not what the model was made for.
 void warn_if_context_exceeds_training(const Profile& profile, const ModelConfig& config) {
@@ -125,8 +113,9 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir, TensorDi
                ModelConfig config, ExpertLayouts layouts)
     : profile_(profile),
       model_dir_(std::move(model_dir)),
+      settings_(resolve_run_settings(profile, config)),
       budget_(0),
-      services_(budget_, effective_threads(profile)),
+      services_(budget_, settings_.threads),
       host_(profile),
       formats_(weight_formats_in_use(profile, config, tensors, layouts)),
       kernels_(host_.create_kernels(profile.kernels, services_, kernel_formats(formats_))),
@@ -136,11 +125,10 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir, TensorDi
   check_formats_supported();
   omp_set_num_threads(services_.n_threads());
   warn_if_context_exceeds_training(profile_, config);
-  const int layers_with_mtp =
-      config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
-  if (profile_.history) {
+  if (settings_.history_folder) {
     model_id_ = glmrt::model_id(model_dir_, tensors_);
-    history_.emplace(profile_.history_folder, model_id_, layers_with_mtp, config.n_routed_experts);
+    history_.emplace(settings_.history_folder, model_id_, settings_.history_rows,
+                     config.n_routed_experts);
     routing_.add(&*history_);
   }
   // Checked before any tensor is read: a budget that cannot hold the run
@@ -149,9 +137,8 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir, TensorDi
   MemoryPlanInputs inputs{current_rss_bytes(), measure_available_memory(), uint64_t{0},
                           largest_slot_bytes(layouts, *io_channel_, profile_)};
   if (history_) inputs.pinnable_experts = history_->totals().ranked().size();
-  inputs.threads = services_.n_threads();
   inputs.layouts = &layouts;
-  plan_ = plan_memory(profile_, config, tensors_, inputs);
+  plan_ = plan_memory(profile_, settings_, config, tensors_, inputs);
   budget_.set_limit(plan_.budget);
   // What the budget cannot see being allocated is reserved in it: the
   // process as it was before loading, and the per-call activation buffers.
@@ -165,10 +152,9 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir, TensorDi
   note_requantized(load_, profile_);
   mark_expert_tensors(layouts, usage);
   usage.warn_unused(model_dir_);
-  const ExpertPoolSizes pools{plan_.cache_per_layer,
-                              effective_prefetch_slots(profile_, config.num_experts_per_tok)};
+  const ExpertPoolSizes pools{plan_.cache_per_layer, settings_.prefetch_slots};
   experts_ = std::make_unique<ExpertStore>(std::move(layouts), *io_channel_, profile_.expert_bits,
-                                           pools, &budget_, services_.n_threads());
+                                           pools, &budget_, settings_.threads);
   if (history_ && plan_.pinned_bytes > 0) {
     const auto keys = choose_pinned_experts(history_->totals(), plan_.pinned_bytes,
                                             plan_.expert_bytes, experts_->expert_rows());
@@ -206,8 +192,7 @@ Engine::~Engine() {
 }
 
 int Engine::expert_rows() const {
-  const ModelConfig& c = model_->config();
-  return c.num_hidden_layers + (c.num_nextn_predict_layers > 0 ? 1 : 0);
+  return settings_.history_rows;
 }
 
 void Engine::save_history() noexcept {

@@ -1,4 +1,3 @@
-#include <glmrt/base/error.h>
 #include <glmrt/experts/expert_layout.h>
 #include <glmrt/weights/stored_matrix.h>
 
@@ -58,17 +57,6 @@ ExpertLayout plan_expert(const ModelConfig& c, const TensorDirectory& dir, int l
 }
 
 }  // namespace
-
-uint64_t ExpertLayout::staging_offset(const TensorInfo& t) const {
-  uint64_t base = 0;
-  for (const auto& e : extents) {
-    if (e.file == t.file_index && t.offset >= e.offset &&
-        t.offset + t.byte_size <= e.offset + e.length)
-      return base + (t.offset - e.offset);
-    base += e.length;
-  }
-  fail("tensor {} is not inside any extent of its expert", t.name);
-}
 
 std::vector<std::vector<ExpertLayout>> plan_expert_layouts(const ModelConfig& c,
                                                            const TensorDirectory& dir,

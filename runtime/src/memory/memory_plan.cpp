@@ -60,8 +60,9 @@ std::string MemoryPlan::table() const {
   return text;
 }
 
-MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
-                       const TensorDirectory& tensors, const MemoryPlanInputs& inputs) {
+MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
+                       const ModelConfig& config, const TensorDirectory& tensors,
+                       const MemoryPlanInputs& inputs) {
   MemoryPlan plan;
   plan.budget = profile.memory_budget_auto
                     ? static_cast<uint64_t>(kAutoBudgetShare * double(inputs.available.usable()))
@@ -101,10 +102,10 @@ MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
   // one expert (at least one), reads land straight in them when the file is
   // in the kernels' layout (widened to the io alignment), else in one staging
   // buffer and are converted into the slot. A step streams through its pool.
-  const int prefetch = profile.prefetch_slots.value_or(config.num_experts_per_tok);
+  const int prefetch = settings.prefetch_slots;
   const uint64_t staging = expert.in_memory == expert.read ? 0 : align_up(expert.read, 4096);
   // A pool holds at least one slot: with no prefetch and no fixed cache, that one.
-  const bool fixed_cache = !profile.expert_cache_auto && profile.expert_cache_per_layer > 0;
+  const bool fixed_cache = !settings.expert_cache_auto && settings.expert_cache_per_layer > 0;
   const int io_per_layer = prefetch > 0 ? prefetch : fixed_cache ? 0 : 1;
   const uint64_t io_slots = uint64_t(plan.moe_layers) * uint64_t(io_per_layer);
   plan.parts.push_back(
@@ -113,7 +114,7 @@ MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
                    plan.moe_layers, format_byte_size(plan.expert_bytes),
                    staging ? fmt::format(" + {} staging for conversion", format_byte_size(staging))
                            : std::string())});
-  plan.forward_threads = std::max(inputs.threads, 1);
+  plan.forward_threads = std::max(settings.threads, 1);
   const int drafts = profile.draft ? profile.max_draft_tokens : 0;
   const bool mtp_rows = profile.draft && mtp;
   // Positions of the largest forward call: a prefill chunk, or a decode step
@@ -138,12 +139,12 @@ MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
     const int64_t floor = std::min<int64_t>(kSmallestAutoPrefillChunk, profile.max_context);
     const uint64_t fixed_now =
         plan.minimum() + call_bytes(floor) + conversion_rows +
-        (profile.expert_cache_auto ? 0
-                                   : uint64_t(std::max(profile.expert_cache_per_layer, 0)) *
-                                         uint64_t(plan.moe_layers) * plan.expert_bytes) +
+        (settings.expert_cache_auto ? 0
+                                    : uint64_t(std::max(settings.expert_cache_per_layer, 0)) *
+                                          uint64_t(plan.moe_layers) * plan.expert_bytes) +
         profile.pinned_bytes.value_or(0);
     uint64_t room = plan.budget > fixed_now ? plan.budget - fixed_now : 0;
-    if (profile.expert_cache_auto || !profile.pinned_bytes) room /= 2;
+    if (settings.expert_cache_auto || !profile.pinned_bytes) room /= 2;
     const uint64_t at_floor = call_bytes(floor);
     int64_t lo = floor, hi = profile.max_context;  // the largest chunk whose growth fits room
     while (lo < hi) {
@@ -178,12 +179,12 @@ MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
                    format_byte_size(buffers.logits))});
 
   // Expert memory: fixed sizes are needed; `auto` ones share what is left.
-  plan.cache_auto = profile.expert_cache_auto;
+  plan.cache_auto = settings.expert_cache_auto;
   plan.pinned_auto = !profile.pinned_bytes.has_value();
   const uint64_t one_slot_everywhere = uint64_t(plan.moe_layers) * plan.expert_bytes;
   uint64_t lru = 0, pinned = profile.pinned_bytes.value_or(0);
   if (!plan.cache_auto) {
-    plan.cache_per_layer = profile.expert_cache_per_layer;
+    plan.cache_per_layer = settings.expert_cache_per_layer;
     lru = uint64_t(plan.cache_per_layer) * one_slot_everywhere;
   }
   const uint64_t fixed =
@@ -191,7 +192,7 @@ MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
   const uint64_t left = plan.budget > fixed ? plan.budget - fixed : 0;
   const double share = kAutoPinnedShare;
   if (plan.cache_auto && plan.budget == 0) {
-    plan.cache_per_layer = 16;  // no budget to size it from: the default
+    plan.cache_per_layer = settings.expert_cache_per_layer;  // no budget to size it from
     lru = uint64_t(plan.cache_per_layer) * one_slot_everywhere;
   }
   if (plan.pinned_auto) {

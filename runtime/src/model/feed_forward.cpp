@@ -1,3 +1,4 @@
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/model/feed_forward.h>
 #include <glmrt/model/norms.h>
 #include <glmrt/model/router.h>
@@ -173,8 +174,7 @@ void moe_block(const MoeWeights& w, const LayerCall& ctx, std::span<const float>
       ctx.layer, m.ids, reads_queued, [&](std::span<const ExpertStore::ReadyExpert> ready) {
         const auto t0 = std::chrono::steady_clock::now();
         run_experts(ready, ctx, x, m, std::max<int64_t>(max_users, 1));
-        expert_seconds +=
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        expert_seconds += seconds_since(t0);
       });
 
   // Each position sums its experts in ascending id order, as the reference.

@@ -15,6 +15,7 @@
 #include <glmrt/kv/kv_cache.h>
 #include <glmrt/memory/memory_estimates.h>
 #include <glmrt/memory/memory_plan.h>
+#include <glmrt/memory/run_settings.h>
 #include <glmrt/model/model.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/model_files/safetensors.h>
@@ -39,6 +40,8 @@ class Engine {
 
   Model& model() { return *model_; }
   const Profile& profile() const { return profile_; }
+  /// The settings resolved from the profile and the model (the memory plan's too).
+  const RunSettings& settings() const { return settings_; }
   MemoryBudget& budget() { return budget_; }
   ExpertStore& experts() { return *experts_; }
   const std::filesystem::path& model_dir() const { return model_dir_; }
@@ -95,6 +98,7 @@ class Engine {
 
   Profile profile_;
   std::filesystem::path model_dir_;
+  RunSettings settings_;
   MemoryBudget budget_;
   HostServices services_;
   PluginHost host_;
@@ -118,12 +122,5 @@ class Engine {
 
 /// The draft-length keys of a profile.
 DraftPolicy draft_policy(const Profile& profile);
-
-/// Threads the profile asks for (0 = every core this process may use).
-int effective_threads(const Profile& profile);
-
-/// Prefetch slots per MoE layer: the profile's `memory.prefetch`, or for
-/// `auto` the experts one token routes to (`experts_per_token`).
-int effective_prefetch_slots(const Profile& profile, int experts_per_token);
 
 }  // namespace glmrt

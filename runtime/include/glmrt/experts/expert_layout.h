@@ -32,9 +32,6 @@ struct ExpertLayout {
   std::array<ExpertTensorPlace, 3> tensors;  // gate, up, down
   std::vector<ExpertExtent> extents;         // sorted by (file, offset), coalesced
   uint64_t bytes = 0;                        // sum of extent lengths (bridged gaps included)
-  /// Where a tensor's first byte lands in the staging buffer the extents are
-  /// read into back to back.
-  uint64_t staging_offset(const TensorInfo& t) const;
 };
 
 /// Checks presence, dtype and shape of every routed expert of every MoE layer

@@ -8,6 +8,7 @@
 
 #include <glmrt/experts/expert_layout.h>
 #include <glmrt/memory/available_memory.h>
+#include <glmrt/memory/run_settings.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/model_files/safetensors.h>
 #include <glmrt/profile/profile.h>
@@ -65,8 +66,6 @@ struct MemoryPlanInputs {
   /// One expert slot as the expert store plans it for the io plugin in use
   /// (the largest over all layers); nullopt = estimated from the headers.
   std::optional<uint64_t> slot_bytes = std::nullopt;
-  /// Threads the engine runs: effective_threads(profile).
-  int threads = 1;
   /// The expert layouts the engine planned (nullptr: planned here from the headers).
   const std::vector<std::vector<ExpertLayout>>* layouts = nullptr;
 };
@@ -75,10 +74,12 @@ struct MemoryPlanInputs {
 /// tight budget: one pass over the weights for this many positions.
 inline constexpr int64_t kSmallestAutoPrefillChunk = 256;
 
-/// Works the plan out; throws glmrt::Error (naming the profile, every part,
-/// what is needed and what is given) when the budget is below the minimum.
-MemoryPlan plan_memory(const Profile& profile, const ModelConfig& config,
-                       const TensorDirectory& tensors, const MemoryPlanInputs& inputs);
+/// Works the plan out for the run `settings` describes (resolved from
+/// `profile` and `config`); throws glmrt::Error (naming the profile, every
+/// part, what is needed and what is given) when the budget is below the minimum.
+MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
+                       const ModelConfig& config, const TensorDirectory& tensors,
+                       const MemoryPlanInputs& inputs);
 
 /// Part names, as printed and as MemoryBudget categories where they are charged.
 namespace memory_part {

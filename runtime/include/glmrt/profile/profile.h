@@ -15,6 +15,10 @@
 
 namespace glmrt {
 
+/// Routed experts an MoE layer's LRU keeps when the profile does not say
+/// (`memory.expert_cache` absent, or `auto` with no budget to size it from).
+inline constexpr int kDefaultExpertCachePerLayer = 16;
+
 /// Element type of the latent KV and indexer key caches.
 enum class CacheType { f32, bf16 };
 
@@ -71,7 +75,8 @@ struct Profile {
   CacheType kv_cache = CacheType::f32;
 
   uint64_t memory_budget_bytes = 0;  // 0 = no limit beyond the machine
-  int expert_cache_per_layer = 16;   // routed experts kept per MoE layer (LRU)
+  /// Routed experts kept per MoE layer (LRU), `memory.expert_cache`.
+  int expert_cache_per_layer = kDefaultExpertCachePerLayer;
   /// Slots per MoE layer for experts read ahead, beyond expert_cache
   /// (`memory.prefetch`); nullopt = auto: the model's experts per token.
   std::optional<int> prefetch_slots;

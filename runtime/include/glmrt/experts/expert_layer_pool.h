@@ -1,0 +1,119 @@
+// One MoE layer's routed experts and its pool of slots: every expert's reads
+// planned once, what each slot is doing (empty, loading, ready; read ahead or
+// not), which experts the running step still needs, and filling a slot —
+// read straight into it, or through the staging buffer and converted. The
+// slots' memory and LRU order are the ExpertSlotPool's; which expert is read
+// when is the step's (expert_step.h) and the read-ahead's (expert_read_ahead.h).
+#pragma once
+
+#include <glmrt/experts/expert_layout.h>
+#include <glmrt/experts/expert_slot_fill.h>
+#include <glmrt/experts/expert_slot_plan.h>
+#include <glmrt/experts/expert_slot_pool.h>
+#include <glmrt/experts/expert_staging.h>
+#include <glmrt/experts/expert_store_stats.h>
+#include <glmrt/experts/io_channel.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace glmrt {
+
+class ExpertLayerPool {
+ public:
+  enum class State : uint8_t { empty, loading, ready };
+  struct Slot {
+    State state = State::empty;
+    bool read_ahead = false;  // filled by a read ahead and not yet used by a step
+    IoTicket ticket;          // while loading
+    Expert expert;            // when ready
+  };
+
+  /// Plans the reads of layer `layer`'s experts (`layouts`, which must
+  /// outlive the pool) for `io`, converted at `bits`; `capacity` slots,
+  /// allocated when first claimed. Conversions go through `staging`; counts
+  /// go to `stats`.
+  ExpertLayerPool(int layer, const std::vector<ExpertLayout>& layouts, IoChannel& io,
+                  WeightPrecision bits, int capacity, MemoryBudget* budget, ExpertStaging& staging,
+                  ExpertStoreStats& stats);
+  ExpertLayerPool(const ExpertLayerPool&) = delete;
+  ExpertLayerPool& operator=(const ExpertLayerPool&) = delete;
+
+  int layer() const { return layer_; }
+  int32_t n_experts() const { return static_cast<int32_t>(plans_.size()); }
+  const ExpertSlotPlan& plan(int32_t id) const { return plans_[static_cast<size_t>(id)]; }
+  const std::vector<std::filesystem::path>& files() const { return io_.files(); }
+  int capacity() const { return pool_.capacity(); }
+  int allocated() const { return pool_.allocated(); }
+  /// Bytes of each slot (the largest expert's).
+  uint64_t slot_bytes() const { return pool_.slot_bytes(); }
+  /// The largest expert read through the staging buffer (0: every one is
+  /// read straight into its slot), and the widest matrix among those.
+  uint64_t staging_bytes() const { return staging_bytes_; }
+  int64_t widest_converted_cols() const { return widest_converted_cols_; }
+
+  /// The slot holding (or reading) expert `id`, or -1; the expert in `slot`, or -1.
+  int slot_of(int32_t id) const { return pool_.slot_of(id); }
+  int32_t expert_in(int slot) const { return pool_.expert_in(slot); }
+  Slot& slot(int s) { return slots_[static_cast<size_t>(s)]; }
+  void touch(int slot) { pool_.touch(slot); }
+  void pin(int slot) { pool_.pin(slot); }
+  void unpin(int slot) { pool_.unpin(slot); }
+
+  /// Marks expert `id` as needed (or no longer) by the running step: its
+  /// slot is never claimed for another expert meanwhile.
+  void want(int32_t id, bool wanted) { wanted_[static_cast<size_t>(id)] = wanted ? 1 : 0; }
+  bool wanted(int32_t id) const { return wanted_[static_cast<size_t>(id)] != 0; }
+
+  /// The experts the next step is predicted to need.
+  void predict(std::span<const int32_t> ids) { predicted_.assign(ids.begin(), ids.end()); }
+  /// Counts the prediction against the running step's marks, and forgets it.
+  void settle_prediction();
+
+  /// A slot for expert `id` that the running step does not need; lets a read
+  /// ahead land and takes its slot when that is all there is. -1 when every
+  /// slot is pinned or needed.
+  int claim_for_step(int32_t id);
+  /// A slot for expert `id` that is neither needed nor loading, or -1.
+  /// Throws when a new slot cannot be allocated.
+  int claim_idle(int32_t id);
+  /// Submits the reads of the expert `slot` was claimed for straight into it.
+  void start_read(int slot, bool read_ahead);
+  /// Whether the slot's read has completed (waiting will not block).
+  bool landed(int slot) { return io_.poll(slots_[static_cast<size_t>(slot)].ticket); }
+  /// Waits for the slot's read; nothing on success.
+  std::optional<ReadFailure> wait(int slot);
+  /// Completes a read straight into `slot`: scales checked, views made.
+  /// Throws on a bad expert.
+  void finish(int slot);
+  /// Reads the expert `slot` was claimed for through the staging buffer and
+  /// converts it into the slot. Nothing on success; throws on a bad expert.
+  std::optional<ReadFailure> read_converted(int slot);
+  /// The slot forgets its expert (a read still in flight lands first).
+  void drop(int slot);
+  /// Reads ahead that have landed become ready (failed ones are dropped).
+  void reap();
+  /// Adds expert `id`'s reads to the bytes and extents read.
+  void count_read(int32_t id);
+
+ private:
+  bool wanted_in(int slot) const;
+  void reset(int slot);
+
+  int layer_;
+  IoChannel& io_;
+  ExpertStaging& staging_;
+  ExpertStoreStats& stats_;
+  std::vector<ExpertSlotPlan> plans_;  // by expert id
+  uint64_t staging_bytes_ = 0;
+  int64_t widest_converted_cols_ = 0;
+  ExpertSlotPool pool_;
+  std::vector<Slot> slots_;      // after pool_: their in-flight reads land before its memory goes
+  std::vector<uint8_t> wanted_;  // by expert id
+  std::vector<int32_t> predicted_;
+};
+
+}  // namespace glmrt

@@ -1,0 +1,40 @@
+// What the expert store counted: where each lookup was served (pinned set,
+// slot, read), what was read and how long steps waited, and how well reading
+// ahead guessed. The pools, the steps and the read-ahead add to one of these.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace glmrt {
+
+struct ExpertStoreStats {
+  uint64_t pinned_hits = 0;                    // experts a step found in the pinned set
+  uint64_t hits = 0;                           // experts a step found in a slot (or on their way)
+  uint64_t misses = 0;                         // experts a step had to read
+  uint64_t bytes_read = 0, extents_read = 0;   // of successful reads, as widened
+  double read_seconds = 0;                     // sum over reads of submission to completion
+  double wait_seconds = 0;                     // time steps spent waiting for reads
+  double busy_seconds = 0;                     // wall time with at least one read in flight
+  double convert_seconds = 0;                  // checking and converting experts into slots
+  uint64_t predicted = 0, predicted_used = 0;  // prefetch predictions and how many a step used
+  uint64_t prefetch_reads = 0, prefetch_reads_used = 0;  // reads ahead, and those a step used
+  uint64_t streamed_steps = 0;  // steps that needed more experts than the pool holds
+  uint64_t slots_allocated = 0;
+
+  /// Pinned and slot hits over every lookup.
+  double hit_rate() const {
+    const uint64_t all = pinned_hits + hits + misses;
+    return all ? double(pinned_hits + hits) / double(all) : 0.0;
+  }
+  /// Of the experts predicted for a step, the fraction the step used.
+  double prediction_accuracy() const {
+    return predicted ? double(predicted_used) / double(predicted) : 0.0;
+  }
+  /// Of the time reads were in flight, the fraction steps did not wait for.
+  double overlap() const {
+    return busy_seconds > 0 ? std::max(0.0, 1.0 - wait_seconds / busy_seconds) : 0.0;
+  }
+};
+
+}  // namespace glmrt

@@ -1,0 +1,39 @@
+// The settings a run works with, resolved once from the profile (and the
+// model's config.json where a default depends on the model): the engine, the
+// memory plan and `glmrt profile check` read this one object, so a default or
+// a derivation is written once and the plan never disagrees with the run.
+#pragma once
+
+#include <glmrt/model_files/model_config.h>
+#include <glmrt/profile/profile.h>
+
+#include <filesystem>
+#include <optional>
+
+namespace glmrt {
+
+struct RunSettings {
+  int threads = 1;                 // `threads`, or for 0 every core this process may use
+  int prefetch_slots = 0;          // per MoE layer: memory.prefetch, or auto: experts per token
+  bool expert_cache_auto = false;  // memory.expert_cache: auto (the budget sizes the LRU)
+  /// LRU experts per MoE layer: memory.expert_cache; under `auto`, what the
+  /// LRU gets when there is no budget to size it from.
+  int expert_cache_per_layer = 0;
+  /// Where the usage history lives (memory.history, else the user's cache
+  /// folder); nullopt when `memory.history: off`.
+  std::optional<std::filesystem::path> history_folder;
+  /// Rows of the usage history and of routing traces: the main layers, plus
+  /// one for the MTP layer when config.json declares one.
+  int history_rows = 0;
+};
+
+/// Threads the profile asks for (0 = every core this process may use).
+int effective_threads(const Profile& profile);
+
+/// Prefetch slots per MoE layer: the profile's `memory.prefetch`, or for
+/// `auto` the experts one token routes to (`experts_per_token`).
+int effective_prefetch_slots(const Profile& profile, int experts_per_token);
+
+RunSettings resolve_run_settings(const Profile& profile, const ModelConfig& config);
+
+}  // namespace glmrt

@@ -1,0 +1,164 @@
+#include <glmrt/base/elapsed_time.h>
+#include <glmrt/base/error.h>
+#include <glmrt/experts/expert_layer_pool.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace glmrt {
+namespace {
+
+std::vector<ExpertSlotPlan> plan_layer(const std::vector<ExpertLayout>& layouts,
+                                       const IoChannel& io, WeightPrecision bits) {
+  std::vector<ExpertSlotPlan> plans;
+  plans.reserve(layouts.size());
+  for (const ExpertLayout& layout : layouts) plans.push_back(plan_expert_slot(layout, io, bits));
+  return plans;
+}
+
+uint64_t largest_slot(const std::vector<ExpertSlotPlan>& plans) {
+  uint64_t bytes = 0;
+  for (const ExpertSlotPlan& plan : plans) bytes = std::max(bytes, plan.slot_bytes);
+  return bytes;
+}
+
+}  // namespace
+
+ExpertLayerPool::ExpertLayerPool(int layer, const std::vector<ExpertLayout>& layouts, IoChannel& io,
+                                 WeightPrecision bits, int capacity, MemoryBudget* budget,
+                                 ExpertStaging& staging, ExpertStoreStats& stats)
+    : layer_(layer),
+      io_(io),
+      staging_(staging),
+      stats_(stats),
+      plans_(plan_layer(layouts, io, bits)),
+      pool_(static_cast<int>(layouts.size()), capacity, largest_slot(plans_), budget),
+      slots_(static_cast<size_t>(capacity)),
+      wanted_(layouts.size(), 0) {
+  for (const ExpertSlotPlan& plan : plans_) {
+    if (plan.direct) continue;
+    staging_bytes_ = std::max(staging_bytes_, plan.read_bytes);
+    for (const SlotMatrix& m : plan.matrices)
+      widest_converted_cols_ = std::max(widest_converted_cols_, m.cols);
+  }
+}
+
+void ExpertLayerPool::settle_prediction() {
+  if (predicted_.empty()) return;
+  stats_.predicted += predicted_.size();
+  for (int32_t p : predicted_)
+    if (p >= 0 && p < n_experts() && wanted(p)) ++stats_.predicted_used;
+  predicted_.clear();
+}
+
+bool ExpertLayerPool::wanted_in(int slot) const {
+  const int32_t held = pool_.expert_in(slot);
+  return held >= 0 && wanted(held);
+}
+
+void ExpertLayerPool::reset(int slot) {
+  Slot& s = slots_[static_cast<size_t>(slot)];
+  s.state = State::empty;
+  s.read_ahead = false;
+}
+
+int ExpertLayerPool::claim_idle(int32_t id) {
+  const int slot = pool_.claim(id, [&](int s) {
+    return slots_[static_cast<size_t>(s)].state != State::loading && !wanted_in(s);
+  });
+  if (slot >= 0) reset(slot);
+  return slot;
+}
+
+int ExpertLayerPool::claim_for_step(int32_t id) {
+  if (const int slot = claim_idle(id); slot >= 0) return slot;
+  // Only reads ahead still in flight are left: let the coldest one land and
+  // take its slot (its read is wasted; a wrong guess costs a read).
+  const int taken = pool_.claim(id, [&](int s) {
+    return slots_[static_cast<size_t>(s)].state == State::loading && !wanted_in(s);
+  });
+  if (taken < 0) return -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  slots_[static_cast<size_t>(taken)].ticket = IoTicket();  // waits for the read to land
+  stats_.wait_seconds += seconds_since(t0);
+  reset(taken);
+  return taken;
+}
+
+void ExpertLayerPool::start_read(int slot, bool read_ahead) {
+  const ExpertSlotPlan& plan = plans_[static_cast<size_t>(pool_.expert_in(slot))];
+  std::byte* base = pool_.memory(slot);
+  std::vector<PlannedRead> reads;
+  reads.reserve(plan.reads.size());
+  for (const SlotRead& r : plan.reads) reads.push_back({r.file, r.span, base + r.at});
+  Slot& s = slots_[static_cast<size_t>(slot)];
+  s.ticket = io_.submit(reads);
+  s.state = State::loading;
+  s.read_ahead = read_ahead;
+}
+
+std::optional<ReadFailure> ExpertLayerPool::wait(int slot) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<ReadFailure> failure = io_.wait(slots_[static_cast<size_t>(slot)].ticket);
+  stats_.wait_seconds += seconds_since(t0);
+  return failure;
+}
+
+void ExpertLayerPool::finish(int slot) {
+  Slot& s = slots_[static_cast<size_t>(slot)];
+  const int32_t id = pool_.expert_in(slot);
+  const ExpertSlotPlan& plan = plans_[static_cast<size_t>(id)];
+  const auto t0 = std::chrono::steady_clock::now();
+  finish_direct_expert(plan, pool_.memory(slot), {layer_, id, &io_.files()});
+  s.expert = expert_views(plan, pool_.memory(slot));
+  s.state = State::ready;
+  stats_.convert_seconds += seconds_since(t0);
+}
+
+std::optional<ReadFailure> ExpertLayerPool::read_converted(int slot) {
+  Slot& s = slots_[static_cast<size_t>(slot)];
+  const int32_t id = pool_.expert_in(slot);
+  const ExpertSlotPlan& plan = plans_[static_cast<size_t>(id)];
+  IoTicket ticket = staging_.submit(io_, plan);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::optional<ReadFailure> failure = io_.wait(ticket);
+  stats_.wait_seconds += seconds_since(t0);
+  if (failure) return failure;
+  const auto t1 = std::chrono::steady_clock::now();
+  staging_.convert_into(plan, pool_.memory(slot), {layer_, id, &io_.files()});
+  s.expert = expert_views(plan, pool_.memory(slot));
+  s.state = State::ready;
+  stats_.convert_seconds += seconds_since(t1);
+  return std::nullopt;
+}
+
+void ExpertLayerPool::drop(int slot) {
+  slots_[static_cast<size_t>(slot)].ticket = IoTicket();  // a read still in flight lands first
+  reset(slot);
+  pool_.forget(slot);
+}
+
+void ExpertLayerPool::reap() {
+  for (int slot = 0; slot < pool_.allocated(); ++slot) {
+    Slot& s = slots_[static_cast<size_t>(slot)];
+    if (s.state != State::loading || !s.read_ahead || !io_.poll(s.ticket)) continue;
+    if (wait(slot)) {
+      drop(slot);  // a failed guess: the step reads it again if it needs it
+      continue;
+    }
+    count_read(pool_.expert_in(slot));
+    try {
+      finish(slot);
+    } catch (const Error&) {
+      drop(slot);  // the step that needs it reads it again and reports
+    }
+  }
+}
+
+void ExpertLayerPool::count_read(int32_t id) {
+  const ExpertSlotPlan& plan = plans_[static_cast<size_t>(id)];
+  stats_.extents_read += plan.reads.size();
+  for (const SlotRead& r : plan.reads) stats_.bytes_read += r.span.expected;
+}
+
+}  // namespace glmrt
