@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <regex>
+#include <sstream>
 #include <string>
 
 #include "glmrt_process.h"
@@ -54,20 +54,25 @@ double size_in_mib(const std::string& number, const std::string& unit) {
   throw std::runtime_error("unknown unit " + unit);
 }
 
-/// A figure of `glmrt profile check`'s memory plan ("minimum", "total").
+/// A figure of `glmrt profile check`'s memory plan ("minimum", "total"): the
+/// line's first word, then the size and its unit.
 double plan_figure(const fs::path& profile, const std::string& line) {
   const auto r = run_glmrt({"profile", "check", profile.string(), "--model", test::tiny_model()});
   EXPECT_EQ(r.exit_status, 0) << r.err;
-  std::smatch m;
-  const std::regex re("\\n\\s+" + line + "\\s+([0-9.]+) (B|KiB|MiB|GiB)");
-  if (!std::regex_search(r.out, m, re)) throw std::runtime_error("no " + line + " in\n" + r.out);
-  return size_in_mib(m[1], m[2]);
+  std::istringstream lines(r.out);
+  for (std::string text; std::getline(lines, text);) {
+    std::istringstream words(text);
+    std::string first, number, unit;
+    if (words >> first >> number >> unit && first == line) return size_in_mib(number, unit);
+  }
+  throw std::runtime_error("no " + line + " in\n" + r.out);
 }
 
 std::optional<double> peak_rss_mib(const std::string& report) {
-  std::smatch m;
-  if (!std::regex_search(report, m, std::regex("peak RSS: ([0-9.]+) MiB"))) return std::nullopt;
-  return std::stod(m[1]);
+  const std::string label = "peak RSS: ";
+  const size_t at = report.find(label);
+  if (at == std::string::npos) return std::nullopt;
+  return std::stod(report.substr(at + label.size()));
 }
 
 struct LongRun {
