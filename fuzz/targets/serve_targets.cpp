@@ -2,7 +2,7 @@
 // the server and the score command parse them, against a byte-level
 // tokenizer (every byte a token, so any text encodes).
 #include <glmrt/base/error.h>
-#include <glmrt/generate/sampler.h>
+#include <glmrt/sampling/sampler.h>
 #include <glmrt/score/score_request.h>
 #include <glmrt/serve/api_error.h>
 #include <glmrt/serve/chat_request.h>

@@ -1,6 +1,6 @@
 // OpenAI's frequency penalty: subtracted once per time a token was
 // generated (the presence penalty once per token), prompt tokens untouched.
-#include <glmrt/generate/sampler.h>
+#include <glmrt/sampling/sampler.h>
 
 #include <gtest/gtest.h>
 

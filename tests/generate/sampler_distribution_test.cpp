@@ -1,6 +1,6 @@
 // The sampler draws from the distribution it claims: empirical frequencies of
 // many seeded draws against the softmax, with a chi-square bound.
-#include <glmrt/generate/sampler.h>
+#include <glmrt/sampling/sampler.h>
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Sampler filters and penalties on hand-made logits, where the surviving
 // tokens and their probabilities can be worked out by hand.
 #include <glmrt/base/error.h>
-#include <glmrt/generate/sampler.h>
+#include <glmrt/sampling/sampler.h>
 
 #include <gtest/gtest.h>
 

@@ -2,8 +2,8 @@
 // generation_config.json alike; NaN (which passes every `<` and `>`) is out
 // of every range. The command-line flags are checked in tests/cli.
 #include <glmrt/base/error.h>
-#include <glmrt/generate/sampler.h>
-#include <glmrt/generate/sampling_limits.h>
+#include <glmrt/sampling/sampler.h>
+#include <glmrt/sampling/sampling_limits.h>
 #include <glmrt/profile/profile.h>
 
 #include <gmock/gmock.h>

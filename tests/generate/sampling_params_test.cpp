@@ -1,6 +1,6 @@
 // resolve_sampling: generation_config.json first, the profile on top.
 #include <glmrt/base/error.h>
-#include <glmrt/generate/sampler.h>
+#include <glmrt/sampling/sampler.h>
 
 #include <gtest/gtest.h>
 

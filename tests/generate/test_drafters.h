@@ -3,7 +3,7 @@
 // be told to get some of it wrong), and one whose q is a random dense law.
 #pragma once
 
-#include <glmrt/generate/sampler.h>
+#include <glmrt/sampling/sampler.h>
 #include <glmrt/plugin/draft.h>
 
 #include <cstdint>

@@ -2,7 +2,7 @@
 // out by hand; pinning never changes the logits.
 #include "engine_fixture.h"
 
-#include <glmrt/experts/pinned_choice.h>
+#include <glmrt/history/pinned_choice.h>
 
 #include <gtest/gtest.h>
 

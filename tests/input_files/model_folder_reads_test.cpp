@@ -6,7 +6,7 @@
 #include "temp_folder.h"
 
 #include <glmrt/base/error.h>
-#include <glmrt/generate/sampler.h>
+#include <glmrt/sampling/sampler.h>
 #include <glmrt/generate/stop_tokens.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/text/tokenizer.h>

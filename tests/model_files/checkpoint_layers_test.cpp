@@ -8,9 +8,9 @@
 #include <chrono>
 
 #include "config_test_util.h"
-#include "glmrt/model_files/checkpoint_layers.h"
-#include "glmrt/model_files/model_config.h"
-#include "glmrt/model_files/safetensors.h"
+#include <glmrt/model_files/checkpoint_layers.h>
+#include <glmrt/model_files/model_config.h>
+#include <glmrt/model_files/safetensors.h>
 
 namespace glmrt {
 namespace {

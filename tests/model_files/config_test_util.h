@@ -5,7 +5,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "glmrt/model_files/model_config.h"
+#include <glmrt/model_files/model_config.h>
 #include "test_files.h"
 
 namespace glmrt::test {

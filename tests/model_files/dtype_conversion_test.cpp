@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "dtype_conversion.h"
-#include "glmrt/model_files/safetensors.h"
+#include <glmrt/model_files/safetensors.h>
 #include "test_files.h"
 
 namespace glmrt {

@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "finite_values.h"
-#include "glmrt/model_files/safetensors.h"
+#include <glmrt/model_files/safetensors.h>
 #include "test_files.h"
 
 namespace glmrt {

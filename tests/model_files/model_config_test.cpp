@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "config_test_util.h"
-#include "glmrt/model_files/model_config.h"
+#include <glmrt/model_files/model_config.h>
 
 namespace glmrt {
 namespace {

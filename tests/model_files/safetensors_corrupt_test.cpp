@@ -2,7 +2,7 @@
 // file and, where one is involved, the tensor.
 #include <gtest/gtest.h>
 
-#include "glmrt/model_files/safetensors.h"
+#include <glmrt/model_files/safetensors.h>
 #include "test_files.h"
 
 namespace glmrt {

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "glmrt/model_files/safetensors.h"
+#include <glmrt/model_files/safetensors.h>
 #include "test_files.h"
 
 namespace glmrt {

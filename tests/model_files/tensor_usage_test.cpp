@@ -2,8 +2,8 @@
 // layers summarised.
 #include <gtest/gtest.h>
 
-#include "glmrt/model_files/safetensors.h"
-#include "glmrt/model_files/tensor_usage.h"
+#include <glmrt/model_files/safetensors.h>
+#include <glmrt/model_files/tensor_usage.h>
 #include "test_files.h"
 
 namespace glmrt {

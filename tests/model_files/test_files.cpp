@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "glmrt/base/error.h"
+#include <glmrt/base/error.h>
 
 namespace glmrt::test {
 

@@ -1,5 +1,5 @@
 #include <glmrt/base/error.h>
-#include <glmrt/profile/byte_size.h>
+#include <glmrt/base/byte_size.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

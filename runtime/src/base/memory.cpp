@@ -1,6 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/memory.h>
-#include <glmrt/profile/byte_size.h>
+#include <glmrt/base/byte_size.h>
 
 #include <sys/resource.h>
 #include <unistd.h>

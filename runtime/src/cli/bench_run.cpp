@@ -7,7 +7,7 @@
 #include <glmrt/engine/engine.h>
 #include <glmrt/generate/generator.h>
 #include <glmrt/generate/speculator.h>
-#include <glmrt/profile/byte_size.h>
+#include <glmrt/base/byte_size.h>
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #include "expert_counters_report.h"
 
-#include <glmrt/profile/byte_size.h>
+#include <glmrt/base/byte_size.h>
 
 #include <fmt/format.h>
 

@@ -11,7 +11,7 @@
 #include <glmrt/memory/run_settings.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/model_files/safetensors.h>
-#include <glmrt/profile/byte_size.h>
+#include <glmrt/base/byte_size.h>
 #include <glmrt/profile/profile.h>
 
 #include <cstdio>

@@ -1,7 +1,7 @@
 #include "sampling_flags.h"
 
 #include <glmrt/base/error.h>
-#include <glmrt/generate/sampling_limits.h>
+#include <glmrt/sampling/sampling_limits.h>
 
 #include <cstdint>
 

@@ -3,7 +3,7 @@
 // the checkpoint's generation_config.json.
 #pragma once
 
-#include <glmrt/generate/sampler.h>
+#include <glmrt/sampling/sampler.h>
 
 #include <boost/program_options.hpp>
 

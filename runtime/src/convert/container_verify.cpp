@@ -1,7 +1,7 @@
 #include <fcntl.h>
 #include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
-#include <glmrt/convert/container_checksums.h>
+#include <glmrt/model_files/container_checksums.h>
 #include <glmrt/convert/container_verify.h>
 #include <glmrt/convert/loadable_check.h>
 #include <glmrt/convert/streamed_file_writer.h>
@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "../model_files/file_io.h"
+#include <glmrt/model_files/file_io.h>
 
 namespace glmrt {
 namespace {

@@ -11,7 +11,7 @@
 
 #include <algorithm>
 
-#include "../model_files/file_io.h"
+#include <glmrt/model_files/file_io.h>
 #include "convert_destination.h"
 
 namespace glmrt {

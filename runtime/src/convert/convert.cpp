@@ -16,7 +16,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "../model_files/file_io.h"
+#include <glmrt/model_files/file_io.h>
 #include "conversion_state.h"
 #include "convert_destination.h"
 #include "source_checks.h"

@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "../model_files/file_io.h"
+#include <glmrt/model_files/file_io.h>
 #include "conversion_state.h"
 
 namespace glmrt {

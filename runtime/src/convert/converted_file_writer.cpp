@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "../model_files/file_io.h"
+#include <glmrt/model_files/file_io.h>
 #include "block_read_ahead.h"
 #include "source_block_reader.h"
 #include "source_checksum.h"

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "../model_files/file_io.h"
+#include <glmrt/model_files/file_io.h>
 
 namespace glmrt {
 namespace {

@@ -4,7 +4,7 @@
 #include <array>
 #include <vector>
 
-#include "../model_files/file_io.h"
+#include <glmrt/model_files/file_io.h>
 
 namespace glmrt {
 namespace {

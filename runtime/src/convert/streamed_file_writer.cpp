@@ -20,33 +20,6 @@ struct StreamedFileWriter::HashState {
   HashState& operator=(const HashState&) = delete;
 };
 
-uint64_t hash_file(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail("cannot open {}: {}", path, std::strerror(errno));
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  XXH3_state_t* state = XXH3_createState();
-  XXH3_64bits_reset(state);
-  std::vector<std::byte> buffer(StreamedFileWriter::kBufferBytes);
-  std::string error;
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) error = std::strerror(errno);
-    if (n <= 0) break;
-    XXH3_64bits_update(state, buffer.data(), static_cast<size_t>(n));
-  }
-  const uint64_t hash = XXH3_64bits_digest(state);
-  XXH3_freeState(state);
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-  ::close(fd);
-  if (!error.empty()) fail("reading {} failed: {}", path, error);
-  return hash;
-}
-
-std::string hash_hex(uint64_t hash) {
-  return fmt::format("{:016x}", hash);
-}
-
 StreamedFileWriter::StreamedFileWriter(const std::filesystem::path& path, uint64_t size)
     : file_(path), size_(size), hash_(std::make_unique<HashState>()) {
   constexpr uint64_t a = OutputFile::kDirectAlignment;

@@ -1,10 +1,10 @@
 #include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/warning.h>
-#include <glmrt/convert/container_checksums.h>
+#include <glmrt/model_files/container_checksums.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/experts/expert_layout.h>
-#include <glmrt/experts/pinned_choice.h>
+#include <glmrt/history/pinned_choice.h>
 #include <glmrt/history/model_id.h>
 #include <glmrt/memory/memory_estimates.h>
 #include <glmrt/model_files/tensor_usage.h>

@@ -1,6 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/experts/expert_store.h>
-#include <glmrt/profile/byte_size.h>
+#include <glmrt/base/byte_size.h>
 
 #include <fmt/format.h>
 

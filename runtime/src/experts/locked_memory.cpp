@@ -1,5 +1,5 @@
 #include <glmrt/experts/locked_memory.h>
-#include <glmrt/profile/byte_size.h>
+#include <glmrt/base/byte_size.h>
 
 #include <sys/mman.h>
 #include <sys/resource.h>

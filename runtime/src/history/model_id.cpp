@@ -1,4 +1,4 @@
-#include "../model_files/file_io.h"
+#include <glmrt/model_files/file_io.h>
 
 #include <glmrt/base/input_file.h>
 #include <glmrt/history/model_id.h>

@@ -4,7 +4,7 @@
 #include <glmrt/memory/forward_buffers.h>
 #include <glmrt/memory/memory_estimates.h>
 #include <glmrt/memory/memory_plan.h>
-#include <glmrt/profile/byte_size.h>
+#include <glmrt/base/byte_size.h>
 
 #include <fmt/format.h>
 

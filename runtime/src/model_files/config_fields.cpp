@@ -2,10 +2,10 @@
 
 #include <limits>
 
-#include "glmrt/base/error.h"
-#include "glmrt/base/input_file.h"
-#include "glmrt/base/json_nesting.h"
-#include "glmrt/base/printable.h"
+#include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
+#include <glmrt/base/json_nesting.h>
+#include <glmrt/base/printable.h>
 
 namespace glmrt::model_files {
 

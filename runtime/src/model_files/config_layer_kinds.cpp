@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "glmrt/base/error.h"
+#include <glmrt/base/error.h>
 
 namespace glmrt::model_files {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "config_fields.h"
-#include "glmrt/model_files/model_config.h"
+#include <glmrt/model_files/model_config.h>
 
 namespace glmrt::model_files {
 

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "dtype_conversion.h"
-#include "glmrt/base/error.h"
+#include <glmrt/base/error.h>
 
 namespace glmrt {
 

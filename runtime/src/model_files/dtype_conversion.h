@@ -7,7 +7,7 @@
 #include <span>
 #include <string_view>
 
-#include "glmrt/model_files/safetensors.h"
+#include <glmrt/model_files/safetensors.h>
 
 namespace glmrt::model_files {
 

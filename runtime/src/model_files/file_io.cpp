@@ -1,4 +1,4 @@
-#include "file_io.h"
+#include <glmrt/model_files/file_io.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "glmrt/base/error.h"
-#include "glmrt/base/input_file.h"
+#include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 
 namespace glmrt::model_files {
 

@@ -1,4 +1,4 @@
-#include "glmrt/model_files/model_config.h"
+#include <glmrt/model_files/model_config.h>
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 
 #include "config_fields.h"
 #include "config_layer_kinds.h"
-#include "glmrt/base/error.h"
-#include "glmrt/model_files/checkpoint_layers.h"
+#include <glmrt/base/error.h>
+#include <glmrt/model_files/checkpoint_layers.h>
 
 namespace glmrt {
 

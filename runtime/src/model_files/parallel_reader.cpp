@@ -1,4 +1,4 @@
-#include "glmrt/model_files/parallel_reader.h"
+#include <glmrt/model_files/parallel_reader.h>
 
 #include <fmt/format.h>
 
@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "file_io.h"
-#include "glmrt/base/error.h"
+#include <glmrt/model_files/file_io.h>
+#include <glmrt/base/error.h>
 
 namespace glmrt {
 

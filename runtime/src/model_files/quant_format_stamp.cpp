@@ -4,8 +4,8 @@
 #include <unordered_map>
 #include <utility>
 
-#include "glmrt/base/error.h"
-#include "glmrt/profile/weight_precision.h"
+#include <glmrt/base/error.h>
+#include <glmrt/base/weight_precision.h>
 
 namespace glmrt {
 

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "glmrt/model_files/safetensors.h"
+#include <glmrt/model_files/safetensors.h>
 
 namespace glmrt::model_files {
 

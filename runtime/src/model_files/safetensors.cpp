@@ -1,4 +1,4 @@
-#include "glmrt/model_files/safetensors.h"
+#include <glmrt/model_files/safetensors.h>
 
 #include <fmt/ranges.h>
 
@@ -12,9 +12,9 @@
 #include <system_error>
 
 #include "dtype_conversion.h"
-#include "file_io.h"
+#include <glmrt/model_files/file_io.h>
 #include "finite_values.h"
-#include "glmrt/base/error.h"
+#include <glmrt/base/error.h>
 #include "safetensors_header.h"
 #include "safetensors_index.h"
 

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "dtype_conversion.h"
-#include "file_io.h"
-#include "glmrt/base/error.h"
-#include "glmrt/base/json_nesting.h"
+#include <glmrt/model_files/file_io.h>
+#include <glmrt/base/error.h>
+#include <glmrt/base/json_nesting.h>
 #include "quant_format_stamp.h"
 
 namespace glmrt::model_files {

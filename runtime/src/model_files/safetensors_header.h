@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "glmrt/model_files/safetensors.h"
+#include <glmrt/model_files/safetensors.h>
 
 namespace glmrt::model_files {
 

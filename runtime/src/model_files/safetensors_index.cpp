@@ -3,10 +3,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "glmrt/base/error.h"
-#include "glmrt/base/input_file.h"
-#include "glmrt/base/json_nesting.h"
-#include "glmrt/base/printable.h"
+#include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
+#include <glmrt/base/json_nesting.h>
+#include <glmrt/base/printable.h>
 
 namespace glmrt::model_files {
 

@@ -1,7 +1,7 @@
 #include <fcntl.h>
 #include <glmrt/base/error.h>
 #include <glmrt/model_maker/output_directory.h>
-#include <glmrt/profile/byte_size.h>
+#include <glmrt/base/byte_size.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 

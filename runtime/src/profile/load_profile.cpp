@@ -6,8 +6,8 @@
 #include <glmrt/base/input_file.h>
 #include <glmrt/base/printable.h>
 #include <glmrt/base/warning.h>
-#include <glmrt/generate/sampling_limits.h>
-#include <glmrt/profile/byte_size.h>
+#include <glmrt/profile/sampling_ranges.h>
+#include <glmrt/base/byte_size.h>
 #include <glmrt/profile/profile.h>
 
 #include <limits>

@@ -15,6 +15,7 @@
 
 #include <glmrt/convert/conversion_plan.h>
 #include <glmrt/convert/convert_options.h>
+#include <glmrt/model_files/container_checksums.h>
 
 #include <cstdint>
 #include <string>
@@ -40,8 +41,6 @@ ConvertResult convert_checkpoint(const ConvertOptions& options, int stop_after_f
 /// weight (scales included), and the total.
 std::string conversion_summary(const ConversionPlan& plan);
 
-/// Name of the checksum file in a converted folder.
-inline constexpr const char* kChecksumsFile = "checksums.json";
 /// Name of the file marking a folder as written by glmrt convert: it lists
 /// every file convert put there, the only files --force may remove.
 inline constexpr const char* kContainerMarkerFile = "glmrt-container.json";

@@ -1,7 +1,7 @@
 // What `glmrt convert` is asked to do (see docs/convert.md).
 #pragma once
 
-#include <glmrt/profile/weight_precision.h>
+#include <glmrt/base/weight_precision.h>
 
 #include <filesystem>
 #include <optional>

@@ -8,19 +8,16 @@
 #include <glmrt/base/memory.h>
 #include <glmrt/model_maker/output_file.h>
 
+#include <glmrt/model_files/container_checksums.h>
 #include <cstdint>
 #include <filesystem>
 #include <future>
 #include <memory>
+
 #include <span>
 #include <string>
 
 namespace glmrt {
-
-/// XXH3-64 of a whole file, read in large blocks; `progress` gets bytes read.
-uint64_t hash_file(const std::filesystem::path& path);
-/// 16 hex digits.
-std::string hash_hex(uint64_t hash);
 
 class StreamedFileWriter {
  public:

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <glmrt/draft/rejection_sampling.h>
-#include <glmrt/generate/sampler.h>
+#include <glmrt/sampling/sampler.h>
 #include <glmrt/plugin/draft.h>
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 // 1) this accepts exactly the argmax and otherwise returns it.
 #pragma once
 
-#include <glmrt/generate/sampler.h>
+#include <glmrt/sampling/sampler.h>
 
 #include <cstdint>
 #include <functional>

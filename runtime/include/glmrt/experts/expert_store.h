@@ -17,7 +17,7 @@
 #include <glmrt/experts/expert_store_stats.h>
 #include <glmrt/experts/io_channel.h>
 #include <glmrt/experts/pinned_experts.h>
-#include <glmrt/history/expert_usage.h>
+#include <glmrt/experts/expert_key.h>
 #include <glmrt/profile/profile.h>
 
 #include <cstdint>

@@ -11,7 +11,7 @@
 #include <glmrt/experts/expert_staging.h>
 #include <glmrt/experts/io_channel.h>
 #include <glmrt/experts/locked_memory.h>
-#include <glmrt/history/expert_usage.h>
+#include <glmrt/experts/expert_key.h>
 
 #include <cstdint>
 #include <memory>

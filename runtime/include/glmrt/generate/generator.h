@@ -5,7 +5,7 @@
 // the caller cancels.
 #pragma once
 
-#include <glmrt/generate/sampler.h>
+#include <glmrt/sampling/sampler.h>
 #include <glmrt/generate/session.h>
 
 #include <cstdint>

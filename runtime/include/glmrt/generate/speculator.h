@@ -10,7 +10,7 @@
 #include <glmrt/draft/draft_proposal.h>
 #include <glmrt/draft/draft_setup.h>
 #include <glmrt/draft/draft_stats.h>
-#include <glmrt/generate/sampler.h>
+#include <glmrt/sampling/sampler.h>
 
 #include <cstdint>
 #include <memory>

@@ -5,18 +5,13 @@
 // that would pass it is refused, never wrapped.
 #pragma once
 
+#include <glmrt/experts/expert_key.h>
+
 #include <cstdint>
 #include <span>
 #include <vector>
 
 namespace glmrt {
-
-/// One (layer, expert) cell.
-struct ExpertKey {
-  int layer = 0;
-  int expert = 0;
-  bool operator==(const ExpertKey&) const = default;
-};
 
 class ExpertUsage {
  public:

@@ -12,7 +12,7 @@
 #pragma once
 
 #include <glmrt/base/input_file.h>
-#include <glmrt/history/atomic_file.h>  // write_file_atomically, for the callers
+#include <glmrt/base/atomic_file.h>  // write_file_atomically, for the callers
 #include <glmrt/history/expert_usage.h>
 
 #include <filesystem>

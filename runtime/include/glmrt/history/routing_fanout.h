@@ -2,7 +2,7 @@
 // routing trace), in the order they were added.
 #pragma once
 
-#include <glmrt/history/routing_observer.h>
+#include <glmrt/model/routing_observer.h>
 
 #include <algorithm>
 #include <vector>

@@ -12,9 +12,9 @@
 // apart from a whole one. Version 1 traces (no end line) are still read.
 #pragma once
 
-#include <glmrt/history/atomic_file.h>
+#include <glmrt/base/atomic_file.h>
 #include <glmrt/history/expert_usage.h>
-#include <glmrt/history/routing_observer.h>
+#include <glmrt/model/routing_observer.h>
 
 #include <cstdint>
 #include <filesystem>

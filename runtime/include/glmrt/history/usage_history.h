@@ -9,7 +9,7 @@
 
 #include <glmrt/history/expert_usage.h>
 #include <glmrt/history/history_file.h>
-#include <glmrt/history/routing_observer.h>
+#include <glmrt/model/routing_observer.h>
 
 #include <filesystem>
 #include <optional>

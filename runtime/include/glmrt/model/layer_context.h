@@ -3,7 +3,7 @@
 #pragma once
 
 #include <glmrt/experts/expert_store.h>
-#include <glmrt/history/routing_observer.h>
+#include <glmrt/model/routing_observer.h>
 #include <glmrt/kv/kv_cache.h>
 #include <glmrt/model/activation_observer.h>
 #include <glmrt/model/forward_trace.h>

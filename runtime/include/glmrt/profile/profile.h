@@ -3,7 +3,7 @@
 // Loaded strictly from YAML (see configs/*.yaml and docs/profiles.md).
 #pragma once
 
-#include <glmrt/profile/weight_precision.h>
+#include <glmrt/base/weight_precision.h>
 #include <glmrt/text/chat_template_choice.h>
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 // are refused with 400 naming the field rather than silently ignored.
 #pragma once
 
-#include <glmrt/generate/sampler.h>
+#include <glmrt/sampling/sampler.h>
 #include <glmrt/serve/request_fields.h>
 #include <glmrt/serve/serve_options.h>
 #include <glmrt/text/model_chat_template.h>

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <glmrt/engine/engine.h>
-#include <glmrt/generate/sampler.h>
+#include <glmrt/sampling/sampler.h>
 #include <glmrt/serve/serve_options.h>
 #include <glmrt/text/model_chat_template.h>
 

@@ -1,4 +1,4 @@
-#include <glmrt/experts/pinned_choice.h>
+#include <glmrt/history/pinned_choice.h>
 
 namespace glmrt {
 

@@ -2,8 +2,8 @@
 #include <glmrt/base/input_file.h>
 #include <glmrt/base/json_nesting.h>
 #include <glmrt/base/printable.h>
-#include <glmrt/generate/sampler.h>
-#include <glmrt/generate/sampling_limits.h>
+#include <glmrt/sampling/sampler.h>
+#include <glmrt/sampling/sampling_limits.h>
 
 #include <nlohmann/json.hpp>
 

@@ -4,15 +4,12 @@
 // in all, and NaN (which passes every `<` and `>`) is refused everywhere.
 #pragma once
 
-#include <glmrt/generate/sampler.h>
-
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
 namespace glmrt {
-
 enum class SamplingSetting {
   temperature,
   top_k,
@@ -42,12 +39,5 @@ const SamplingRange& sampling_range(SamplingSetting setting);
 /// Nothing when `value` is valid for `setting`, else what is wrong with it:
 /// "nan is out of range: expected a number in (0, 1]".
 std::optional<std::string> sampling_value_error(SamplingSetting setting, double value);
-
-/// The value of `setting` in `params` (integers widened to double).
-double sampling_value(const SamplingParams& params, SamplingSetting setting);
-
-/// Checks every setting of `params`; throws glmrt::Error "WHERE: key `top_p`:
-/// ..." on the first invalid one.
-void check_sampling_params(const SamplingParams& params, std::string_view where);
 
 }  // namespace glmrt

@@ -1,5 +1,5 @@
 #include <glmrt/base/error.h>
-#include <glmrt/profile/weight_precision.h>
+#include <glmrt/base/weight_precision.h>
 
 #include <charconv>
 

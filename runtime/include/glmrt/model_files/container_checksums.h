@@ -13,6 +13,14 @@
 
 namespace glmrt {
 
+/// Name of the checksum file in a converted folder.
+inline constexpr const char* kChecksumsFile = "checksums.json";
+
+/// XXH3-64 of a whole file, read in large blocks.
+uint64_t hash_file(const std::filesystem::path& path);
+/// 16 hex digits.
+std::string hash_hex(uint64_t hash);
+
 struct ChecksumEntry {
   std::string name;  // of the file in the container folder
   uint64_t bytes = 0;

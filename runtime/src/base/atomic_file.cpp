@@ -1,6 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
-#include <glmrt/history/atomic_file.h>
+#include <glmrt/base/atomic_file.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>

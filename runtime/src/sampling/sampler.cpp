@@ -1,6 +1,6 @@
 #include <glmrt/base/error.h>
-#include <glmrt/generate/sampler.h>
-#include <glmrt/generate/sampling_limits.h>
+#include <glmrt/sampling/sampler.h>
+#include <glmrt/sampling/sampling_limits.h>
 
 #include <algorithm>
 #include <cmath>

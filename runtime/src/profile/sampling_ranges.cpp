@@ -1,5 +1,7 @@
 #include <glmrt/base/error.h>
-#include <glmrt/generate/sampling_limits.h>
+#include <glmrt/profile/sampling_ranges.h>
+
+#include <fmt/format.h>
 
 #include <array>
 #include <cmath>
@@ -54,34 +56,6 @@ std::optional<std::string> sampling_value_error(SamplingSetting setting, double 
   const bool whole = !r.integer || std::floor(value) == value;
   if (above_min && below_max && whole) return std::nullopt;
   return fmt::format("{} is out of range: expected {}", value, r.expected());
-}
-
-double sampling_value(const SamplingParams& p, SamplingSetting setting) {
-  switch (setting) {
-    case S::temperature:
-      return p.temperature;
-    case S::top_k:
-      return p.top_k;
-    case S::top_p:
-      return p.top_p;
-    case S::min_p:
-      return p.min_p;
-    case S::repetition_penalty:
-      return p.repetition_penalty;
-    case S::presence_penalty:
-      return p.presence_penalty;
-    case S::frequency_penalty:
-      return p.frequency_penalty;
-    case S::max_new_tokens:
-      return p.max_new_tokens;
-  }
-  fail("sampling: unknown setting {}", static_cast<int>(setting));
-}
-
-void check_sampling_params(const SamplingParams& params, std::string_view where) {
-  for (const SamplingRange& range : kRanges)
-    if (auto error = sampling_value_error(range.setting, sampling_value(params, range.setting)))
-      fail("{}: key `{}`: {}", where, range.key, *error);
 }
 
 }  // namespace glmrt

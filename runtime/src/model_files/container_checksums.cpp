@@ -2,17 +2,55 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
 #include <glmrt/base/printable.h>
-#include <glmrt/convert/container_checksums.h>
-#include <glmrt/convert/convert.h>
-#include <glmrt/convert/streamed_file_writer.h>
+#include <glmrt/model_files/container_checksums.h>
+
+#include <fcntl.h>
+#include <glmrt/model_files/file_io.h>
+#include <unistd.h>
+#include <xxhash.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <nlohmann/json.hpp>
-
-#include "../model_files/file_io.h"
+#include <vector>
 
 namespace glmrt {
+
+namespace {
+
+// Reads large enough that a drive streams them at its sequential speed.
+constexpr size_t kHashBlockBytes = size_t{8} << 20;
+
+}  // namespace
+
+uint64_t hash_file(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("cannot open {}: {}", path, std::strerror(errno));
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  XXH3_state_t* state = XXH3_createState();
+  XXH3_64bits_reset(state);
+  std::vector<std::byte> buffer(kHashBlockBytes);
+  std::string error;
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) error = std::strerror(errno);
+    if (n <= 0) break;
+    XXH3_64bits_update(state, buffer.data(), static_cast<size_t>(n));
+  }
+  const uint64_t hash = XXH3_64bits_digest(state);
+  XXH3_freeState(state);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+  if (!error.empty()) fail("reading {} failed: {}", path, error);
+  return hash;
+}
+
+std::string hash_hex(uint64_t hash) {
+  return fmt::format("{:016x}", hash);
+}
 
 namespace fs = std::filesystem;
 
