@@ -11,6 +11,9 @@
 
 namespace glmrt {
 
+/// Element type of the latent KV and indexer key caches.
+enum class CacheType { f32, bf16 };
+
 /// Bits of a stored weight: 32 = f32, 16 = bf16, 8/4/2 = int8/int4/int2
 /// symmetric, value = q * scale.
 enum class WeightBits : int { f32 = 32, bf16 = 16, int8 = 8, int4 = 4, int2 = 2 };

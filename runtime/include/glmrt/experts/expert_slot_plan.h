@@ -11,10 +11,10 @@
 // expert is read into a staging buffer and converted into its slot.
 #pragma once
 
+#include <glmrt/base/weight_precision.h>
 #include <glmrt/experts/expert_layout.h>
 #include <glmrt/experts/io_channel.h>
 #include <glmrt/plugin/weight_format.h>
-#include <glmrt/profile/profile.h>
 
 #include <array>
 #include <cstdint>
@@ -33,8 +33,8 @@ struct SlotRead {
 struct SlotMatrix {
   uint32_t type = GLMRT_F32;  // glmrt_element_type held in the slot
   int64_t rows = 0, cols = 0, row_bytes = 0;
-  uint64_t data = 0;    // offset of row 0 in the slot
-  uint64_t scales = 0;  // offset of the f32 scales [rows, groups per row] (quantized types)
+  uint64_t data = 0;        // offset of row 0 in the slot
+  uint64_t scales = 0;      // offset of the f32 scales [rows, groups per row] (quantized types)
   uint32_t group_size = 0;  // inputs sharing a scale; 0 = one scale per row
   /// Where the tensor's bytes are in the read buffer (the slot when direct).
   uint64_t source_values = 0, source_scales = 0;

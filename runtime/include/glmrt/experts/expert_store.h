@@ -8,6 +8,8 @@
 #pragma once
 
 #include <glmrt/base/memory.h>
+#include <glmrt/base/weight_precision.h>
+#include <glmrt/experts/expert_key.h>
 #include <glmrt/experts/expert_layer_pool.h>
 #include <glmrt/experts/expert_layout.h>
 #include <glmrt/experts/expert_read_ahead.h>
@@ -17,8 +19,6 @@
 #include <glmrt/experts/expert_store_stats.h>
 #include <glmrt/experts/io_channel.h>
 #include <glmrt/experts/pinned_experts.h>
-#include <glmrt/experts/expert_key.h>
-#include <glmrt/profile/profile.h>
 
 #include <cstdint>
 #include <functional>

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <glmrt/base/memory.h>
-#include <glmrt/profile/profile.h>
+#include <glmrt/base/weight_precision.h>
 
 #include <cstdint>
 #include <span>

@@ -19,9 +19,6 @@ namespace glmrt {
 /// (`memory.expert_cache` absent, or `auto` with no budget to size it from).
 inline constexpr int kDefaultExpertCachePerLayer = 16;
 
-/// Element type of the latent KV and indexer key caches.
-enum class CacheType { f32, bf16 };
-
 struct PluginChoice {
   /// A plugin name ("kernels-scalar"), "auto" (kernels only: best supported
   /// score), or a path to a .so (absolute, or relative to the profile file).

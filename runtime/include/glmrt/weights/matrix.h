@@ -4,8 +4,8 @@
 #pragma once
 
 #include <glmrt/base/memory.h>
+#include <glmrt/base/weight_precision.h>
 #include <glmrt/plugin/weight_format.h>
-#include <glmrt/profile/profile.h>
 #include <glmrt/weights/row_codec.h>
 
 #include <cstdint>

@@ -3,8 +3,8 @@
 // expert store for experts it converts straight into their slots.
 #pragma once
 
+#include <glmrt/base/weight_precision.h>
 #include <glmrt/plugin/weight_format.h>
-#include <glmrt/profile/profile.h>
 
 #include <cstddef>
 #include <cstdint>
