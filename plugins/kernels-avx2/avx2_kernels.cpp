@@ -27,6 +27,9 @@ using plugin_support::ScratchPlan;
 // Scratch sizes follow the calls' row counts, which grow one at a time
 // while a sequence decodes: rounded up, most calls reuse the buffer.
 constexpr size_t kScratchGranule = 64 * 1024;
+/// Fewer activations than this (all products of a call together) are
+/// quantized on the calling thread.
+constexpr int64_t kMinParallelQuantize = int64_t{1} << 18;
 
 const char* element_type_name(uint32_t type) {
   const char* name = plugin::element_type_name(type);
@@ -277,7 +280,12 @@ class Avx2Kernels final : public plugin::Kernels {
     for (size_t i = 0; i < n; ++i)
       if (prepared_[i].integer && prepared_[i].shares == SIZE_MAX) owners_.push_back(i);
     const int64_t count = static_cast<int64_t>(owners_.size());
-#pragma omp parallel for schedule(dynamic) num_threads(n_threads_) if (count > 1 && n_threads_ > 1)
+    int64_t elements = 0;
+    for (const size_t i : owners_) elements += products[i].S * products[i].w.cols;
+    // A decode step's activations take microseconds to quantize: waking the
+    // team for them would cost more, and on a loaded machine far more.
+    const bool parallel = count > 1 && n_threads_ > 1 && elements >= kMinParallelQuantize;
+#pragma omp parallel for schedule(dynamic) num_threads(n_threads_) if (parallel)
     for (int64_t k = 0; k < count; ++k) {
       const size_t i = owners_[static_cast<size_t>(k)];
       switch (products[i].w.format.element_type) {

@@ -110,21 +110,23 @@ void tile_rows(const FloatMatmul& p, int64_t o0, int rows, const typename Row::E
 }
 
 template <class Row, bool kDequantize, int R, int C>
-void run_tile(const void* problem, int64_t t) {
+void run_tiles(const void* problem, int64_t first, int64_t end) {
   const FloatMatmul& p = *static_cast<const FloatMatmul*>(problem);
-  const int64_t o0 = t * R;
-  const int rows = static_cast<int>(std::min<int64_t>(R, p.weights->rows - o0));
-  const typename Row::Element* w[R];
-  tile_rows<Row, kDequantize, R>(p, o0, rows, w);
-  int64_t c0 = 0;
-  for (; c0 + C <= p.S; c0 += C) run_columns<Row, R, C>(p, w, o0, rows, c0);
-  if (c0 < p.S) run_remaining_columns<Row, R, C>(p, w, o0, rows, c0, p.S - c0);
+  for (int64_t t = first; t < end; ++t) {
+    const int64_t o0 = t * R;
+    const int rows = static_cast<int>(std::min<int64_t>(R, p.weights->rows - o0));
+    const typename Row::Element* w[R];
+    tile_rows<Row, kDequantize, R>(p, o0, rows, w);
+    int64_t c0 = 0;
+    for (; c0 + C <= p.S; c0 += C) run_columns<Row, R, C>(p, w, o0, rows, c0);
+    if (c0 < p.S) run_remaining_columns<Row, R, C>(p, w, o0, rows, c0, p.S - c0);
+  }
 }
 
 template <class Row, bool kDequantize, int R, int C>
 TileJob tiles_of(const FloatMatmul& p) {
   const glmrt_weight_view& w = *p.weights;
-  return {&run_tile<Row, kDequantize, R, C>, &p, (w.rows + R - 1) / R, w.rows * w.cols * p.S};
+  return {&run_tiles<Row, kDequantize, R, C>, &p, (w.rows + R - 1) / R, w.rows * w.cols * p.S};
 }
 
 template <class Row, bool kDequantize>

@@ -171,16 +171,17 @@ StepCounts step_counts(const glmrt_weight_view& w, int64_t elements_per_step) {
 }
 
 template <class Format, bool kGrouped, int R, int C>
-void run_tile(const void* problem, int64_t tile) {
+void run_tiles(const void* problem, int64_t first, int64_t end) {
   const IntMatmul& p = *static_cast<const IntMatmul*>(problem);
-  run_row_tile<Format, kGrouped, R, C>(p, step_counts(*p.weights, Format::kElementsPerStep),
-                                       tile * R);
+  const StepCounts counts = step_counts(*p.weights, Format::kElementsPerStep);
+  for (int64_t tile = first; tile < end; ++tile)
+    run_row_tile<Format, kGrouped, R, C>(p, counts, tile * R);
 }
 
 template <class Format, bool kGrouped, int R, int C>
 TileJob tiles_of(const IntMatmul& p) {
   const glmrt_weight_view& w = *p.weights;
-  return {&run_tile<Format, kGrouped, R, C>, &p, (w.rows + R - 1) / R, w.rows * w.cols * p.S};
+  return {&run_tiles<Format, kGrouped, R, C>, &p, (w.rows + R - 1) / R, w.rows * w.cols * p.S};
 }
 
 template <class Format, bool kGrouped>

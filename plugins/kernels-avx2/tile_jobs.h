@@ -9,7 +9,9 @@
 namespace glmrt::kernels_avx2 {
 
 struct TileJob {
-  using Run = void (*)(const void* problem, int64_t tile);
+  /// Runs tiles [first, end) in order: one call per thread's share (or per
+  /// handed-out chunk), so a tile of one weight row costs no call of its own.
+  using Run = void (*)(const void* problem, int64_t first, int64_t end);
   Run run = nullptr;
   const void* problem = nullptr;  // the IntMatmul or FloatMatmul `run` takes
   int64_t tiles = 0;

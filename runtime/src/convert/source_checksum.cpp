@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include <glmrt/model_files/file_io.h>
 

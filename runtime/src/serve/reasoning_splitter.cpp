@@ -1,6 +1,8 @@
 #include <glmrt/serve/held_text.h>
 #include <glmrt/serve/reasoning_splitter.h>
 
+#include <utility>
+
 namespace glmrt::serve {
 namespace {
 

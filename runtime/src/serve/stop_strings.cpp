@@ -2,6 +2,7 @@
 #include <glmrt/serve/stop_strings.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace glmrt::serve {
 

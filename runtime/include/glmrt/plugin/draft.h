@@ -1,6 +1,6 @@
 // Draft plugins: propose tokens for lossless speculative decoding (the draft
 // contract of ABI 1.2; hosts refuse draft plugins built for an older minor,
-// whose contract no host ever ran).
+// whose table has a different layout and would be called wrongly).
 //
 // One decode step as the host runs it. The history ends with a token x that
 // has been chosen but not yet run through the main model. The host asks the
