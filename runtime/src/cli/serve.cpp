@@ -41,7 +41,7 @@ po::options_description limit_flags(serve::ServeLimits& limits) {
 
 }  // namespace
 
-int serve_command(const Args& args) {
+int serve_command(const Args& args, const Ranks& ranks) {
   serve::ServeOptions o;
   std::string profile_path, model_dir;
   po::options_description options("glmrt serve --profile P [--model DIR] [--host H] [--port N]");
@@ -80,6 +80,7 @@ int serve_command(const Args& args) {
   const auto chat_template = text::ModelChatTemplate::for_model(
       Engine::model_dir_for(profile, model_dir), chat_template_choice(vm, profile.chat_template));
   auto engine = Engine::open(profile, model_dir);
+  const auto shards = ranks.spread(*engine);
   if (o.model_name.empty()) {
     auto dir = std::filesystem::absolute(engine->model_dir()).lexically_normal();
     if (dir.filename().empty()) dir = dir.parent_path();  // a trailing slash

@@ -8,6 +8,7 @@
 #include <glmrt/model/moe_scratch.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/plugin/kernels.h>
+#include <glmrt/weights/kernels_backend.h>
 
 #include <span>
 #include <vector>
