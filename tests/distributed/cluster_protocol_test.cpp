@@ -81,11 +81,12 @@ TEST(ClusterProtocol, HelloAndSumsRoundTrip) {
   const Hello back = decode_hello(in);
   EXPECT_EQ(back.host, "host-a");
   EXPECT_EQ(back.profile_keys, hello.profile_keys);
-  const Sums sums{9, "", {1.f, 2.f, 3.f}};
+  const Sums sums{9, 0.5, "", {1.f, 2.f, 3.f}};
   const Bytes s = encode(sums, Wire::f32);
   ByteReader sin(s, "sums");
   const Sums sback = decode_sums(sin, 3);
   EXPECT_EQ(sback.sequence, 9u);
+  EXPECT_EQ(sback.busy_seconds, 0.5);
   EXPECT_EQ(sback.rows, sums.rows);
 }
 

@@ -51,6 +51,8 @@ const std::vector<Row>& rows() {
       // Expert parallelism: -1 ("-") with one process.
       {"step: exchange", "ms",
        [](const BenchRun& r) { return r.ranks > 1 ? 1e3 * r.step_exchange : -1; }, 2},
+      {"step: exchange itself", "ms",
+       [](const BenchRun& r) { return r.ranks > 1 ? 1e3 * r.step_exchange_overhead : -1; }, 2},
       {"all ranks read", "GB/s",
        [](const BenchRun& r) { return r.ranks > 1 ? r.all_ranks_read_gb_per_second() : -1; }, 3},
   };
@@ -119,7 +121,8 @@ nlohmann::json run_json(const BenchRun& r) {
                       {"rank_experts", rank_experts_json(r.rank_experts)},
                       {"decode_bytes_all_ranks", r.decode_bytes_all_ranks},
                       {"all_ranks_read_gb_per_s", r.all_ranks_read_gb_per_second()},
-                      {"step_exchange_ms", 1e3 * r.step_exchange}};
+                      {"step_exchange_ms", 1e3 * r.step_exchange},
+                      {"step_exchange_overhead_ms", 1e3 * r.step_exchange_overhead}};
   j["draft"] = r.drafting ? nlohmann::json{{"forwards", r.draft_forwards},
                                            {"proposed", r.draft_proposed},
                                            {"accepted", r.draft_accepted},

@@ -75,6 +75,10 @@ double exchange_seconds(const ShardedExperts* shards) {
   return shards ? shards->times().send_seconds + shards->times().wait_seconds : 0.0;
 }
 
+double exchange_overhead_seconds(const ShardedExperts* shards) {
+  return shards ? shards->times().overhead_seconds : 0.0;
+}
+
 }  // namespace
 
 std::string BenchRun::pinning() const {
@@ -89,7 +93,7 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
   reset_peak_rss();
   BenchRun run;
   const auto t0 = std::chrono::steady_clock::now();
-  auto engine = Engine::open(profile, model);
+  auto engine = ranks.open(profile, model);
   const auto shards = ranks.spread(*engine);
   run.load_seconds = seconds_since(t0);
   run.ranks = ranks.count();
@@ -108,6 +112,7 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
   const std::vector<cluster::Counters> ranks_before = rank_counters(*engine, shards.get());
   std::vector<cluster::Counters> ranks_after_prefill = ranks_before;
   double exchange_after_prefill = exchange_seconds(shards.get());
+  double overhead_after_prefill = exchange_overhead_seconds(shards.get());
   ExpertStoreStats after_prefill = before;
   StepTimes times_after_prefill = engine->model().step_times();
   bool prefilled = false;
@@ -119,6 +124,7 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
       times_after_prefill = engine->model().step_times();
       ranks_after_prefill = rank_counters(*engine, shards.get());
       exchange_after_prefill = exchange_seconds(shards.get());
+      overhead_after_prefill = exchange_overhead_seconds(shards.get());
       prefilled = true;
     }
     return true;
@@ -166,9 +172,12 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
   const std::vector<cluster::Counters> ranks_after = rank_counters(*engine, shards.get());
   run.rank_experts = counters_between(ranks_before, ranks_after);
   run.decode_bytes_all_ranks = bytes_of(ranks_after) - bytes_of(ranks_after_prefill);
-  if (run.decode_tokens > 0)
-    run.step_exchange = (exchange_seconds(shards.get()) - exchange_after_prefill) /
-                        static_cast<double>(run.decode_tokens);
+  if (run.decode_tokens > 0) {
+    const double steps = static_cast<double>(run.decode_tokens);
+    run.step_exchange = (exchange_seconds(shards.get()) - exchange_after_prefill) / steps;
+    run.step_exchange_overhead =
+        (exchange_overhead_seconds(shards.get()) - overhead_after_prefill) / steps;
+  }
   run.peak_rss_bytes = peak_rss_since_reset_bytes();
   return run;
 }

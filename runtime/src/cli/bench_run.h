@@ -40,7 +40,8 @@ struct BenchRun {
   int ranks = 1;
   std::vector<cluster::Counters> rank_experts;
   uint64_t decode_bytes_all_ranks = 0;
-  double step_exchange = 0;  // seconds per decode step
+  double step_exchange = 0;           // seconds per decode step, waiting for ranks included
+  double step_exchange_overhead = 0;  // of it, what the exchange itself cost (expert_cluster.h)
   /// What all ranks read while decoding, over the decode time.
   double all_ranks_read_gb_per_second() const;
 

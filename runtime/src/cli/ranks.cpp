@@ -37,16 +37,19 @@ void print_rank_report(std::FILE* out, Engine& engine, ShardedExperts* shards) {
   const ExchangeTimes& t = shards->times();
   const int64_t forwards = engine.model().counters().forward_calls;
   const double total = t.send_seconds + t.wait_seconds;
-  fmt::print(out,
-             "exchange: {} ranks, wire {}, {} MoE steps, {:.3f} ms per MoE step ({:.3f} ms "
-             "sending, {:.3f} ms waiting for ranks), {:.2f} ms per forward; {} sent, {} "
-             "received\n",
-             shards->ranks(), cluster::wire_name(shards->wire()), t.steps,
-             t.steps ? 1e3 * total / double(t.steps) : 0.0,
-             t.steps ? 1e3 * t.send_seconds / double(t.steps) : 0.0,
-             t.steps ? 1e3 * t.wait_seconds / double(t.steps) : 0.0,
-             forwards ? 1e3 * total / double(forwards) : 0.0, format_byte_size(t.bytes_sent),
-             format_byte_size(t.bytes_received));
+  fmt::print(
+      out,
+      "exchange: {} ranks, wire {}, {} MoE steps, {:.3f} ms per MoE step ({:.3f} ms "
+      "sending, {:.3f} ms waiting for ranks; the exchange itself, beyond the ranks' own work: "
+      "{:.3f} ms), "
+      "{:.2f} ms per forward; {} sent, {} received\n",
+      shards->ranks(), cluster::wire_name(shards->wire()), t.steps,
+      t.steps ? 1e3 * total / double(t.steps) : 0.0,
+      t.steps ? 1e3 * t.send_seconds / double(t.steps) : 0.0,
+      t.steps ? 1e3 * t.wait_seconds / double(t.steps) : 0.0,
+      t.steps ? 1e3 * t.overhead_seconds / double(t.steps) : 0.0,
+      forwards ? 1e3 * total / double(forwards) : 0.0, format_byte_size(t.bytes_sent),
+      format_byte_size(t.bytes_received));
   for (const cluster::Counters& c : shards->rank_counters())
     fmt::print(out,
                "rank {} experts: {} owned; {} lookups: {} pinned hits, {} LRU hits, {} misses; {} "

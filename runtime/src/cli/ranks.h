@@ -18,6 +18,15 @@ class Ranks {
   Ranks() = default;  // one process
   explicit Ranks(ExpertCluster& cluster) : cluster_(&cluster) {}
   int count() const { return cluster_ ? cluster_->ranks() : 1; }
+  /// Engine::open, and under mpirun with the shards decided first (rank 0
+  /// pins experts of its own shard only); spread() the result next.
+  std::unique_ptr<Engine> open(const Profile& profile,
+                               const std::filesystem::path& model_dir = {}) const {
+    if (!cluster_) return Engine::open(profile, model_dir);
+    return Engine::open(
+        profile, model_dir,
+        cluster_->engine_options(profile, Engine::model_dir_for(profile, model_dir)));
+  }
   /// Spreads `engine`'s experts over the ranks (nullptr with one process,
   /// or while another engine holds them). Keep it while the engine runs;
   /// destroy it before the engine.

@@ -99,7 +99,7 @@ int run_command(const Args& args, const Ranks& ranks) {
     chat = ChatPrompt{*chat_options, text::ModelChatTemplate::for_model(
                                          Engine::model_dir_for(profile, model_dir),
                                          chat_template_choice(vm, profile.chat_template))};
-  auto engine = Engine::open(profile, model_dir);
+  auto engine = ranks.open(profile, model_dir);
   const auto shards = ranks.spread(*engine);
   if (vm.count("record-routing")) engine->record_routing(vm["record-routing"].as<std::string>());
   const SamplingParams sampling =

@@ -152,7 +152,7 @@ int score_command(const Args& args, const Ranks& ranks) {
   const bool json = vm.count("json") > 0;
   if (vm.count("requests")) {
     const auto input = read_requests(requests, tokenizer, config, max_context);
-    auto engine = Engine::open(profile, folder);
+    auto engine = ranks.open(profile, folder);
     const auto shards = ranks.spread(*engine);
     return score_requests(*engine, input, json, ranks.count());
   }
@@ -166,7 +166,7 @@ int score_command(const Args& args, const Ranks& ranks) {
   if (tokens.size() < 2)
     fail("{}: the text encodes to {} token(s); perplexity needs at least 2", text_file,
          tokens.size());
-  auto engine = Engine::open(profile, folder);
+  auto engine = ranks.open(profile, folder);
   const auto shards = ranks.spread(*engine);
   return score_perplexity(*engine, tokens, window, stride, json, ranks.count());
 }

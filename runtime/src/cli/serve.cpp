@@ -79,7 +79,7 @@ int serve_command(const Args& args, const Ranks& ranks) {
   // Before the model loads, which may take minutes.
   const auto chat_template = text::ModelChatTemplate::for_model(
       Engine::model_dir_for(profile, model_dir), chat_template_choice(vm, profile.chat_template));
-  auto engine = Engine::open(profile, model_dir);
+  auto engine = ranks.open(profile, model_dir);
   const auto shards = ranks.spread(*engine);
   if (o.model_name.empty()) {
     auto dir = std::filesystem::absolute(engine->model_dir()).lexically_normal();

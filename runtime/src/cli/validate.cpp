@@ -176,7 +176,7 @@ int compare_command(const po::variables_map& vm, const Profile& q_profile,
   Profile p_profile = load_profile(vm["against"].as<std::string>());
   // One model folder: verified once is enough.
   if (q_profile.verify_checksums) p_profile.verify_checksums = false;
-  auto q = Engine::open(q_profile, model_dir);
+  auto q = ranks.open(q_profile, model_dir);
   auto p = Engine::open(p_profile, model_dir);
   const auto shards = ranks.spread(*q);  // the reference P runs on rank 0 alone
   std::vector<int32_t> ids;
@@ -267,7 +267,7 @@ int validate_command(const Args& args, const Ranks& ranks) {
   run_options.attention_form = parse_form(vm["attention-form"].as<std::string>());
 
   const auto cases = load_oracle(ref_path);
-  auto engine = Engine::open(profile, model_dir);
+  auto engine = ranks.open(profile, model_dir);
   const auto shards = ranks.spread(*engine);
   // The profile's whole-sequence prefill, unless the memory plan had to chunk it.
   if (!vm.count("prefill-chunk") && engine->memory_plan().prefill_chunk_from_budget)

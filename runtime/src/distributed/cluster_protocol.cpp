@@ -40,6 +40,23 @@ Bytes encode_op(Op op) {
   return out.take();
 }
 
+Bytes encode_prefetch(int32_t layer, std::span<const int32_t> experts) {
+  ByteWriter out;
+  out.put(Op::prefetch);
+  out.put(layer);
+  out.put_span(experts);
+  return out.take();
+}
+
+std::pair<int32_t, std::vector<int32_t>> decode_prefetch(ByteReader& in, int32_t experts) {
+  const auto layer = in.get<int32_t>("layer");
+  auto ids = in.get_vector<int32_t>("experts", kMaxElements);
+  in.finish();
+  for (int32_t id : ids)
+    if (id < 0 || id >= experts) fail("{}: expert {} is outside 0..{}", in.what(), id, experts - 1);
+  return {layer, std::move(ids)};
+}
+
 Bytes encode(const Open& m) {
   ByteWriter out;
   out.put(Op::open);
@@ -103,6 +120,7 @@ Bytes encode_step(uint64_t sequence, int32_t layer, int32_t next_layer, Wire wir
 Bytes encode(const Sums& m, Wire wire) {
   ByteWriter out;
   out.put(m.sequence);
+  out.put(m.busy_seconds);
   out.put_string(m.error);
   put_rows(out, m.rows, wire);
   return out.take();
@@ -116,7 +134,7 @@ Bytes encode(const Counters& m) {
 
 Op read_op(ByteReader& in) {
   const auto op = in.get<Op>("op");
-  if (op < Op::open || op > Op::stop) fail("{}: unknown request {}", in.what(), uint32_t(op));
+  if (op < Op::open || op > Op::prefetch) fail("{}: unknown request {}", in.what(), uint32_t(op));
   return op;
 }
 
@@ -196,6 +214,7 @@ Step decode_step(ByteReader& in, int64_t hidden, int32_t experts) {
 Sums decode_sums(ByteReader& in, int64_t hidden) {
   Sums m;
   m.sequence = in.get<uint64_t>("sequence");
+  m.busy_seconds = in.get<double>("busy seconds");
   m.error = in.get_string("error");
   m.rows = get_rows(in);
   in.finish();

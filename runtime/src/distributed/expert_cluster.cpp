@@ -2,6 +2,7 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/warning.h>
 #include <glmrt/distributed/expert_cluster.h>
+#include <glmrt/distributed/expert_shard_plan.h>
 #include <glmrt/distributed/fault_report.h>
 #include <glmrt/distributed/profile_keys.h>
 
@@ -44,6 +45,17 @@ ExpertCluster::~ExpertCluster() {
   } catch (const std::exception& e) {
     warn("the expert ranks were not told to stop: {}", e.what());
   }
+}
+
+EngineOptions ExpertCluster::engine_options(const Profile& profile,
+                                            const std::filesystem::path& model_dir) {
+  if (attached_) return {};
+  planned_ = plan_expert_shards(profile, model_dir, world_.size());
+  EngineOptions options;
+  options.runs_expert = [this](int layer, int32_t expert) {
+    return planned_ && layer < planned_->rows() && planned_->owner(layer, expert) == 0;
+  };
+  return options;
 }
 
 std::unique_ptr<ShardedExperts> ExpertCluster::attach(Engine& engine) {
@@ -110,16 +122,21 @@ void ShardedExperts::handshake() {
           r, hello.host, profile.file, diff->key, diff->theirs, diff->ours);
   }
 
-  std::vector<int> holders;
-  if (profile.distributed.rank0_experts || world_.size() == 1) holders.push_back(0);
-  holders.insert(holders.end(), ranks.begin(), ranks.end());
   const std::vector<bool> rows = engine_.experts().expert_rows();
-  const int experts = engine_.config().n_routed_experts;
-  const bool by_usage =
-      profile.distributed.shard == DistributedSettings::Shard::usage && engine_.history();
-  assignment_ = by_usage ? ExpertAssignment::by_usage(engine_.history()->totals(), rows, holders,
-                                                      world_.size())
-                         : ExpertAssignment::by_id(rows, experts, holders, world_.size());
+  if (cluster_.planned_ && cluster_.planned_->rows() == static_cast<int>(rows.size())) {
+    assignment_ = std::move(*cluster_.planned_);  // the shards rank 0 pinned for
+  } else {
+    std::vector<int> holders;
+    if (profile.distributed.rank0_experts || world_.size() == 1) holders.push_back(0);
+    holders.insert(holders.end(), ranks.begin(), ranks.end());
+    const bool by_usage =
+        profile.distributed.shard == DistributedSettings::Shard::usage && engine_.history();
+    assignment_ = by_usage ? ExpertAssignment::by_usage(engine_.history()->totals(), rows, holders,
+                                                        world_.size())
+                           : ExpertAssignment::by_id(rows, engine_.config().n_routed_experts,
+                                                     holders, world_.size());
+  }
+  cluster_.planned_.reset();
   note("{}", assignment_.describe());
   Assign assign{assignment_.rows(), assignment_.experts(), world_.size(), assignment_.owners()};
   const Bytes assign_bytes = encode(assign);
@@ -228,13 +245,16 @@ void ShardedExperts::send_step(int layer, std::span<const float> x, const Positi
   }
   step_pending_ = true;
   ++times_.steps;
-  times_.send_seconds += seconds_since(t0);
+  step_send_seconds_ = seconds_since(t0);
+  times_.send_seconds += step_send_seconds_;
+  step_sent_ = Clock::now();
 }
 
 void ShardedExperts::add_results(std::span<float> out) {
   if (!step_pending_) fail("expert exchange: results asked for with no step sent");
   step_pending_ = false;
   const auto t0 = std::chrono::steady_clock::now();
+  const double local_seconds = std::chrono::duration<double>(t0 - step_sent_).count();
   const int64_t D = step_rows_ ? static_cast<int64_t>(out.size()) / step_rows_ : 0;
   const std::string what = fmt::format("its expert sums of layer {} ({} position{})", step_layer_,
                                        step_rows_, step_rows_ == 1 ? "" : "s");
@@ -267,6 +287,11 @@ void ShardedExperts::add_results(std::span<float> out) {
     }
     waiting = std::move(again);
   }
+  double slowest = 0;
+  for (const Sums& s : sums) slowest = std::max(slowest, s.busy_seconds);
+  const double waited = seconds_since(t0);
+  times_.overhead_seconds +=
+      step_send_seconds_ + std::max(0.0, waited - std::max(0.0, slowest - local_seconds));
   // Rank by rank, ascending: the same order every run.
   for (size_t i = 0; i < step_ranks_.size(); ++i) {
     const auto& positions = positions_[step_ranks_[i]];
@@ -278,6 +303,16 @@ void ShardedExperts::add_results(std::span<float> out) {
     }
   }
   times_.wait_seconds += seconds_since(t0);
+}
+
+void ShardedExperts::prefetch(int layer, std::span<const int32_t> predicted) {
+  std::vector<int32_t> own;
+  for (int r = 1; r < world_.size(); ++r) {
+    own.clear();
+    for (int32_t id : predicted)
+      if (assignment_.owner(layer, id) == r) own.push_back(id);
+    if (!own.empty()) world_.send(r, kToWorker, encode_prefetch(layer, own));
+  }
 }
 
 std::vector<Counters> ShardedExperts::rank_counters() {

@@ -1,3 +1,4 @@
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/distributed/cluster_protocol.h>
 #include <glmrt/distributed/expert_assignment.h>
@@ -8,6 +9,7 @@
 #include <glmrt/model/routed_experts.h>
 #include <glmrt/profile/profile.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -37,6 +39,9 @@ class ExpertWorker {
           break;
         case Op::stats:
           reply(encode(counters()));
+          break;
+        case Op::prefetch:
+          prefetch(in);
           break;
         case Op::close:
           close();
@@ -111,6 +116,7 @@ class ExpertWorker {
   }
 
   void step(ByteReader& in) {
+    const auto t0 = std::chrono::steady_clock::now();
     Sums sums;
     Wire wire = Wire::f32;
     try {
@@ -144,7 +150,22 @@ class ExpertWorker {
       sums.error = e.what();
       sums.rows.clear();
     }
+    sums.busy_seconds = seconds_since(t0);
     reply(encode(sums, wire));
+  }
+
+  // A guess only: one this rank cannot act on is dropped, never an error.
+  void prefetch(ByteReader& in) {
+    if (!engine_) return;
+    try {
+      const auto [layer, ids] = decode_prefetch(in, engine_->config().n_routed_experts);
+      if (layer < 0 || layer >= assignment_->rows()) return;
+      std::vector<int32_t> own;
+      for (int32_t id : ids)
+        if (assignment_->owner(layer, id) == world_.rank()) own.push_back(id);
+      if (!own.empty()) engine_->experts().prefetch(layer, own);
+    } catch (const std::exception&) {
+    }
   }
 
   Counters counters() {

@@ -52,7 +52,15 @@ void Model::prefetch_next_layer(int layer, std::span<const float> h, int64_t S) 
   const size_t limit = S == 1 ? static_cast<size_t>(config_.num_experts_per_tok)
                               : static_cast<size_t>(experts_.pool_capacity());
   predict_experts(w, config_, kernels_, h, S, limit, scratch_);
-  experts_.prefetch(next, scratch_.predicted);
+  if (context_.remote) {
+    // After a dense layer: the ranks that own the predicted experts read
+    // them ahead (no exchange follows to carry the prediction), this one
+    // its own share.
+    context_.remote->prefetch(next, scratch_.predicted);
+    prefetch_own_share(next, scratch_.predicted);
+  } else {
+    experts_.prefetch(next, scratch_.predicted);
+  }
   times_.predict += seconds_since(t0);
 }
 

@@ -18,7 +18,7 @@ namespace glmrt::cluster {
 inline constexpr int kToWorker = 17;
 inline constexpr int kToRoot = 18;
 
-enum class Op : uint32_t { open = 1, assign, step, stats, close, stop };
+enum class Op : uint32_t { open = 1, assign, step, stats, close, stop, prefetch };
 enum class Wire : uint8_t { f32 = 0, bf16 = 1 };
 const char* wire_name(Wire wire);
 
@@ -55,6 +55,7 @@ struct Step {
 };
 struct Sums {
   uint64_t sequence = 0;
+  double busy_seconds = 0;  // from the request's arrival to the answer's sending
   std::string error;        // a failed read or a bad request, as the rank said it
   std::vector<float> rows;  // [rows, hidden]
 };
@@ -76,6 +77,8 @@ Bytes encode_step(uint64_t sequence, int32_t layer, int32_t next_layer, Wire wir
 Bytes encode(const Sums& m, Wire wire);
 Bytes encode(const Counters& m);
 Bytes encode_op(Op op);
+/// A read-ahead request: experts of store row `layer` (no answer).
+Bytes encode_prefetch(int32_t layer, std::span<const int32_t> experts);
 
 /// The op a request starts with (the reader is left after it).
 Op read_op(ByteReader& in);
@@ -87,5 +90,7 @@ Ready decode_ready(ByteReader& in);
 Step decode_step(ByteReader& in, int64_t hidden, int32_t experts);
 Sums decode_sums(ByteReader& in, int64_t hidden);
 Counters decode_counters(ByteReader& in);
+/// The layer and experts of a read-ahead request, checked against `experts`.
+std::pair<int32_t, std::vector<int32_t>> decode_prefetch(ByteReader& in, int32_t experts);
 
 }  // namespace glmrt::cluster

@@ -12,7 +12,9 @@
 #include <glmrt/engine/engine.h>
 #include <glmrt/model/remote_experts.h>
 
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,10 @@ struct ExchangeTimes {
   uint64_t steps = 0;       // MoE layer steps that went through the exchange
   double send_seconds = 0;  // gathering, encoding and posting the requests
   double wait_seconds = 0;  // after this rank's own experts, until every sum was in
+  /// What the exchange itself cost: sending, plus the part of the wait that
+  /// the slowest rank's own work (decode, experts, encode) and this rank's
+  /// experts meanwhile do not explain (the wire, the polling, the copies).
+  double overhead_seconds = 0;
   uint64_t bytes_sent = 0, bytes_received = 0;
 };
 
@@ -38,6 +44,11 @@ class ExpertCluster {
   ~ExpertCluster();
 
   int ranks() const { return world_.size(); }
+  /// How rank 0 opens the model in `model_dir` under `profile`: decides the
+  /// shards now (expert_shard_plan.h), so its pinned set takes its own shard
+  /// only; the next attach() uses them. Empty options while an engine is
+  /// attached (the next one runs on rank 0 alone).
+  EngineOptions engine_options(const Profile& profile, const std::filesystem::path& model_dir);
   /// Has every rank open `engine`'s model and take its shard (refusing a
   /// rank whose files are missing or whose model, glmrt version or profile
   /// differs, naming the rank and the key), then routes the engine's MoE
@@ -49,6 +60,7 @@ class ExpertCluster {
   friend class ShardedExperts;
   MpiWorld& world_;
   bool attached_ = false;
+  std::optional<ExpertAssignment> planned_;  // for the next attach()
 };
 
 class ShardedExperts final : public RemoteExperts {
@@ -65,6 +77,7 @@ class ShardedExperts final : public RemoteExperts {
   void send_step(int layer, std::span<const float> x, const PositionRouting& routing,
                  int next_layer, std::span<const int32_t> next_predicted) override;
   void add_results(std::span<float> out) override;
+  void prefetch(int layer, std::span<const int32_t> predicted) override;
 
   int ranks() const { return world_.size(); }
   const ExpertAssignment& assignment() const { return assignment_; }
@@ -95,6 +108,8 @@ class ShardedExperts final : public RemoteExperts {
   std::vector<int> step_ranks_;
   std::vector<std::vector<int64_t>> positions_;  // by rank
   bool step_pending_ = false;
+  double step_send_seconds_ = 0;
+  Clock::time_point step_sent_{};
 };
 
 }  // namespace glmrt

@@ -23,6 +23,9 @@ class RemoteExperts {
   /// (`next_layer` -1: none), so they read ahead as this process does.
   virtual void send_step(int layer, std::span<const float> x, const PositionRouting& routing,
                          int next_layer, std::span<const int32_t> next_predicted) = 0;
+  /// Asks the processes that own some of `predicted` (experts of store row
+  /// `layer`) to read them ahead; no answer is awaited.
+  virtual void prefetch(int layer, std::span<const int32_t> predicted) = 0;
   /// Waits for the step's answers and adds each process's sums into
   /// out [S, hidden], process by process in rank order (deterministic).
   /// Throws glmrt::Error naming the process that did not answer in time.
