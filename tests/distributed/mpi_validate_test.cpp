@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <fstream>
 #include <string>
 
 namespace glmrt {
@@ -83,6 +84,33 @@ TEST_P(MpiValidate, FiguresAreThoseOfOneProcess) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, MpiValidate, ::testing::Values(2, 3));
+
+// distributed: rank 0 holding no experts, bf16 on the wire, shards by id:
+// ranks 1 and 2 run every expert, the figures move by bf16 rounding only.
+TEST(MpiDistributedKeys, RankZeroWithoutExpertsAndBf16OnTheWire) {
+  const std::string profile = ::testing::TempDir() + "/glmrt-mpi-rank0-none.yaml";
+  {
+    std::ifstream in(kProfile);
+    std::ofstream out(profile);
+    out << in.rdbuf() << "distributed:\n  rank0_experts: false\n  wire: bf16\n  shard: id\n";
+  }
+  const std::string command =
+      fmt::format("{} {} validate --profile {} --model {} --ref {}/ref.json --json", mpirun(3),
+                  kGlmrt, profile, kFixture, kFixture);
+  const auto [status, out] = test::run_shell(command);
+  (void)status;  // bf16 rows may miss the f32 thresholds of reference.yaml
+  const nlohmann::json report = nlohmann::json::parse(out);
+  ASSERT_EQ(report["rank_experts"].size(), 3u);
+  EXPECT_EQ(report["rank_experts"][0]["experts_owned"].get<int>(), 0);
+  EXPECT_EQ(report["rank_experts"][0]["lookups"].get<uint64_t>(), 0u);
+  EXPECT_EQ(report["rank_experts"][1]["experts_owned"].get<int>(),
+            report["rank_experts"][2]["experts_owned"].get<int>());  // contiguous halves
+  for (const auto& c : report["cases"]) {
+    EXPECT_GE(c["top1_agree"].get<double>(), 0.9) << c["name"];
+    EXPECT_LT(c["max_abs_dlogit"].get<double>(), 5.0) << c["name"];
+    EXPECT_GT(c["max_abs_dlogit"].get<double>(), 1e-3) << "bf16 rows should move the logits";
+  }
+}
 
 TEST(MpiRefusal, ARankWithAnotherModelIsNamed) {
   const std::string other = std::string(GLMRT_SOURCE_DIR) + "/models/glm-demo";

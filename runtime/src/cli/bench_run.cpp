@@ -166,8 +166,6 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
     run.step_disk_wait = (e.wait_seconds - after_prefill.wait_seconds) / steps;
     run.step_expert_matmuls = (t.experts - times_after_prefill.experts) / steps;
     run.step_attention = (t.attention - times_after_prefill.attention) / steps;
-    run.step_other = std::max(0.0, run.decode_seconds / steps - run.step_disk_wait -
-                                       run.step_expert_matmuls - run.step_attention);
   }
   const std::vector<cluster::Counters> ranks_after = rank_counters(*engine, shards.get());
   run.rank_experts = counters_between(ranks_before, ranks_after);
@@ -177,6 +175,10 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
     run.step_exchange = (exchange_seconds(shards.get()) - exchange_after_prefill) / steps;
     run.step_exchange_overhead =
         (exchange_overhead_seconds(shards.get()) - overhead_after_prefill) / steps;
+    // The rest of a step; waiting for other ranks is the exchange's (0 alone).
+    run.step_other =
+        std::max(0.0, run.decode_seconds / steps - run.step_disk_wait - run.step_expert_matmuls -
+                          run.step_attention - run.step_exchange);
   }
   run.peak_rss_bytes = peak_rss_since_reset_bytes();
   return run;
