@@ -47,4 +47,34 @@ check() {
 
 check KILL "rank 2"
 check STOP "rank 2 (host [^)]*) did not answer within 3 s"
+
+# serve: the request a stopped rank leaves unanswered gets an error, then the
+# server stops cleanly and the job ends non-zero naming the rank.
+if command -v curl >/dev/null; then
+  port=$((20000 + RANDOM % 20000))
+  serve=(serve --profile "$profile" --model "$model" --port "$port")
+  rm -f "$work/pid"
+  "$mpirun" "${flags[@]}" -n 2 "$glmrt" "${serve[@]}" : \
+    -n 1 bash -c 'echo $$ >"$0"; exec "$@"' "$work/pid" "$glmrt" "${serve[@]}" \
+    >"$work/out" 2>"$work/err" &
+  job=$!
+  request() {
+    curl -s -m 30 "http://127.0.0.1:$port/v1/completions" -H 'Content-Type: application/json' \
+      -d '{"prompt": [1, 2, 3], "max_tokens": 4}'
+  }
+  for _ in $(seq 1 300); do grep -q "glmrt serve: .* on http" "$work/err" 2>/dev/null && break; sleep 0.1; done
+  first=$(request)
+  kill -STOP "$(cat "$work/pid")"
+  second=$(request)
+  wait "$job"
+  status=$?
+  kill -KILL "$(cat "$work/pid")" 2>/dev/null
+  case "$first" in *'"choices"'*) ;; *) echo "FAIL (serve): the first request got: $first"; failed=1 ;; esac
+  case "$second" in *'"error"'*) ;; *) echo "FAIL (serve): the second request got: $second"; failed=1 ;; esac
+  if [ "$status" -eq 0 ] || ! grep -q "glmrt serve: stopped" "$work/err" ||
+    ! grep -q "glmrt: error: rank 2 (host [^)]*) did not answer" "$work/err"; then
+    echo "FAIL (serve): status $status:"; cat "$work/err"; failed=1
+  fi
+  echo "serve: status $status"
+fi
 exit $failed

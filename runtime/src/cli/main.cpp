@@ -9,6 +9,7 @@
 #include <glmrt/distributed/fault_report.h>
 #include <glmrt/distributed/mpi_world.h>
 
+#include <signal.h>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -84,6 +85,14 @@ int run_command_line(const Args& args, const Ranks& ranks) {
   return 2;
 }
 
+void block_shutdown_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
 /// The value of --model (or --model=DIR) among a command's words, if any:
 /// an expert rank opens its own copy of the model there.
 std::filesystem::path model_flag(const Args& args) {
@@ -114,6 +123,10 @@ int main(int argc, char** argv) {
     // Under mpirun with several ranks: rank 0 runs the command, the others
     // serve it their experts until it stops them (docs/distributed.md).
     if (glmrt::launched_as_several_ranks()) {
+      // serve takes SIGTERM and SIGINT on a watcher thread of its own
+      // (serve/shutdown_signals.h): MPI's threads, started next, must not
+      // take them first.
+      if (!args.empty() && args[0] == "serve") block_shutdown_signals();
       world = glmrt::MpiWorld::start(argc, argv);
       if (world->rank() != 0) return glmrt::run_expert_worker(*world, model_flag(args));
     }

@@ -9,9 +9,13 @@
 
 #include <glmrt/base/error.h>
 #include <glmrt/base/printable.h>
+#include <glmrt/distributed/fault_report.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/serve/http_server.h>
 #include <glmrt/serve/shutdown_signals.h>
+
+#include <signal.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
@@ -94,6 +98,10 @@ int serve_command(const Args& args, const Ranks& ranks) {
     fmt::print(stderr, "glmrt serve: stopping (signal received)\n");
     server.stop();
   });
+  // A rank that died or stopped answering fails the request it served; the
+  // experts it held are gone, so the server stops as on SIGTERM (every
+  // thread blocks it: the signal waits for the watcher).
+  if (shards) shards->on_fault([] { ::kill(::getpid(), SIGTERM); });
   fmt::print(stderr, "glmrt serve: {} on {} (model `{}`, profile {})\n",
              printable(engine->model_dir().string()), serve::listening_url(o.host, port),
              printable(o.model_name, 256), printable(profile_path));
@@ -101,6 +109,7 @@ int serve_command(const Args& args, const Ranks& ranks) {
   server.run();
   signals.stop_watching();  // the action above uses `server`
   fmt::print(stderr, "glmrt serve: stopped\n");
+  if (shards && !shards->fault_message().empty()) throw RankFault(shards->fault_message());
   return 0;
 }
 

@@ -184,11 +184,11 @@ std::vector<Bytes> ShardedExperts::collect(const std::vector<int>& ranks, double
           late += fmt::format("{}rank {} (host {})", late.empty() ? "" : ", ", ranks[i],
                               hosts_[ranks[i]].empty() ? "?" : hosts_[ranks[i]]);
       if (ended)
-        throw RankFault(fmt::format(
+        fault(fmt::format(
             "the job was ended (SIGTERM: mpirun ends every rank when one dies) while rank 0 "
             "waited for {} for {}: that rank stopped; the run is incomplete",
             late, what));
-      throw RankFault(
+      fault(
           fmt::format("{} did not answer within {:g} s (distributed.timeout_seconds) while rank "
                       "0 waited for {}: the rank stopped or is stuck; the run is incomplete",
                       late, seconds, what));
@@ -201,8 +201,16 @@ std::vector<Bytes> ShardedExperts::collect(const std::vector<int>& ranks, double
   return answers;
 }
 
+void ShardedExperts::fault(std::string message) {
+  fault_message_ = message;
+  if (on_fault_) on_fault_();
+  throw RankFault(std::move(message));
+}
+
 void ShardedExperts::send_step(int layer, std::span<const float> x, const PositionRouting& routing,
                                int next_layer, std::span<const int32_t> next_predicted) {
+  // A rank that failed once is not waited for again.
+  if (!fault_message_.empty()) throw RankFault(fault_message_);
   const auto t0 = std::chrono::steady_clock::now();
   const int64_t S = static_cast<int64_t>(routing.size());
   const int64_t D = S ? static_cast<int64_t>(x.size()) / S : 0;
@@ -280,7 +288,7 @@ void ShardedExperts::add_results(std::span<float> out) {
         fail("rank {} (host {}) failed on layer {}: {}", r, hosts_[r], step_layer_, s.error);
       const size_t expected = positions_[r].size() * static_cast<size_t>(D);
       if (s.sequence != sequence_ || s.rows.size() != expected)
-        throw RankFault(fmt::format(
+        fault(fmt::format(
             "rank {} (host {}) answered step {} with {} values, rank 0 expected step {} with {}", r,
             hosts_[r], s.sequence, s.rows.size(), sequence_, expected));
       sums[slot[r]] = std::move(s);

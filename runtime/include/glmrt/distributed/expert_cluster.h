@@ -13,6 +13,7 @@
 #include <glmrt/model/remote_experts.h>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -85,6 +86,11 @@ class ShardedExperts final : public RemoteExperts {
   cluster::Wire wire() const { return wire_; }
   /// Every rank's expert-store counters, rank 0's from its own store.
   std::vector<cluster::Counters> rank_counters();
+  /// Runs `action` (on the thread that noticed) when a rank fault ends a
+  /// step; every later step fails at once with the same RankFault.
+  void on_fault(std::function<void()> action) { on_fault_ = std::move(action); }
+  /// The fault that stopped the shards (empty: none).
+  const std::string& fault_message() const { return fault_message_; }
 
  private:
   /// Waits for one answer from each of `ranks`, at most `seconds`; fails
@@ -92,6 +98,7 @@ class ShardedExperts final : public RemoteExperts {
   std::vector<Bytes> collect(const std::vector<int>& ranks, double seconds,
                              const std::string& what);
   void handshake();
+  [[noreturn]] void fault(std::string message);
 
   ExpertCluster& cluster_;
   MpiWorld& world_;
@@ -108,6 +115,8 @@ class ShardedExperts final : public RemoteExperts {
   std::vector<int> step_ranks_;
   std::vector<std::vector<int64_t>> positions_;  // by rank
   bool step_pending_ = false;
+  std::string fault_message_;
+  std::function<void()> on_fault_;
   double step_send_seconds_ = 0;
   Clock::time_point step_sent_{};
 };
