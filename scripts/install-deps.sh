@@ -7,6 +7,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libpcre2-dev libicu-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev libsimde-dev
   libxxhash-dev  # container checksums (glmrt convert, glmrt verify)
+  libopenmpi-dev openmpi-bin  # expert parallelism over MPI (mpirun -n N glmrt ...)
   libssl-dev     # SHA-256 of the chat template a model ships
   clang-format
   libcpp-httplib-dev  # glmrt serve

@@ -43,7 +43,8 @@ TwinFile::~TwinFile() {
 DirectIo::DirectIo(const glmrt_host_services& host, io_support::IoSettings settings)
     : host_(host),
       queue_(std::make_unique<io_support::ReadQueue>(host, settings.threads, "io-odirect reader",
-                                                     *this)) {}
+                                                     *this, false, settings.max_bytes_per_second)) {
+}
 
 void DirectIo::warn_fallback(const std::string& file, const std::string& why,
                              size_t more_files) noexcept {

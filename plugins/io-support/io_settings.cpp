@@ -2,9 +2,51 @@
 
 #include <setting_values.h>
 
+#include <cstdlib>
+#include <string>
 #include <string_view>
 
 namespace glmrt::io_support {
+namespace {
+
+/// A count of bytes with an optional unit (B, KB, MB, GB, TB: powers of
+/// 1000; KiB, MiB, GiB, TiB: of 1024), at least 1 and below 2^53.
+bool parse_bytes_per_second(std::string_view text, uint64_t& out) {
+  size_t digits = 0;
+  while (digits < text.size() &&
+         ((text[digits] >= '0' && text[digits] <= '9') || text[digits] == '.'))
+    ++digits;
+  if (digits == 0 || digits > 24) return false;
+  const std::string number(text.substr(0, digits));
+  char* end = nullptr;
+  const double value = std::strtod(number.c_str(), &end);
+  if (end != number.c_str() + number.size()) return false;
+  const std::string_view unit = text.substr(digits);
+  struct Unit {
+    std::string_view name;
+    double scale;
+  };
+  static constexpr Unit kUnits[] = {{"", 1},
+                                    {"B", 1},
+                                    {"KB", 1e3},
+                                    {"MB", 1e6},
+                                    {"GB", 1e9},
+                                    {"TB", 1e12},
+                                    {"KiB", 1024.0},
+                                    {"MiB", 1048576.0},
+                                    {"GiB", 1073741824.0},
+                                    {"TiB", 1099511627776.0}};
+  for (const Unit& u : kUnits) {
+    if (unit != u.name) continue;
+    const double bytes = value * u.scale;
+    if (!(bytes >= 1) || bytes >= 9007199254740992.0) return false;
+    out = static_cast<uint64_t>(bytes);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 bool parse_io_settings(const IoSettingsRules& rules, const glmrt_setting* settings,
                        size_t n_settings, IoSettings& out, std::string& error) {
@@ -25,9 +67,19 @@ bool parse_io_settings(const IoSettingsRules& rules, const glmrt_setting* settin
         error = bad_setting(rules.plugin, key, "true or false", value);
         return false;
       }
+    } else if (key == "max_bytes_per_second") {
+      if (!parse_bytes_per_second(value, out.max_bytes_per_second)) {
+        error = bad_setting(rules.plugin, key,
+                            "a positive byte count, or a size such as 500MB, 200MiB or 1.5GB "
+                            "(per second)",
+                            value);
+        return false;
+      }
     } else {
       error = unknown_setting(rules.plugin, key,
-                              rules.takes_drop_after_read ? "threads, drop_after_read" : "threads");
+                              rules.takes_drop_after_read
+                                  ? "threads, drop_after_read, max_bytes_per_second"
+                                  : "threads, max_bytes_per_second");
       return false;
     }
   }

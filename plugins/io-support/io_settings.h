@@ -15,6 +15,10 @@ struct IoSettings {
   int threads = 0;
   /// Drop read pages from the page cache (POSIX_FADV_DONTNEED) once copied.
   bool drop_after_read = false;
+  /// The most bytes per second the plugin reads, all files and threads
+  /// together (0 = no cap): `max_bytes_per_second`, a count or a size such
+  /// as 500MB or 1.5GiB.
+  uint64_t max_bytes_per_second = 0;
 };
 
 /// What one plugin accepts.

@@ -5,8 +5,13 @@
 namespace glmrt::io_support {
 
 ReadQueue::ReadQueue(const glmrt_host_services& host, int threads, const char* purpose,
-                     ExtentReader& reader, bool stop_batch_on_failure)
-    : host_(host), reader_(reader), stop_batch_on_failure_(stop_batch_on_failure) {
+                     ExtentReader& reader, bool stop_batch_on_failure,
+                     uint64_t max_bytes_per_second)
+    : host_(host),
+      reader_(reader),
+      stop_batch_on_failure_(stop_batch_on_failure),
+      rate_limit_(max_bytes_per_second ? std::make_unique<ByteRateLimit>(max_bytes_per_second)
+                                       : nullptr) {
   if (!GLMRT_HOST_HAS_THREADS(&host))
     throw std::runtime_error(
         "the host offers no start_thread service (it is older than ABI 1.1); asynchronous reads "
@@ -54,7 +59,10 @@ void ReadQueue::work() noexcept {
     if (!(stop_batch_on_failure_ && tickets_.at(job.ticket).first_failed >= 0)) {
       lock.unlock();
       result = {0, GLMRT_OK, 0};
+      const auto due = rate_limit_ ? rate_limit_->reserve(job.extent.length)
+                                   : ByteRateLimit::Clock::time_point{};
       error = reader_.read_extent(job.extent, job.sequence, result);
+      if (rate_limit_) ByteRateLimit::wait_until(due);
       lock.lock();
     }
     *job.result = result;

@@ -5,12 +5,15 @@
 // Io object; the host calls submit/wait/poll from one thread at a time.
 #pragma once
 
+#include "byte_rate_limit.h"
+
 #include <glmrt/plugin/io.h>
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -38,8 +41,10 @@ class ReadQueue {
   /// std::runtime_error when the host lacks the service or refuses. With
   /// `stop_batch_on_failure`, the extents of a batch queued after one that
   /// failed are not read (result: 0 bytes, GLMRT_ERR_IO).
+  /// `max_bytes_per_second` > 0 caps what the workers read together
+  /// (byte_rate_limit.h).
   ReadQueue(const glmrt_host_services& host, int threads, const char* purpose, ExtentReader& reader,
-            bool stop_batch_on_failure = false);
+            bool stop_batch_on_failure = false, uint64_t max_bytes_per_second = 0);
   ReadQueue(const ReadQueue&) = delete;
   ReadQueue& operator=(const ReadQueue&) = delete;
   /// Finishes the extents already queued, then stops and joins the workers.
@@ -80,6 +85,7 @@ class ReadQueue {
   const glmrt_host_services& host_;
   ExtentReader& reader_;
   bool stop_batch_on_failure_;
+  std::unique_ptr<ByteRateLimit> rate_limit_;  // null: no cap
   std::mutex mutex_;
   std::condition_variable work_ready_, ticket_done_;
   std::deque<Job> jobs_;

@@ -123,14 +123,31 @@ TEST(IoSettings, EachPluginTakesItsOwnKeysAndBounds) {
   EXPECT_EQ(error, "io-odirect: setting `threads` expects an integer from 1 to 64, found `1024`");
   const glmrt_setting drop[] = {{"drop_after_read", "true"}};
   EXPECT_FALSE(parse_io_settings(direct, drop, 1, out, error));
-  EXPECT_EQ(error, "io-odirect: unknown setting `drop_after_read` (valid settings: threads)");
+  EXPECT_EQ(error,
+            "io-odirect: unknown setting `drop_after_read` (valid settings: threads, "
+            "max_bytes_per_second)");
   const glmrt_setting typo[] = {{"thread", "2"}};
   EXPECT_FALSE(parse_io_settings(buffered, typo, 1, out, error));
   EXPECT_EQ(error,
-            "io-buffered: unknown setting `thread` (valid settings: threads, drop_after_read)");
+            "io-buffered: unknown setting `thread` (valid settings: threads, drop_after_read, "
+            "max_bytes_per_second)");
   const glmrt_setting maybe[] = {{"drop_after_read", "maybe"}};
   EXPECT_FALSE(parse_io_settings(buffered, maybe, 1, out, error));
   EXPECT_EQ(error, "io-buffered: setting `drop_after_read` expects true or false, found `maybe`");
+
+  // max_bytes_per_second, the read cap both plugins take: a count or a size.
+  for (const auto& [text, bytes] : std::vector<std::pair<const char*, uint64_t>>{
+           {"1", 1}, {"250000000", 250000000}, {"200MB", 200000000}, {"1.5GiB", 1610612736},
+           {"64KiB", 65536}}) {
+    const glmrt_setting cap[] = {{"max_bytes_per_second", text}};
+    ASSERT_TRUE(parse_io_settings(direct, cap, 1, out, error)) << text << ": " << error;
+    EXPECT_EQ(out.max_bytes_per_second, bytes) << text;
+  }
+  for (const char* bad : {"0", "0.5", "-1", "MB", "12 MB", "1e9", "5furlongs", ""}) {
+    const glmrt_setting cap[] = {{"max_bytes_per_second", bad}};
+    EXPECT_FALSE(parse_io_settings(buffered, cap, 1, out, error)) << bad;
+    EXPECT_NE(error.find("max_bytes_per_second"), std::string::npos) << error;
+  }
 }
 
 TEST(HostRefusal, NamesThePluginAndTheServicesItNeeds) {

@@ -60,7 +60,7 @@ std::vector<int32_t> default_prompt(const fs::path& model) {
 
 }  // namespace
 
-int bench_command(const Args& args) {
+int bench_command(const Args& args, const Ranks& ranks) {
   po::options_description options(
       "glmrt bench [--model DIR] [--profile A.yaml --profile B.yaml ...] [--evict] [--warmup] "
       "[--reps N] [--json]\n"
@@ -98,6 +98,7 @@ int bench_command(const Args& args) {
   setup.reps = reps;
   setup.evict = vm->count("evict") > 0;
   setup.warmup = vm->count("warmup") > 0;
+  setup.ranks = ranks.count();
 
   std::vector<Profile> profiles;
   std::vector<BenchSeries> series;
@@ -111,7 +112,7 @@ int bench_command(const Args& args) {
     for (size_t p = 0; p < profiles.size(); ++p) {
       fmt::print(stderr, "bench: run {}/{}: [{}] {}\n", ++done, total, p + 1, profile_paths[p]);
       series[p].runs.push_back(run_bench_once(profiles[p], setup.model, setup.prompt, new_tokens,
-                                              {setup.evict, setup.warmup}));
+                                              {setup.evict, setup.warmup}, ranks));
     }
   }
   if (vm->count("json"))

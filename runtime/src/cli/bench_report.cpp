@@ -48,6 +48,13 @@ const std::vector<Row>& rows() {
        2},
       {"step: attention", "ms", [](const BenchRun& r) { return 1e3 * r.step_attention; }, 2},
       {"step: other", "ms", [](const BenchRun& r) { return 1e3 * r.step_other; }, 2},
+      // Expert parallelism: -1 ("-") with one process.
+      {"step: exchange", "ms",
+       [](const BenchRun& r) { return r.ranks > 1 ? 1e3 * r.step_exchange : -1; }, 2},
+      {"step: exchange itself", "ms",
+       [](const BenchRun& r) { return r.ranks > 1 ? 1e3 * r.step_exchange_overhead : -1; }, 2},
+      {"all ranks read", "GB/s",
+       [](const BenchRun& r) { return r.ranks > 1 ? r.all_ranks_read_gb_per_second() : -1; }, 3},
   };
   return kRows;
 }
@@ -109,7 +116,13 @@ nlohmann::json run_json(const BenchRun& r) {
                         {"expert_matmuls", 1e3 * r.step_expert_matmuls},
                         {"attention", 1e3 * r.step_attention},
                         {"other", 1e3 * r.step_other}}},
-                      {"tokens", r.tokens}};
+                      {"tokens", r.tokens},
+                      {"ranks", r.ranks},
+                      {"rank_experts", rank_experts_json(r.rank_experts)},
+                      {"decode_bytes_all_ranks", r.decode_bytes_all_ranks},
+                      {"all_ranks_read_gb_per_s", r.all_ranks_read_gb_per_second()},
+                      {"step_exchange_ms", 1e3 * r.step_exchange},
+                      {"step_exchange_overhead_ms", 1e3 * r.step_exchange_overhead}};
   j["draft"] = r.drafting ? nlohmann::json{{"forwards", r.draft_forwards},
                                            {"proposed", r.draft_proposed},
                                            {"accepted", r.draft_accepted},
@@ -148,6 +161,16 @@ void print_bench_table(std::FILE* out, const BenchSetup& setup,
   for (size_t p = 0; p < series.size(); ++p)
     fmt::print(out, "[{}] {}; pinning: {}\n", p + 1, series[p].profile.string(),
                pinning_of(series[p]));
+  // Each rank's counters in the last run of each profile, a line per rank.
+  if (setup.ranks > 1)
+    for (size_t p = 0; p < series.size(); ++p)
+      if (!series[p].runs.empty())
+        for (const cluster::Counters& c : series[p].runs.back().rank_experts)
+          fmt::print(out,
+                     "[{}] rank {} experts: {} owned; {} lookups, {} pinned hits, {} LRU hits, {} "
+                     "misses, {:.3f} GB read (last run)\n",
+                     p + 1, c.rank, c.experts_owned, c.lookups, c.pinned_hits, c.hits, c.misses,
+                     c.bytes_read / 1e9);
   std::fflush(out);
 }
 
@@ -168,13 +191,10 @@ void print_bench_json(std::FILE* out, const BenchSetup& setup,
                         {"median", median},
                         {"runs", runs}});
   }
-  const nlohmann::json doc = {{"model", setup.model.string()},
-                              {"prompt", setup.prompt},
-                              {"new_tokens", setup.new_tokens},
-                              {"reps", setup.reps},
-                              {"evict", setup.evict},
-                              {"warmup", setup.warmup},
-                              {"profiles", profiles}};
+  const nlohmann::json doc = {{"model", setup.model.string()},  {"prompt", setup.prompt},
+                              {"new_tokens", setup.new_tokens}, {"reps", setup.reps},
+                              {"evict", setup.evict},           {"warmup", setup.warmup},
+                              {"ranks", setup.ranks},           {"profiles", profiles}};
   fmt::print(out, "{}\n", doc.dump());
   std::fflush(out);
 }

@@ -23,6 +23,7 @@ struct BenchSetup {
   int reps = 0;
   bool evict = false;
   bool warmup = false;
+  int ranks = 1;  // processes that ran (mpirun -n N)
 };
 
 void print_bench_table(std::FILE* out, const BenchSetup& setup,

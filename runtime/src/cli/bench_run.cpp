@@ -1,5 +1,6 @@
 #include "bench_run.h"
 
+#include <glmrt/base/byte_size.h>
 #include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/memory.h>
@@ -7,7 +8,6 @@
 #include <glmrt/engine/engine.h>
 #include <glmrt/generate/generator.h>
 #include <glmrt/generate/speculator.h>
-#include <glmrt/base/byte_size.h>
 
 #include <fmt/format.h>
 
@@ -44,19 +44,59 @@ double BenchRun::disk_gb_per_second() const {
   return disk_busy_seconds > 0 ? bytes_read / disk_busy_seconds / 1e9 : 0;
 }
 
+double BenchRun::all_ranks_read_gb_per_second() const {
+  return decode_seconds > 0 ? decode_bytes_all_ranks / decode_seconds / 1e9 : 0;
+}
+
+namespace {
+
+/// `after` - `before`, rank by rank.
+std::vector<cluster::Counters> counters_between(const std::vector<cluster::Counters>& before,
+                                                const std::vector<cluster::Counters>& after) {
+  std::vector<cluster::Counters> delta = after;
+  for (size_t i = 0; i < delta.size() && i < before.size(); ++i) {
+    delta[i].lookups -= before[i].lookups;
+    delta[i].pinned_hits -= before[i].pinned_hits;
+    delta[i].hits -= before[i].hits;
+    delta[i].misses -= before[i].misses;
+    delta[i].bytes_read -= before[i].bytes_read;
+    delta[i].wait_seconds -= before[i].wait_seconds;
+  }
+  return delta;
+}
+
+uint64_t bytes_of(const std::vector<cluster::Counters>& counters) {
+  uint64_t bytes = 0;
+  for (const cluster::Counters& c : counters) bytes += c.bytes_read;
+  return bytes;
+}
+
+double exchange_seconds(const ShardedExperts* shards) {
+  return shards ? shards->times().send_seconds + shards->times().wait_seconds : 0.0;
+}
+
+double exchange_overhead_seconds(const ShardedExperts* shards) {
+  return shards ? shards->times().overhead_seconds : 0.0;
+}
+
+}  // namespace
+
 std::string BenchRun::pinning() const {
   if (pinned_experts == 0) return "off";
   return fmt::format("on ({} experts, {})", pinned_experts, format_byte_size(pinned_bytes));
 }
 
 BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& model,
-                        std::span<const int32_t> prompt, int new_tokens, BenchStart start) {
+                        std::span<const int32_t> prompt, int new_tokens, BenchStart start,
+                        const Ranks& ranks) {
   if (start.evict) evict_model(model);
   reset_peak_rss();
   BenchRun run;
   const auto t0 = std::chrono::steady_clock::now();
-  auto engine = Engine::open(profile, model);
+  auto engine = ranks.open(profile, model);
+  const auto shards = ranks.spread(*engine);
   run.load_seconds = seconds_since(t0);
+  run.ranks = ranks.count();
 
   SamplingParams greedy;
   greedy.temperature = 0;
@@ -69,6 +109,10 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
   // The counters as they stand before the timed generation, and as its
   // prefill left them (what the decode steps alone cost).
   const ExpertStoreStats before = engine->experts().stats();
+  const std::vector<cluster::Counters> ranks_before = rank_counters(*engine, shards.get());
+  std::vector<cluster::Counters> ranks_after_prefill = ranks_before;
+  double exchange_after_prefill = exchange_seconds(shards.get());
+  double overhead_after_prefill = exchange_overhead_seconds(shards.get());
   ExpertStoreStats after_prefill = before;
   StepTimes times_after_prefill = engine->model().step_times();
   bool prefilled = false;
@@ -78,6 +122,9 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
     if (!prefilled) {
       after_prefill = engine->experts().stats();
       times_after_prefill = engine->model().step_times();
+      ranks_after_prefill = rank_counters(*engine, shards.get());
+      exchange_after_prefill = exchange_seconds(shards.get());
+      overhead_after_prefill = exchange_overhead_seconds(shards.get());
       prefilled = true;
     }
     return true;
@@ -119,8 +166,19 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
     run.step_disk_wait = (e.wait_seconds - after_prefill.wait_seconds) / steps;
     run.step_expert_matmuls = (t.experts - times_after_prefill.experts) / steps;
     run.step_attention = (t.attention - times_after_prefill.attention) / steps;
-    run.step_other = std::max(0.0, run.decode_seconds / steps - run.step_disk_wait -
-                                       run.step_expert_matmuls - run.step_attention);
+  }
+  const std::vector<cluster::Counters> ranks_after = rank_counters(*engine, shards.get());
+  run.rank_experts = counters_between(ranks_before, ranks_after);
+  run.decode_bytes_all_ranks = bytes_of(ranks_after) - bytes_of(ranks_after_prefill);
+  if (run.decode_tokens > 0) {
+    const double steps = static_cast<double>(run.decode_tokens);
+    run.step_exchange = (exchange_seconds(shards.get()) - exchange_after_prefill) / steps;
+    run.step_exchange_overhead =
+        (exchange_overhead_seconds(shards.get()) - overhead_after_prefill) / steps;
+    // The rest of a step; waiting for other ranks is the exchange's (0 alone).
+    run.step_other =
+        std::max(0.0, run.decode_seconds / steps - run.step_disk_wait - run.step_expert_matmuls -
+                          run.step_attention - run.step_exchange);
   }
   run.peak_rss_bytes = peak_rss_since_reset_bytes();
   return run;

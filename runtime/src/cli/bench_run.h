@@ -2,6 +2,8 @@
 // prompt, decode greedily, and collect what the run cost.
 #pragma once
 
+#include "ranks.h"
+
 #include <glmrt/profile/profile.h>
 
 #include <cstdint>
@@ -32,6 +34,16 @@ struct BenchRun {
   int64_t draft_forwards = 0, draft_proposed = 0, draft_accepted = 0, draft_decided = 0;
   int64_t draft_probes = 0;
   std::vector<int32_t> tokens;
+  // Expert parallelism (ranks 1: one process): each rank's counters over
+  // the timed generation, what all ranks read while decoding, and the
+  // exchange's time per decode step.
+  int ranks = 1;
+  std::vector<cluster::Counters> rank_experts;
+  uint64_t decode_bytes_all_ranks = 0;
+  double step_exchange = 0;           // seconds per decode step, waiting for ranks included
+  double step_exchange_overhead = 0;  // of it, what the exchange itself cost (expert_cluster.h)
+  /// What all ranks read while decoding, over the decode time.
+  double all_ranks_read_gb_per_second() const;
 
   /// Tokens per decode forward: 1 without drafting.
   double tokens_per_forward() const;
@@ -56,6 +68,7 @@ struct BenchStart {
 /// With `start.warmup` the figures (load time aside) are those of a second
 /// generation, in a fresh session of the same engine.
 BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& model,
-                        std::span<const int32_t> prompt, int new_tokens, BenchStart start);
+                        std::span<const int32_t> prompt, int new_tokens, BenchStart start,
+                        const Ranks& ranks);
 
 }  // namespace glmrt::cli

@@ -171,7 +171,7 @@ class ChatLoop {
 
 }  // namespace
 
-int chat_command(const Args& args) {
+int chat_command(const Args& args, const Ranks& ranks) {
   po::options_description options("glmrt chat --profile P [--model DIR] [flags]");
   std::string profile_path, model_dir;
   options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
@@ -192,7 +192,8 @@ int chat_command(const Args& args) {
   // Before the model loads, which may take minutes.
   const auto chat_template = text::ModelChatTemplate::for_model(
       Engine::model_dir_for(profile, model_dir), chat_template_choice(vm, profile.chat_template));
-  auto engine = Engine::open(profile, model_dir);
+  auto engine = ranks.open(profile, model_dir);
+  const auto shards = ranks.spread(*engine);
   const SamplingParams sampling =
       apply_sampling_flags(resolve_sampling(engine->model_dir(), profile), vm);
   std::atomic<bool> interrupted{false};

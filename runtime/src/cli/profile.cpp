@@ -2,6 +2,7 @@
 // plugins (which also makes each plugin check its settings).
 #include "commands.h"
 
+#include <glmrt/base/byte_size.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/memory.h>
 #include <glmrt/history/model_id.h>
@@ -11,7 +12,6 @@
 #include <glmrt/memory/run_settings.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/model_files/safetensors.h>
-#include <glmrt/base/byte_size.h>
 #include <glmrt/profile/profile.h>
 
 #include <cstdio>

@@ -55,7 +55,7 @@ std::vector<int32_t> encode_prompt(const text::Tokenizer& tokenizer, const std::
 
 }  // namespace
 
-int run_command(const Args& args) {
+int run_command(const Args& args, const Ranks& ranks) {
   po::options_description options(
       "glmrt run --profile P [--model DIR] (--prompt TEXT | --prompt-ids IDS) [-n N]");
   std::string profile_path, model_dir;
@@ -99,7 +99,8 @@ int run_command(const Args& args) {
     chat = ChatPrompt{*chat_options, text::ModelChatTemplate::for_model(
                                          Engine::model_dir_for(profile, model_dir),
                                          chat_template_choice(vm, profile.chat_template))};
-  auto engine = Engine::open(profile, model_dir);
+  auto engine = ranks.open(profile, model_dir);
+  const auto shards = ranks.spread(*engine);
   if (vm.count("record-routing")) engine->record_routing(vm["record-routing"].as<std::string>());
   const SamplingParams sampling =
       apply_sampling_flags(resolve_sampling(engine->model_dir(), profile), vm);
@@ -130,6 +131,7 @@ int run_command(const Args& args) {
   fmt::print(stderr, "stopped: {} ({} tokens)\n", to_string(generation.reason),
              generation.tokens.size());
   print_generation_report(stderr, session.stats(), *engine);
+  print_rank_report(stderr, *engine, shards.get());
   if (const Speculator* speculator = session.speculator())
     print_draft_report(stderr, speculator->stats());
   print_load_report(stderr, *engine);

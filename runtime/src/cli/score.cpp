@@ -68,7 +68,8 @@ std::vector<ScoreRequest> read_requests(const std::string& path, const text::Tok
   return requests;
 }
 
-int score_requests(Engine& engine, const std::vector<ScoreRequest>& requests, bool json) {
+int score_requests(Engine& engine, const std::vector<ScoreRequest>& requests, bool json,
+                   int ranks) {
   Session session(engine, std::nullopt);  // scoring decodes nothing: no drafter
   SequenceScorer scorer(session);
   const auto start = std::chrono::steady_clock::now();
@@ -78,7 +79,8 @@ int score_requests(Engine& engine, const std::vector<ScoreRequest>& requests, bo
     const ContinuationScore c = score_continuation(scored.scores, request.context_length);
     write_line(json ? nlohmann::ordered_json{{"logprob", c.logprob},
                                              {"tokens", c.tokens},
-                                             {"greedy", c.greedy}}
+                                             {"greedy", c.greedy},
+                                             {"ranks", ranks}}
                               .dump() +
                           "\n"
                     : fmt::format("{:.6f} {} {}\n", c.logprob, c.tokens, c.greedy ? 1 : 0));
@@ -91,7 +93,7 @@ int score_requests(Engine& engine, const std::vector<ScoreRequest>& requests, bo
 }
 
 int score_perplexity(Engine& engine, const std::vector<int32_t>& tokens, int64_t window,
-                     int64_t stride, bool json) {
+                     int64_t stride, bool json, int ranks) {
   Session session(engine, std::nullopt);  // scoring decodes nothing: no drafter
   SequenceScorer scorer(session);
   const auto start = std::chrono::steady_clock::now();
@@ -106,7 +108,8 @@ int score_perplexity(Engine& engine, const std::vector<int32_t>& tokens, int64_t
                                            {"tokens", r.tokens},
                                            {"windows", r.windows},
                                            {"window", window},
-                                           {"stride", stride}}
+                                           {"stride", stride},
+                                           {"ranks", ranks}}
                             .dump() +
                         "\n"
                   : fmt::format("perplexity {:.4f} over {} tokens ({} windows of {}, stride {})\n",
@@ -117,7 +120,7 @@ int score_perplexity(Engine& engine, const std::vector<int32_t>& tokens, int64_t
 
 }  // namespace
 
-int score_command(const Args& args) {
+int score_command(const Args& args, const Ranks& ranks) {
   po::options_description options(
       "glmrt score --profile P [--model DIR] (--requests FILE | --perplexity FILE) [--json]\n"
       "  --requests: one request per line, `ctx_len cont_len id...` or\n"
@@ -149,8 +152,9 @@ int score_command(const Args& args) {
   const bool json = vm.count("json") > 0;
   if (vm.count("requests")) {
     const auto input = read_requests(requests, tokenizer, config, max_context);
-    auto engine = Engine::open(profile, folder);
-    return score_requests(*engine, input, json);
+    auto engine = ranks.open(profile, folder);
+    const auto shards = ranks.spread(*engine);
+    return score_requests(*engine, input, json, ranks.count());
   }
   const auto ids =
       tokenizer.encode(read_input_file(text_file, input_kinds::text_to_tokenize), true);
@@ -162,8 +166,9 @@ int score_command(const Args& args) {
   if (tokens.size() < 2)
     fail("{}: the text encodes to {} token(s); perplexity needs at least 2", text_file,
          tokens.size());
-  auto engine = Engine::open(profile, folder);
-  return score_perplexity(*engine, tokens, window, stride, json);
+  auto engine = ranks.open(profile, folder);
+  const auto shards = ranks.spread(*engine);
+  return score_perplexity(*engine, tokens, window, stride, json, ranks.count());
 }
 
 }  // namespace glmrt::cli

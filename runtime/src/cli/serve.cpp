@@ -9,9 +9,13 @@
 
 #include <glmrt/base/error.h>
 #include <glmrt/base/printable.h>
+#include <glmrt/distributed/fault_report.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/serve/http_server.h>
 #include <glmrt/serve/shutdown_signals.h>
+
+#include <signal.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
@@ -41,7 +45,7 @@ po::options_description limit_flags(serve::ServeLimits& limits) {
 
 }  // namespace
 
-int serve_command(const Args& args) {
+int serve_command(const Args& args, const Ranks& ranks) {
   serve::ServeOptions o;
   std::string profile_path, model_dir;
   po::options_description options("glmrt serve --profile P [--model DIR] [--host H] [--port N]");
@@ -79,7 +83,8 @@ int serve_command(const Args& args) {
   // Before the model loads, which may take minutes.
   const auto chat_template = text::ModelChatTemplate::for_model(
       Engine::model_dir_for(profile, model_dir), chat_template_choice(vm, profile.chat_template));
-  auto engine = Engine::open(profile, model_dir);
+  auto engine = ranks.open(profile, model_dir);
+  const auto shards = ranks.spread(*engine);
   if (o.model_name.empty()) {
     auto dir = std::filesystem::absolute(engine->model_dir()).lexically_normal();
     if (dir.filename().empty()) dir = dir.parent_path();  // a trailing slash
@@ -93,6 +98,10 @@ int serve_command(const Args& args) {
     fmt::print(stderr, "glmrt serve: stopping (signal received)\n");
     server.stop();
   });
+  // A rank that died or stopped answering fails the request it served; the
+  // experts it held are gone, so the server stops as on SIGTERM (every
+  // thread blocks it: the signal waits for the watcher).
+  if (shards) shards->on_fault([] { ::kill(::getpid(), SIGTERM); });
   fmt::print(stderr, "glmrt serve: {} on {} (model `{}`, profile {})\n",
              printable(engine->model_dir().string()), serve::listening_url(o.host, port),
              printable(o.model_name, 256), printable(profile_path));
@@ -100,6 +109,7 @@ int serve_command(const Args& args) {
   server.run();
   signals.stop_watching();  // the action above uses `server`
   fmt::print(stderr, "glmrt serve: stopped\n");
+  if (shards && !shards->fault_message().empty()) throw RankFault(shards->fault_message());
   return 0;
 }
 

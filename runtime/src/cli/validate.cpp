@@ -172,12 +172,13 @@ std::vector<int32_t> read_ids(const std::string& path) {
 
 // --against: profile Q against profile P on any text.
 int compare_command(const po::variables_map& vm, const Profile& q_profile,
-                    const std::string& model_dir) {
+                    const std::string& model_dir, const Ranks& ranks) {
   Profile p_profile = load_profile(vm["against"].as<std::string>());
   // One model folder: verified once is enough.
   if (q_profile.verify_checksums) p_profile.verify_checksums = false;
-  auto q = Engine::open(q_profile, model_dir);
+  auto q = ranks.open(q_profile, model_dir);
   auto p = Engine::open(p_profile, model_dir);
+  const auto shards = ranks.spread(*q);  // the reference P runs on rank 0 alone
   std::vector<int32_t> ids;
   if (vm.count("ids")) {
     ids = read_ids(vm["ids"].as<std::string>());
@@ -195,9 +196,10 @@ int compare_command(const po::variables_map& vm, const Profile& q_profile,
       *q, *p, ids, window,
       q->memory_plan().prefill_chunk_from_budget ? q->prefill_chunk() : q_profile.prefill_chunk);
   if (vm.count("json")) {
-    nlohmann::json j{{"positions", c.positions}, {"mean_kl", c.mean_kl},      {"p99_kl", c.p99_kl},
-                     {"max_kl", c.max_kl},       {"same_top1", c.same_top1},  {"ppl", c.ppl_q},
-                     {"ppl_against", c.ppl_p},   {"ppl_ratio", c.ppl_ratio()}};
+    nlohmann::json j{
+        {"positions", c.positions}, {"mean_kl", c.mean_kl},       {"p99_kl", c.p99_kl},
+        {"max_kl", c.max_kl},       {"same_top1", c.same_top1},   {"ppl", c.ppl_q},
+        {"ppl_against", c.ppl_p},   {"ppl_ratio", c.ppl_ratio()}, {"ranks", ranks.count()}};
     std::cout << j.dump(2) << "\n";
   } else {
     fmt::print(
@@ -214,7 +216,7 @@ int compare_command(const po::variables_map& vm, const Profile& q_profile,
 
 }  // namespace
 
-int validate_command(const Args& args) {
+int validate_command(const Args& args, const Ranks& ranks) {
   po::options_description options(
       "glmrt validate --profile P --model DIR --ref REF [options]\n"
       "glmrt validate --profile Q --against P --model DIR (--text FILE | --ids FILE) [options]");
@@ -246,7 +248,7 @@ int validate_command(const Args& args) {
 
   Profile profile = load_profile(profile_path);
   if (vm.count("verify")) profile.verify_checksums = true;
-  if (vm.count("against")) return compare_command(vm, profile, model_dir);
+  if (vm.count("against")) return compare_command(vm, profile, model_dir, ranks);
   if (ref_path.empty())
     fail("--ref: the reference outputs are required (or compare with --against)");
   ValidateThresholds th = profile.validate;
@@ -265,16 +267,22 @@ int validate_command(const Args& args) {
   run_options.attention_form = parse_form(vm["attention-form"].as<std::string>());
 
   const auto cases = load_oracle(ref_path);
-  auto engine = Engine::open(profile, model_dir);
+  auto engine = ranks.open(profile, model_dir);
+  const auto shards = ranks.spread(*engine);
   // The profile's whole-sequence prefill, unless the memory plan had to chunk it.
   if (!vm.count("prefill-chunk") && engine->memory_plan().prefill_chunk_from_budget)
     run_options.prefill_chunk = engine->prefill_chunk();
   const ValidationReport report = validate(*engine, cases, th, run_options);
   print_expert_counters(stderr, *engine);  // pinning must never change the results above
-  if (vm.count("json"))
-    std::cout << to_json(report, run_options.attention_form).dump(2) << "\n";
-  else
+  print_rank_report(stderr, *engine, shards.get());
+  if (vm.count("json")) {
+    nlohmann::json j = to_json(report, run_options.attention_form);
+    j["ranks"] = ranks.count();
+    j["rank_experts"] = rank_experts_json(rank_counters(*engine, shards.get()));
+    std::cout << j.dump(2) << "\n";
+  } else {
     print_text(report);
+  }
   return report.pass ? 0 : 1;
 }
 

@@ -1,12 +1,12 @@
 #include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/warning.h>
-#include <glmrt/model_files/container_checksums.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/experts/expert_layout.h>
-#include <glmrt/history/pinned_choice.h>
 #include <glmrt/history/model_id.h>
+#include <glmrt/history/pinned_choice.h>
 #include <glmrt/memory/memory_estimates.h>
+#include <glmrt/model_files/container_checksums.h>
 #include <glmrt/model_files/tensor_usage.h>
 #include <glmrt/weights/tensor_loader.h>
 
@@ -90,8 +90,8 @@ std::filesystem::path Engine::model_dir_for(const Profile& profile,
   return *profile.model;
 }
 
-std::unique_ptr<Engine> Engine::open(const Profile& profile,
-                                     const std::filesystem::path& model_dir) {
+std::unique_ptr<Engine> Engine::open(const Profile& profile, const std::filesystem::path& model_dir,
+                                     const EngineOptions& options) {
   const std::filesystem::path dir = model_dir_for(profile, model_dir);
   // Before a header is read, so a damaged file is named as such; its cost
   // is reported on its own, not in the open time.
@@ -104,31 +104,32 @@ std::unique_ptr<Engine> Engine::open(const Profile& profile,
   const int rows = config.num_hidden_layers + (checkpoint_has_mtp(config, tensors) ? 1 : 0);
   ExpertLayouts layouts = plan_expert_layouts(config, tensors, rows);
   std::unique_ptr<Engine> engine(
-      new Engine(profile, dir, std::move(tensors), std::move(config), std::move(layouts)));
+      new Engine(profile, dir, std::move(tensors), std::move(config), std::move(layouts), options));
   engine->open_seconds_ = seconds_since(start);
   return engine;
 }
 
 Engine::Engine(const Profile& profile, std::filesystem::path model_dir, TensorDirectory tensors,
-               ModelConfig config, ExpertLayouts layouts)
+               ModelConfig config, ExpertLayouts layouts, const EngineOptions& options)
     : profile_(profile),
       model_dir_(std::move(model_dir)),
-      settings_(resolve_run_settings(profile, config)),
+      config_(std::move(config)),
+      settings_(resolve_run_settings(profile, config_)),
       budget_(0),
       services_(budget_, settings_.threads),
       host_(profile),
-      formats_(weight_formats_in_use(profile, config, tensors, layouts)),
+      formats_(weight_formats_in_use(profile, config_, tensors, layouts)),
       kernels_(host_.create_kernels(profile.kernels, services_, kernel_formats(formats_))),
       backend_(*kernels_, kernels_.info().abi_minor, kernels_.info().name),
       io_(host_.create_io(profile.io, services_)),
       tensors_(std::move(tensors)) {
   check_formats_supported();
   omp_set_num_threads(services_.n_threads());
-  warn_if_context_exceeds_training(profile_, config);
+  warn_if_context_exceeds_training(profile_, config_);
   if (settings_.history_folder) {
     model_id_ = glmrt::model_id(model_dir_, tensors_);
     history_.emplace(settings_.history_folder, model_id_, settings_.history_rows,
-                     config.n_routed_experts);
+                     config_.n_routed_experts);
     routing_.add(&*history_);
   }
   // Checked before any tensor is read: a budget that cannot hold the run
@@ -138,30 +139,37 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir, TensorDi
                           largest_slot_bytes(layouts, *io_channel_, profile_)};
   if (history_) inputs.pinnable_experts = history_->totals().ranked().size();
   inputs.layouts = &layouts;
-  plan_ = plan_memory(profile_, settings_, config, tensors_, inputs);
+  plan_ = plan_memory(profile_, settings_, config_, tensors_, inputs);
   budget_.set_limit(plan_.budget);
   // What the budget cannot see being allocated is reserved in it: the
   // process as it was before loading, and the per-call activation buffers.
   for (const auto name : {memory_part::overhead, memory_part::activations})
     budget_.charge(std::string(name), plan_.part(name)->bytes);
 
-  TensorUsage usage(tensors_);
-  TensorLoader loader(tensors_, &budget_, &usage);
-  ModelWeights weights = load_model_weights(config, loader, profile_);
-  load_ = loader.summary();
-  note_requantized(load_, profile_);
-  mark_expert_tensors(layouts, usage);
-  usage.warn_unused(model_dir_);
+  ModelWeights weights;
+  if (!options.experts_only) {
+    TensorUsage usage(tensors_);
+    TensorLoader loader(tensors_, &budget_, &usage);
+    weights = load_model_weights(config_, loader, profile_);
+    load_ = loader.summary();
+    note_requantized(load_, profile_);
+    mark_expert_tensors(layouts, usage);
+    usage.warn_unused(model_dir_);
+  }
   const ExpertPoolSizes pools{plan_.cache_per_layer, settings_.prefetch_slots};
   experts_ = std::make_unique<ExpertStore>(std::move(layouts), *io_channel_, profile_.expert_bits,
                                            pools, &budget_, settings_.threads);
   if (history_ && plan_.pinned_bytes > 0) {
+    std::function<bool(const ExpertKey&)> runs_here;
+    if (options.runs_expert)
+      runs_here = [&](const ExpertKey& k) { return options.runs_expert(k.layer, k.expert); };
     const auto keys = choose_pinned_experts(history_->totals(), plan_.pinned_bytes,
-                                            plan_.expert_bytes, experts_->expert_rows());
+                                            plan_.expert_bytes, experts_->expert_rows(), runs_here);
     const PinnedSummary& pinned = experts_->pin(keys, profile_.mlock_pinned);
     if (!pinned.lock_refusal.empty()) warn("{}", pinned.lock_refusal);
   }
-  model_ = std::make_unique<Model>(std::move(config), std::move(weights), *experts_, backend_);
+  if (options.experts_only) return;
+  model_ = std::make_unique<Model>(config_, std::move(weights), *experts_, backend_);
   if (!routing_.empty()) model_->set_routing_observer(&routing_);
   // A drafter this checkpoint cannot serve (draft-mtp without an MTP layer)
   // is refused at load, not at the first decode step: making one checks it.
@@ -189,6 +197,11 @@ void Engine::check_formats_supported() const {
 Engine::~Engine() {
   if (model_) model_->set_routing_observer(nullptr);
   save_history();
+}
+
+const std::string& Engine::model_id() {
+  if (model_id_.empty()) model_id_ = glmrt::model_id(model_dir_, tensors_);
+  return model_id_;
 }
 
 int Engine::expert_rows() const {

@@ -5,6 +5,7 @@
 #include <glmrt/model/feed_forward.h>
 #include <glmrt/model/model.h>
 #include <glmrt/model/norms.h>
+#include <glmrt/model/remote_experts.h>
 #include <glmrt/weights/linear.h>
 
 #include <algorithm>
@@ -51,8 +52,36 @@ void Model::prefetch_next_layer(int layer, std::span<const float> h, int64_t S) 
   const size_t limit = S == 1 ? static_cast<size_t>(config_.num_experts_per_tok)
                               : static_cast<size_t>(experts_.pool_capacity());
   predict_experts(w, config_, kernels_, h, S, limit, scratch_);
-  experts_.prefetch(next, scratch_.predicted);
+  if (context_.remote) {
+    // After a dense layer: the ranks that own the predicted experts read
+    // them ahead (no exchange follows to carry the prediction), this one
+    // its own share.
+    context_.remote->prefetch(next, scratch_.predicted);
+    prefetch_own_share(next, scratch_.predicted);
+  } else {
+    experts_.prefetch(next, scratch_.predicted);
+  }
   times_.predict += seconds_since(t0);
+}
+
+int Model::predict_next_layer(int layer, std::span<const float> h, int64_t S) {
+  const int next = layer + 1;
+  if (experts_.sizes().prefetch <= 0 || next >= config_.num_hidden_layers) return -1;
+  const LayerWeights& w = weights_.layers[next];
+  if (w.mlp_kind != MlpKind::sparse) return -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  const size_t limit = S == 1 ? static_cast<size_t>(config_.num_experts_per_tok)
+                              : static_cast<size_t>(experts_.pool_capacity());
+  predict_experts(w, config_, kernels_, h, S, limit, scratch_);
+  times_.predict += seconds_since(t0);
+  return next;
+}
+
+void Model::prefetch_own_share(int next, std::span<const int32_t> predicted) {
+  std::vector<int32_t> own;
+  for (int32_t id : predicted)
+    if (context_.remote->runs_here(next, id)) own.push_back(id);
+  if (!own.empty()) experts_.prefetch(next, own);
 }
 
 // One decoder layer for S new positions, as transformers' decoder layer:
@@ -79,8 +108,18 @@ void Model::decoder_layer(const LayerWeights& w, const LayerCall& call, std::spa
   if (w.mlp_kind == MlpKind::dense) {
     read_next_layer_ahead();
     swiglu_mlp(w.dense, kernels_, normed, S, delta, &call, "mlp");
-  } else {
+  } else if (!context_.remote || call.layer >= config_.num_hidden_layers) {
     moe_block(w.moe, call, normed, S, delta, read_next_layer_ahead);
+  } else {
+    // The prediction travels with the exchange so the other ranks read
+    // ahead too; this rank reads its own share once its reads are queued.
+    const int next = predict_next_layer(call.layer, h, S);
+    const std::vector<int32_t> predicted = next >= 0 ? scratch_.predicted : std::vector<int32_t>{};
+    moe_block(w.moe, call, normed, S, delta,
+              [&] {
+                if (next >= 0) prefetch_own_share(next, predicted);
+              },
+              {next, predicted});
   }
   for (int64_t i = 0; i < S * D; ++i) h[i] += delta[i];
 }

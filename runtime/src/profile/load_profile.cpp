@@ -2,13 +2,13 @@
 // keep the two in step.
 #include "yaml_fields.h"
 
+#include <glmrt/base/byte_size.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
 #include <glmrt/base/printable.h>
 #include <glmrt/base/warning.h>
-#include <glmrt/profile/sampling_ranges.h>
-#include <glmrt/base/byte_size.h>
 #include <glmrt/profile/profile.h>
+#include <glmrt/profile/sampling_ranges.h>
 
 #include <limits>
 
@@ -34,7 +34,7 @@ class ProfileReader {
                                        yaml_strict::describe(root)));
     Mapping top(display_, root, "",
                 {{"model", "chat_template", "plugin_paths", "plugins", "threads", "precision",
-                  "memory", "generation", "validate"}});
+                  "memory", "generation", "validate", "distributed"}});
     Profile profile;
     profile.file = file_;
     if (auto model = top.find("model")) profile.model = resolve_path(*model);
@@ -50,6 +50,8 @@ class ProfileReader {
     if (auto memory = top.find("memory")) read_memory(*memory, profile);
     if (auto generation = top.find("generation")) read_generation(*generation, profile.generation);
     if (auto validate = top.find("validate")) read_validate(*validate, profile.validate);
+    if (auto distributed = top.find("distributed"))
+      read_distributed(*distributed, profile.distributed);
     return profile;
   }
 
@@ -245,6 +247,31 @@ class ProfileReader {
     if (auto f = map.find("max_dlogit")) validate.max_dlogit = f->as_double(0, kLarge);
     if (auto f = map.find("min_margin")) validate.min_margin = f->as_double(0, kLarge);
     if (auto f = map.find("greedy_identical")) validate.greedy_identical = f->as_bool();
+  }
+
+  static void read_distributed(const Field& field, DistributedSettings& d) {
+    Mapping map = field.as_mapping({"shard", "wire", "rank0_experts", "timeout_seconds"});
+    if (auto f = map.find("shard")) {
+      if (is_word(*f, "usage"))
+        d.shard = DistributedSettings::Shard::usage;
+      else if (is_word(*f, "id"))
+        d.shard = DistributedSettings::Shard::id;
+      else
+        f->fail(fmt::format("expected `usage` or `id`, found `{}`", printable(f->as_string(), 64)));
+    }
+    if (auto f = map.find("wire")) {
+      if (is_word(*f, "auto"))
+        d.wire = DistributedSettings::Wire::automatic;
+      else if (is_word(*f, "f32"))
+        d.wire = DistributedSettings::Wire::f32;
+      else if (is_word(*f, "bf16"))
+        d.wire = DistributedSettings::Wire::bf16;
+      else
+        f->fail(fmt::format("expected `auto`, `f32` or `bf16`, found `{}`",
+                            printable(f->as_string(), 64)));
+    }
+    if (auto f = map.find("rank0_experts")) d.rank0_experts = f->as_bool();
+    if (auto f = map.find("timeout_seconds")) d.timeout_seconds = f->as_double(0.1, 86400);
   }
 
   std::filesystem::path file_;

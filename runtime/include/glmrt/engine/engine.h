@@ -23,22 +23,37 @@
 #include <glmrt/weights/tensor_loader.h>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 
 namespace glmrt {
 
+/// How much of a model an engine opens.
+struct EngineOptions {
+  /// The routed experts this process runs (empty: every one); only these are
+  /// pinned. Expert parallelism gives each rank its shard.
+  std::function<bool(int layer, int32_t expert)> runs_expert;
+  /// No resident weights and no model: the expert store, the kernels and the
+  /// config only, for a rank that runs routed experts for another.
+  bool experts_only = false;
+};
+
 class Engine {
  public:
   /// Loads the model in `model_dir` (or the profile's `model` when empty).
   static std::unique_ptr<Engine> open(const Profile& profile,
-                                      const std::filesystem::path& model_dir = {});
+                                      const std::filesystem::path& model_dir = {},
+                                      const EngineOptions& options = {});
   /// The folder open() loads: `model_dir`, or the profile's `model` when
   /// empty (neither is an error). For checks made before the model loads.
   static std::filesystem::path model_dir_for(const Profile& profile,
                                              const std::filesystem::path& model_dir = {});
 
+  /// The model (there is none with EngineOptions::experts_only).
   Model& model() { return *model_; }
+  const ModelConfig& config() const { return config_; }
+  KernelsBackend& kernels() { return backend_; }
   const Profile& profile() const { return profile_; }
   /// The settings resolved from the profile and the model (the memory plan's too).
   const RunSettings& settings() const { return settings_; }
@@ -69,7 +84,7 @@ class Engine {
   /// memory.prefill_chunk (0 with a budget: the largest chunk that fits).
   int64_t prefill_chunk() const { return plan_.prefill_chunk; }
   /// 32 hex digits identifying config.json and the safetensors headers.
-  const std::string& model_id() const { return model_id_; }
+  const std::string& model_id();
   /// The expert usage history (nullptr when `memory.history: off`).
   UsageHistory* history() { return history_ ? &*history_ : nullptr; }
   /// Saves the history's new counts (merging with other processes); a
@@ -89,7 +104,7 @@ class Engine {
  private:
   using ExpertLayouts = std::vector<std::vector<ExpertLayout>>;
   Engine(const Profile& profile, std::filesystem::path model_dir, TensorDirectory tensors,
-         ModelConfig config, ExpertLayouts layouts);
+         ModelConfig config, ExpertLayouts layouts, const EngineOptions& options);
   static std::vector<glmrt_weight_format> kernel_formats(
       const std::vector<UsedWeightFormat>& formats);
   /// Refuses, before any tensor is read, a kernels plugin that cannot run
@@ -98,6 +113,7 @@ class Engine {
 
   Profile profile_;
   std::filesystem::path model_dir_;
+  ModelConfig config_;
   RunSettings settings_;
   MemoryBudget budget_;
   HostServices services_;

@@ -5,6 +5,7 @@
 #include <glmrt/model/layer_context.h>
 #include <glmrt/model/model_weights.h>
 
+#include <cstdint>
 #include <functional>
 #include <span>
 
@@ -21,14 +22,24 @@ inline void swiglu_mlp(const FeedForwardWeights& w, KernelsBackend& kernels,
   swiglu_mlp(w.gate, w.up, w.down, kernels, x, S, out, observed, module);
 }
 
+/// The experts a later MoE layer is predicted to use, sent along with a
+/// step's exchange when other processes run experts (layer -1: none).
+struct NextLayerPrediction {
+  int layer = -1;
+  std::span<const int32_t> experts;
+};
+
 /// Routes every position and runs each distinct expert once for all the
 /// positions that chose it, as the store hands it over (present experts
 /// first, the rest as their reads land), then adds the shared expert. Each
 /// position sums its experts in ascending id order whatever order they
 /// arrived in, so results never depend on the cache, prefetch or pool size.
 /// `reads_queued` runs once this layer's reads are submitted (the next
-/// layer's prefetch goes there). x: normed hidden [S, hidden].
+/// layer's prefetch goes there). x: normed hidden [S, hidden]. With remote
+/// experts set on the model (ModelContext::remote), the experts other
+/// processes own run there, `next` travelling with the step.
 void moe_block(const MoeWeights& w, const LayerCall& ctx, std::span<const float> x, int64_t S,
-               std::span<float> out, const std::function<void()>& reads_queued = {});
+               std::span<float> out, const std::function<void()>& reads_queued = {},
+               const NextLayerPrediction& next = {});
 
 }  // namespace glmrt

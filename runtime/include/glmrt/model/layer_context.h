@@ -3,13 +3,13 @@
 #pragma once
 
 #include <glmrt/experts/expert_store.h>
-#include <glmrt/model/routing_observer.h>
 #include <glmrt/kv/kv_cache.h>
 #include <glmrt/model/activation_observer.h>
 #include <glmrt/model/forward_trace.h>
 #include <glmrt/model/mla_core.h>
 #include <glmrt/model/moe_scratch.h>
 #include <glmrt/model/rope.h>
+#include <glmrt/model/routing_observer.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/weights/kernels_backend.h>
 
@@ -17,6 +17,8 @@
 #include <vector>
 
 namespace glmrt {
+
+class RemoteExperts;
 
 /// Keys each new position may attend to, chosen by the DSA indexer. An empty
 /// row means every visible key (the sequence is still within index_topk).
@@ -39,6 +41,7 @@ struct ModelContext {
   ForwardTrace* trace = nullptr;              // records selections and routing when set
   RoutingObserver* routing = nullptr;         // sees every MoE step's choices when set
   ActivationObserver* activations = nullptr;  // sees every product's input rows when set
+  RemoteExperts* remote = nullptr;            // runs the experts other processes own when set
 };
 
 /// One layer of one forward call: the model's parts, the sequence's cache,

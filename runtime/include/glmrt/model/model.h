@@ -43,6 +43,11 @@ class Model {
   /// Shows every MoE step's routing to `observer` (nullptr: nobody). It must
   /// outlive the calls it observes.
   void set_routing_observer(RoutingObserver* observer) { context_.routing = observer; }
+  /// Runs the routed experts `remote` says other processes own there
+  /// (expert parallelism; nullptr: every expert runs here). It must outlive
+  /// the calls that use it.
+  void set_remote_experts(RemoteExperts* remote) { context_.remote = remote; }
+  bool has_remote_experts() const { return context_.remote != nullptr; }
   /// Shows the input rows of every matrix product of forward(), mtp_forward()
   /// and head() to `observer` (nullptr: nobody). It must outlive those calls.
   void set_activation_observer(ActivationObserver* observer) { context_.activations = observer; }
@@ -113,6 +118,12 @@ class Model {
   /// After layer `layer`'s attention: predicts the experts of the next main
   /// layer when it is MoE and reads them ahead (no-op when prefetch is off).
   void prefetch_next_layer(int layer, std::span<const float> h, int64_t S);
+  /// With remote experts: predicts the experts of the next main layer (when
+  /// it is MoE and prefetch is on) into scratch_.predicted, for the exchange
+  /// to carry; returns that layer, or -1 when nothing was predicted.
+  int predict_next_layer(int layer, std::span<const float> h, int64_t S);
+  /// Reads ahead the predicted experts of `next` this process runs.
+  void prefetch_own_share(int next, std::span<const int32_t> predicted);
 
   ModelConfig config_;
   ModelWeights weights_;

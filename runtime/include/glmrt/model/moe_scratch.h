@@ -15,7 +15,8 @@ struct MoeScratch {
   std::vector<int64_t> first_user;     // by expert (and one past): its users in the lists below
   std::vector<int64_t> user_position;  // positions that chose each expert, grouped by expert
   std::vector<float> user_weight;
-  std::vector<int64_t> position_users;  // [S, top_k]: each position's users, by expert id
+  std::vector<int64_t> position_users;  // each position's users, by expert id
+  std::vector<int64_t> position_first;  // by position (and one past): its users in position_users
   std::vector<int64_t> count;           // by expert id
   std::vector<float> contributions;     // [users, hidden]: each user's expert output
   // The gathered input rows and the gate / up activations of the experts of

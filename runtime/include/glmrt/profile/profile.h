@@ -49,6 +49,22 @@ struct ValidateThresholds {
   bool greedy_identical = true;  // every greedy token must match
 };
 
+/// `distributed:`: expert parallelism over MPI (docs/distributed.md). Read
+/// only when glmrt runs under mpirun with more than one rank.
+struct DistributedSettings {
+  /// How each MoE layer's routed experts are spread over the ranks: `usage`
+  /// evens the expected load from the usage history (by id without one),
+  /// `id` gives each rank a contiguous range of expert ids.
+  enum class Shard { usage, id };
+  Shard shard = Shard::usage;
+  /// Hidden states and sums on the wire: `auto` = f32 when the experts are
+  /// f32 (results as one process's), bf16 otherwise (half the bytes).
+  enum class Wire { automatic, f32, bf16 };
+  Wire wire = Wire::automatic;
+  bool rank0_experts = true;    // rank 0 owns a shard too (false: it only coordinates)
+  double timeout_seconds = 60;  // the longest rank 0 waits for a rank's answer
+};
+
 struct Profile {
   std::filesystem::path file;                  // where it was loaded from (empty for defaults)
   std::optional<std::filesystem::path> model;  // resolved against the profile's folder
@@ -99,6 +115,7 @@ struct Profile {
 
   GenerationDefaults generation;
   ValidateThresholds validate;
+  DistributedSettings distributed;
 };
 
 /// Loads a profile strictly: an unknown key, a wrong type, a value out of range

@@ -1,0 +1,61 @@
+#include "ranks.h"
+
+#include <glmrt/base/byte_size.h>
+
+#include <fmt/format.h>
+
+namespace glmrt::cli {
+
+std::vector<cluster::Counters> rank_counters(Engine& engine, ShardedExperts* shards) {
+  if (shards) return shards->rank_counters();
+  const ExpertStoreStats& s = engine.experts().stats();
+  cluster::Counters own;
+  for (bool row : engine.experts().expert_rows())
+    own.experts_owned += row ? engine.config().n_routed_experts : 0;
+  own.pinned_hits = s.pinned_hits;
+  own.hits = s.hits;
+  own.misses = s.misses;
+  own.lookups = s.pinned_hits + s.hits + s.misses;
+  own.bytes_read = s.bytes_read;
+  own.wait_seconds = s.wait_seconds;
+  return {own};
+}
+
+nlohmann::json rank_experts_json(const std::vector<cluster::Counters>& counters) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const cluster::Counters& c : counters)
+    list.push_back({{"rank", c.rank},
+                    {"experts_owned", c.experts_owned},
+                    {"lookups", c.lookups},
+                    {"misses", c.misses},
+                    {"bytes_read", c.bytes_read}});
+  return list;
+}
+
+void print_rank_report(std::FILE* out, Engine& engine, ShardedExperts* shards) {
+  if (!shards) return;
+  const ExchangeTimes& t = shards->times();
+  const int64_t forwards = engine.model().counters().forward_calls;
+  const double total = t.send_seconds + t.wait_seconds;
+  fmt::print(
+      out,
+      "exchange: {} ranks, wire {}, {} MoE steps, {:.3f} ms per MoE step ({:.3f} ms "
+      "sending, {:.3f} ms waiting for ranks; the exchange itself, beyond the ranks' own work: "
+      "{:.3f} ms), "
+      "{:.2f} ms per forward; {} sent, {} received\n",
+      shards->ranks(), cluster::wire_name(shards->wire()), t.steps,
+      t.steps ? 1e3 * total / double(t.steps) : 0.0,
+      t.steps ? 1e3 * t.send_seconds / double(t.steps) : 0.0,
+      t.steps ? 1e3 * t.wait_seconds / double(t.steps) : 0.0,
+      t.steps ? 1e3 * t.overhead_seconds / double(t.steps) : 0.0,
+      forwards ? 1e3 * total / double(forwards) : 0.0, format_byte_size(t.bytes_sent),
+      format_byte_size(t.bytes_received));
+  for (const cluster::Counters& c : shards->rank_counters())
+    fmt::print(out,
+               "rank {} experts: {} owned; {} lookups: {} pinned hits, {} LRU hits, {} misses; {} "
+               "read, {:.2f} s waiting on reads\n",
+               c.rank, c.experts_owned, c.lookups, c.pinned_hits, c.hits, c.misses,
+               format_byte_size(c.bytes_read), c.wait_seconds);
+}
+
+}  // namespace glmrt::cli

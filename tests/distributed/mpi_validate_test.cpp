@@ -1,0 +1,127 @@
+// glmrt under mpirun over loopback: validate on 2 and 3 ranks gives the
+// figures of one process on every oracle case (to 1e-5) and reports every
+// rank's experts; a rank whose model differs is refused, named.
+#include "shell_command.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+namespace glmrt {
+namespace {
+
+const std::string kGlmrt = GLMRT_EXECUTABLE;
+const std::string kFixture = std::string(GLMRT_FIXTURES) + "/glm_tiny";
+const std::string kProfile = std::string(GLMRT_SOURCE_DIR) + "/configs/reference.yaml";
+
+std::string mpirun(int ranks) {
+  return fmt::format("{} {} -n {}", GLMRT_MPIRUN, GLMRT_MPIRUN_FLAGS, ranks);
+}
+
+std::string validate_args(const std::string& model = kFixture) {
+  return fmt::format("validate --profile {} --model {} --ref {}/ref.json --json", kProfile, model,
+                     kFixture);
+}
+
+nlohmann::json run_json(const std::string& command) {
+  const auto [status, out] = test::run_shell(command);
+  EXPECT_EQ(status, 0) << command << "\n" << out;
+  return nlohmann::json::parse(out);  // one JSON value and nothing else on stdout
+}
+
+void expect_same_figures(const nlohmann::json& one, const nlohmann::json& many) {
+  ASSERT_EQ(one["cases"].size(), many["cases"].size());
+  EXPECT_TRUE(many["pass"].get<bool>());
+  for (size_t i = 0; i < one["cases"].size(); ++i) {
+    const auto& a = one["cases"][i];
+    const auto& b = many["cases"][i];
+    for (const char* key : {"max_abs_dlogit", "mean_kl"})
+      EXPECT_NEAR(a[key].get<double>(), b[key].get<double>(), 1e-5) << "case " << i << " " << key;
+    for (const char* key :
+         {"greedy_identical", "top1_agree", "rows_checked", "routing_rows_differ"})
+      EXPECT_EQ(a[key], b[key]) << "case " << i << " " << key;
+  }
+}
+
+void expect_ranks(const nlohmann::json& report, int ranks) {
+  EXPECT_EQ(report["ranks"].get<int>(), ranks);
+  ASSERT_EQ(report["rank_experts"].size(), static_cast<size_t>(ranks));
+  int owned = 0;
+  uint64_t lookups = 0;
+  for (int r = 0; r < ranks; ++r) {
+    const auto& e = report["rank_experts"][r];
+    EXPECT_EQ(e["rank"].get<int>(), r);
+    EXPECT_GT(e["experts_owned"].get<int>(), 0) << "rank " << r;
+    EXPECT_GT(e["lookups"].get<uint64_t>(), 0u) << "rank " << r << " ran no expert";
+    EXPECT_LE(e["misses"].get<uint64_t>(), e["lookups"].get<uint64_t>());
+    owned += e["experts_owned"].get<int>();
+    lookups += e["lookups"].get<uint64_t>();
+  }
+  EXPECT_GT(owned, 0);
+  EXPECT_GT(lookups, 0u);
+}
+
+class MpiValidate : public ::testing::TestWithParam<int> {};
+
+TEST_P(MpiValidate, FiguresAreThoseOfOneProcess) {
+  const nlohmann::json one = run_json(fmt::format("{} {}", kGlmrt, validate_args()));
+  EXPECT_EQ(one["ranks"].get<int>(), 1);
+  ASSERT_EQ(one["rank_experts"].size(), 1u);
+  const int ranks = GetParam();
+  const nlohmann::json many =
+      run_json(fmt::format("{} {} {}", mpirun(ranks), kGlmrt, validate_args()));
+  expect_same_figures(one, many);
+  expect_ranks(many, ranks);
+  // Every expert is owned once: the shards add up to one process's experts.
+  int owned = 0;
+  for (const auto& e : many["rank_experts"]) owned += e["experts_owned"].get<int>();
+  EXPECT_EQ(owned, one["rank_experts"][0]["experts_owned"].get<int>());
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, MpiValidate, ::testing::Values(2, 3));
+
+// distributed: rank 0 holding no experts, bf16 on the wire, shards by id:
+// ranks 1 and 2 run every expert, the figures move by bf16 rounding only.
+TEST(MpiDistributedKeys, RankZeroWithoutExpertsAndBf16OnTheWire) {
+  const std::string profile = ::testing::TempDir() + "/glmrt-mpi-rank0-none.yaml";
+  {
+    std::ifstream in(kProfile);
+    std::ofstream out(profile);
+    out << in.rdbuf() << "distributed:\n  rank0_experts: false\n  wire: bf16\n  shard: id\n";
+  }
+  const std::string command =
+      fmt::format("{} {} validate --profile {} --model {} --ref {}/ref.json --json", mpirun(3),
+                  kGlmrt, profile, kFixture, kFixture);
+  const auto [status, out] = test::run_shell(command);
+  (void)status;  // bf16 rows may miss the f32 thresholds of reference.yaml
+  const nlohmann::json report = nlohmann::json::parse(out);
+  ASSERT_EQ(report["rank_experts"].size(), 3u);
+  EXPECT_EQ(report["rank_experts"][0]["experts_owned"].get<int>(), 0);
+  EXPECT_EQ(report["rank_experts"][0]["lookups"].get<uint64_t>(), 0u);
+  EXPECT_EQ(report["rank_experts"][1]["experts_owned"].get<int>(),
+            report["rank_experts"][2]["experts_owned"].get<int>());  // contiguous halves
+  for (const auto& c : report["cases"]) {
+    EXPECT_GE(c["top1_agree"].get<double>(), 0.9) << c["name"];
+    EXPECT_LT(c["max_abs_dlogit"].get<double>(), 5.0) << c["name"];
+    EXPECT_GT(c["max_abs_dlogit"].get<double>(), 1e-3) << "bf16 rows should move the logits";
+  }
+}
+
+TEST(MpiRefusal, ARankWithAnotherModelIsNamed) {
+  const std::string other = std::string(GLMRT_SOURCE_DIR) + "/models/glm-demo";
+  const std::string command =
+      fmt::format("{} {} -n 1 {} {} : -n 1 {} {} 2>&1", GLMRT_MPIRUN, GLMRT_MPIRUN_FLAGS, kGlmrt,
+                  validate_args(), kGlmrt, validate_args(other));
+  const auto [status, out] = test::run_shell(command);
+  EXPECT_NE(status, 0) << out;
+  EXPECT_NE(out.find("rank 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("different model"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace glmrt
