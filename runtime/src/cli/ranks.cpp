@@ -8,17 +8,10 @@ namespace glmrt::cli {
 
 std::vector<cluster::Counters> rank_counters(Engine& engine, ShardedExperts* shards) {
   if (shards) return shards->rank_counters();
-  const ExpertStoreStats& s = engine.experts().stats();
-  cluster::Counters own;
+  int32_t experts_owned = 0;
   for (bool row : engine.experts().expert_rows())
-    own.experts_owned += row ? engine.config().n_routed_experts : 0;
-  own.pinned_hits = s.pinned_hits;
-  own.hits = s.hits;
-  own.misses = s.misses;
-  own.lookups = s.pinned_hits + s.hits + s.misses;
-  own.bytes_read = s.bytes_read;
-  own.wait_seconds = s.wait_seconds;
-  return {own};
+    experts_owned += row ? engine.config().n_routed_experts : 0;
+  return {cluster::counters_of(engine.experts().stats(), 0, experts_owned)};
 }
 
 nlohmann::json rank_experts_json(const std::vector<cluster::Counters>& counters) {

@@ -229,4 +229,17 @@ Counters decode_counters(ByteReader& in) {
   return m;
 }
 
+Counters counters_of(const ExpertStoreStats& s, int32_t rank, int32_t experts_owned) {
+  Counters c;
+  c.rank = rank;
+  c.experts_owned = experts_owned;
+  c.pinned_hits = s.pinned_hits;
+  c.hits = s.hits;
+  c.misses = s.misses;
+  c.lookups = s.pinned_hits + s.hits + s.misses;
+  c.bytes_read = s.bytes_read;
+  c.wait_seconds = s.wait_seconds;
+  return c;
+}
+
 }  // namespace glmrt::cluster

@@ -325,17 +325,7 @@ void ShardedExperts::prefetch(int layer, std::span<const int32_t> predicted) {
 
 std::vector<Counters> ShardedExperts::rank_counters() {
   std::vector<Counters> all;
-  Counters own;
-  const ExpertStoreStats& s = engine_.experts().stats();
-  own.rank = 0;
-  own.experts_owned = assignment_.experts_owned(0);
-  own.pinned_hits = s.pinned_hits;
-  own.hits = s.hits;
-  own.misses = s.misses;
-  own.lookups = s.pinned_hits + s.hits + s.misses;
-  own.bytes_read = s.bytes_read;
-  own.wait_seconds = s.wait_seconds;
-  all.push_back(own);
+  all.push_back(counters_of(engine_.experts().stats(), 0, assignment_.experts_owned(0)));
   const std::vector<int> ranks = other_ranks(world_.size());
   for (int r : ranks) world_.send(r, kToWorker, encode_op(Op::stats));
   const auto answers = collect(ranks, timeout_seconds_, "its expert counters");

@@ -172,15 +172,8 @@ class ExpertWorker {
     Counters c;
     c.rank = world_.rank();
     if (!engine_) return c;
-    const ExpertStoreStats& s = engine_->experts().stats();
-    c.experts_owned = assignment_->experts_owned(world_.rank());
-    c.pinned_hits = s.pinned_hits;
-    c.hits = s.hits;
-    c.misses = s.misses;
-    c.lookups = s.pinned_hits + s.hits + s.misses;
-    c.bytes_read = s.bytes_read;
-    c.wait_seconds = s.wait_seconds;
-    return c;
+    return cluster::counters_of(engine_->experts().stats(), world_.rank(),
+                                assignment_->experts_owned(world_.rank()));
   }
 
   MpiWorld& world_;

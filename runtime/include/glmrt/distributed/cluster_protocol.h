@@ -6,6 +6,7 @@
 #pragma once
 
 #include <glmrt/distributed/byte_message.h>
+#include <glmrt/experts/expert_store_stats.h>
 #include <glmrt/model/router.h>
 
 #include <cstdint>
@@ -65,6 +66,8 @@ struct Counters {
   uint64_t lookups = 0, pinned_hits = 0, hits = 0, misses = 0, bytes_read = 0;
   double wait_seconds = 0;
 };
+/// The counters of rank `rank`, which owns `experts_owned` routed experts, from its store's stats.
+Counters counters_of(const ExpertStoreStats& s, int32_t rank, int32_t experts_owned);
 
 Bytes encode(const Open& m);
 Bytes encode(const Hello& m);
