@@ -81,10 +81,11 @@ void run_chat_completion(const ChatRequest& request, const ResponseIdentity& ide
   if (stream) job.send(sse_event(chunks.chunk({{"role", "assistant"}, {"content", ""}})));
 
   Sampler sampler(request.generation.sampling);
-  ChatAnswer answer(model.tokenizer, request.generation.stop, request.thinking, request.tools);
+  ChatAnswer answer(model.tokenizer, request.generation.stop, request.thinking, request.tools,
+                    request.generation.skip_special_tokens);
   Json logprobs = Json::array();  // all of them (non-streamed) or those not sent yet
   const GenerationLimits limits{request.generation.sampling.max_new_tokens,
-                                stop_tokens(request.generation, model)};
+                                stop_tokens(request.generation, model, Endpoint::chat)};
   const Generation generation = continue_generation(
       context.session, sampler, request.prompt, std::move(prompt_run->logits), limits,
       [&](int32_t token, std::span<const float> logits) {
@@ -100,6 +101,7 @@ void run_chat_completion(const ChatRequest& request, const ResponseIdentity& ide
         return !answer.stopped_by_string() && !job.cancelled();
       },
       request.top_logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded);
+  context.generated_tokens += static_cast<int64_t>(generation.tokens.size());
   if (job.cancelled()) return;
 
   const ChatAnswer::Ending ending = answer.finish();

@@ -1,4 +1,5 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/score/sequence_scorer.h>
 #include <glmrt/serve/chat_request.h>
 #include <glmrt/text/model_chat_template.h>
@@ -32,6 +33,20 @@ Json checked_messages(const RequestFields& f, const RequestContext& context) {
     if (m.contains("content") && !m["content"].is_null() && !m["content"].is_string() &&
         !m["content"].is_array())
       bad_request(where + ".content", "`{}.content` must be a string or a list of parts", where);
+    if (m.contains("content") && m["content"].is_array()) {
+      const Json& parts = m["content"];
+      for (size_t j = 0; j < parts.size(); ++j) {
+        const Json& part = parts[j];
+        const Json* type = part.is_object() && part.contains("type") ? &part["type"] : nullptr;
+        if (part.is_string() || (type && *type == "text")) continue;
+        // The template would put a placeholder the model was never shown an
+        // image for: refused rather than silently answered as text.
+        bad_request(fmt::format("{}.content[{}]", where, j),
+                    "`{}.content[{}]` is a `{}` part: this model reads text parts only", where, j,
+                    type && type->is_string() ? printable(type->get<std::string>(), 64)
+                                              : std::string("untyped"));
+      }
+    }
     checked.push_back(std::move(m));
   }
   return checked;
@@ -92,14 +107,15 @@ ChatRequest parse_chat_request(const Json& body, const RequestContext& context) 
   const bool parse_calls = parse_tool_choice(f);
   if (tools && !tools->empty() && parse_calls) r.tools = *tools;
 
-  std::string text;
+  text::RenderedChat rendered;
   try {
-    text = context.chat_template.render(render);
+    rendered = context.chat_template.render_marked(render);
   } catch (const Error& e) {
     bad_request("messages", "{}", e.what());
   }
-  r.thinking = text.ends_with("<think>");
-  const auto ids = context.tokenizer.encode(text, false);
+  r.thinking = rendered.text.ends_with("<think>");
+  const auto ids =
+      text::encode_chat_prompt(context.tokenizer, rendered, context.allow_special_in_content);
   r.prompt.assign(ids.begin(), ids.end());
   if (static_cast<int64_t>(r.prompt.size()) > context.max_context)
     throw ApiError(400, "invalid_request_error",

@@ -1,5 +1,7 @@
 #include <glmrt/serve/generation_request.h>
 
+#include <glmrt/base/printable.h>
+
 #include <limits>
 
 namespace glmrt::serve {
@@ -60,11 +62,11 @@ int read_max_tokens(const RequestFields& f, Endpoint endpoint, const RequestCont
   // max_completion_tokens replaced max_tokens in OpenAI's chat API; both are read.
   std::optional<int64_t> asked;
   for (const char* key : {"max_tokens", "max_completion_tokens"}) {
-    const auto value = f.integer(key, least, std::numeric_limits<int64_t>::max());
-    if (value && *value > limit)
+    const Json* given = f.get(key);
+    if (given && given->is_number() && given->get<double>() > static_cast<double>(limit))
       bad_request(key, "`{}` is {}, more than this server allows ({}; see --max-tokens)", key,
-                  *value, limit);
-    if (value) asked = value;
+                  printable(given->dump(), 32), limit);
+    if (const auto value = f.integer(key, least, limit)) asked = value;
   }
   if (asked) return static_cast<int>(*asked);
   const int64_t fallback =
@@ -108,6 +110,7 @@ GenerationRequest read_generation_request(const Json& body, Endpoint endpoint,
   r.stop = read_stop(f);
   r.stream = f.boolean("stream").value_or(false);
   r.ignore_eos = f.boolean("ignore_eos").value_or(false);
+  r.skip_special_tokens = f.boolean("skip_special_tokens").value_or(true);
   if (const Json* options = f.get("stream_options")) {
     if (!options->is_object())
       bad_request("stream_options", "`stream_options` must be an object, found {}",

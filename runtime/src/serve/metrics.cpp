@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace glmrt::serve {
 namespace {
 
@@ -74,6 +76,11 @@ void Metrics::count_request(std::string_view route, int status) {
   ++requests_[{std::string(route), status}];
 }
 
+void Metrics::set_http(const HttpGauges& gauges) {
+  std::lock_guard lock(mutex_);
+  http_ = gauges;
+}
+
 void Metrics::set_queue(size_t waiting, bool running) {
   std::lock_guard lock(mutex_);
   waiting_ = waiting;
@@ -96,6 +103,7 @@ std::string Metrics::prometheus_text(std::string_view model_name) const {
   const auto requests = requests_;
   const size_t waiting = waiting_;
   const bool running = running_;
+  const HttpGauges http = http_;
   lock.unlock();
 
   Writer w;
@@ -105,6 +113,13 @@ std::string Metrics::prometheus_text(std::string_view model_name) const {
   for (const auto& [key, count] : requests)
     w.sample("glmrt_requests_total", static_cast<double>(count),
              fmt::format("route=\"{}\",status=\"{}\"", label(key.first), key.second));
+  w.metric("glmrt_http_open_connections", "gauge", "connections open (being read or answered)",
+           static_cast<double>(http.open_connections));
+  w.metric("glmrt_http_body_bytes", "gauge", "request body bytes held now (reserved)",
+           static_cast<double>(http.body_bytes_held));
+  w.metric("glmrt_http_body_bytes_peak", "gauge",
+           "the most request body bytes held at once (bounded by --max-body-memory)",
+           static_cast<double>(http.body_bytes_peak));
   w.metric("glmrt_queue_waiting", "gauge", "requests waiting for the model",
            static_cast<double>(waiting));
   w.metric("glmrt_queue_running", "gauge", "requests running on the model (0 or 1)", running);
@@ -126,22 +141,24 @@ std::string Metrics::prometheus_text(std::string_view model_name) const {
            "prefill speed of the last request", per_second(l.prefilled_tokens, l.prefill_seconds));
   w.metric("glmrt_last_request_decode_tokens_per_second", "gauge",
            "decode speed of the last request", per_second(l.decoded_tokens, l.decode_seconds));
-  w.metric("glmrt_last_request_generated_tokens", "gauge", "tokens decoded by the last request",
-           static_cast<double>(l.decoded_tokens));
+  w.metric("glmrt_last_request_generated_tokens", "gauge", "tokens the last request generated",
+           static_cast<double>(s.last_generated_tokens));
   w.metric("glmrt_kv_cached_tokens", "gauge", "tokens the session's KV cache holds",
            static_cast<double>(s.cached_tokens));
   w.metric("glmrt_expert_cache_hits_total", "counter", "routed experts found in memory",
            static_cast<double>(s.experts.hits));
   w.metric("glmrt_expert_cache_misses_total", "counter", "routed experts read from disk",
            static_cast<double>(s.experts.misses));
-  w.metric("glmrt_expert_cache_hit_rate", "gauge", "hits / (hits + misses) since start",
-           s.experts.hit_rate());
+  w.metric("glmrt_expert_pinned_hits_total", "counter", "routed experts found pinned in memory",
+           static_cast<double>(s.experts.pinned_hits));
+  w.metric("glmrt_expert_cache_hit_rate", "gauge",
+           "(pinned hits + hits) / every lookup since start (0 before any)", s.experts.hit_rate());
   w.metric("glmrt_expert_bytes_read_total", "counter", "bytes of experts read from disk",
            static_cast<double>(s.experts.bytes_read));
   w.metric("glmrt_resident_memory_bytes", "gauge", "resident set size now",
            static_cast<double>(current_rss_bytes()));
   w.metric("glmrt_peak_resident_memory_bytes", "gauge", "largest resident set size so far",
-           static_cast<double>(peak_rss_bytes()));
+           static_cast<double>(std::max(peak_rss_bytes(), current_rss_bytes())));
   w.metric("glmrt_budget_peak_bytes", "gauge", "the memory budget's peak",
            static_cast<double>(s.budget_peak_bytes));
   if (s.draft) write_draft(w, *s.draft);

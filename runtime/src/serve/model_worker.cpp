@@ -7,7 +7,7 @@ namespace glmrt::serve {
 
 ModelWorker::ModelWorker(Engine& engine, size_t max_waiting, Metrics& metrics)
     : context_(engine), metrics_(metrics), max_waiting_(max_waiting) {
-  publish({});
+  publish({}, 0);
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -66,11 +66,12 @@ void ModelWorker::loop() {
       metrics_.set_queue(waiting_.size(), true);
     }
     const SessionStats before = context_.session.stats();
+    const int64_t generated_before = context_.generated_tokens;
     if (!job->cancelled())
       job->run();
     else
       job->abandon(ApiError(499, "request_cancelled", "the client went away"));
-    publish(before);
+    publish(before, context_.generated_tokens - generated_before);
     {
       std::lock_guard lock(mutex_);
       running_ = nullptr;
@@ -80,8 +81,9 @@ void ModelWorker::loop() {
   }
 }
 
-void ModelWorker::publish(const SessionStats& before) {
+void ModelWorker::publish(const SessionStats& before, int64_t generated) {
   ModelSnapshot s;
+  s.last_generated_tokens = generated > 0 ? generated : metrics_.snapshot().last_generated_tokens;
   s.totals = context_.session.stats();
   const SessionStats last = session_stats_since(s.totals, before);
   s.last = last.prefilled_tokens + last.decoded_tokens > 0 ? last : metrics_.snapshot().last;

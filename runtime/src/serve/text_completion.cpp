@@ -89,19 +89,25 @@ class ChoiceRun {
     Sampler sampler(request_.generation.sampling);
     StopStringFilter stops(request_.generation.stop);
     const GenerationLimits limits{request_.generation.sampling.max_new_tokens,
-                                  stop_tokens(request_.generation, model_)};
+                                  stop_tokens(request_.generation, model_, Endpoint::completions)};
     const Generation generation = continue_generation(
         context_.session, sampler, prompt, std::move(logits), limits,
         [&](int32_t token, std::span<const float> token_logits) {
           if (request_.logprobs >= 0)
             logprobs_.add(score_logits(token_logits, token, request_.logprobs), offset_);
-          const std::string piece = detokenizer_.push(static_cast<text::TokenId>(token));
+          const auto id = static_cast<text::TokenId>(token);
+          // A skipped special token is left out of the text (and the offsets).
+          const std::string piece =
+              request_.generation.skip_special_tokens && model_.tokenizer.is_special(id)
+                  ? std::string()
+                  : detokenizer_.push(id);
           offset_ += code_points(piece);
           text_ += stops.push(piece);
           send_text();
           return !stops.stopped() && !cancelled();
         },
         request_.logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded);
+    context_.generated_tokens += static_cast<int64_t>(generation.tokens.size());
     if (cancelled()) return std::nullopt;
     if (!stops.stopped()) {
       text_ += stops.push(detokenizer_.flush());

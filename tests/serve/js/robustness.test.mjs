@@ -86,10 +86,11 @@ test("malformed bodies get 400 naming the problem", async () => {
   await expectError(await post("/tokenize", { content: 5 }), 400, "content", "content");
   await expectError(await post("/detokenize", { tokens: [1, -2] }), 400, "tokens[1]", "tokens");
   await expectError(await fetch(server.url + "/v1/nothing"), 404, "no route GET /v1/nothing");
-  // `curl -d` sends a form Content-Type, which httplib caps at 8 KiB: the error says what to do.
+  // `curl -d` sends a form Content-Type (as a plain form of any web page
+  // does): refused, and the error says what to do.
   const form = await post("/v1/chat/completions", JSON.stringify({ messages: [{ role: "user", content: "x".repeat(9000) }] }),
                           { headers: { "Content-Type": "application/x-www-form-urlencoded" } });
-  await expectError(form, 413, "Content-Type: application/json");
+  await expectError(form, 415, "Content-Type: application/json");
 });
 
 test("oversized, garbage and truncated requests: refused, and the server carries on", async () => {

@@ -25,6 +25,8 @@ struct RequestContext {
   SamplingParams defaults;  // generation_config.json, the profile, then serve's flags
   ServeLimits limits;
   uint64_t fresh_seed = 0;  // the seed of a request that names none
+  bool allow_special_in_content =
+      false;  // --allow-special-in-content: content may hold control tokens
 };
 
 enum class Endpoint { chat, completions };
@@ -35,6 +37,7 @@ struct GenerationRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   bool ignore_eos = false;     // vLLM's extension: only max_tokens ends the answer (benchmarks)
+  bool skip_special_tokens = true;  // vLLM's: the answer's text leaves special tokens out
 };
 
 GenerationRequest read_generation_request(const Json& body, Endpoint endpoint,

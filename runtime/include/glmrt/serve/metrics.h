@@ -25,12 +25,21 @@ struct ModelSnapshot {
   SessionStats last;         // the last request that ran the model
   ExpertStoreStats experts;  // since the server started
   uint64_t budget_peak_bytes = 0;
-  int64_t cached_tokens = 0;        // tokens the session's KV cache holds
-  std::optional<DraftStats> draft;  // since the server started, when the session drafts
+  int64_t cached_tokens = 0;          // tokens the session's KV cache holds
+  int64_t last_generated_tokens = 0;  // tokens the last request that generated any generated
+  std::optional<DraftStats> draft;    // since the server started, when the session drafts
+};
+
+/// The HTTP side: connections and the request bodies held in memory.
+struct HttpGauges {
+  size_t open_connections = 0;
+  uint64_t body_bytes_held = 0;  // reserved for bodies being read or answered
+  uint64_t body_bytes_peak = 0;  // the most ever held (at most --max-body-memory)
 };
 
 class Metrics {
  public:
+  void set_http(const HttpGauges& gauges);
   void count_request(std::string_view route, int status);
   void set_queue(size_t waiting, bool running);
   void publish(const ModelSnapshot& snapshot);
@@ -43,6 +52,7 @@ class Metrics {
   size_t waiting_ = 0;
   bool running_ = false;
   ModelSnapshot snapshot_;
+  HttpGauges http_;
 };
 
 }  // namespace glmrt::serve

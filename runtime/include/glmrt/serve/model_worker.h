@@ -27,6 +27,7 @@ struct ModelContext {
   Engine& engine;
   Session session;
   SequenceScorer scorer;
+  int64_t generated_tokens = 0;  // answer tokens of every job so far (jobs add theirs)
   explicit ModelContext(Engine& e) : engine(e), session(e), scorer(session) {}
 };
 
@@ -54,7 +55,7 @@ class ModelWorker {
 
  private:
   void loop();
-  void publish(const SessionStats& before);
+  void publish(const SessionStats& before, int64_t generated);
 
   ModelContext context_;
   Metrics& metrics_;
