@@ -258,6 +258,23 @@ TEST(ChatAnswer, SpecialTokensAreSkippedButForTheMarkersBeingParsed) {
   EXPECT_EQ(shown(tools, ids), "|hmmSure.x<tool_call>");
 }
 
+TEST(ChatAnswer, AForcedCallOpeningIsReadAsTheAnswersStart) {
+  const auto tokenizer = text::Tokenizer::from_file(std::filesystem::path(GLMRT_FIXTURES) /
+                                                    "glm_tiny" / "tokenizer.json");
+  ChatAnswer answer(tokenizer, {}, true, kTools);
+  for (auto id : tokenizer.encode("</think><tool_call>get_weather", false))
+    answer.push(static_cast<int32_t>(id));
+  for (auto id :
+       tokenizer.encode("<arg_key>city</arg_key><arg_value>Oslo</arg_value></tool_call>", false))
+    answer.push(static_cast<int32_t>(id));
+  const auto ending = answer.finish();
+  ASSERT_EQ(ending.calls.size(), 1u);
+  EXPECT_EQ(ending.calls[0].name, "get_weather");
+  EXPECT_EQ(ending.calls[0].arguments, R"({"city":"Oslo"})");
+  EXPECT_EQ(answer.content(), "");
+  EXPECT_EQ(answer.reasoning(), "");
+}
+
 TEST(StopTokens, ChatAnswersEndAtEveryRoleToken) {
   const auto tokenizer = text::Tokenizer::from_file(std::filesystem::path(GLMRT_FIXTURES) /
                                                     "glm_tiny" / "tokenizer.json");

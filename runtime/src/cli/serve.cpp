@@ -62,6 +62,8 @@ int serve_command(const Args& args) {
       "the model's name in the API (default: the folder's)")(
       "http-threads", po::value(&o.http_threads)->default_value(0),
       "requests answered at once; 0 = max-queue + 4")(
+      "slots", po::value(&o.slots)->default_value(o.slots),
+      "conversations kept in the KV cache (they share one max-context sequence's memory)")(
       "max-connections", po::value(&o.max_connections)->default_value(o.max_connections),
       "open connections, slow or idle ones included (503 beyond)")(
       "request-timeout",

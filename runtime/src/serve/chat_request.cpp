@@ -75,12 +75,43 @@ Json template_kwargs(const RequestFields& f) {
   return kwargs;
 }
 
-bool parse_tool_choice(const RequestFields& f) {
+struct ToolChoice {
+  bool parse_calls = true;
+  std::optional<std::string> forced;  // "" = some call (required), else the function's name
+};
+
+bool names_tool(const Json* tools, const std::string& name) {
+  if (!tools || !tools->is_array()) return false;
+  for (const Json& entry : *tools) {
+    const Json& tool = entry.is_object() && entry.contains("function") ? entry["function"] : entry;
+    if (tool.is_object() && tool.contains("name") && tool["name"] == name) return true;
+  }
+  return false;
+}
+
+ToolChoice parse_tool_choice(const RequestFields& f, const Json* tools) {
   const Json* choice = f.get("tool_choice");
-  if (!choice || *choice == "auto") return true;
-  if (*choice == "none") return false;
-  bad_request("tool_choice",
-              "`tool_choice` must be \"auto\" or \"none\": this server cannot force a tool call");
+  if (!choice || *choice == "auto") return {};
+  if (*choice == "none") return {false, std::nullopt};
+  const bool have_tools = tools && tools->is_array() && !tools->empty();
+  if (*choice == "required") {
+    if (!have_tools) bad_request("tool_choice", "`tool_choice: \"required\"` needs `tools`");
+    return {true, std::string()};
+  }
+  const Json* function =
+      choice->is_object() && choice->contains("function") && (*choice)["function"].is_object()
+          ? &(*choice)["function"]
+          : nullptr;
+  if (!function || !function->contains("name") || !(*function)["name"].is_string() ||
+      (choice->contains("type") && (*choice)["type"] != "function"))
+    bad_request("tool_choice",
+                "`tool_choice` must be \"auto\", \"none\", \"required\" or {{\"type\": "
+                "\"function\", \"function\": {{\"name\": ...}}}}");
+  const std::string name = (*function)["name"].get<std::string>();
+  if (!names_tool(tools, name))
+    bad_request("tool_choice", "`tool_choice` names `{}`, which is not one of `tools`",
+                printable(name, 128));
+  return {true, name};
 }
 
 }  // namespace
@@ -104,8 +135,8 @@ ChatRequest parse_chat_request(const Json& body, const RequestContext& context) 
     render["tools"] = *tools;
   }
   render["chat_template_kwargs"] = template_kwargs(f);
-  const bool parse_calls = parse_tool_choice(f);
-  if (tools && !tools->empty() && parse_calls) r.tools = *tools;
+  const ToolChoice tool_choice = parse_tool_choice(f, tools);
+  if (tools && !tools->empty() && tool_choice.parse_calls) r.tools = *tools;
 
   text::RenderedChat rendered;
   try {
@@ -114,8 +145,14 @@ ChatRequest parse_chat_request(const Json& body, const RequestContext& context) 
     bad_request("messages", "{}", e.what());
   }
   r.thinking = rendered.text.ends_with("<think>");
-  const auto ids =
+  auto ids =
       text::encode_chat_prompt(context.tokenizer, rendered, context.allow_special_in_content);
+  if (tool_choice.forced) {
+    // The answer starts as a call (to the named function): the prompt ends
+    // with its opening, which the answer's parser reads as if generated.
+    r.forced_answer = (r.thinking ? "</think><tool_call>" : "<tool_call>") + *tool_choice.forced;
+    for (text::TokenId id : context.tokenizer.encode(r.forced_answer, false)) ids.push_back(id);
+  }
   r.prompt.assign(ids.begin(), ids.end());
   if (static_cast<int64_t>(r.prompt.size()) > context.max_context)
     throw ApiError(400, "invalid_request_error",

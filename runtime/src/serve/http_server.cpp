@@ -257,7 +257,8 @@ ServerState::ServerState(Engine& engine_, text::ModelChatTemplate chat_template_
             stop_token_ids(engine_.model().config(), engine_.model_dir()),
             with_role_tokens(stop_token_ids(engine_.model().config(), engine_.model_dir()),
                              tokenizer)},
-      worker(engine_, static_cast<size_t>(options.limits.max_queue), metrics) {}
+      worker(engine_, static_cast<size_t>(options.limits.max_queue),
+             static_cast<size_t>(options.slots), metrics) {}
 
 RequestContext ServerState::request_context() {
   return RequestContext{tokenizer,
@@ -278,6 +279,7 @@ HttpServer::HttpServer(Engine& engine, text::ModelChatTemplate chat_template,
   if (options.limits.max_tokens < 0) fail("--max-tokens must be >= 0");
   if (options.limits.max_body_bytes < 1) fail("--max-body-bytes must be >= 1");
   if (options.max_connections < 1) fail("--max-connections must be >= 1");
+  if (options.slots < 1) fail("--slots must be >= 1");
   if (!(options.request_timeout_seconds > 0 && options.request_timeout_seconds < 1e6))
     fail("--request-timeout must be a number of seconds > 0");
   if (!(options.idle_timeout_seconds > 0 && options.idle_timeout_seconds < 1e6))

@@ -76,6 +76,44 @@ void Metrics::count_request(std::string_view route, int status) {
   ++requests_[{std::string(route), status}];
 }
 
+void LatencyHistogram::observe(double seconds) {
+  for (size_t i = 0; i < std::size(kBounds); ++i)
+    if (seconds <= kBounds[i]) ++counts_[i];
+  ++count_;
+  sum_ += seconds;
+}
+
+std::string LatencyHistogram::prometheus_text(std::string_view name, std::string_view help) const {
+  std::string text = fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
+  for (size_t i = 0; i < std::size(kBounds); ++i)
+    text += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, kBounds[i], counts_[i]);
+  text += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n{}_sum {}\n{}_count {}\n", name, count_, name,
+                      sum_, name, count_);
+  return text;
+}
+
+void Metrics::observe_first_token(double seconds) {
+  std::lock_guard lock(mutex_);
+  first_token_.observe(seconds);
+}
+
+void Metrics::observe_token_gap(double seconds) {
+  std::lock_guard lock(mutex_);
+  token_gap_.observe(seconds);
+}
+
+void TokenTimer::token() {
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - last_).count();
+  last_ = now;
+  if (!metrics_) return;
+  if (first_)
+    metrics_->observe_first_token(seconds);
+  else
+    metrics_->observe_token_gap(seconds);
+  first_ = false;
+}
+
 void Metrics::set_http(const HttpGauges& gauges) {
   std::lock_guard lock(mutex_);
   http_ = gauges;
@@ -104,6 +142,7 @@ std::string Metrics::prometheus_text(std::string_view model_name) const {
   const size_t waiting = waiting_;
   const bool running = running_;
   const HttpGauges http = http_;
+  const LatencyHistogram first_token = first_token_, token_gap = token_gap_;
   lock.unlock();
 
   Writer w;
@@ -143,8 +182,10 @@ std::string Metrics::prometheus_text(std::string_view model_name) const {
            "decode speed of the last request", per_second(l.decoded_tokens, l.decode_seconds));
   w.metric("glmrt_last_request_generated_tokens", "gauge", "tokens the last request generated",
            static_cast<double>(s.last_generated_tokens));
-  w.metric("glmrt_kv_cached_tokens", "gauge", "tokens the session's KV cache holds",
+  w.metric("glmrt_kv_cached_tokens", "gauge", "tokens the sessions' KV caches hold",
            static_cast<double>(s.cached_tokens));
+  w.metric("glmrt_kv_slots_occupied", "gauge", "cached conversations (of --slots)",
+           static_cast<double>(s.slots_occupied));
   w.metric("glmrt_expert_cache_hits_total", "counter", "routed experts found in memory",
            static_cast<double>(s.experts.hits));
   w.metric("glmrt_expert_cache_misses_total", "counter", "routed experts read from disk",
@@ -162,7 +203,11 @@ std::string Metrics::prometheus_text(std::string_view model_name) const {
   w.metric("glmrt_budget_peak_bytes", "gauge", "the memory budget's peak",
            static_cast<double>(s.budget_peak_bytes));
   if (s.draft) write_draft(w, *s.draft);
-  return w.take();
+  return w.take() +
+         first_token.prometheus_text("glmrt_time_to_first_token_seconds",
+                                     "from a request's arrival to its first generated token") +
+         token_gap.prometheus_text("glmrt_inter_token_latency_seconds",
+                                   "between two generated tokens of one answer");
 }
 
 }  // namespace glmrt::serve
