@@ -135,6 +135,11 @@ void install_handlers(ServerState& state) {
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
+  // A response written while the server stops closes its connection and says
+  // so, or a client could send its next request on it as the server goes.
+  http.set_post_routing_handler([&state](const httplib::Request&, httplib::Response& res) {
+    if (state.shutting_down.load()) res.set_header("Connection", "close");
+  });
   http.set_error_handler([&state](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty() || res.status == 499) return;  // a handler's own error response
     res.set_content(error_body(res.status, message_for(res.status, req, state.options)).dump(),
@@ -194,6 +199,10 @@ constexpr auto kWriteTimeout = std::chrono::seconds(10);
 // One request read whole, on a handler thread: httplib parses, routes and
 // answers it; the connection goes back to the reader for the next one.
 void handle(ServerState& state, ReadRequest& request) {
+  {
+    std::lock_guard lock(state.answering_mutex);
+    ++state.answering;
+  }
   RequestStream stream(request, kWriteTimeout);
   bool closed = false;
   const bool close = !request.keep_alive || state.shutting_down.load();
@@ -204,7 +213,12 @@ void handle(ServerState& state, ReadRequest& request) {
     closed = true;
   }
   state.reader->release(request.reserved);
-  if (close || closed || stream.failed()) {
+  {
+    std::lock_guard lock(state.answering_mutex);
+    --state.answering;
+  }
+  state.answering_done.notify_all();
+  if (close || closed || stream.failed() || state.shutting_down.load()) {
     ::close(request.fd);
     state.reader->closed();
   } else {
@@ -339,7 +353,13 @@ void HttpServer::stop() {
     state_->shutting_down.store(true);
     const auto grace = std::chrono::milliseconds(
         static_cast<int64_t>(state_->options.shutdown_grace_seconds * 1000));
+    const auto deadline = std::chrono::steady_clock::now() + grace;
     state_->worker.shutdown(grace);
+    {
+      // The answers still being written (a stream the client reads slowly).
+      std::unique_lock lock(state_->answering_mutex);
+      state_->answering_done.wait_until(lock, deadline, [&] { return state_->answering == 0; });
+    }
     state_->http.stop();
     state_->reader->stop();
     state_->handlers->shutdown();

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -81,6 +82,11 @@ struct ServerState {
   GuardedServer http;
   std::atomic<bool> shutting_down{false};
   const int64_t started = unix_time();  // what /v1/models reports as `created`
+  // Requests being answered: a stopping server keeps listening (answering
+  // 503) until their responses are written, within the grace period.
+  std::mutex answering_mutex;
+  std::condition_variable answering_done;
+  int answering = 0;
   // Stopped in this order by HttpServer::stop(), before anything above goes.
   std::unique_ptr<HandlerThreads> handlers;
   std::unique_ptr<ConnectionReader> reader;

@@ -200,7 +200,7 @@ test("SIGTERM: the running request finishes, the waiting one gets 503, exit 0", 
   const running = await fetch(other.url + "/v1/completions", {
     method: "POST",
     headers: json,
-    body: JSON.stringify({ ...longCompletion(200), stream: true }),
+    body: JSON.stringify({ ...longCompletion(1500), stream: true }),
   });
   const { reader, text: start } = await readEvents(running, 1);
   const waiting = fetch(other.url + "/v1/completions", {
@@ -212,6 +212,23 @@ test("SIGTERM: the running request finishes, the waiting one gets 503, exit 0", 
   other.signal("SIGTERM");
   const refused = await waiting;
   assert.equal(refused.status, 503);
+  // While the running request finishes, the server still answers: /health says it is stopping.
+  // (On a connection of its own: responses during the shutdown close theirs.)
+  const health = await new Promise((resolve) => {
+    const socket = net.connect(other.port, "127.0.0.1");
+    let text = "";
+    socket.on("data", (d) => { text += d; });
+    socket.on("close", () => resolve(text));
+    socket.on("error", () => resolve(text));
+    socket.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  });
+  // Never a 200 once stopping. (No answer at all when the running request's
+  // events all fit in the socket buffers and the server already stopped
+  // listening: the window is the time the model still works.)
+  if (health) {
+    assert.match(health, /^HTTP\/1\.1 503 /, health);
+    assert.match(health, /"shutting down"/);
+  }
   // The stream runs to its end.
   let text = start;
   const decoder = new TextDecoder();
