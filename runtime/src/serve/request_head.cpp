@@ -18,7 +18,7 @@ bool same_name(std::string_view a, std::string_view b) {
          });
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_header_space(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
@@ -35,7 +35,7 @@ std::vector<std::string_view> split_list(std::string_view value) {
   size_t start = 0;
   for (;;) {
     const size_t comma = value.find(',', start);
-    items.push_back(trim(value.substr(start, comma - start)));
+    items.push_back(trim_header_space(value.substr(start, comma - start)));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
@@ -109,7 +109,7 @@ ParsedHead parse_request_head(std::string_view text, uint64_t max_body_bytes) {
                      is_token_char))
       return refuse(400, fmt::format("malformed header line `{}`", printable(line, 256)));
     const std::string_view name = line.substr(0, colon);
-    const std::string_view value = trim(line.substr(colon + 1));
+    const std::string_view value = trim_header_space(line.substr(colon + 1));
     if (std::any_of(value.begin(), value.end(), [](char c) {
           const auto u = static_cast<unsigned char>(c);
           return (u < 0x20 && c != '\t') || u == 0x7F;
