@@ -73,6 +73,19 @@ TEST(Sampler, WithoutFiltersTheDistributionIsTheSoftmax) {
   for (const auto& d : dist) EXPECT_NEAR(d.probability, kProbabilities[d.token], 1e-6);
 }
 
+TEST(Sampler, LogitBiasShiftsAndMinusHundredBans) {
+  SamplingParams p = sampling();
+  p.logit_bias = {{1, -100}, {0, std::log(2.0)}};
+  const auto dist = Sampler(p).distribution(logits_for(kProbabilities), {}, {});
+  EXPECT_EQ(support(dist), (std::set<int32_t>{0, 2, 3}));  // token 1 banned
+  // Token 0 doubled against the rest, then renormalized: 0.1, 0.15, 0.3 of 0.55.
+  for (const auto& d : dist)
+    EXPECT_NEAR(d.probability, (d.token == 0 ? 0.1 : kProbabilities[d.token]) / 0.55, 1e-6);
+  SamplingParams greedy = sampling(0.0);
+  greedy.logit_bias = {{1, -100}};
+  EXPECT_EQ(Sampler(greedy).sample(logits_for(kProbabilities), {}, {}), 3);
+}
+
 TEST(Sampler, TemperatureSharpensAndFlattens) {
   const auto logits = logits_for({0.2, 0.8});
   const auto cold = Sampler(sampling(0.5)).distribution(logits, {}, {});

@@ -2,6 +2,7 @@
 // boundaries, reasoning split from content at </think>, and GLM-5 tool calls
 // parsed back into OpenAI's shape; each fed piece by piece the way tokens
 // arrive, including splits inside the markers.
+#include <glmrt/generate/stop_tokens.h>
 #include <glmrt/serve/chat_answer.h>
 #include <glmrt/serve/reasoning_splitter.h>
 #include <glmrt/serve/stop_strings.h>
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -225,6 +227,63 @@ TEST(ChatAnswer, TokensThroughStopsReasoningAndTools) {
   stopped.finish();
   EXPECT_TRUE(stopped.stopped_by_string());
   EXPECT_EQ(stopped.content(), "S");
+}
+
+// What `answer` shows of `generated`, fed token by token: reasoning | content.
+std::string shown(ChatAnswer& answer, const std::vector<text::TokenId>& ids) {
+  std::string reasoning, content;
+  for (auto id : ids) {
+    const ChatDelta d = answer.push(static_cast<int32_t>(id));
+    reasoning += d.reasoning;
+    content += d.content;
+  }
+  const auto ending = answer.finish();
+  return reasoning + ending.delta.reasoning + "|" + content + ending.delta.content;
+}
+
+TEST(ChatAnswer, SpecialTokensAreSkippedButForTheMarkersBeingParsed) {
+  const auto tokenizer = text::Tokenizer::from_file(std::filesystem::path(GLMRT_FIXTURES) /
+                                                    "glm_tiny" / "tokenizer.json");
+  const auto ids =
+      tokenizer.encode("hm[MASK]m</think>Su<sop>re.<think>x</think><tool_call>", false);
+  ChatAnswer thinking(tokenizer, {}, true, Json());
+  EXPECT_EQ(shown(thinking, ids), "hmm|Sure.x");
+  ChatAnswer raw(tokenizer, {}, true, Json(), false);
+  EXPECT_EQ(shown(raw, ids), "hm[MASK]m|Su<sop>re.<think>x</think><tool_call>");
+  // Thinking off: every marker is a skipped special token; with tools the
+  // call markers are read (a call that never closes stays text).
+  ChatAnswer plain(tokenizer, {}, false, Json());
+  EXPECT_EQ(shown(plain, ids), "|hmmSure.x");
+  ChatAnswer tools(tokenizer, {}, false, kTools);
+  EXPECT_EQ(shown(tools, ids), "|hmmSure.x<tool_call>");
+}
+
+TEST(ChatAnswer, AForcedCallOpeningIsReadAsTheAnswersStart) {
+  const auto tokenizer = text::Tokenizer::from_file(std::filesystem::path(GLMRT_FIXTURES) /
+                                                    "glm_tiny" / "tokenizer.json");
+  ChatAnswer answer(tokenizer, {}, true, kTools);
+  for (auto id : tokenizer.encode("</think><tool_call>get_weather", false))
+    answer.push(static_cast<int32_t>(id));
+  for (auto id :
+       tokenizer.encode("<arg_key>city</arg_key><arg_value>Oslo</arg_value></tool_call>", false))
+    answer.push(static_cast<int32_t>(id));
+  const auto ending = answer.finish();
+  ASSERT_EQ(ending.calls.size(), 1u);
+  EXPECT_EQ(ending.calls[0].name, "get_weather");
+  EXPECT_EQ(ending.calls[0].arguments, R"({"city":"Oslo"})");
+  EXPECT_EQ(answer.content(), "");
+  EXPECT_EQ(answer.reasoning(), "");
+}
+
+TEST(StopTokens, ChatAnswersEndAtEveryRoleToken) {
+  const auto tokenizer = text::Tokenizer::from_file(std::filesystem::path(GLMRT_FIXTURES) /
+                                                    "glm_tiny" / "tokenizer.json");
+  std::vector<int32_t> expected = {3};
+  for (const char* role : {"<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"})
+    expected.push_back(static_cast<int32_t>(*tokenizer.token_to_id(role)));
+  std::sort(expected.begin(), expected.end());
+  const auto user = static_cast<int32_t>(*tokenizer.token_to_id("<|user|>"));
+  EXPECT_EQ(with_role_tokens({3, user}, tokenizer), expected);
 }
 
 }  // namespace

@@ -51,7 +51,8 @@ class ChatLoop {
         session_(engine),
         sampler_(sampling),
         max_new_tokens_(sampling.max_new_tokens),
-        stop_tokens_(stop_token_ids(engine.model().config(), engine.model_dir())),
+        stop_tokens_(with_role_tokens(stop_token_ids(engine.model().config(), engine.model_dir()),
+                                      tokenizer_)),
         conversation_(std::move(options)),
         interrupted_(interrupted) {}
 
@@ -79,13 +80,13 @@ class ChatLoop {
   void user_turn(const std::string& text) {
     Conversation next = conversation_;
     next.add_user(text);
-    const auto ids = tokenizer_.encode(next.render(chat_template_), false);
+    const auto ids = next.encode(chat_template_, tokenizer_);
     std::vector<int32_t> prompt(ids.begin(), ids.end());
     const Generation generation = answer(prompt);
     conversation_ = std::move(next);
     prompt_ = std::move(prompt);
     answer_ = generation.tokens;
-    conversation_.add_assistant(tokenizer_.decode(to_token_ids(answer_)));
+    conversation_.add_assistant(answer_text(tokenizer_, answer_));
     finish_turn(generation);
   }
 
@@ -104,7 +105,7 @@ class ChatLoop {
     context.insert(context.end(), answer_.begin(), answer_.end());
     const Generation generation = answer(context);
     answer_.insert(answer_.end(), generation.tokens.begin(), generation.tokens.end());
-    conversation_.replace_last_assistant(tokenizer_.decode(to_token_ids(answer_)));
+    conversation_.replace_last_assistant(answer_text(tokenizer_, answer_));
     finish_turn(generation);
   }
 
@@ -147,10 +148,6 @@ class ChatLoop {
     print_generation_report(stderr, session_.stats(), engine_);
     if (const Speculator* speculator = session_.speculator())
       print_draft_report(stderr, speculator->stats());
-  }
-
-  static std::vector<text::TokenId> to_token_ids(const std::vector<int32_t>& tokens) {
-    return {tokens.begin(), tokens.end()};
   }
 
   Engine& engine_;

@@ -45,7 +45,7 @@ std::vector<int32_t> encode_prompt(const text::Tokenizer& tokenizer, const std::
   if (chat) {
     Conversation conversation(chat->options);
     conversation.add_user(prompt);
-    ids = tokenizer.encode(conversation.render(chat->chat_template), false);
+    ids = conversation.encode(chat->chat_template, tokenizer);
   } else {
     ids = tokenizer.encode(prompt, true);
   }
@@ -118,11 +118,15 @@ int run_command(const Args& args, const Ranks& ranks) {
   } else {
     const auto tokenizer = text::Tokenizer::from_file(engine->model_dir() / "tokenizer.json");
     const auto prompt = encode_prompt(tokenizer, vm["prompt"].as<std::string>(), chat);
+    // A chat answer ends its turn at a role token, as the template's turns do.
+    const std::vector<int32_t> chat_stop =
+        chat && !vm.count("ignore-eos") ? with_role_tokens(stop, tokenizer) : stop;
     TextStream stream(tokenizer, stdout);
-    generation = generate(session, sampler, prompt, limits, [&](int32_t token) {
-      stream.push(token);
-      return true;
-    });
+    generation =
+        generate(session, sampler, prompt, {limits.max_new_tokens, chat_stop}, [&](int32_t token) {
+          stream.push(token);
+          return true;
+        });
     stream.finish();
     write_output(stdout, "\n", "the generated text");
   }

@@ -11,6 +11,7 @@
 #include <glmrt/base/printable.h>
 #include <glmrt/distributed/fault_report.h>
 #include <glmrt/engine/engine.h>
+#include <glmrt/serve/access_policy.h>
 #include <glmrt/serve/http_server.h>
 #include <glmrt/serve/shutdown_signals.h>
 
@@ -31,7 +32,9 @@ po::options_description limit_flags(serve::ServeLimits& limits) {
   po::options_description flags("limits (a request beyond one gets the HTTP status shown)");
   flags.add_options()("max-body-bytes",
                       po::value(&limits.max_body_bytes)->default_value(limits.max_body_bytes),
-                      "largest request body (413)")(
+                      "largest request body, however it is framed (413)")(
+      "max-body-memory", po::value(&limits.max_body_memory)->default_value(limits.max_body_memory),
+      "request bodies held at once; 0 = 2 x --max-body-bytes (later ones wait)")(
       "max-queue", po::value(&limits.max_queue)->default_value(limits.max_queue),
       "requests that may wait while one runs (429 beyond)")(
       "max-messages", po::value(&limits.max_messages)->default_value(limits.max_messages),
@@ -57,13 +60,26 @@ int serve_command(const Args& args, const Ranks& ranks) {
       "port", po::value(&o.port)->default_value(o.port), "port; 0 = any free one (printed)")(
       "api-key", po::value(&o.api_key), "require `Authorization: Bearer KEY` (401 without it)")(
       "cors", po::value(&o.cors_origin), "allow browsers on ORIGIN (or *) to call the API")(
+      "allowed-host", po::value(&o.allowed_hosts)->composing(),
+      "a Host name to answer besides loopback names and IP addresses (repeatable; * = any)")(
       "model-name", po::value(&o.model_name),
       "the model's name in the API (default: the folder's)")(
       "http-threads", po::value(&o.http_threads)->default_value(0),
-      "connections served at once; 0 = max-queue + 4")(
+      "requests answered at once; 0 = max-queue + 4")(
+      "slots", po::value(&o.slots)->default_value(o.slots),
+      "conversations kept in the KV cache (they share one max-context sequence's memory)")(
+      "max-connections", po::value(&o.max_connections)->default_value(o.max_connections),
+      "open connections, slow or idle ones included (503 beyond)")(
+      "request-timeout",
+      po::value(&o.request_timeout_seconds)->default_value(o.request_timeout_seconds),
+      "seconds a request's head, then its body, may take to arrive (408)")(
+      "idle-timeout", po::value(&o.idle_timeout_seconds)->default_value(o.idle_timeout_seconds),
+      "seconds a connection may wait with no request under way")(
       "shutdown-grace",
       po::value(&o.shutdown_grace_seconds)->default_value(o.shutdown_grace_seconds),
-      "seconds the running request may finish after SIGTERM")("quiet", "no access log on stderr");
+      "seconds the running request may finish after SIGTERM")("quiet", "no access log on stderr")(
+      "allow-special-in-content",
+      "read special-token strings in message content as control tokens (default: as text)");
   options.add(limit_flags(o.limits)).add(sampling_flags()).add(chat_template_flag());
   // Before any other thread exists, so every thread inherits the blocked
   // SIGTERM/SIGINT and only the watcher takes them.
@@ -78,6 +94,7 @@ int serve_command(const Args& args, const Ranks& ranks) {
   if (o.shutdown_grace_seconds < 0 || !(o.shutdown_grace_seconds < 1e6))
     fail("--shutdown-grace must be a number of seconds >= 0");
   o.access_log = vm.count("quiet") == 0;
+  o.allow_special_in_content = vm.count("allow-special-in-content") != 0;
 
   const Profile profile = load_profile(profile_path);
   // Before the model loads, which may take minutes.
@@ -92,6 +109,9 @@ int serve_command(const Args& args, const Ranks& ranks) {
   }
   const SamplingParams defaults =
       apply_sampling_flags(resolve_sampling(engine->model_dir(), profile), vm);
+  for (const std::string& warning :
+       serve::access_warnings(o.host, !o.api_key.empty(), o.cors_origin))
+    fmt::print(stderr, "glmrt serve: warning: {}\n", warning);
   serve::HttpServer server(*engine, chat_template, defaults, o);
   const int port = server.bind();
   signals.on_signal([&server] {

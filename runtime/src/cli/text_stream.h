@@ -8,14 +8,20 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace glmrt::cli {
 
+/// What a text stream shows of `tokens`, as one string.
+std::string answer_text(const text::Tokenizer& tokenizer, std::span<const int32_t> tokens);
+
 class TextStream {
  public:
-  /// `tokenizer` must outlive the stream. Special tokens are printed (they
-  /// show where reasoning ends, e.g. </think>).
+  /// `tokenizer` must outlive the stream. Special tokens are left out (as
+  /// transformers' decode(skip_special_tokens=True)) but for <think> and
+  /// </think>, which show where reasoning ends.
   TextStream(const text::Tokenizer& tokenizer, std::FILE* out);
 
   /// Throws OutputError when the text cannot be written.
@@ -26,6 +32,8 @@ class TextStream {
  private:
   void write(const std::string& piece);
 
+  const text::Tokenizer& tokenizer_;
+  std::vector<text::TokenId> kept_;  // special tokens printed all the same (sorted)
   text::StreamDetokenizer detokenizer_;
   std::FILE* out_;
 };

@@ -73,4 +73,9 @@ std::string Conversation::render(const text::ModelChatTemplate& chat_template) c
   return chat_template.render(request());
 }
 
+std::vector<text::TokenId> Conversation::encode(const text::ModelChatTemplate& chat_template,
+                                                const text::Tokenizer& tokenizer) const {
+  return text::encode_chat_prompt(tokenizer, chat_template.render_marked(request()));
+}
+
 }  // namespace glmrt

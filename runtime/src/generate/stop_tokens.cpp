@@ -96,4 +96,14 @@ std::vector<int32_t> stop_token_ids(const ModelConfig& config,
   return ids;
 }
 
+std::vector<int32_t> with_role_tokens(std::vector<int32_t> stops,
+                                      const text::Tokenizer& tokenizer) {
+  for (const char* role : {"<|system|>", "<|user|>", "<|assistant|>", "<|observation|>"})
+    if (const auto id = tokenizer.token_to_id(role); id && tokenizer.is_special(*id))
+      stops.push_back(static_cast<int32_t>(*id));
+  std::sort(stops.begin(), stops.end());
+  stops.erase(std::unique(stops.begin(), stops.end()), stops.end());
+  return stops;
+}
+
 }  // namespace glmrt

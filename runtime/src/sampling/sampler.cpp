@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <unordered_set>
 
@@ -35,6 +36,9 @@ std::vector<TokenProbability> Sampler::distribution(std::span<const float> logit
     for (int32_t t : generated)
       if (t >= 0 && t < V) l[t] -= params_.frequency_penalty;
   }
+  for (const auto& [t, bias] : params_.logit_bias)
+    if (t >= 0 && t < V)
+      l[t] = bias <= -100 ? -std::numeric_limits<double>::infinity() : l[t] + bias;
 
   if (params_.temperature == 0.0) {  // the first of equal maxima, as torch.argmax
     const int32_t best = static_cast<int32_t>(std::max_element(l.begin(), l.end()) - l.begin());

@@ -133,6 +133,7 @@ void tokenize(ServerState& state, const httplib::Request& req, httplib::Response
   const RequestFields f(body);
   std::string text;
   bool add_special = false;
+  std::vector<text::TokenId> ids;
   if (const Json* messages = f.get("messages")) {
     if (!messages->is_array()) bad_request("messages", "`messages` must be a list");
     Json render = {
@@ -141,7 +142,9 @@ void tokenize(ServerState& state, const httplib::Request& req, httplib::Response
          {{"add_generation_prompt", f.boolean("add_generation_prompt").value_or(true)}}}};
     if (const Json* tools = f.get("tools")) render["tools"] = *tools;
     try {
-      text = state.chat_template.render(render);
+      // As a chat request tokenizes it: message content is plain text.
+      ids = text::encode_chat_prompt(state.tokenizer, state.chat_template.render_marked(render),
+                                     state.options.allow_special_in_content);
     } catch (const Error& e) {
       bad_request("messages", "{}", e.what());
     }
@@ -152,8 +155,8 @@ void tokenize(ServerState& state, const httplib::Request& req, httplib::Response
     text = std::move(*given);
     add_special =
         f.boolean("add_special").value_or(f.boolean("add_special_tokens").value_or(false));
+    ids = state.tokenizer.encode(text, add_special);
   }
-  const auto ids = state.tokenizer.encode(text, add_special);
   respond_json(res, {{"tokens", ids},
                      {"count", ids.size()},
                      {"max_model_len", state.engine.profile().max_context}});
@@ -179,7 +182,7 @@ void detokenize(ServerState& state, const httplib::Request& req, httplib::Respon
 Json model_json(const ServerState& state) {
   return {{"id", state.model.name},
           {"object", "model"},
-          {"created", 0},
+          {"created", state.started},
           {"owned_by", "glmrt"},
           {"max_model_len", state.engine.profile().max_context}};
 }

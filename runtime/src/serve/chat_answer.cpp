@@ -1,10 +1,24 @@
 #include <glmrt/serve/chat_answer.h>
 
+#include <algorithm>
+
 namespace glmrt::serve {
+namespace {
+
+constexpr std::string_view kThinkMarkers[] = {"<think>", "</think>"};
+constexpr std::string_view kToolMarkers[] = {"<tool_call>", "</tool_call>", "<arg_key>",
+                                             "</arg_key>",  "<arg_value>",  "</arg_value>"};
+
+}  // namespace
 
 ChatAnswer::ChatAnswer(const text::Tokenizer& tokenizer, std::vector<std::string> stop_strings,
-                       bool starts_in_reasoning, nlohmann::ordered_json tools)
-    : detokenizer_(tokenizer),
+                       bool starts_in_reasoning, nlohmann::ordered_json tools,
+                       bool skip_special_tokens)
+    : tokenizer_(tokenizer),
+      skip_special_tokens_(skip_special_tokens),
+      think_markers_(text::special_token_ids(tokenizer, kThinkMarkers)),
+      tool_markers_(text::special_token_ids(tokenizer, kToolMarkers)),
+      detokenizer_(tokenizer),
       stops_(std::move(stop_strings)),
       splitter_(starts_in_reasoning),
       tools_(std::move(tools)) {
@@ -19,9 +33,19 @@ ChatDelta ChatAnswer::route(std::string_view text) {
   return d;
 }
 
+bool ChatAnswer::shown(text::TokenId token) const {
+  if (!skip_special_tokens_ || !tokenizer_.is_special(token)) return true;
+  if (splitter_.in_reasoning() &&
+      std::binary_search(think_markers_.begin(), think_markers_.end(), token))
+    return true;
+  return tool_calls_ && std::binary_search(tool_markers_.begin(), tool_markers_.end(), token);
+}
+
 ChatDelta ChatAnswer::push(int32_t token) {
-  if (stops_.stopped()) return {};
-  return route(stops_.push(detokenizer_.push(static_cast<text::TokenId>(token))));
+  const auto id = static_cast<text::TokenId>(token);
+  // A skipped token is left out of the decoded ids, as transformers' decode does.
+  if (stops_.stopped() || !shown(id)) return {};
+  return route(stops_.push(detokenizer_.push(id)));
 }
 
 ChatAnswer::Ending ChatAnswer::finish() {

@@ -3,6 +3,7 @@
 #include <glmrt/serve/logprobs_json.h>
 
 #include <limits>
+#include <optional>
 
 namespace glmrt::serve {
 namespace {
@@ -13,8 +14,8 @@ class ChatChunks {
   ChatChunks(const ResponseIdentity& identity, bool include_usage)
       : identity_(identity), include_usage_(include_usage) {}
 
-  Json chunk(Json delta, Json logprobs = nullptr, Json finish = nullptr) const {
-    Json choice = {{"index", 0},
+  Json chunk(size_t index, Json delta, Json logprobs = nullptr, Json finish = nullptr) const {
+    Json choice = {{"index", index},
                    {"delta", std::move(delta)},
                    {"logprobs", std::move(logprobs)},
                    {"finish_reason", std::move(finish)}};
@@ -59,12 +60,14 @@ Json tool_calls_json(const std::vector<ToolCall>& calls, IdSource& ids, bool wit
 
 // Runs the prompt, checking between prefill chunks whether the client left.
 std::optional<Session::ContextRun> run_prompt(ModelContext& context,
-                                              std::span<const int32_t> prompt, Job& job) {
+                                              std::span<const int32_t> prompt,
+                                              int64_t max_new_tokens, Job& job) {
+  context.slots.choose(prompt, max_new_tokens);
   try {
-    return context.session.set_context(prompt, std::numeric_limits<int64_t>::max(),
-                                       [&](int64_t, std::span<const float>) {
-                                         if (job.cancelled()) throw ScoringCancelled();
-                                       });
+    return context.slots.session().set_context(prompt, std::numeric_limits<int64_t>::max(),
+                                               [&](int64_t, std::span<const float>) {
+                                                 if (job.cancelled()) throw ScoringCancelled();
+                                               });
   } catch (const ScoringCancelled&) {
     return std::nullopt;
   }
@@ -72,22 +75,64 @@ std::optional<Session::ContextRun> run_prompt(ModelContext& context,
 
 }  // namespace
 
-void run_chat_completion(const ChatRequest& request, const ResponseIdentity& identity,
-                         const ServedModel& model, IdSource& ids, ModelContext& context, Job& job) {
-  auto prompt_run = run_prompt(context, request.prompt, job);
-  if (!prompt_run) return;
-  const bool stream = request.generation.stream;
-  const ChatChunks chunks(identity, request.generation.include_usage);
-  if (stream) job.send(sse_event(chunks.chunk({{"role", "assistant"}, {"content", ""}})));
+namespace {
 
-  Sampler sampler(request.generation.sampling);
-  ChatAnswer answer(model.tokenizer, request.generation.stop, request.thinking, request.tools);
+// A forced call the model did not complete as one (cut by max_tokens, or
+// malformed): still a call, as tool_choice asked, to the function named in
+// the text (or the first tool) with no arguments.
+ToolCall forced_call_fallback(const ChatRequest& request, const std::string& content) {
+  constexpr std::string_view kOpen = "<tool_call>";
+  std::string name;
+  if (const size_t at = content.find(kOpen); at != std::string::npos) {
+    const size_t start = at + kOpen.size();
+    const size_t end = content.find_first_of("< \t\r\n", start);
+    name = content.substr(start, end == std::string::npos ? std::string::npos : end - start);
+  }
+  bool known = false;
+  std::string first;
+  for (const Json& entry : request.tools) {
+    const Json& tool = entry.is_object() && entry.contains("function") ? entry["function"] : entry;
+    if (!tool.is_object() || !tool.contains("name") || !tool["name"].is_string()) continue;
+    if (first.empty()) first = tool["name"].get<std::string>();
+    known = known || tool["name"] == name;
+  }
+  return ToolCall{known ? name : first, "{}"};
+}
+
+struct ChoiceOutcome {
+  Json choice;  // the non-streamed choice
+  int64_t completion_tokens = 0;
+  int64_t cached_tokens = 0;
+};
+
+// Choice `index` of the request: its own seed (the request's plus the index,
+// so choice 0 is what n = 1 answers), streamed as it goes when asked.
+std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index,
+                                        const ChatChunks& chunks, const ServedModel& model,
+                                        IdSource& ids, ModelContext& context, Job& job) {
+  auto prompt_run =
+      run_prompt(context, request.prompt, request.generation.sampling.max_new_tokens, job);
+  if (!prompt_run) return std::nullopt;
+  const bool stream = request.generation.stream;
+  if (stream) job.send(sse_event(chunks.chunk(index, {{"role", "assistant"}, {"content", ""}})));
+
+  SamplingParams sampling = request.generation.sampling;
+  sampling.seed += index;
+  Sampler sampler(sampling);
+  ChatAnswer answer(model.tokenizer, request.generation.stop, request.thinking, request.tools,
+                    request.generation.skip_special_tokens);
+  // A forced call's opening is in the prompt: the parser reads it first.
+  if (!request.forced_answer.empty())
+    for (text::TokenId id : model.tokenizer.encode(request.forced_answer, false))
+      answer.push(static_cast<int32_t>(id));
   Json logprobs = Json::array();  // all of them (non-streamed) or those not sent yet
-  const GenerationLimits limits{request.generation.sampling.max_new_tokens,
-                                stop_tokens(request.generation, model)};
+  TokenTimer timer(context.metrics, job.queued_at());
+  const GenerationLimits limits{sampling.max_new_tokens,
+                                stop_tokens(request.generation, model, Endpoint::chat)};
   const Generation generation = continue_generation(
-      context.session, sampler, request.prompt, std::move(prompt_run->logits), limits,
+      context.slots.session(), sampler, request.prompt, std::move(prompt_run->logits), limits,
       [&](int32_t token, std::span<const float> logits) {
+        timer.token();
         if (request.top_logprobs >= 0)
           logprobs.push_back(
               chat_logprob(score_logits(logits, token, request.top_logprobs), model.tokenizer));
@@ -95,45 +140,74 @@ void run_chat_completion(const ChatRequest& request, const ResponseIdentity& ide
         if (stream && !delta.empty()) {
           Json lp = logprobs.empty() ? Json(nullptr) : Json{{"content", std::move(logprobs)}};
           logprobs = Json::array();
-          job.send(sse_event(chunks.chunk(delta_json(delta), std::move(lp))));
+          job.send(sse_event(chunks.chunk(index, delta_json(delta), std::move(lp))));
         }
         return !answer.stopped_by_string() && !job.cancelled();
       },
       request.top_logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded);
-  if (job.cancelled()) return;
+  context.generated_tokens += static_cast<int64_t>(generation.tokens.size());
+  if (job.cancelled()) return std::nullopt;
 
-  const ChatAnswer::Ending ending = answer.finish();
+  ChatAnswer::Ending ending = answer.finish();
+  std::string content = answer.content();
+  if (!request.forced_answer.empty() && ending.calls.empty()) {
+    // The held call text is not content: the call replaces it.
+    ending.calls.push_back(forced_call_fallback(request, content));
+    content = content.substr(0, content.find("<tool_call>"));
+    ending.delta.content = ending.delta.content.substr(0, ending.delta.content.find("<tool_call>"));
+  }
   const std::string reason =
       finish_reason(generation.reason, answer.stopped_by_string(), !ending.calls.empty());
-  const Json usage = usage_json(static_cast<int64_t>(request.prompt.size()),
-                                static_cast<int64_t>(generation.tokens.size()), prompt_run->reused);
+  ChoiceOutcome outcome;
+  outcome.completion_tokens = static_cast<int64_t>(generation.tokens.size());
+  outcome.cached_tokens = prompt_run->reused;
   if (stream) {
     Json lp = logprobs.empty() ? Json(nullptr) : Json{{"content", std::move(logprobs)}};
     if (!ending.delta.empty() || !lp.is_null())
-      job.send(sse_event(chunks.chunk(delta_json(ending.delta), std::move(lp))));
+      job.send(sse_event(chunks.chunk(index, delta_json(ending.delta), std::move(lp))));
     if (!ending.calls.empty())
-      job.send(sse_event(chunks.chunk({{"tool_calls", tool_calls_json(ending.calls, ids, true)}})));
-    job.send(sse_event(chunks.chunk(Json::object(), nullptr, reason)));
+      job.send(sse_event(
+          chunks.chunk(index, {{"tool_calls", tool_calls_json(ending.calls, ids, true)}})));
+    job.send(sse_event(chunks.chunk(index, Json::object(), nullptr, reason)));
+    return outcome;
+  }
+  Json message = {{"role", "assistant"}};
+  message["content"] = ending.calls.empty() || !content.empty() ? Json(content) : Json(nullptr);
+  if (request.thinking) message["reasoning_content"] = answer.reasoning();
+  if (!ending.calls.empty()) message["tool_calls"] = tool_calls_json(ending.calls, ids, false);
+  outcome.choice = {{"index", index},
+                    {"message", std::move(message)},
+                    {"logprobs", request.top_logprobs >= 0 ? Json{{"content", std::move(logprobs)}}
+                                                           : Json(nullptr)},
+                    {"finish_reason", reason}};
+  return outcome;
+}
+
+}  // namespace
+
+void run_chat_completion(const ChatRequest& request, const ResponseIdentity& identity,
+                         const ServedModel& model, IdSource& ids, ModelContext& context, Job& job) {
+  const ChatChunks chunks(identity, request.generation.include_usage);
+  Json choices = Json::array();
+  int64_t completion_tokens = 0, cached_tokens = 0;
+  for (size_t i = 0; i < static_cast<size_t>(request.generation.n); ++i) {
+    auto outcome = run_choice(request, i, chunks, model, ids, context, job);
+    if (!outcome) return;
+    completion_tokens += outcome->completion_tokens;
+    // The prompt is computed once; later choices find it cached.
+    if (i == 0) cached_tokens = outcome->cached_tokens;
+    choices.push_back(std::move(outcome->choice));
+  }
+  const Json usage =
+      usage_json(static_cast<int64_t>(request.prompt.size()), completion_tokens, cached_tokens);
+  if (request.generation.stream) {
     if (request.generation.include_usage) job.send(sse_event(chunks.usage(usage)));
     job.send_last(std::string(kSseDone));
     return;
   }
-  Json message = {{"role", "assistant"}};
-  message["content"] =
-      ending.calls.empty() || !answer.content().empty() ? Json(answer.content()) : Json(nullptr);
-  if (request.thinking) message["reasoning_content"] = answer.reasoning();
-  if (!ending.calls.empty()) message["tool_calls"] = tool_calls_json(ending.calls, ids, false);
-  Json choice = {{"index", 0},
-                 {"message", std::move(message)},
-                 {"logprobs", request.top_logprobs >= 0 ? Json{{"content", std::move(logprobs)}}
-                                                        : Json(nullptr)},
-                 {"finish_reason", reason}};
-  const Json body = {{"id", identity.id},
-                     {"object", "chat.completion"},
-                     {"created", identity.created},
-                     {"model", identity.model},
-                     {"choices", Json::array({std::move(choice)})},
-                     {"usage", usage}};
+  const Json body = {
+      {"id", identity.id},       {"object", "chat.completion"},   {"created", identity.created},
+      {"model", identity.model}, {"choices", std::move(choices)}, {"usage", usage}};
   job.send_last(body.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 

@@ -1,4 +1,5 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/score/sequence_scorer.h>
 #include <glmrt/serve/chat_request.h>
 #include <glmrt/text/model_chat_template.h>
@@ -32,6 +33,20 @@ Json checked_messages(const RequestFields& f, const RequestContext& context) {
     if (m.contains("content") && !m["content"].is_null() && !m["content"].is_string() &&
         !m["content"].is_array())
       bad_request(where + ".content", "`{}.content` must be a string or a list of parts", where);
+    if (m.contains("content") && m["content"].is_array()) {
+      const Json& parts = m["content"];
+      for (size_t j = 0; j < parts.size(); ++j) {
+        const Json& part = parts[j];
+        const Json* type = part.is_object() && part.contains("type") ? &part["type"] : nullptr;
+        if (part.is_string() || (type && *type == "text")) continue;
+        // The template would put a placeholder the model was never shown an
+        // image for: refused rather than silently answered as text.
+        bad_request(fmt::format("{}.content[{}]", where, j),
+                    "`{}.content[{}]` is a `{}` part: this model reads text parts only", where, j,
+                    type && type->is_string() ? printable(type->get<std::string>(), 64)
+                                              : std::string("untyped"));
+      }
+    }
     checked.push_back(std::move(m));
   }
   return checked;
@@ -60,12 +75,43 @@ Json template_kwargs(const RequestFields& f) {
   return kwargs;
 }
 
-bool parse_tool_choice(const RequestFields& f) {
+struct ToolChoice {
+  bool parse_calls = true;
+  std::optional<std::string> forced;  // "" = some call (required), else the function's name
+};
+
+bool names_tool(const Json* tools, const std::string& name) {
+  if (!tools || !tools->is_array()) return false;
+  for (const Json& entry : *tools) {
+    const Json& tool = entry.is_object() && entry.contains("function") ? entry["function"] : entry;
+    if (tool.is_object() && tool.contains("name") && tool["name"] == name) return true;
+  }
+  return false;
+}
+
+ToolChoice parse_tool_choice(const RequestFields& f, const Json* tools) {
   const Json* choice = f.get("tool_choice");
-  if (!choice || *choice == "auto") return true;
-  if (*choice == "none") return false;
-  bad_request("tool_choice",
-              "`tool_choice` must be \"auto\" or \"none\": this server cannot force a tool call");
+  if (!choice || *choice == "auto") return {};
+  if (*choice == "none") return {false, std::nullopt};
+  const bool have_tools = tools && tools->is_array() && !tools->empty();
+  if (*choice == "required") {
+    if (!have_tools) bad_request("tool_choice", "`tool_choice: \"required\"` needs `tools`");
+    return {true, std::string()};
+  }
+  const Json* function =
+      choice->is_object() && choice->contains("function") && (*choice)["function"].is_object()
+          ? &(*choice)["function"]
+          : nullptr;
+  if (!function || !function->contains("name") || !(*function)["name"].is_string() ||
+      (choice->contains("type") && (*choice)["type"] != "function"))
+    bad_request("tool_choice",
+                "`tool_choice` must be \"auto\", \"none\", \"required\" or {{\"type\": "
+                "\"function\", \"function\": {{\"name\": ...}}}}");
+  const std::string name = (*function)["name"].get<std::string>();
+  if (!names_tool(tools, name))
+    bad_request("tool_choice", "`tool_choice` names `{}`, which is not one of `tools`",
+                printable(name, 128));
+  return {true, name};
 }
 
 }  // namespace
@@ -89,17 +135,24 @@ ChatRequest parse_chat_request(const Json& body, const RequestContext& context) 
     render["tools"] = *tools;
   }
   render["chat_template_kwargs"] = template_kwargs(f);
-  const bool parse_calls = parse_tool_choice(f);
-  if (tools && !tools->empty() && parse_calls) r.tools = *tools;
+  const ToolChoice tool_choice = parse_tool_choice(f, tools);
+  if (tools && !tools->empty() && tool_choice.parse_calls) r.tools = *tools;
 
-  std::string text;
+  text::RenderedChat rendered;
   try {
-    text = context.chat_template.render(render);
+    rendered = context.chat_template.render_marked(render);
   } catch (const Error& e) {
     bad_request("messages", "{}", e.what());
   }
-  r.thinking = text.ends_with("<think>");
-  const auto ids = context.tokenizer.encode(text, false);
+  r.thinking = rendered.text.ends_with("<think>");
+  auto ids =
+      text::encode_chat_prompt(context.tokenizer, rendered, context.allow_special_in_content);
+  if (tool_choice.forced) {
+    // The answer starts as a call (to the named function): the prompt ends
+    // with its opening, which the answer's parser reads as if generated.
+    r.forced_answer = (r.thinking ? "</think><tool_call>" : "<tool_call>") + *tool_choice.forced;
+    for (text::TokenId id : context.tokenizer.encode(r.forced_answer, false)) ids.push_back(id);
+  }
   r.prompt.assign(ids.begin(), ids.end());
   if (static_cast<int64_t>(r.prompt.size()) > context.max_context)
     throw ApiError(400, "invalid_request_error",

@@ -46,6 +46,14 @@ bool is_connection(int fd, const std::string& remote_addr, int remote_port, int 
 
 }  // namespace
 
+bool socket_endpoint(int fd, bool peer, std::string& address, int& port) {
+  sockaddr_storage where{};
+  socklen_t size = sizeof where;
+  const int found = peer ? getpeername(fd, reinterpret_cast<sockaddr*>(&where), &size)
+                         : getsockname(fd, reinterpret_cast<sockaddr*>(&where), &size);
+  return found == 0 && describe(where, address, port);
+}
+
 ConnectionProbe::ConnectionProbe(const std::string& remote_addr, int remote_port, int local_port) {
   // Other threads open and close descriptors meanwhile; one that vanishes is
   // simply not ours, and a listing that fails leaves the probe without a socket.

@@ -1,5 +1,8 @@
 #include <glmrt/serve/generation_request.h>
 
+#include <glmrt/base/printable.h>
+
+#include <charconv>
 #include <limits>
 
 namespace glmrt::serve {
@@ -8,10 +11,10 @@ namespace {
 // OpenAI's legacy completions default.
 constexpr int kCompletionsDefaultMaxTokens = 16;
 constexpr size_t kMaxStopStrings = 16;
+constexpr size_t kMaxLogitBias = 300;  // OpenAI's limit
+constexpr int64_t kMaxChoices = 8;
 
 void refuse_unsupported(const RequestFields& f, Endpoint endpoint) {
-  if (auto n = f.integer("n", 1, std::numeric_limits<int32_t>::max()); n && *n != 1)
-    bad_request("n", "`n` must be 1: this server returns one choice per prompt");
   if (endpoint == Endpoint::completions) {
     if (auto best = f.integer("best_of", 1, std::numeric_limits<int32_t>::max());
         best && *best != 1)
@@ -27,8 +30,34 @@ void refuse_unsupported(const RequestFields& f, Endpoint endpoint) {
                   "`response_format` must be {{\"type\": \"text\"}}: structured output is not "
                   "supported");
   }
-  if (const Json* bias = f.get("logit_bias"); bias && !(bias->is_object() && bias->empty()))
-    bad_request("logit_bias", "`logit_bias` is not supported");
+}
+
+// OpenAI's map of token id (a string) to a bias in [-100, 100] added to its
+// logit; -100 bans the token.
+std::vector<std::pair<int32_t, double>> read_logit_bias(const RequestFields& f,
+                                                        const RequestContext& context) {
+  const Json* bias = f.get("logit_bias");
+  if (!bias || bias->is_null()) return {};
+  if (!bias->is_object())
+    bad_request("logit_bias", "`logit_bias` must be an object of token id -> bias, found {}",
+                bias->type_name());
+  if (bias->size() > kMaxLogitBias)
+    bad_request("logit_bias", "`logit_bias` holds {} tokens; at most {} are allowed", bias->size(),
+                kMaxLogitBias);
+  std::vector<std::pair<int32_t, double>> biases;
+  for (const auto& [key, value] : bias->items()) {
+    int64_t id = -1;
+    const auto [end, error] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (error != std::errc() || end != key.data() + key.size() || id < 0 ||
+        id >= context.vocab_size)
+      bad_request("logit_bias", "`logit_bias` key `{}` is not a token id of this model (0..{})",
+                  printable(key, 32), context.vocab_size - 1);
+    if (!value.is_number() || !(value.get<double>() >= -100 && value.get<double>() <= 100))
+      bad_request("logit_bias", "`logit_bias[\"{}\"]` must be a number in [-100, 100], found {}",
+                  key, printable(value.dump(), 32));
+    biases.emplace_back(static_cast<int32_t>(id), value.get<double>());
+  }
+  return biases;
 }
 
 std::vector<std::string> read_stop(const RequestFields& f) {
@@ -60,11 +89,11 @@ int read_max_tokens(const RequestFields& f, Endpoint endpoint, const RequestCont
   // max_completion_tokens replaced max_tokens in OpenAI's chat API; both are read.
   std::optional<int64_t> asked;
   for (const char* key : {"max_tokens", "max_completion_tokens"}) {
-    const auto value = f.integer(key, least, std::numeric_limits<int64_t>::max());
-    if (value && *value > limit)
+    const Json* given = f.get(key);
+    if (given && given->is_number() && given->get<double>() > static_cast<double>(limit))
       bad_request(key, "`{}` is {}, more than this server allows ({}; see --max-tokens)", key,
-                  *value, limit);
-    if (value) asked = value;
+                  printable(given->dump(), 32), limit);
+    if (const auto value = f.integer(key, least, limit)) asked = value;
   }
   if (asked) return static_cast<int>(*asked);
   const int64_t fallback =
@@ -108,6 +137,9 @@ GenerationRequest read_generation_request(const Json& body, Endpoint endpoint,
   r.stop = read_stop(f);
   r.stream = f.boolean("stream").value_or(false);
   r.ignore_eos = f.boolean("ignore_eos").value_or(false);
+  r.skip_special_tokens = f.boolean("skip_special_tokens").value_or(true);
+  r.n = static_cast<int>(f.integer("n", 1, kMaxChoices).value_or(1));
+  p.logit_bias = read_logit_bias(f, context);
   if (const Json* options = f.get("stream_options")) {
     if (!options->is_object())
       bad_request("stream_options", "`stream_options` must be an object, found {}",

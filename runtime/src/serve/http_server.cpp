@@ -1,15 +1,21 @@
+#include "request_stream.h"
 #include "server_state.h"
 
 #include <glmrt/base/error.h>
 #include <glmrt/base/printable.h>
 #include <glmrt/generate/stop_tokens.h>
+#include <glmrt/serve/access_policy.h>
 #include <glmrt/serve/chat_page.h>
 #include <glmrt/serve/http_server.h>
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cctype>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 
 namespace glmrt::serve {
 namespace {
@@ -29,6 +35,16 @@ bool same_key(std::string_view given, std::string_view expected) {
     difference |=
         static_cast<unsigned char>(given[i] ^ expected[i % std::max<size_t>(1, expected.size())]);
   return difference == 0;
+}
+
+// application/json, with parameters (charset) or not.
+bool is_json(std::string_view content_type) {
+  const std::string_view type = content_type.substr(0, content_type.find(';'));
+  std::string lowered;
+  for (char c : type)
+    if (c != ' ' && c != '\t')
+      lowered += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lowered == "application/json";
 }
 
 std::string presented_key(const httplib::Request& req) {
@@ -81,6 +97,27 @@ void install_handlers(ServerState& state) {
     http.set_default_headers(
         {{"Access-Control-Allow-Origin", options.cors_origin}, {"Vary", "Origin"}});
   http.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
+    // A page the user visits must not reach the model: not through a name
+    // rebound to this address, not by posting from its own origin.
+    const std::string host = req.get_header_value("Host");
+    std::optional<std::string> refusal;
+    if (req.has_header("Host")) refusal = host_refusal(host, state.options.allowed_hosts);
+    if (!refusal)
+      refusal = origin_refusal(req.method, req.get_header_value("Origin"), host,
+                               state.options.cors_origin);
+    if (refusal) {
+      respond_error(res, ApiError(403, "permission_error", *refusal, "", "forbidden"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.method == "POST" && !is_json(req.get_header_value("Content-Type"))) {
+      // A plain form (text/plain, form-encoded) is what a page can post
+      // cross-origin without asking: only JSON bodies are read.
+      respond_error(res, ApiError(415, "invalid_request_error",
+                                  "send the request body as JSON with `Content-Type: "
+                                  "application/json`",
+                                  "", "unsupported_media_type"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (req.method == "OPTIONS") {  // a CORS preflight (answered only with --cors)
       if (state.options.cors_origin.empty()) return httplib::Server::HandlerResponse::Unhandled;
       res.status = 204;
@@ -97,6 +134,11 @@ void install_handlers(ServerState& state) {
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
+  });
+  // A response written while the server stops closes its connection and says
+  // so, or a client could send its next request on it as the server goes.
+  http.set_post_routing_handler([&state](const httplib::Request&, httplib::Response& res) {
+    if (state.shutting_down.load()) res.set_header("Connection", "close");
   });
   http.set_error_handler([&state](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty() || res.status == 499) return;  // a handler's own error response
@@ -135,10 +177,67 @@ void install_handlers(ServerState& state) {
     res.set_content(Json{{"status", stopping ? "shutting down" : "ok"}}.dump(), "application/json");
   });
   http.Get("/metrics", [&state](const httplib::Request&, httplib::Response& res) {
+    state.metrics.set_http(HttpGauges{state.reader->open_connections(),
+                                      state.reader->body_memory_held(),
+                                      state.reader->body_memory_peak()});
     res.set_content(state.metrics.prometheus_text(state.model.name),
                     "text/plain; version=0.0.4; charset=utf-8");
   });
   register_api_routes(state);
+}
+
+// httplib's accept loop runs each accepted socket's task at once, on its own
+// thread: the task only hands the socket to the ConnectionReader.
+class InlineTasks final : public httplib::TaskQueue {
+ public:
+  void enqueue(std::function<void()> task) override { task(); }
+  void shutdown() override {}
+};
+
+constexpr auto kWriteTimeout = std::chrono::seconds(10);
+
+// One request read whole, on a handler thread: httplib parses, routes and
+// answers it; the connection goes back to the reader for the next one.
+void handle(ServerState& state, ReadRequest& request) {
+  {
+    std::lock_guard lock(state.answering_mutex);
+    ++state.answering;
+  }
+  RequestStream stream(request, kWriteTimeout);
+  bool closed = false;
+  const bool close = !request.keep_alive || state.shutting_down.load();
+  try {
+    state.http.serve(stream, close, closed);
+  } catch (const std::exception& e) {  // the handlers' own are answered inside
+    std::fprintf(stderr, "glmrt serve: a request failed: %s\n", printable(e.what()).c_str());
+    closed = true;
+  }
+  state.reader->release(request.reserved);
+  {
+    std::lock_guard lock(state.answering_mutex);
+    --state.answering;
+  }
+  state.answering_done.notify_all();
+  if (close || closed || stream.failed() || state.shutting_down.load()) {
+    ::close(request.fd);
+    state.reader->closed();
+  } else {
+    state.reader->resume(request.fd, std::move(request.leftover));
+  }
+}
+
+ReaderLimits reader_limits(const ServeOptions& o) {
+  ReaderLimits limits;
+  limits.max_body_bytes = o.limits.max_body_bytes;
+  limits.body_memory = std::max(
+      o.limits.max_body_memory > 0 ? o.limits.max_body_memory : 2 * o.limits.max_body_bytes,
+      o.limits.max_body_bytes);
+  limits.request_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(o.request_timeout_seconds * 1000));
+  limits.idle_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(o.idle_timeout_seconds * 1000));
+  limits.max_connections = static_cast<size_t>(o.max_connections);
+  return limits;
 }
 
 size_t http_threads(const ServeOptions& options) {
@@ -169,8 +268,11 @@ ServerState::ServerState(Engine& engine_, text::ModelChatTemplate chat_template_
       options(std::move(options_)),
       tokenizer(text::Tokenizer::from_file(engine_.model_dir() / "tokenizer.json")),
       model{options.model_name, tokenizer,
-            stop_token_ids(engine_.model().config(), engine_.model_dir())},
-      worker(engine_, static_cast<size_t>(options.limits.max_queue), metrics) {}
+            stop_token_ids(engine_.model().config(), engine_.model_dir()),
+            with_role_tokens(stop_token_ids(engine_.model().config(), engine_.model_dir()),
+                             tokenizer)},
+      worker(engine_, static_cast<size_t>(options.limits.max_queue),
+             static_cast<size_t>(options.slots), metrics) {}
 
 RequestContext ServerState::request_context() {
   return RequestContext{tokenizer,
@@ -179,7 +281,8 @@ RequestContext ServerState::request_context() {
                         engine.profile().max_context,
                         defaults,
                         options.limits,
-                        ids.seed()};
+                        ids.seed(),
+                        options.allow_special_in_content};
 }
 
 HttpServer::HttpServer(Engine& engine, text::ModelChatTemplate chat_template,
@@ -189,12 +292,35 @@ HttpServer::HttpServer(Engine& engine, text::ModelChatTemplate chat_template,
   if (options.limits.max_batch < 1) fail("--max-batch must be >= 1");
   if (options.limits.max_tokens < 0) fail("--max-tokens must be >= 0");
   if (options.limits.max_body_bytes < 1) fail("--max-body-bytes must be >= 1");
+  if (options.max_connections < 1) fail("--max-connections must be >= 1");
+  if (options.slots < 1) fail("--slots must be >= 1");
+  if (!(options.request_timeout_seconds > 0 && options.request_timeout_seconds < 1e6))
+    fail("--request-timeout must be a number of seconds > 0");
+  if (!(options.idle_timeout_seconds > 0 && options.idle_timeout_seconds < 1e6))
+    fail("--idle-timeout must be a number of seconds > 0");
   state_ = std::make_unique<State>(engine, chat_template, defaults, std::move(options));
-  httplib::Server& http = state_->http;
-  const size_t threads = http_threads(state_->options);
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  http.set_payload_max_length(state_->options.limits.max_body_bytes);
-  install_handlers(*state_);
+  ServerState& state = *state_;
+  state.handlers = std::make_unique<HandlerThreads>(http_threads(state.options));
+  state.reader = std::make_unique<ConnectionReader>(
+      reader_limits(state.options),
+      [&state](ReadRequest request) {
+        auto shared = std::make_shared<ReadRequest>(std::move(request));
+        state.handlers->enqueue([&state, shared] { handle(state, *shared); });
+      },
+      [&state](int status) {
+        state.metrics.count_request("other", status);
+        if (state.options.access_log)
+          std::fprintf(stderr, "- (refused before routing) %d\n", status);
+      });
+  GuardedServer& http = state.http;
+  http.on_accept = [&state](int fd) { state.reader->add(fd); };
+  http.new_task_queue = [] { return new InlineTasks; };  // httplib takes ownership
+  http.set_payload_max_length(state.options.limits.max_body_bytes);
+  // What httplib advertises in Keep-Alive; the reader enforces the idle time.
+  http.set_keep_alive_timeout(
+      std::max<time_t>(1, static_cast<time_t>(state.options.idle_timeout_seconds)));
+  http.set_keep_alive_max_count(1000);
+  install_handlers(state);
 }
 
 HttpServer::~HttpServer() {
@@ -208,6 +334,7 @@ int HttpServer::bind() {
   if (port < 0)
     fail("cannot listen on {} (in use, or not an address of this machine?)",
          listening_url(o.host, o.port));
+  state_->http.widen_backlog(std::max(128, o.max_connections));
   return port;
 }
 
@@ -221,11 +348,21 @@ void HttpServer::stop() {
   // A second caller (run() returning while the signal watcher stops the
   // server) waits until the first is done.
   std::call_once(state_->stopped, [this] {
+    // New requests are answered 503 (/health too) while the running one
+    // finishes; then the server stops accepting, reading and answering.
     state_->shutting_down.store(true);
-    state_->http.stop();  // no new connections; idle keep-alive ones close soon
     const auto grace = std::chrono::milliseconds(
         static_cast<int64_t>(state_->options.shutdown_grace_seconds * 1000));
+    const auto deadline = std::chrono::steady_clock::now() + grace;
     state_->worker.shutdown(grace);
+    {
+      // The answers still being written (a stream the client reads slowly).
+      std::unique_lock lock(state_->answering_mutex);
+      state_->answering_done.wait_until(lock, deadline, [&] { return state_->answering == 0; });
+    }
+    state_->http.stop();
+    state_->reader->stop();
+    state_->handlers->shutdown();
   });
 }
 

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace glmrt::serve {
 namespace {
 
@@ -74,6 +76,49 @@ void Metrics::count_request(std::string_view route, int status) {
   ++requests_[{std::string(route), status}];
 }
 
+void LatencyHistogram::observe(double seconds) {
+  for (size_t i = 0; i < std::size(kBounds); ++i)
+    if (seconds <= kBounds[i]) ++counts_[i];
+  ++count_;
+  sum_ += seconds;
+}
+
+std::string LatencyHistogram::prometheus_text(std::string_view name, std::string_view help) const {
+  std::string text = fmt::format("# HELP {} {}\n# TYPE {} histogram\n", name, help, name);
+  for (size_t i = 0; i < std::size(kBounds); ++i)
+    text += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, kBounds[i], counts_[i]);
+  text += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n{}_sum {}\n{}_count {}\n", name, count_, name,
+                      sum_, name, count_);
+  return text;
+}
+
+void Metrics::observe_first_token(double seconds) {
+  std::lock_guard lock(mutex_);
+  first_token_.observe(seconds);
+}
+
+void Metrics::observe_token_gap(double seconds) {
+  std::lock_guard lock(mutex_);
+  token_gap_.observe(seconds);
+}
+
+void TokenTimer::token() {
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - last_).count();
+  last_ = now;
+  if (!metrics_) return;
+  if (first_)
+    metrics_->observe_first_token(seconds);
+  else
+    metrics_->observe_token_gap(seconds);
+  first_ = false;
+}
+
+void Metrics::set_http(const HttpGauges& gauges) {
+  std::lock_guard lock(mutex_);
+  http_ = gauges;
+}
+
 void Metrics::set_queue(size_t waiting, bool running) {
   std::lock_guard lock(mutex_);
   waiting_ = waiting;
@@ -96,6 +141,8 @@ std::string Metrics::prometheus_text(std::string_view model_name) const {
   const auto requests = requests_;
   const size_t waiting = waiting_;
   const bool running = running_;
+  const HttpGauges http = http_;
+  const LatencyHistogram first_token = first_token_, token_gap = token_gap_;
   lock.unlock();
 
   Writer w;
@@ -105,6 +152,13 @@ std::string Metrics::prometheus_text(std::string_view model_name) const {
   for (const auto& [key, count] : requests)
     w.sample("glmrt_requests_total", static_cast<double>(count),
              fmt::format("route=\"{}\",status=\"{}\"", label(key.first), key.second));
+  w.metric("glmrt_http_open_connections", "gauge", "connections open (being read or answered)",
+           static_cast<double>(http.open_connections));
+  w.metric("glmrt_http_body_bytes", "gauge", "request body bytes held now (reserved)",
+           static_cast<double>(http.body_bytes_held));
+  w.metric("glmrt_http_body_bytes_peak", "gauge",
+           "the most request body bytes held at once (bounded by --max-body-memory)",
+           static_cast<double>(http.body_bytes_peak));
   w.metric("glmrt_queue_waiting", "gauge", "requests waiting for the model",
            static_cast<double>(waiting));
   w.metric("glmrt_queue_running", "gauge", "requests running on the model (0 or 1)", running);
@@ -126,26 +180,34 @@ std::string Metrics::prometheus_text(std::string_view model_name) const {
            "prefill speed of the last request", per_second(l.prefilled_tokens, l.prefill_seconds));
   w.metric("glmrt_last_request_decode_tokens_per_second", "gauge",
            "decode speed of the last request", per_second(l.decoded_tokens, l.decode_seconds));
-  w.metric("glmrt_last_request_generated_tokens", "gauge", "tokens decoded by the last request",
-           static_cast<double>(l.decoded_tokens));
-  w.metric("glmrt_kv_cached_tokens", "gauge", "tokens the session's KV cache holds",
+  w.metric("glmrt_last_request_generated_tokens", "gauge", "tokens the last request generated",
+           static_cast<double>(s.last_generated_tokens));
+  w.metric("glmrt_kv_cached_tokens", "gauge", "tokens the sessions' KV caches hold",
            static_cast<double>(s.cached_tokens));
+  w.metric("glmrt_kv_slots_occupied", "gauge", "cached conversations (of --slots)",
+           static_cast<double>(s.slots_occupied));
   w.metric("glmrt_expert_cache_hits_total", "counter", "routed experts found in memory",
            static_cast<double>(s.experts.hits));
   w.metric("glmrt_expert_cache_misses_total", "counter", "routed experts read from disk",
            static_cast<double>(s.experts.misses));
-  w.metric("glmrt_expert_cache_hit_rate", "gauge", "hits / (hits + misses) since start",
-           s.experts.hit_rate());
+  w.metric("glmrt_expert_pinned_hits_total", "counter", "routed experts found pinned in memory",
+           static_cast<double>(s.experts.pinned_hits));
+  w.metric("glmrt_expert_cache_hit_rate", "gauge",
+           "(pinned hits + hits) / every lookup since start (0 before any)", s.experts.hit_rate());
   w.metric("glmrt_expert_bytes_read_total", "counter", "bytes of experts read from disk",
            static_cast<double>(s.experts.bytes_read));
   w.metric("glmrt_resident_memory_bytes", "gauge", "resident set size now",
            static_cast<double>(current_rss_bytes()));
   w.metric("glmrt_peak_resident_memory_bytes", "gauge", "largest resident set size so far",
-           static_cast<double>(peak_rss_bytes()));
+           static_cast<double>(std::max(peak_rss_bytes(), current_rss_bytes())));
   w.metric("glmrt_budget_peak_bytes", "gauge", "the memory budget's peak",
            static_cast<double>(s.budget_peak_bytes));
   if (s.draft) write_draft(w, *s.draft);
-  return w.take();
+  return w.take() +
+         first_token.prometheus_text("glmrt_time_to_first_token_seconds",
+                                     "from a request's arrival to its first generated token") +
+         token_gap.prometheus_text("glmrt_inter_token_latency_seconds",
+                                   "between two generated tokens of one answer");
 }
 
 }  // namespace glmrt::serve

@@ -5,9 +5,9 @@
 
 namespace glmrt::serve {
 
-ModelWorker::ModelWorker(Engine& engine, size_t max_waiting, Metrics& metrics)
-    : context_(engine), metrics_(metrics), max_waiting_(max_waiting) {
-  publish({});
+ModelWorker::ModelWorker(Engine& engine, size_t max_waiting, size_t slots, Metrics& metrics)
+    : context_(engine, slots, &metrics), metrics_(metrics), max_waiting_(max_waiting) {
+  publish({}, 0);
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -65,12 +65,13 @@ void ModelWorker::loop() {
       running_ = job;
       metrics_.set_queue(waiting_.size(), true);
     }
-    const SessionStats before = context_.session.stats();
+    const SessionStats before = context_.slots.stats();
+    const int64_t generated_before = context_.generated_tokens;
     if (!job->cancelled())
       job->run();
     else
       job->abandon(ApiError(499, "request_cancelled", "the client went away"));
-    publish(before);
+    publish(before, context_.generated_tokens - generated_before);
     {
       std::lock_guard lock(mutex_);
       running_ = nullptr;
@@ -80,15 +81,18 @@ void ModelWorker::loop() {
   }
 }
 
-void ModelWorker::publish(const SessionStats& before) {
+void ModelWorker::publish(const SessionStats& before, int64_t generated) {
   ModelSnapshot s;
-  s.totals = context_.session.stats();
+  s.last_generated_tokens = generated > 0 ? generated : metrics_.snapshot().last_generated_tokens;
+  s.totals = context_.slots.stats();
   const SessionStats last = session_stats_since(s.totals, before);
   s.last = last.prefilled_tokens + last.decoded_tokens > 0 ? last : metrics_.snapshot().last;
   s.experts = context_.engine.experts().stats();
   s.budget_peak_bytes = context_.engine.budget().peak();
-  s.cached_tokens = static_cast<int64_t>(context_.session.tokens().size());
-  if (const Speculator* speculator = context_.session.speculator()) s.draft = speculator->stats();
+  s.cached_tokens = context_.slots.cached_tokens();
+  s.slots_occupied = static_cast<int64_t>(context_.slots.occupied());
+  if (const Speculator* speculator = context_.slots.session().speculator())
+    s.draft = speculator->stats();
   metrics_.publish(s);
 }
 

@@ -19,9 +19,10 @@ uint64_t IdSource::seed() {
   return random_();
 }
 
-std::span<const int32_t> stop_tokens(const GenerationRequest& request, const ServedModel& model) {
+std::span<const int32_t> stop_tokens(const GenerationRequest& request, const ServedModel& model,
+                                     Endpoint endpoint) {
   if (request.ignore_eos) return {};
-  return model.stop_tokens;
+  return endpoint == Endpoint::chat ? model.chat_stop_tokens : model.stop_tokens;
 }
 
 int64_t unix_time() {

@@ -10,11 +10,58 @@
 #include <glmrt/text/model_chat_template.h>
 #include <glmrt/text/tokenizer.h>
 
+#include "connection_reader.h"
+
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
 
 namespace glmrt::serve {
+
+// cpp-httplib behind a ConnectionReader: its accept loop hands each socket to
+// `on_accept` (the reader) instead of a thread of its own, and the handler
+// threads run its parsing and routing on requests already read whole.
+class GuardedServer : public httplib::Server {
+ public:
+  std::function<void(int fd)> on_accept;
+  /// httplib listens with a backlog of 5: a burst of connections (many slow
+  /// clients, then /health) would have its handshakes dropped and retried
+  /// seconds later. Listening again on the bound socket widens it.
+  void widen_backlog(int backlog) { ::listen(svr_sock_, backlog); }
+  /// Parses, routes and answers the one request `stream` holds.
+  bool serve(httplib::Stream& stream, bool close_connection, bool& connection_closed) {
+    return process_request(stream, close_connection, connection_closed, [](httplib::Request&) {});
+  }
+
+ private:
+  bool process_and_close_socket(socket_t sock) override {
+    on_accept(static_cast<int>(sock));
+    return true;
+  }
+};
+
+// httplib's ThreadPool, shut down exactly once: its threads must be joined
+// before it goes, and shutting it down twice joins them twice.
+class HandlerThreads {
+ public:
+  explicit HandlerThreads(size_t threads) : pool_(threads) {}
+  ~HandlerThreads() { shutdown(); }
+  HandlerThreads(const HandlerThreads&) = delete;
+  HandlerThreads& operator=(const HandlerThreads&) = delete;
+  void enqueue(std::function<void()> task) { pool_.enqueue(std::move(task)); }
+  void shutdown() {
+    std::call_once(once_, [this] { pool_.shutdown(); });
+  }
+
+ private:
+  httplib::ThreadPool pool_;
+  std::once_flag once_;
+};
 
 struct ServerState {
   ServerState(Engine& engine, text::ModelChatTemplate chat_template, const SamplingParams& defaults,
@@ -32,8 +79,17 @@ struct ServerState {
   Metrics metrics;
   IdSource ids;
   ModelWorker worker;
-  httplib::Server http;
+  GuardedServer http;
   std::atomic<bool> shutting_down{false};
+  const int64_t started = unix_time();  // what /v1/models reports as `created`
+  // Requests being answered: a stopping server keeps listening (answering
+  // 503) until their responses are written, within the grace period.
+  std::mutex answering_mutex;
+  std::condition_variable answering_done;
+  int answering = 0;
+  // Stopped in this order by HttpServer::stop(), before anything above goes.
+  std::unique_ptr<HandlerThreads> handlers;
+  std::unique_ptr<ConnectionReader> reader;
 };
 
 /// POST /v1/chat/completions, /v1/completions, /tokenize, /detokenize; GET /v1/models.

@@ -20,6 +20,11 @@ ShutdownSignals::ShutdownSignals() {
 
 ShutdownSignals::~ShutdownSignals() {
   stop_watching();
+  // A second SIGTERM sent while the server was stopping is still pending:
+  // taken here, or unblocking it would kill the process with its exit code.
+  const timespec now{0, 0};
+  while (sigtimedwait(&signals_, nullptr, &now) > 0) {
+  }
   pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);
 }
 

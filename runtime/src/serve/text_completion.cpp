@@ -49,10 +49,14 @@ class CompletionChunks {
 // One prompt of the request: echo, scoring and generation for choice `index`.
 class ChoiceRun {
  public:
-  ChoiceRun(const CompletionRequest& request, size_t index, const ServedModel& model,
-            ModelContext& context, Job& job, const CompletionChunks& chunks)
+  // Choice `sample` of prompt `prompt_index`: choice index prompt_index * n + sample.
+  ChoiceRun(const CompletionRequest& request, size_t prompt_index, size_t sample,
+            const ServedModel& model, ModelContext& context, Job& job,
+            const CompletionChunks& chunks)
       : request_(request),
-        index_(index),
+        prompt_index_(prompt_index),
+        sample_(sample),
+        index_(prompt_index * static_cast<size_t>(request.generation.n) + sample),
         model_(model),
         context_(context),
         job_(job),
@@ -62,21 +66,22 @@ class ChoiceRun {
 
   // Nothing when the client went away.
   std::optional<ChoiceResult> run() {
-    const std::vector<int32_t>& prompt = request_.prompts[index_];
+    const std::vector<int32_t>& prompt = request_.prompts[prompt_index_];
     auto cancelled = [&] { return job_.cancelled(); };
     std::vector<float> logits;
     ChoiceResult result;
+    context_.slots.choose(prompt, request_.generation.sampling.max_new_tokens);
     try {
       if (request_.echo && request_.logprobs >= 0) {
-        auto scored = context_.scorer.score(prompt, request_.logprobs, cancelled);
+        auto scored = context_.slots.scorer().score(prompt, request_.logprobs, cancelled);
         echo_prompt(prompt, scored.scores);
         logits = std::move(scored.next_logits);
         result.cached_tokens = scored.reused;
       } else {
-        auto run = context_.session.set_context(prompt, std::numeric_limits<int64_t>::max(),
-                                                [&](int64_t, std::span<const float>) {
-                                                  if (cancelled()) throw ScoringCancelled();
-                                                });
+        auto run = context_.slots.session().set_context(prompt, std::numeric_limits<int64_t>::max(),
+                                                        [&](int64_t, std::span<const float>) {
+                                                          if (cancelled()) throw ScoringCancelled();
+                                                        });
         if (request_.echo) echo_prompt(prompt, {});
         logits = std::move(run.logits);
         result.cached_tokens = run.reused;
@@ -86,22 +91,32 @@ class ChoiceRun {
     }
     send_text();
 
-    Sampler sampler(request_.generation.sampling);
+    SamplingParams sampling = request_.generation.sampling;
+    sampling.seed += sample_;  // choice 0 is what n = 1 answers
+    Sampler sampler(sampling);
     StopStringFilter stops(request_.generation.stop);
+    TokenTimer timer(context_.metrics, job_.queued_at());
     const GenerationLimits limits{request_.generation.sampling.max_new_tokens,
-                                  stop_tokens(request_.generation, model_)};
+                                  stop_tokens(request_.generation, model_, Endpoint::completions)};
     const Generation generation = continue_generation(
-        context_.session, sampler, prompt, std::move(logits), limits,
+        context_.slots.session(), sampler, prompt, std::move(logits), limits,
         [&](int32_t token, std::span<const float> token_logits) {
+          timer.token();
           if (request_.logprobs >= 0)
             logprobs_.add(score_logits(token_logits, token, request_.logprobs), offset_);
-          const std::string piece = detokenizer_.push(static_cast<text::TokenId>(token));
+          const auto id = static_cast<text::TokenId>(token);
+          // A skipped special token is left out of the text (and the offsets).
+          const std::string piece =
+              request_.generation.skip_special_tokens && model_.tokenizer.is_special(id)
+                  ? std::string()
+                  : detokenizer_.push(id);
           offset_ += code_points(piece);
           text_ += stops.push(piece);
           send_text();
           return !stops.stopped() && !cancelled();
         },
         request_.logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded);
+    context_.generated_tokens += static_cast<int64_t>(generation.tokens.size());
     if (cancelled()) return std::nullopt;
     if (!stops.stopped()) {
       text_ += stops.push(detokenizer_.flush());
@@ -151,7 +166,7 @@ class ChoiceRun {
   }
 
   const CompletionRequest& request_;
-  size_t index_;
+  size_t prompt_index_, sample_, index_;
   const ServedModel& model_;
   ModelContext& context_;
   Job& job_;
@@ -171,12 +186,16 @@ void run_text_completion(const CompletionRequest& request, const ResponseIdentit
   Json choices = Json::array();
   int64_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
   for (size_t i = 0; i < request.prompts.size(); ++i) {
-    auto result = ChoiceRun(request, i, model, context, job, chunks).run();
-    if (!result) return;
-    prompt_tokens += result->prompt_tokens;
-    completion_tokens += result->completion_tokens;
-    cached_tokens += result->cached_tokens;
-    choices.push_back(std::move(result->choice));
+    for (size_t sample = 0; sample < static_cast<size_t>(request.generation.n); ++sample) {
+      auto result = ChoiceRun(request, i, sample, model, context, job, chunks).run();
+      if (!result) return;
+      if (sample == 0) {  // a prompt counts once, however many choices it has
+        prompt_tokens += result->prompt_tokens;
+        cached_tokens += result->cached_tokens;
+      }
+      completion_tokens += result->completion_tokens;
+      choices.push_back(std::move(result->choice));
+    }
   }
   const Json usage = usage_json(prompt_tokens, completion_tokens, cached_tokens);
   if (request.generation.stream) {

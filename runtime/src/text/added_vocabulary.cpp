@@ -25,7 +25,8 @@ void TokenMatcher::add(std::string_view pattern, std::size_t value) {
   first_byte_[static_cast<unsigned char>(pattern.front())] = true;
 }
 
-std::vector<TokenMatcher::Match> TokenMatcher::find_all(std::string_view text) const {
+std::vector<TokenMatcher::Match> TokenMatcher::find_all(std::string_view text,
+                                                        const Accept& accept) const {
   std::vector<Match> matches;
   std::size_t start = 0;
   while (start < text.size()) {
@@ -39,7 +40,9 @@ std::vector<TokenMatcher::Match> TokenMatcher::find_all(std::string_view text) c
       const auto it = nodes_[node].children.find(static_cast<unsigned char>(text[pos]));
       if (it == nodes_[node].children.end()) break;
       node = it->second;
-      if (nodes_[node].value) longest = Match{start, pos + 1, *nodes_[node].value};
+      const std::optional<std::size_t>& value = nodes_[node].value;
+      if (value && (!accept || accept(start, pos + 1, *value)))
+        longest = Match{start, pos + 1, *value};
     }
     if (longest) {
       matches.push_back(*longest);
@@ -85,6 +88,14 @@ std::size_t white_space_run_length(std::string_view text) {
     pos += length;
   }
   return pos;
+}
+
+// Whether [begin, end) overlaps one of the sorted ranges.
+bool overlaps(std::span<const ByteRange> ranges, std::size_t begin, std::size_t end) {
+  const auto after =
+      std::upper_bound(ranges.begin(), ranges.end(), begin,
+                       [](std::size_t at, const ByteRange& r) { return at < r.end; });
+  return after != ranges.end() && after->begin < end;
 }
 
 }  // namespace
@@ -145,11 +156,12 @@ std::optional<AddedVocabulary::Id> AddedVocabulary::by_content(std::string_view 
   return it->second;
 }
 
-std::vector<AddedVocabulary::Piece> AddedVocabulary::find(std::string_view text,
-                                                          const TokenMatcher& matcher) const {
+std::vector<AddedVocabulary::Piece> AddedVocabulary::find(
+    std::string_view text, std::size_t offset, const TokenMatcher& matcher,
+    const TokenMatcher::Accept& accept) const {
   std::vector<Piece> pieces;
   std::size_t consumed = 0;
-  for (const auto& match : matcher.find_all(text)) {
+  for (const auto& match : matcher.find_all(text, accept)) {
     const AddedToken& token = tokens_[match.value];
     std::size_t begin = match.begin, end = match.end;
     if (token.single_word) {
@@ -160,25 +172,44 @@ std::vector<AddedVocabulary::Piece> AddedVocabulary::find(std::string_view text,
     if (token.lstrip) begin = std::max(white_space_run_start(text.substr(0, begin)), consumed);
     if (token.rstrip) end += white_space_run_length(text.substr(end));
     if (consumed < begin)
-      pieces.push_back({std::string(text.substr(consumed, begin - consumed)), {}});
-    pieces.push_back({std::string(text.substr(begin, end - begin)), token.id});
+      pieces.push_back(
+          {std::string(text.substr(consumed, begin - consumed)), {}, offset + consumed});
+    pieces.push_back({std::string(text.substr(begin, end - begin)), token.id, offset + begin});
     consumed = end;
   }
-  if (consumed < text.size()) pieces.push_back({std::string(text.substr(consumed)), {}});
+  if (consumed < text.size())
+    pieces.push_back({std::string(text.substr(consumed)), {}, offset + consumed});
   return pieces;
 }
 
-std::vector<AddedVocabulary::Piece> AddedVocabulary::split(std::string_view text,
-                                                           const Normalizer* normalizer) const {
+std::vector<AddedVocabulary::Piece> AddedVocabulary::split(
+    std::string_view text, const Normalizer* normalizer,
+    std::span<const ByteRange> plain_text) const {
+  TokenMatcher::Accept raw_accept;
+  if (!plain_text.empty())
+    raw_accept = [&](std::size_t begin, std::size_t end, std::size_t value) {
+      return !tokens_[value].special || !overlaps(plain_text, begin, end);
+    };
   std::vector<Piece> pieces;
-  for (Piece& raw : find(text, raw_matcher_)) {
+  for (Piece& raw : find(text, 0, raw_matcher_, raw_accept)) {
     if (raw.id) {
       pieces.push_back(std::move(raw));
       continue;
     }
     const std::string normalized = normalizer ? normalizer->normalize(raw.text) : raw.text;
-    for (Piece& piece : find(normalized, normalized_matcher_))
+    // Without a normalizer the offsets inside the piece are the text's; a
+    // normalized piece that touches plain text matches no special token at all.
+    TokenMatcher::Accept accept;
+    if (!plain_text.empty())
+      accept = [&](std::size_t begin, std::size_t end, std::size_t value) {
+        if (!tokens_[value].special) return true;
+        if (normalizer) return !overlaps(plain_text, raw.offset, raw.offset + raw.text.size());
+        return !overlaps(plain_text, raw.offset + begin, raw.offset + end);
+      };
+    for (Piece& piece : find(normalized, raw.offset, normalized_matcher_, accept)) {
+      if (normalizer) piece.offset = raw.offset;  // offsets of normalized text are not the input's
       if (!piece.text.empty()) pieces.push_back(std::move(piece));
+    }
   }
   return pieces;
 }

@@ -5,11 +5,15 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include <glmrt/text/tokenizer.h>
 
 #include "bpe_model.h"
 #include "component_json.h"
@@ -35,7 +39,10 @@ class TokenMatcher {
   struct Match {
     std::size_t begin, end, value;
   };
-  std::vector<Match> find_all(std::string_view text) const;
+  // `accept` (when set) vetoes candidates: at each start the longest accepted
+  // pattern matches, as if the vetoed ones were not in the set there.
+  using Accept = std::function<bool(std::size_t begin, std::size_t end, std::size_t value)>;
+  std::vector<Match> find_all(std::string_view text, const Accept& accept = {}) const;
 
  private:
   struct Node {
@@ -59,8 +66,13 @@ class AddedVocabulary {
   struct Piece {
     std::string text;
     std::optional<Id> id;
+    std::size_t offset = 0;  // where it starts in the text given to split (before normalizing)
   };
-  std::vector<Piece> split(std::string_view text, const Normalizer* normalizer) const;
+  // Special tokens are not matched where they overlap a `plain_text` range
+  // (sorted byte ranges of `text`), as the library's split_special_tokens
+  // does for the whole text; other added tokens match everywhere.
+  std::vector<Piece> split(std::string_view text, const Normalizer* normalizer,
+                           std::span<const ByteRange> plain_text = {}) const;
 
   const AddedToken* by_id(Id id) const;
   std::optional<Id> by_content(std::string_view content) const;
@@ -68,7 +80,8 @@ class AddedVocabulary {
   Id end_id() const { return end_id_; }
 
  private:
-  std::vector<Piece> find(std::string_view text, const TokenMatcher& matcher) const;
+  std::vector<Piece> find(std::string_view text, std::size_t offset, const TokenMatcher& matcher,
+                          const TokenMatcher::Accept& accept) const;
 
   std::vector<AddedToken> tokens_;
   std::unordered_map<Id, std::size_t> index_by_id_;

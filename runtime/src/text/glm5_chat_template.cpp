@@ -67,7 +67,7 @@ class Glm5Renderer {
     }
   }
 
-  std::string render() {
+  RenderedChat render() {
     out_ = "[gMASK]<sop>";
     const Value* effort = option("reasoning_effort");
     out_ += "<|system|>Reasoning Effort: ";
@@ -83,13 +83,15 @@ class Glm5Renderer {
       const Value& m = (*messages_)[i];
       const std::string_view r = role(i);
       if (r == "user") {
-        out_ += "<|user|>" + visible_text(member(m, "content"));
+        out_ += "<|user|>";
+        append_visible_text(member(m, "content"));
       } else if (r == "assistant") {
         render_assistant(m, !last_user || i > *last_user, i);
       } else if (r == "tool") {
         if (i == 0 || role(i - 1) != "tool") render_tool_block(i);
       } else if (r == "system") {
-        out_ += "<|system|>" + visible_text(member(m, "content"));
+        out_ += "<|system|>";
+        append_visible_text(member(m, "content"));
       }
     }
     const Value* generation = option("add_generation_prompt");
@@ -98,7 +100,7 @@ class Glm5Renderer {
       out_ += (!thinking || truthy(*thinking)) ? "<|assistant|><think>"
                                                : "<|assistant|><think></think>";
     }
-    return std::move(out_);
+    return {std::move(out_), std::move(content_)};
   }
 
  private:
@@ -114,15 +116,27 @@ class Glm5Renderer {
     return r && r->is_string() ? std::string_view(r->get_ref<const std::string&>()) : "";
   }
 
-  // The template's visible_text macro.
-  static std::string visible_text(const Value* content) {
-    if (!content) return {};  // Jinja2 iterates an undefined value as empty
-    if (content->is_string()) return content->get<std::string>();
-    if (!content->is_array()) return python::str(*content);
+  // Text the request supplied (message content, tool definitions and
+  // arguments): marked so the tokenizer reads it as plain text.
+  void append_content(std::string_view text) {
+    if (!text.empty()) content_.push_back({out_.size(), out_.size() + text.size()});
+    out_ += text;
+  }
+
+  // The template's visible_text macro, as pieces: the content's own text
+  // (`plain`) and the placeholders the template puts for media.
+  struct VisiblePiece {
     std::string text;
+    bool plain = true;
+  };
+  static std::vector<VisiblePiece> visible_pieces(const Value* content) {
+    if (!content) return {};  // Jinja2 iterates an undefined value as empty
+    if (content->is_string()) return {{content->get<std::string>()}};
+    if (!content->is_array()) return {{python::str(*content)}};
+    std::vector<VisiblePiece> pieces;
     for (const Value& item : *content) {
       if (item.is_string()) {
-        text += item.get<std::string>();
+        pieces.push_back({item.get<std::string>()});
         continue;
       }
       const Value* type = member(item, "type");
@@ -130,16 +144,32 @@ class Glm5Renderer {
       const std::string& t = type->get_ref<const std::string&>();
       if (t == "text") {
         const Value* part = member(item, "text");
-        if (part) text += python::str(*part);
+        if (part) pieces.push_back({python::str(*part)});
       } else if (t == "image" || t == "image_url") {
-        text += "<|begin_of_image|><|image|><|end_of_image|>";
+        pieces.push_back({"<|begin_of_image|><|image|><|end_of_image|>", false});
       } else if (t == "video" || t == "video_url") {
-        text += "<|begin_of_video|><|video|><|end_of_video|>";
+        pieces.push_back({"<|begin_of_video|><|video|><|end_of_video|>", false});
       } else if (t == "audio" || t == "audio_url" || t == "input_audio") {
-        text += "<|begin_of_audio|><|end_of_audio|>";
+        pieces.push_back({"<|begin_of_audio|><|end_of_audio|>", false});
       }
     }
+    return pieces;
+  }
+
+  static std::string visible_text(const Value* content) {
+    std::string text;
+    for (const VisiblePiece& piece : visible_pieces(content)) text += piece.text;
     return text;
+  }
+
+  void append_visible_text(const Value* content) {
+    for (const VisiblePiece& piece : visible_pieces(content)) {
+      if (piece.plain) {
+        append_content(piece.text);
+      } else {
+        out_ += piece.text;
+      }
+    }
   }
 
   static std::string tool_to_json(const Value& tool) {
@@ -161,7 +191,10 @@ class Glm5Renderer {
         "tags:\n<tools>\n";
     for (const Value& entry : *tools_) {
       const Value& tool = unwrap_function(entry);
-      if (!member_truthy(tool, "defer_loading")) out_ += tool_to_json(tool) + "\n";
+      if (!member_truthy(tool, "defer_loading")) {
+        append_content(tool_to_json(tool));
+        out_ += "\n";
+      }
     }
     out_ +=
         "</tools>\n\nFor each function call, output the function name and arguments within the "
@@ -184,11 +217,13 @@ class Glm5Renderer {
       content = content.substr(content.rfind("</think>") + 8);
     }
     if ((!clear_thinking_ || after_last_user) && reasoning) {
-      out_ += "<think>" + *reasoning + "</think>";
+      out_ += "<think>";
+      append_content(*reasoning);
+      out_ += "</think>";
     } else {
       out_ += "<think></think>";
     }
-    out_ += python::strip(content);
+    append_content(python::strip(content));
     const Value* calls = member(m, "tool_calls");
     if (!calls || !truthy(*calls)) return;
     if (!calls->is_array()) fail("chat request: messages[{}].tool_calls must be an array", index);
@@ -201,7 +236,8 @@ class Glm5Renderer {
     if (!name || !name->is_string())
       fail("chat request: messages[{}].tool_calls[{}] needs a string function name", message,
            index);
-    out_ += "<tool_call>" + name->get<std::string>();
+    out_ += "<tool_call>";
+    append_content(name->get<std::string>());
     const Value* arguments = member(function, "arguments");
     Value parsed;
     if (arguments && arguments->is_string()) {
@@ -220,8 +256,10 @@ class Glm5Renderer {
           "(or a JSON string holding one)",
           message, index);
     for (const auto& [key, value] : arguments->items()) {
-      out_ += "<arg_key>" + key + "</arg_key><arg_value>";
-      out_ += value.is_string() ? value.get<std::string>() : python::json_dumps(value);
+      out_ += "<arg_key>";
+      append_content(key);
+      out_ += "</arg_key><arg_value>";
+      append_content(value.is_string() ? value.get<std::string>() : python::json_dumps(value));
       out_ += "</arg_value>";
     }
     out_ += "</tool_call>";
@@ -239,8 +277,10 @@ class Glm5Renderer {
     return content && truthy(*content) && first_item_member(content, "output") != nullptr;
   }
 
-  void tool_response(std::string_view text) {
-    out_ += "<tool_response>" + std::string(text) + "</tool_response>";
+  void tool_response(const Value* content) {
+    out_ += "<tool_response>";
+    append_visible_text(content);
+    out_ += "</tool_response>";
   }
 
   void tool_references_to_response(const Value& refs) {
@@ -251,7 +291,10 @@ class Glm5Renderer {
         const Value& tool = unwrap_function(entry);
         const Value* a = member(tool, "name");
         const Value* b = member(ref, "name");
-        if ((!a && !b) || (a && b && *a == *b)) out_ += tool_to_json(tool) + "\n";
+        if ((!a && !b) || (a && b && *a == *b)) {
+          append_content(tool_to_json(tool));
+          out_ += "\n";
+        }
       }
     }
     out_ += "</tools></tool_response>";
@@ -262,20 +305,20 @@ class Glm5Renderer {
     if (output && output->is_array() && first_item_is_tool_reference(output)) {
       tool_references_to_response(*output);
     } else {
-      tool_response(visible_text(output));
+      tool_response(output);
     }
   }
 
   void render_tool_response(const Value& m) {
     const Value* content = member(m, "content");
     if (content && content->is_string()) {
-      tool_response(content->get_ref<const std::string&>());
+      tool_response(content);
     } else if (content && !content->is_object() && first_item_is_tool_reference(content)) {
       tool_references_to_response(*content);
     } else if (is_list_of_outputs(m)) {
       for (const Value& entry : *content) render_output_entry(entry);
     } else {
-      tool_response(visible_text(content));
+      tool_response(content);
     }
   }
 
@@ -343,12 +386,17 @@ class Glm5Renderer {
   const Value* tools_ = nullptr;
   bool clear_thinking_ = false;
   std::string out_;
+  std::vector<ByteRange> content_;  // the request's own text in out_
 };
 
 }  // namespace
 
-std::string render_glm5_chat(const nlohmann::ordered_json& request) {
+RenderedChat render_glm5_chat_marked(const nlohmann::ordered_json& request) {
   return Glm5Renderer(request).render();
+}
+
+std::string render_glm5_chat(const nlohmann::ordered_json& request) {
+  return render_glm5_chat_marked(request).text;
 }
 
 }  // namespace glmrt::text

@@ -1,9 +1,9 @@
 // Chooses the chat renderer from a model directory's config.json and checks
 // the template the directory ships against it.
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/json_nesting.h>
 #include <glmrt/base/printable.h>
-#include <glmrt/base/input_file.h>
 #include <glmrt/text/chat_template.h>
 #include <glmrt/text/model_chat_template.h>
 #include <glmrt/text/shipped_chat_template.h>
@@ -54,7 +54,7 @@ ModelChatTemplate ModelChatTemplate::for_model(const std::filesystem::path& mode
                                                ChatTemplateChoice choice) {
   require_supported_model_type(model_dir);
   if (choice == ChatTemplateChoice::model) require_builtin_reproduces_shipped(model_dir);
-  return ModelChatTemplate(&render_glm5_chat);
+  return ModelChatTemplate(&render_glm5_chat_marked);
 }
 
 }  // namespace glmrt::text

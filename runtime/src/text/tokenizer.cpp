@@ -114,11 +114,26 @@ Encoding Tokenizer::encode_with_tokens(std::string_view text, bool add_special_t
 }
 
 std::vector<TokenId> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {
+  std::vector<TokenId> ids = encode_with_plain_text(text, {});
+  if (add_special_tokens && impl_->post_processor) {
+    std::vector<std::string> tokens(ids.size());
+    impl_->post_processor->add_special_tokens(ids, tokens);
+  }
+  return ids;
+}
+
+std::vector<TokenId> Tokenizer::encode_with_plain_text(
+    std::string_view text, std::span<const ByteRange> plain_text) const {
   if (const auto bad = utf8::first_invalid(text))
     fail("tokenizer ({}): input text is not valid UTF-8 (byte offset {})", impl_->source, *bad);
+  for (std::size_t i = 0; i < plain_text.size(); ++i)
+    if (plain_text[i].begin > plain_text[i].end || plain_text[i].end > text.size() ||
+        (i > 0 && plain_text[i].begin < plain_text[i - 1].end))
+      fail("tokenizer ({}): plain-text range {} [{}, {}) is not sorted within the {} bytes",
+           impl_->source, i, plain_text[i].begin, plain_text[i].end, text.size());
   std::vector<TokenId> ids;
   std::vector<std::string> words;
-  for (auto& piece : impl_->added->split(text, impl_->normalizer.get())) {
+  for (auto& piece : impl_->added->split(text, impl_->normalizer.get(), plain_text)) {
     if (piece.id) {
       ids.push_back(*piece.id);
       continue;
@@ -126,10 +141,6 @@ std::vector<TokenId> Tokenizer::encode(std::string_view text, bool add_special_t
     words.assign(1, std::move(piece.text));
     if (impl_->pre_tokenizer) impl_->pre_tokenizer->pre_tokenize(words);
     for (const std::string& word : words) impl_->model->tokenize(word, ids);
-  }
-  if (add_special_tokens && impl_->post_processor) {
-    std::vector<std::string> tokens(ids.size());
-    impl_->post_processor->add_special_tokens(ids, tokens);
   }
   return ids;
 }
@@ -160,6 +171,11 @@ std::optional<TokenId> Tokenizer::token_to_id(std::string_view token) const {
   return impl_->model->token_to_id(token);
 }
 
+bool Tokenizer::is_special(TokenId id) const {
+  const AddedToken* added = impl_->added->by_id(id);
+  return added && added->special;
+}
+
 std::optional<std::string> Tokenizer::id_to_token(TokenId id) const {
   if (const AddedToken* added = impl_->added->by_id(id)) return added->content;
   if (const std::string* token = impl_->model->id_to_token(id)) return *token;
@@ -172,6 +188,16 @@ std::size_t Tokenizer::vocab_size() const {
 
 void Tokenizer::clear_cache() const {
   impl_->model->clear_cache();
+}
+
+std::vector<TokenId> special_token_ids(const Tokenizer& tokenizer,
+                                       std::span<const std::string_view> contents) {
+  std::vector<TokenId> ids;
+  for (const std::string_view content : contents)
+    if (const auto id = tokenizer.token_to_id(content); id && tokenizer.is_special(*id))
+      ids.push_back(*id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
 }
 
 }  // namespace glmrt::text

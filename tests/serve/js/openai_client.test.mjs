@@ -52,6 +52,86 @@ test("models list the served model", async () => {
   assert.equal(page.data[0].id, "glm_tiny");
   const model = await client.models.retrieve("glm_tiny");
   assert.equal(model.id, "glm_tiny");
+  // When the server started, in unix seconds.
+  assert.ok(Math.abs(model.created - Date.now() / 1000) < 3600, `created ${model.created}`);
+});
+
+test("two conversations taking turns both keep their cached prefix (--slots)", async () => {
+  const ask = (content) =>
+    client.chat.completions.create({ model: "m", messages: [{ role: "user", content }], max_tokens: 4, seed: 1 });
+  const a = "Conversation A: tell me about the weather in the northern mountains today, please.";
+  const b = "Conversation B: a completely different question about cooking rice and beans.";
+  const first = await ask(a);
+  await ask(b);
+  const again = await ask(a);
+  const prompt = first.usage.prompt_tokens;
+  assert.equal(again.usage.prompt_tokens, prompt);
+  // All of A's prompt but its last token (whose logits are computed again).
+  assert.ok(again.usage.prompt_tokens_details.cached_tokens >= prompt - 1,
+            `cached ${again.usage.prompt_tokens_details.cached_tokens} of ${prompt}`);
+});
+
+test("n choices: indexed, seeded one after another, the first as n = 1 answers", async () => {
+  const ask = (n, stream = false) =>
+    client.chat.completions.create({ model: "m", messages: hello, max_tokens: 6, seed: 11, n, stream, temperature: 1 });
+  const one = await ask(1);
+  const three = await ask(3);
+  assert.deepEqual(three.choices.map((c) => c.index), [0, 1, 2]);
+  assert.equal(three.choices[0].message.content, one.choices[0].message.content);
+  assert.equal(three.usage.prompt_tokens, one.usage.prompt_tokens);
+  assert.ok(three.usage.completion_tokens > one.usage.completion_tokens, "every choice counted");
+  assert.ok(new Set(three.choices.map((c) => c.message.reasoning_content + c.message.content)).size > 1,
+            "other seeds, other answers");
+  const streamed = { 0: "", 1: "", 2: "" };
+  const finished = new Set();
+  for await (const chunk of await ask(3, true))
+    for (const c of chunk.choices) {
+      streamed[c.index] += (c.delta.reasoning_content || "") + (c.delta.content || "");
+      if (c.finish_reason) finished.add(c.index);
+    }
+  assert.deepEqual([...finished].sort(), [0, 1, 2]);
+  for (const c of three.choices)
+    assert.equal(streamed[c.index], (c.message.reasoning_content || "") + (c.message.content || ""));
+  const completions = await client.completions.create({ model: "m", prompt: [[5, 6], [7, 8]], max_tokens: 2, n: 2, seed: 3 });
+  assert.deepEqual(completions.choices.map((c) => c.index), [0, 1, 2, 3]);
+});
+
+test("logit_bias: a banned token is never chosen", async () => {
+  const first = async (logit_bias) =>
+    (await client.completions.create({ model: "m", prompt: [5, 6, 7], max_tokens: 1, temperature: 0, logit_bias })).choices[0].text;
+  const greedy = await first(undefined);
+  const r = await fetch(server.url + "/tokenize", {
+    method: "POST", headers: { "Content-Type": "application/json", Authorization: `Bearer ${KEY}` },
+    body: JSON.stringify({ content: greedy }),
+  });
+  const tokenized = await r.text();
+  assert.equal(r.status, 200, tokenized);
+  const banned = Object.fromEntries(JSON.parse(tokenized).tokens.map((t) => [String(t), -100]));
+  const other = await first(banned);
+  assert.notEqual(other, greedy, `banning ${JSON.stringify(banned)}`);
+});
+
+test("/metrics: time to first token and inter-token latency histograms", async () => {
+  await client.chat.completions.create({ model: "m", messages: hello, max_tokens: 5 });
+  const text = await (await fetch(server.url + "/metrics", { headers: { Authorization: `Bearer ${KEY}` } })).text();
+  const value = (name) => Number((text.match(new RegExp(`^${name} (\\S+)$`, "m")) || [])[1]);
+  assert.match(text, /# TYPE glmrt_time_to_first_token_seconds histogram/);
+  assert.ok(value("glmrt_time_to_first_token_seconds_count") >= 1, text);
+  assert.ok(value("glmrt_inter_token_latency_seconds_count") >= 4);
+  assert.equal(value('glmrt_time_to_first_token_seconds_bucket\\{le="\\+Inf"\\}'),
+               value("glmrt_time_to_first_token_seconds_count"));
+  assert.ok(value("glmrt_last_request_generated_tokens") >= 1);
+  assert.ok(value("glmrt_peak_resident_memory_bytes") >= value("glmrt_resident_memory_bytes") * 0.99);
+});
+
+test("a media part is refused, not read as text", async () => {
+  const e = await apiError(client.chat.completions.create({
+    model: "m",
+    messages: [{ role: "user", content: [{ type: "text", text: "what is this?" }, { type: "image_url", image_url: { url: "data:," } }] }],
+  }));
+  assert.equal(e.status, 400);
+  assert.equal(e.param, "messages[0].content[1]");
+  assert.match(e.message, /image_url/);
 });
 
 test("chat, not streamed: message, reasoning, usage, unknown fields ignored", async () => {
@@ -319,9 +399,30 @@ test("tools are rendered and the answer comes back in the chat shape", async () 
   assert.ok(["stop", "length", "tool_calls"].includes(r.choices[0].finish_reason));
 });
 
+test("tool_choice required or a named function: the answer is a call", async () => {
+  const tools = [
+    { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } },
+    { type: "function", function: { name: "get_time", parameters: { type: "object", properties: {} } } },
+  ];
+  for (const tool_choice of ["required", { type: "function", function: { name: "get_time" } }]) {
+    const r = await client.chat.completions.create({
+      model: "m", messages: [{ role: "user", content: "What time is it?" }], tools, tool_choice, max_tokens: 8,
+    });
+    const choice = r.choices[0];
+    assert.equal(choice.finish_reason, "tool_calls", JSON.stringify(choice));
+    assert.equal(choice.message.tool_calls.length >= 1, true);
+    const call = choice.message.tool_calls[0];
+    assert.ok(["get_weather", "get_time"].includes(call.function.name), call.function.name);
+    if (typeof tool_choice === "object") assert.equal(call.function.name, "get_time");
+    assert.equal(typeof JSON.parse(call.function.arguments), "object");
+    assert.ok(!(choice.message.content || "").includes("<tool_call>"));
+  }
+});
+
 test("errors are APIErrors naming the field", async () => {
   const cases = [
-    [{ n: 2 }, "n"],
+    [{ n: 9 }, "n"],
+    [{ logit_bias: { "999999": 1 } }, "logit_bias"],
     [{ response_format: { type: "json_object" } }, "response_format"],
     [{ temperature: 3 }, "temperature"],
     [{ max_tokens: 100000 }, "max_tokens"],

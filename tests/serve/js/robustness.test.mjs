@@ -86,10 +86,11 @@ test("malformed bodies get 400 naming the problem", async () => {
   await expectError(await post("/tokenize", { content: 5 }), 400, "content", "content");
   await expectError(await post("/detokenize", { tokens: [1, -2] }), 400, "tokens[1]", "tokens");
   await expectError(await fetch(server.url + "/v1/nothing"), 404, "no route GET /v1/nothing");
-  // `curl -d` sends a form Content-Type, which httplib caps at 8 KiB: the error says what to do.
+  // `curl -d` sends a form Content-Type (as a plain form of any web page
+  // does): refused, and the error says what to do.
   const form = await post("/v1/chat/completions", JSON.stringify({ messages: [{ role: "user", content: "x".repeat(9000) }] }),
                           { headers: { "Content-Type": "application/x-www-form-urlencoded" } });
-  await expectError(form, 413, "Content-Type: application/json");
+  await expectError(form, 415, "Content-Type: application/json");
 });
 
 test("oversized, garbage and truncated requests: refused, and the server carries on", async () => {
@@ -199,7 +200,7 @@ test("SIGTERM: the running request finishes, the waiting one gets 503, exit 0", 
   const running = await fetch(other.url + "/v1/completions", {
     method: "POST",
     headers: json,
-    body: JSON.stringify({ ...longCompletion(200), stream: true }),
+    body: JSON.stringify({ ...longCompletion(1500), stream: true }),
   });
   const { reader, text: start } = await readEvents(running, 1);
   const waiting = fetch(other.url + "/v1/completions", {
@@ -211,6 +212,23 @@ test("SIGTERM: the running request finishes, the waiting one gets 503, exit 0", 
   other.signal("SIGTERM");
   const refused = await waiting;
   assert.equal(refused.status, 503);
+  // While the running request finishes, the server still answers: /health says it is stopping.
+  // (On a connection of its own: responses during the shutdown close theirs.)
+  const health = await new Promise((resolve) => {
+    const socket = net.connect(other.port, "127.0.0.1");
+    let text = "";
+    socket.on("data", (d) => { text += d; });
+    socket.on("close", () => resolve(text));
+    socket.on("error", () => resolve(text));
+    socket.write("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  });
+  // Never a 200 once stopping. (No answer at all when the running request's
+  // events all fit in the socket buffers and the server already stopped
+  // listening: the window is the time the model still works.)
+  if (health) {
+    assert.match(health, /^HTTP\/1\.1 503 /, health);
+    assert.match(health, /"shutting down"/);
+  }
   // The stream runs to its end.
   let text = start;
   const decoder = new TextDecoder();

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace glmrt {
 
@@ -45,6 +46,10 @@ class Conversation {
   nlohmann::ordered_json request() const;
   /// The prompt text, rendered with the model's chat template.
   std::string render(const text::ModelChatTemplate& chat_template) const;
+  /// The prompt's tokens, the messages' text read as plain text (a typed
+  /// "<|user|>" is characters, not a turn).
+  std::vector<text::TokenId> encode(const text::ModelChatTemplate& chat_template,
+                                    const text::Tokenizer& tokenizer) const;
 
  private:
   nlohmann::ordered_json assistant_message(std::string_view generated_text) const;

@@ -76,6 +76,8 @@ class Session {
   void set_prefill_chunk(int64_t chunk) { prefill_chunk_ = chunk; }
 
   const std::vector<int32_t>& tokens() const { return tokens_; }
+  /// Bytes the KV cache holds allocated (its capacity, not only its rows).
+  uint64_t cache_bytes() const { return cache_.bytes(); }
   const SessionStats& stats() const { return stats_; }
   Engine& engine() { return engine_; }
   /// The drafter this session decodes with, or nullptr.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <glmrt/model_files/model_config.h>
+#include <glmrt/text/tokenizer.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -18,5 +19,12 @@ namespace glmrt {
 /// that are absent are skipped; malformed ones are errors naming file and key.
 std::vector<int32_t> stop_token_ids(const ModelConfig& config,
                                     const std::filesystem::path& model_dir);
+
+/// `stops` (sorted) with the chat template's role tokens the tokenizer holds
+/// as special tokens (<|system|>, <|user|>, <|assistant|>, <|observation|>):
+/// a chat answer that generates one has ended its turn, whether or not the
+/// checkpoint lists it (GLM-5 lists <|user|> and <|observation|> only, and
+/// the demo model sometimes opens a second <|assistant|> turn).
+std::vector<int32_t> with_role_tokens(std::vector<int32_t> stops, const text::Tokenizer& tokenizer);
 
 }  // namespace glmrt

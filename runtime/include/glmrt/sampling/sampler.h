@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace glmrt {
@@ -24,6 +25,9 @@ struct SamplingParams {
   double frequency_penalty = 0.0;  // OpenAI: subtracted once per time a token was generated
   uint64_t seed = 0;
   int max_new_tokens = 256;
+  // Added to a token's logit after the penalties (OpenAI's logit_bias);
+  // -100 or less bans it.
+  std::vector<std::pair<int32_t, double>> logit_bias;
 };
 
 /// Defaults from the model's generation_config.json (when present), then the

@@ -2,7 +2,10 @@
 // UTF-8 character), cut at the first stop string, split into reasoning and
 // content, with tool calls held back and parsed at the end. push() returns
 // what each token made final, which is what a stream sends; the totals are
-// what a non-streamed response holds.
+// what a non-streamed response holds. Special tokens are skipped (as
+// transformers' decode(skip_special_tokens=True) and vLLM do) but for the
+// markers a parser reads while it reads them: <think>/</think> during the
+// reasoning, the tool-call markers when tools are parsed.
 #pragma once
 
 #include <glmrt/serve/reasoning_splitter.h>
@@ -20,8 +23,10 @@ namespace glmrt::serve {
 class ChatAnswer {
  public:
   /// `tools` = null: no tool calls are parsed. `tokenizer` must outlive this.
+  /// `skip_special_tokens` false shows every token's text.
   ChatAnswer(const text::Tokenizer& tokenizer, std::vector<std::string> stop_strings,
-             bool starts_in_reasoning, nlohmann::ordered_json tools);
+             bool starts_in_reasoning, nlohmann::ordered_json tools,
+             bool skip_special_tokens = true);
 
   ChatDelta push(int32_t token);
   /// A stop string completed: generation should end.
@@ -38,7 +43,11 @@ class ChatAnswer {
 
  private:
   ChatDelta route(std::string_view text);
+  bool shown(text::TokenId token) const;
 
+  const text::Tokenizer& tokenizer_;
+  bool skip_special_tokens_;
+  std::vector<text::TokenId> think_markers_, tool_markers_;  // sorted
   text::StreamDetokenizer detokenizer_;
   StopStringFilter stops_;
   ReasoningSplitter splitter_;

@@ -7,6 +7,7 @@
 #include <glmrt/serve/generation_request.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace glmrt::serve {
@@ -14,15 +15,19 @@ namespace glmrt::serve {
 struct ChatRequest {
   GenerationRequest generation;
   std::vector<int32_t> prompt;
-  bool thinking = true;   // the prompt ends inside <think>: the answer starts with reasoning
-  int top_logprobs = -1;  // -1 = no logprobs; else alternatives per token (0..20)
-  Json tools;             // tool definitions to parse calls against (null = don't parse)
+  bool thinking = true;       // the prompt ends inside <think>: the answer starts with reasoning
+  int top_logprobs = -1;      // -1 = no logprobs; else alternatives per token (0..20)
+  Json tools;                 // tool definitions to parse calls against (null = don't parse)
+  std::string forced_answer;  // the answer's start the prompt already holds (a forced call)
 };
 
 /// Throws ApiError (400) naming the field at fault. Thinking is on unless
 /// chat_template_kwargs.enable_thinking, a top-level enable_thinking, or
 /// thinking.type = "disabled" (GLM's own API) turns it off. tool_choice may
-/// be "auto" or "none" (tools are shown to the model but calls are not parsed).
+/// be "auto", "none" (tools are shown to the model but calls are not parsed),
+/// "required" or a named function: the prompt then ends with the call's
+/// opening (`<tool_call>` and the name; after an empty reasoning when
+/// thinking is on), so the answer is a call.
 ChatRequest parse_chat_request(const Json& body, const RequestContext& context);
 
 }  // namespace glmrt::serve

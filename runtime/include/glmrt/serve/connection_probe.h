@@ -10,6 +10,10 @@
 
 namespace glmrt::serve {
 
+/// The address (text) and port of socket `fd`'s peer, or of its own end,
+/// written as the probe compares them; false for a socket that is not TCP.
+bool socket_endpoint(int fd, bool peer, std::string& address, int& port);
+
 class ConnectionProbe {
  public:
   /// The TCP connection from remote_addr:remote_port to local port `local_port`.

@@ -1,8 +1,8 @@
 // The request fields /v1/chat/completions and /v1/completions share:
 // sampling, token limits, stop strings, streaming. Unknown fields are
 // ignored (clients send `user`, `metadata`, ...); fields whose values this
-// server cannot honour (n > 1, a response_format other than text, logit_bias)
-// are refused with 400 naming the field rather than silently ignored.
+// server cannot honour (n > 8, a response_format other than text) are
+// refused with 400 naming the field rather than silently ignored.
 #pragma once
 
 #include <glmrt/sampling/sampler.h>
@@ -25,6 +25,8 @@ struct RequestContext {
   SamplingParams defaults;  // generation_config.json, the profile, then serve's flags
   ServeLimits limits;
   uint64_t fresh_seed = 0;  // the seed of a request that names none
+  bool allow_special_in_content =
+      false;  // --allow-special-in-content: content may hold control tokens
 };
 
 enum class Endpoint { chat, completions };
@@ -35,6 +37,8 @@ struct GenerationRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   bool ignore_eos = false;     // vLLM's extension: only max_tokens ends the answer (benchmarks)
+  bool skip_special_tokens = true;  // vLLM's: the answer's text leaves special tokens out
+  int n = 1;                        // choices per prompt, generated one after another
 };
 
 GenerationRequest read_generation_request(const Json& body, Endpoint endpoint,

@@ -23,6 +23,8 @@ class Job {
  public:
   using Work = std::function<void(Job&)>;
   explicit Job(Work work);
+  /// When the request was queued (time to first token counts from here).
+  std::chrono::steady_clock::time_point queued_at() const { return queued_at_; }
 
   // --- model thread
   /// Runs the work: an ApiError becomes the job's error, any other exception a
@@ -47,6 +49,7 @@ class Job {
   std::optional<ApiError> error() const;
 
  private:
+  std::chrono::steady_clock::time_point queued_at_ = std::chrono::steady_clock::now();
   void finish(std::optional<ApiError> error);
   bool completed() const;
 

@@ -10,7 +10,9 @@
 #include <glmrt/experts/expert_store.h>
 #include <glmrt/generate/session.h>
 
+#include <chrono>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -25,12 +27,40 @@ struct ModelSnapshot {
   SessionStats last;         // the last request that ran the model
   ExpertStoreStats experts;  // since the server started
   uint64_t budget_peak_bytes = 0;
-  int64_t cached_tokens = 0;        // tokens the session's KV cache holds
-  std::optional<DraftStats> draft;  // since the server started, when the session drafts
+  int64_t cached_tokens = 0;          // tokens the sessions' KV caches hold
+  int64_t slots_occupied = 0;         // sessions (--slots) holding a conversation
+  int64_t last_generated_tokens = 0;  // tokens the last request that generated any generated
+  std::optional<DraftStats> draft;    // since the server started, when the session drafts
+};
+
+/// The HTTP side: connections and the request bodies held in memory.
+struct HttpGauges {
+  size_t open_connections = 0;
+  uint64_t body_bytes_held = 0;  // reserved for bodies being read or answered
+  uint64_t body_bytes_peak = 0;  // the most ever held (at most --max-body-memory)
+};
+
+/// A Prometheus histogram of seconds with fixed bucket bounds.
+class LatencyHistogram {
+ public:
+  void observe(double seconds);
+  /// `name`_bucket{le=...}, `name`_sum and `name`_count lines, with HELP and TYPE.
+  std::string prometheus_text(std::string_view name, std::string_view help) const;
+
+ private:
+  static constexpr double kBounds[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+  uint64_t counts_[std::size(kBounds)] = {};
+  uint64_t count_ = 0;
+  double sum_ = 0;
 };
 
 class Metrics {
  public:
+  /// Time from a request's arrival to its first generated token, and between
+  /// two generated tokens of one answer.
+  void observe_first_token(double seconds);
+  void observe_token_gap(double seconds);
+  void set_http(const HttpGauges& gauges);
   void count_request(std::string_view route, int status);
   void set_queue(size_t waiting, bool running);
   void publish(const ModelSnapshot& snapshot);
@@ -43,6 +73,21 @@ class Metrics {
   size_t waiting_ = 0;
   bool running_ = false;
   ModelSnapshot snapshot_;
+  HttpGauges http_;
+  LatencyHistogram first_token_, token_gap_;
+};
+
+/// Times the tokens of one answer into `metrics` (may be null: nothing).
+class TokenTimer {
+ public:
+  TokenTimer(Metrics* metrics, std::chrono::steady_clock::time_point start)
+      : metrics_(metrics), last_(start) {}
+  void token();
+
+ private:
+  Metrics* metrics_;
+  std::chrono::steady_clock::time_point last_;
+  bool first_ = true;
 };
 
 }  // namespace glmrt::serve

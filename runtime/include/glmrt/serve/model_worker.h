@@ -12,6 +12,7 @@
 #include <glmrt/score/sequence_scorer.h>
 #include <glmrt/serve/job.h>
 #include <glmrt/serve/metrics.h>
+#include <glmrt/serve/session_slots.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -25,16 +26,18 @@ namespace glmrt::serve {
 /// What a job's work may use; only on the model thread.
 struct ModelContext {
   Engine& engine;
-  Session session;
-  SequenceScorer scorer;
-  explicit ModelContext(Engine& e) : engine(e), session(e), scorer(session) {}
+  SessionSlots slots;            // a job chooses its slot, then uses its session and scorer
+  int64_t generated_tokens = 0;  // answer tokens of every job so far (jobs add theirs)
+  Metrics* metrics = nullptr;    // for the token latencies jobs observe
+  ModelContext(Engine& e, size_t slot_count, Metrics* m)
+      : engine(e), slots(e, slot_count), metrics(m) {}
 };
 
 class ModelWorker {
  public:
   /// `max_waiting` jobs may wait while one runs. `engine` and `metrics` must
   /// outlive the worker.
-  ModelWorker(Engine& engine, size_t max_waiting, Metrics& metrics);
+  ModelWorker(Engine& engine, size_t max_waiting, size_t slots, Metrics& metrics);
   ~ModelWorker();
   ModelWorker(const ModelWorker&) = delete;
   ModelWorker& operator=(const ModelWorker&) = delete;
@@ -54,7 +57,7 @@ class ModelWorker {
 
  private:
   void loop();
-  void publish(const SessionStats& before);
+  void publish(const SessionStats& before, int64_t generated);
 
   ModelContext context_;
   Metrics& metrics_;

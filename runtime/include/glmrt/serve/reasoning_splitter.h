@@ -23,6 +23,8 @@ class ReasoningSplitter {
   ChatDelta push(std::string_view text);
   /// What was held back (a partial "</think>" that never completed).
   ChatDelta flush();
+  /// Still inside the reasoning (no "</think>" yet).
+  bool in_reasoning() const { return in_reasoning_; }
 
  private:
   bool in_reasoning_;

@@ -23,7 +23,8 @@ using Json = nlohmann::ordered_json;
 struct ServedModel {
   std::string name;  // what /v1/models lists and responses name
   const text::Tokenizer& tokenizer;
-  std::vector<int32_t> stop_tokens;  // sorted (stop_token_ids)
+  std::vector<int32_t> stop_tokens;       // sorted (stop_token_ids)
+  std::vector<int32_t> chat_stop_tokens;  // and the role tokens: a chat answer ends its turn
 };
 
 /// Response ids ("chatcmpl-…", "call_…") and the seeds of requests that name
@@ -39,9 +40,12 @@ class IdSource {
   std::mt19937_64 random_;
 };
 
-/// The tokens that end an answer: the model's, or none with ignore_eos.
+/// The tokens that end an answer: the model's (with the role tokens for a
+/// chat answer), or none with ignore_eos.
 struct GenerationRequest;
-std::span<const int32_t> stop_tokens(const GenerationRequest& request, const ServedModel& model);
+enum class Endpoint;
+std::span<const int32_t> stop_tokens(const GenerationRequest& request, const ServedModel& model,
+                                     Endpoint endpoint);
 
 /// What every response of one request repeats.
 struct ResponseIdentity {

@@ -6,7 +6,9 @@
 // is refused at start rather than answered with a silently different prompt.
 #pragma once
 
+#include <glmrt/text/chat_template.h>
 #include <glmrt/text/chat_template_choice.h>
+#include <glmrt/text/tokenizer.h>
 
 #include <nlohmann/json.hpp>
 
@@ -25,10 +27,16 @@ class ModelChatTemplate {
                                      ChatTemplateChoice choice = ChatTemplateChoice::model);
 
   /// The prompt for an OpenAI-style request body (chat_template.h).
-  std::string render(const nlohmann::ordered_json& request) const { return renderer_(request); }
+  std::string render(const nlohmann::ordered_json& request) const {
+    return renderer_(request).text;
+  }
+  /// The prompt with the request's own text marked (chat_template.h).
+  RenderedChat render_marked(const nlohmann::ordered_json& request) const {
+    return renderer_(request);
+  }
 
  private:
-  using Renderer = std::string (*)(const nlohmann::ordered_json&);
+  using Renderer = RenderedChat (*)(const nlohmann::ordered_json&);
   explicit ModelChatTemplate(Renderer renderer) : renderer_(renderer) {}
 
   Renderer renderer_;

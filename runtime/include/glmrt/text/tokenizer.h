@@ -16,6 +16,11 @@ namespace glmrt::text {
 
 using TokenId = std::uint32_t;
 
+// Bytes [begin, end) of a text.
+struct ByteRange {
+  std::size_t begin = 0, end = 0;
+};
+
 struct Encoding {
   std::vector<TokenId> ids;
   std::vector<std::string> tokens;  // vocabulary spellings, e.g. "Ġworld"
@@ -39,11 +44,20 @@ class Tokenizer {
   // the post_processor as the library's encode(text, add_special_tokens) does.
   std::vector<TokenId> encode(std::string_view text, bool add_special_tokens = false) const;
   Encoding encode_with_tokens(std::string_view text, bool add_special_tokens = false) const;
+  // As encode(text), except that inside the `plain_text` ranges (sorted,
+  // disjoint byte ranges of `text`) special tokens are not recognized: a
+  // "<|user|>" there is tokenized as the characters it is made of, as the
+  // library's split_special_tokens does. Chat prompts mark message content so
+  // (a user cannot forge a turn); text outside the ranges encodes as encode().
+  std::vector<TokenId> encode_with_plain_text(std::string_view text,
+                                              std::span<const ByteRange> plain_text) const;
 
   // Unknown ids are skipped, as the library does. Always valid UTF-8.
   std::string decode(std::span<const TokenId> ids, bool skip_special_tokens = false) const;
 
   std::optional<TokenId> token_to_id(std::string_view token) const;
+  // An added token marked "special" (what decode(ids, true) leaves out).
+  bool is_special(TokenId id) const;
   std::optional<std::string> id_to_token(TokenId id) const;
   // One past the largest id in use.
   std::size_t vocab_size() const;
@@ -56,5 +70,10 @@ class Tokenizer {
   explicit Tokenizer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// The ids of those `contents` that are special tokens of `tokenizer`, sorted
+// (the markers an answer's parser reads, kept when special tokens are skipped).
+std::vector<TokenId> special_token_ids(const Tokenizer& tokenizer,
+                                       std::span<const std::string_view> contents);
 
 }  // namespace glmrt::text

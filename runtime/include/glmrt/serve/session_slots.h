@@ -1,0 +1,60 @@
+// The conversations `glmrt serve` keeps cached: up to N sessions (slots),
+// each the KV cache of one sequence. A request runs in the slot whose cached
+// tokens share the longest prefix with its prompt when that prefix is most
+// of the prompt (the next turn of a chat, the same context again), else in an
+// empty slot, else in the least recently used one, so two users taking turns
+// each keep their prefix. The slots share the KV memory the memory plan
+// counts for one sequence of max_context tokens: before a request runs, the
+// least recently used other slots are emptied (their memory freed) until the
+// others' caches and this request's growth fit in it.
+#pragma once
+
+#include <glmrt/engine/engine.h>
+#include <glmrt/generate/session.h>
+#include <glmrt/score/sequence_scorer.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace glmrt::serve {
+
+class SessionSlots {
+ public:
+  /// `slots` >= 1; `engine` must outlive this.
+  SessionSlots(Engine& engine, size_t slots);
+
+  /// Makes the slot for `prompt` current (see above); it may then grow by
+  /// `max_new_tokens`.
+  void choose(std::span<const int32_t> prompt, int64_t max_new_tokens);
+
+  Session& session() { return *slots_[current_].session; }
+  SequenceScorer& scorer() { return *slots_[current_].scorer; }
+  /// Totals over every slot since the start (emptied ones included).
+  SessionStats stats() const;
+  /// Tokens cached in all slots.
+  int64_t cached_tokens() const;
+  size_t size() const { return slots_.size(); }
+  /// Slots holding a sequence now.
+  size_t occupied() const;
+
+ private:
+  struct Slot {
+    std::unique_ptr<Session> session;
+    std::unique_ptr<SequenceScorer> scorer;
+    uint64_t last_used = 0;
+  };
+  void empty(Slot& slot);
+  // KV bytes a slot may hold for `tokens` tokens (capacity grows by doubling).
+  uint64_t kv_need(int64_t tokens) const;
+
+  Engine& engine_;
+  std::vector<Slot> slots_;
+  size_t current_ = 0;
+  uint64_t clock_ = 0;
+  uint64_t kv_allowance_;  // what the memory plan counts for one sequence's KV
+  SessionStats retired_;   // the stats of sessions emptied so far
+};
+
+}  // namespace glmrt::serve

@@ -1,0 +1,109 @@
+#include <glmrt/base/error.h>
+#include <glmrt/memory/memory_estimates.h>
+#include <glmrt/serve/session_slots.h>
+
+#include <algorithm>
+
+namespace glmrt::serve {
+namespace {
+
+size_t common_prefix(std::span<const int32_t> a, std::span<const int32_t> b) {
+  const auto [stop, unused] = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  return static_cast<size_t>(stop - a.begin());
+}
+
+SessionStats plus(SessionStats a, const SessionStats& b) {
+  a.prefilled_tokens += b.prefilled_tokens;
+  a.reused_tokens += b.reused_tokens;
+  a.decoded_tokens += b.decoded_tokens;
+  a.prefill_seconds += b.prefill_seconds;
+  a.decode_seconds += b.decode_seconds;
+  return a;
+}
+
+}  // namespace
+
+SessionSlots::SessionSlots(Engine& engine, size_t slots)
+    : engine_(engine),
+      slots_(slots),
+      kv_allowance_(kv_cache_bytes(engine.profile(), engine.model().config())) {
+  if (slots < 1) fail("--slots must be >= 1");
+  for (Slot& slot : slots_) {
+    slot.session = std::make_unique<Session>(engine_);
+    slot.scorer = std::make_unique<SequenceScorer>(*slot.session);
+  }
+}
+
+uint64_t SessionSlots::kv_need(int64_t tokens) const {
+  const int64_t max_context = std::max<int64_t>(1, engine_.profile().max_context);
+  const int64_t capacity = std::min(max_context, 2 * tokens + 64);
+  return kv_allowance_ / static_cast<uint64_t>(max_context) * static_cast<uint64_t>(capacity);
+}
+
+void SessionSlots::empty(Slot& slot) {
+  retired_ = plus(retired_, slot.session->stats());
+  slot.scorer.reset();  // it refers to the session
+  slot.session = std::make_unique<Session>(engine_);
+  slot.scorer = std::make_unique<SequenceScorer>(*slot.session);
+}
+
+void SessionSlots::choose(std::span<const int32_t> prompt, int64_t max_new_tokens) {
+  size_t best = 0, best_common = 0;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const size_t common = common_prefix(slots_[i].session->tokens(), prompt);
+    if (common > best_common) best = i, best_common = common;
+  }
+  const auto& best_tokens = slots_[best].session->tokens();
+  // The slot's sequence continues (a chat's next turn), or most of the prompt
+  // is cached there (the same context again): run there. Otherwise do not
+  // spoil another conversation's cache while an empty slot or an older one
+  // can take the request.
+  size_t chosen = best;
+  if (best_common == 0 || (best_common < best_tokens.size() && 2 * best_common < prompt.size())) {
+    chosen = 0;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const bool empty_i = slots_[i].session->tokens().empty();
+      const bool empty_chosen = slots_[chosen].session->tokens().empty();
+      if ((empty_i && !empty_chosen) ||
+          (empty_i == empty_chosen && slots_[i].last_used < slots_[chosen].last_used))
+        chosen = i;
+    }
+  }
+  current_ = chosen;
+  slots_[chosen].last_used = ++clock_;
+
+  // The other slots and this one's growth within one sequence's KV memory.
+  const uint64_t need =
+      kv_need(static_cast<int64_t>(prompt.size()) + std::max<int64_t>(0, max_new_tokens));
+  for (;;) {
+    uint64_t others = 0;
+    Slot* oldest = nullptr;
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      const uint64_t bytes = slots_[i].session->cache_bytes();
+      if (i == chosen || bytes == 0) continue;
+      others += bytes;
+      if (!oldest || slots_[i].last_used < oldest->last_used) oldest = &slots_[i];
+    }
+    if (!oldest || others + need <= kv_allowance_) break;
+    empty(*oldest);
+  }
+}
+
+SessionStats SessionSlots::stats() const {
+  SessionStats total = retired_;
+  for (const Slot& slot : slots_) total = plus(total, slot.session->stats());
+  return total;
+}
+
+int64_t SessionSlots::cached_tokens() const {
+  int64_t total = 0;
+  for (const Slot& slot : slots_) total += static_cast<int64_t>(slot.session->tokens().size());
+  return total;
+}
+
+size_t SessionSlots::occupied() const {
+  return static_cast<size_t>(std::count_if(
+      slots_.begin(), slots_.end(), [](const Slot& s) { return !s.session->tokens().empty(); }));
+}
+
+}  // namespace glmrt::serve
