@@ -194,8 +194,11 @@ inline void two_level_group_scales(uint32_t type, const void* row_data, int64_t 
   const auto* sub = static_cast<const int8_t*>(row_data) + packed_row_bytes(code_type(type), cols);
   const int64_t groups = (cols + group - 1) / group;
   const int64_t per_block = kTwoLevelBlock / group;
-  for (int64_t g = 0; g < groups; ++g)
-    out[g] = block_scales[g / per_block] * static_cast<float>(sub[g]);
+  // Block by block: no division per group (it ran once per row of every product).
+  for (int64_t first = 0, block = 0; first < groups; first += per_block, ++block) {
+    const int64_t end = first + per_block < groups ? first + per_block : groups;
+    for (int64_t g = first; g < end; ++g) out[g] = block_scales[block] * static_cast<float>(sub[g]);
+  }
 }
 
 /// True for every integer type of this SDK. It grows as types are added, so a
