@@ -57,9 +57,11 @@ struct Format {
   uint32_t group_size;
 };
 constexpr Format kFormats[] = {
-    {"f32", GLMRT_F32, 0},      {"bf16", GLMRT_BF16, 0},    {"int8", GLMRT_I8, 0},
-    {"int4", GLMRT_I4, 0},      {"int2", GLMRT_I2, 0},      {"int8-g64", GLMRT_I8, 64},
-    {"int4-g64", GLMRT_I4, 64}, {"int2-g64", GLMRT_I2, 64},
+    {"f32", GLMRT_F32, 0},        {"bf16", GLMRT_BF16, 0},      {"int8", GLMRT_I8, 0},
+    {"int4", GLMRT_I4, 0},        {"int3", GLMRT_I3, 0},        {"int2", GLMRT_I2, 0},
+    {"int8-g64", GLMRT_I8, 64},   {"int4-g64", GLMRT_I4, 64},   {"int3-g64", GLMRT_I3, 64},
+    {"int2-g64", GLMRT_I2, 64},   {"int4-k32", GLMRT_I4K, 256}, {"int3-k32", GLMRT_I3K, 256},
+    {"int2-k16", GLMRT_I2K, 256},
 };
 
 /// Baseline rates, filled by the baseline benchmarks (which run first) or, when

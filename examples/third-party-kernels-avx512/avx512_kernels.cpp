@@ -99,7 +99,9 @@ class Avx512Kernels final : public Kernels {
   bool supports(const glmrt_weight_format& f) const noexcept override {
     if (f.struct_size < sizeof(glmrt_weight_format) || f.packing != 0) return false;
     if (f.element_type == GLMRT_F32 || f.element_type == GLMRT_BF16) return f.group_size == 0;
-    return glmrt::plugin::is_quantized(f.element_type);
+    // The integer types this plugin decodes, by name: is_quantized() grows
+    // with every element type a newer SDK adds (int3, two-level scales).
+    return f.element_type == GLMRT_I8 || f.element_type == GLMRT_I4 || f.element_type == GLMRT_I2;
   }
 
   glmrt_status matmul(const float* x, int64_t S, const glmrt_weight_view& w,

@@ -104,6 +104,7 @@ void quantize_activations(const float* x, int64_t S, int64_t x_stride, int64_t c
 GLMRT_INSTANTIATE_QUANTIZER(Int8Format)
 GLMRT_INSTANTIATE_QUANTIZER(Int4Format)
 GLMRT_INSTANTIATE_QUANTIZER(Int2Format)
+GLMRT_INSTANTIATE_QUANTIZER(Int3Format)
 #undef GLMRT_INSTANTIATE_QUANTIZER
 
 }  // namespace glmrt::kernels_avx2

@@ -51,8 +51,13 @@ class Avx2Kernels final : public plugin::Kernels {
         return format.group_size == 0;  // no scales, so no groups
       case GLMRT_I8:
       case GLMRT_I4:
+      case GLMRT_I3:
       case GLMRT_I2:
         return true;
+      case GLMRT_I4K:
+      case GLMRT_I3K:
+      case GLMRT_I2K:
+        return format.group_size == plugin::kTwoLevelBlock;
       default:
         return false;
     }
@@ -120,12 +125,13 @@ class Avx2Kernels final : public plugin::Kernels {
 
   bool int_path(const glmrt_weight_view& w) const {
     return plugin::is_quantized(w.format.element_type) &&
-           settings_.activations == ActivationMode::kInt8 && w.format.group_size % kBlockSize == 0;
+           settings_.activations == ActivationMode::kInt8 &&
+           kernel_group_size(w.format) % kBlockSize == 0;
   }
 
   template <class Format>
   void plan_int(const glmrt_matmul_product& product, Prepared& p, ScratchPlan& plan) {
-    const int64_t group_size = product.w.format.group_size;
+    const int64_t group_size = kernel_group_size(product.w.format);
     const ActivationLayout layout = activation_layout<Format>(product.w.cols, group_size);
     p.int_problem.activations.layout = layout;
     p.n_blocks = layout.steps * Format::kBlocksPerStep;
@@ -141,7 +147,7 @@ class Avx2Kernels final : public plugin::Kernels {
   template <class Format>
   void quantize(const glmrt_matmul_product& product, const Prepared& p) {
     quantize_activations<Format>(product.x, product.S, row_stride(product.x_stride, product.w.cols),
-                                 product.w.cols, product.w.format.group_size,
+                                 product.w.cols, kernel_group_size(product.w.format),
                                  p.int_problem.activations);
   }
 
@@ -152,7 +158,7 @@ class Avx2Kernels final : public plugin::Kernels {
     return a.x == b.x && a.S == b.S &&
            row_stride(a.x_stride, a.w.cols) == row_stride(b.x_stride, b.w.cols) &&
            a.w.cols == b.w.cols && a.w.format.element_type == b.w.format.element_type &&
-           a.w.format.group_size == b.w.format.group_size;
+           kernel_group_size(a.w.format) == kernel_group_size(b.w.format);
   }
 
   glmrt_status run(const glmrt_matmul_product* products, size_t n) {
@@ -189,12 +195,15 @@ class Avx2Kernels final : public plugin::Kernels {
           if (prepared_[j].integer && prepared_[j].shares == SIZE_MAX &&
               same_activations(products[j], product))
             p.shares = j;
-        switch (w.format.element_type) {
+        switch (plugin::code_type(w.format.element_type)) {
           case GLMRT_I8:
             plan_int<Int8Format>(product, p, plan);
             break;
           case GLMRT_I4:
             plan_int<Int4Format>(product, p, plan);
+            break;
+          case GLMRT_I3:
+            plan_int<Int3Format>(product, p, plan);
             break;
           default:
             plan_int<Int2Format>(product, p, plan);
@@ -242,7 +251,7 @@ class Avx2Kernels final : public plugin::Kernels {
         q.activations.group_sums = reinterpret_cast<float*>(scratch + owner.sums_at);
         if (w.format.group_size > 0) {
           auto* block_group = reinterpret_cast<int32_t*>(scratch + p.groups_at);
-          fill_block_groups(w.cols, w.format.group_size, p.n_blocks, block_group);
+          fill_block_groups(w.cols, kernel_group_size(w.format), p.n_blocks, block_group);
           q.block_group = block_group;
         }
       }
@@ -250,12 +259,15 @@ class Avx2Kernels final : public plugin::Kernels {
       for (size_t i = 0; i < n; ++i) {
         const Prepared& p = prepared_[i];
         if (!p.integer) continue;
-        switch (products[i].w.format.element_type) {
+        switch (plugin::code_type(products[i].w.format.element_type)) {
           case GLMRT_I8:
             jobs_.push_back(int_tiles<Int8Format>(p.int_problem));
             break;
           case GLMRT_I4:
             jobs_.push_back(int_tiles<Int4Format>(p.int_problem));
+            break;
+          case GLMRT_I3:
+            jobs_.push_back(int_tiles<Int3Format>(p.int_problem));
             break;
           default:
             jobs_.push_back(int_tiles<Int2Format>(p.int_problem));
@@ -288,12 +300,15 @@ class Avx2Kernels final : public plugin::Kernels {
 #pragma omp parallel for schedule(dynamic) num_threads(n_threads_) if (parallel)
     for (int64_t k = 0; k < count; ++k) {
       const size_t i = owners_[static_cast<size_t>(k)];
-      switch (products[i].w.format.element_type) {
+      switch (plugin::code_type(products[i].w.format.element_type)) {
         case GLMRT_I8:
           quantize<Int8Format>(products[i], prepared_[i]);
           break;
         case GLMRT_I4:
           quantize<Int4Format>(products[i], prepared_[i]);
+          break;
+        case GLMRT_I3:
+          quantize<Int3Format>(products[i], prepared_[i]);
           break;
         default:
           quantize<Int2Format>(products[i], prepared_[i]);

@@ -7,7 +7,8 @@
 
 namespace glmrt::kernels_avx2 {
 
-/// Writes the I values of row `row` of an int8/int4/int2 view into `out`.
-void dequantize_row(const glmrt_weight_view& w, int64_t row, float* out);
+/// Writes the I values of row `row` of an integer view into `out`.
+/// `group_scales` (two-level formats) holds one float per sub-group of a row.
+void dequantize_row(const glmrt_weight_view& w, int64_t row, float* out, float* group_scales);
 
 }  // namespace glmrt::kernels_avx2

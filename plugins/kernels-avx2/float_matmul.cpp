@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace glmrt::kernels_avx2 {
 namespace {
@@ -96,11 +97,17 @@ void run_remaining_columns(const FloatMatmul& p, const typename Row::Element* co
 template <class Row, bool kDequantize, int R>
 void tile_rows(const FloatMatmul& p, int64_t o0, int rows, const typename Row::Element* (&w)[R]) {
   const glmrt_weight_view& view = *p.weights;
+  // Two-level formats: a row's group scales (grown once per thread, then reused).
+  thread_local std::vector<float> group_scales;
+  if constexpr (kDequantize)
+    if (plugin::is_two_level(view.format.element_type))
+      group_scales.resize(
+          static_cast<size_t>(view.cols / plugin::two_level_group(view.format.element_type) + 1));
   for (int r = 0; r < R; ++r) {
     const int64_t o = o0 + std::min(r, rows - 1);
     if constexpr (kDequantize) {
       float* scratch = p.dequant_scratch + (int64_t{omp_get_thread_num()} * R + r) * p.dequant_cols;
-      dequantize_row(view, o, scratch);
+      dequantize_row(view, o, scratch, group_scales.data());
       w[r] = scratch;
     } else {
       w[r] = reinterpret_cast<const typename Row::Element*>(static_cast<const uint8_t*>(view.data) +

@@ -1,6 +1,6 @@
 // How each integer weight format meets int8 activations (SIMD sources only).
 //
-// A kernel walks a weight row in steps of 32 bytes. The activations are
+// A kernel walks a weight row in steps of 32 bytes (48 for int3). The activations are
 // quantized in blocks of 32 consecutive inputs (one f32 scale each) and stored
 // per step in the order the step's decoded weight bytes come out, so the int8
 // products line up without shuffling weights in the inner loop:
@@ -13,24 +13,47 @@
 //   int2: 128 values per step. Decoded register j holds elements 4k+j (k = 0..31);
 //         x is stored as four 32-byte runs, run j = [x_j, x_{4+j}, ..]. Int32 lane l
 //         holds elements 16l..16l+15: lanes 2q, 2q+1 are block q.
+//   int3: 128 values per step (one block of weight_format.h: 32 bytes of low
+//         bits laid out as int2's, then 16 of high bits). Decoding gives the
+//         same registers as int2 with each byte's high bit added as 4, so x is
+//         stored as for int2.
 //
-// int4 and int2 are decoded unsigned (v + 8, v + 2): maddubs needs one unsigned
+// int4, int3 and int2 are decoded unsigned (v + 8, v + 4, v + 2): maddubs needs one unsigned
 // operand, and sum(v * x) = sum(u * x) - offset * sum(x), with sum(x) per block
 // taken once when quantizing. int8 uses the sign trick: |w| * (x * sign(w)).
 // No int16 sum can saturate: |x| <= 127 and |w| <= 128 (int8), u <= 15 (int4,
-// two products summed twice), u <= 3 (int2, two products summed four times).
+// two products summed twice), u <= 7 (int3) and u <= 3 (int2, two products
+// summed four times).
+//
+// A row's last, partial step is copied into a zero-padded buffer of one step
+// (copy_tail) and read like the others: zero activations meet its padding.
 #pragma once
 
 #include "simd.h"
 
+#include <glmrt/plugin/weight_format.h>
+
 #include <cstdint>
+#include <cstring>
 
 namespace glmrt::kernels_avx2 {
 
 constexpr int kBlockSize = 32;  // activation inputs sharing one scale
-constexpr int kWeightBytesPerStep = 32;
+/// The most bytes one step of any format reads.
+constexpr int kMaxWeightBytesPerStep = 48;
+
+/// The partial last step of a row as its bytes are stored (every format but int3).
+GLMRT_ALWAYS_INLINE void copy_packed_tail(const uint8_t* src, int64_t bytes, uint8_t* dst) {
+  std::memcpy(dst, src, static_cast<size_t>(bytes));
+}
 
 struct Int8Format {
+  static constexpr int kBytesPerStep = 32;
+  /// The last `values` values of a row (fewer than a step), from `src`, into `dst`.
+  static GLMRT_ALWAYS_INLINE void copy_tail(const uint8_t* src, int64_t bytes, int64_t,
+                                            uint8_t* dst) {
+    copy_packed_tail(src, bytes, dst);
+  }
   static constexpr int kElementsPerStep = 32;
   static constexpr int kBlocksPerStep = 1;
   static constexpr int kScalesPerStep = 1;  // one block: broadcast its scale
@@ -67,6 +90,12 @@ struct Int8Format {
 };
 
 struct Int4Format {
+  static constexpr int kBytesPerStep = 32;
+  /// The last `values` values of a row (fewer than a step), from `src`, into `dst`.
+  static GLMRT_ALWAYS_INLINE void copy_tail(const uint8_t* src, int64_t bytes, int64_t,
+                                            uint8_t* dst) {
+    copy_packed_tail(src, bytes, dst);
+  }
   static constexpr int kElementsPerStep = 64;
   static constexpr int kBlocksPerStep = 2;
   static constexpr int kScalesPerStep = 8;  // lanes 0-3 block 0, lanes 4-7 block 1
@@ -116,6 +145,12 @@ struct Int4Format {
 };
 
 struct Int2Format {
+  static constexpr int kBytesPerStep = 32;
+  /// The last `values` values of a row (fewer than a step), from `src`, into `dst`.
+  static GLMRT_ALWAYS_INLINE void copy_tail(const uint8_t* src, int64_t bytes, int64_t,
+                                            uint8_t* dst) {
+    copy_packed_tail(src, bytes, dst);
+  }
   static constexpr int kElementsPerStep = 128;
   static constexpr int kBlocksPerStep = 4;
   static constexpr int kScalesPerStep = 8;  // lanes 2q, 2q+1 are block q
@@ -135,12 +170,17 @@ struct Int2Format {
              _mm256_and_si256(_mm256_srli_epi16(bytes, 6), mask)}};
   }
   static GLMRT_ALWAYS_INLINE __m256i dot(const Decoded& d, const int8_t* x) {
+    return dot_parts(d.part, x);
+  }
+  /// Four registers of unsigned codes (byte k of part j = element 4k + j)
+  /// against x stored as four 32-byte runs (int3 shares it).
+  static GLMRT_ALWAYS_INLINE __m256i dot_parts(const __m256i (&part)[4], const int8_t* x) {
     __m256i pairs =
-        _mm256_maddubs_epi16(d.part[0], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
+        _mm256_maddubs_epi16(part[0], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
     for (int j = 1; j < 4; ++j) {
       pairs = _mm256_add_epi16(
           pairs, _mm256_maddubs_epi16(
-                     d.part[j], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32 * j))));
+                     part[j], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32 * j))));
     }
     return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
   }
@@ -173,6 +213,73 @@ struct Int2Format {
     _mm256_storeu_si256(o + 1, _mm256_permute2x128_si256(t1, t3, 0x20));
     _mm256_storeu_si256(o + 2, _mm256_permute2x128_si256(t0, t2, 0x31));
     _mm256_storeu_si256(o + 3, _mm256_permute2x128_si256(t1, t3, 0x31));
+  }
+};
+
+struct Int3Format {
+  static constexpr int kBytesPerStep = static_cast<int>(plugin::kInt3BlockBytes);
+  static constexpr int kElementsPerStep = static_cast<int>(plugin::kInt3BlockValues);
+  static constexpr int kBlocksPerStep = 4;
+  static constexpr int kScalesPerStep = 8;  // as int2: lanes 2q, 2q+1 are block q
+  static constexpr int kOffset = 4;
+  static constexpr int kRowsAtS1 = 1;
+  static constexpr int kRows = 1;
+  static constexpr int kCols = 4;
+
+  /// A partial block keeps its high bits right after its low ones; the step
+  /// buffer wants them at byte 32, as a full block has them.
+  static GLMRT_ALWAYS_INLINE void copy_tail(const uint8_t* src, int64_t, int64_t values,
+                                            uint8_t* dst) {
+    const int64_t low = plugin::int3_high_offset(values);
+    std::memcpy(dst, src, static_cast<size_t>(low));
+    std::memcpy(dst + 32, src + low, static_cast<size_t>((values + 7) / 8));
+  }
+
+  struct Decoded {
+    __m256i part[4];  // part[j] byte k = element 4k + j (unsigned, v + 4)
+  };
+  static GLMRT_ALWAYS_INLINE Decoded decode(const uint8_t* p) {
+    const __m256i low = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    // Element 4k + j's high bit is bit 4 (k % 2) + j of high byte k / 2: copy
+    // high byte k / 2 into byte k (one 16-byte lane for k < 16, the other for
+    // k >= 16), then test the bit of each j.
+    const __m256i high =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 32)));
+    const __m256i spread = _mm256_shuffle_epi8(
+        high, _mm256_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10,
+                               11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
+    const __m256i mask = _mm256_set1_epi8(0x03);
+    const __m256i four = _mm256_set1_epi8(0x04);
+    Decoded d;
+    for (int j = 0; j < 4; ++j) {
+      const __m256i bit = _mm256_setr_epi8(
+          static_cast<char>(1 << j), static_cast<char>(16 << j), static_cast<char>(1 << j),
+          static_cast<char>(16 << j), static_cast<char>(1 << j), static_cast<char>(16 << j),
+          static_cast<char>(1 << j), static_cast<char>(16 << j), static_cast<char>(1 << j),
+          static_cast<char>(16 << j), static_cast<char>(1 << j), static_cast<char>(16 << j),
+          static_cast<char>(1 << j), static_cast<char>(16 << j), static_cast<char>(1 << j),
+          static_cast<char>(16 << j), static_cast<char>(1 << j), static_cast<char>(16 << j),
+          static_cast<char>(1 << j), static_cast<char>(16 << j), static_cast<char>(1 << j),
+          static_cast<char>(16 << j), static_cast<char>(1 << j), static_cast<char>(16 << j),
+          static_cast<char>(1 << j), static_cast<char>(16 << j), static_cast<char>(1 << j),
+          static_cast<char>(16 << j), static_cast<char>(1 << j), static_cast<char>(16 << j),
+          static_cast<char>(1 << j), static_cast<char>(16 << j));
+      const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+      const __m256i low_bits = _mm256_and_si256(_mm256_srli_epi16(low, 2 * j), mask);
+      d.part[j] = _mm256_or_si256(low_bits, _mm256_and_si256(set, four));
+    }
+    return d;
+  }
+  static GLMRT_ALWAYS_INLINE __m256i dot(const Decoded& d, const int8_t* x) {
+    return Int2Format::dot_parts(d.part, x);
+  }
+  static GLMRT_ALWAYS_INLINE __m256 x_scales(const float* s) { return _mm256_loadu_ps(s); }
+  static GLMRT_ALWAYS_INLINE __m256 weight_scales(const float* row_scales,
+                                                  const int32_t* block_group, int64_t step) {
+    return Int2Format::weight_scales(row_scales, block_group, step);
+  }
+  static GLMRT_ALWAYS_INLINE void arrange(const int8_t* natural, int8_t* out) {
+    Int2Format::arrange(natural, out);
   }
 };
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace glmrt::kernels_avx2 {
 namespace {
@@ -19,12 +20,13 @@ template <int R>
 struct RowTile {
   const uint8_t* row[R];
   const float* scales[R];
-  alignas(32) uint8_t tail[R][kWeightBytesPerStep];
+  alignas(32) uint8_t tail[R][kMaxWeightBytesPerStep];
 };
 
 struct StepCounts {
-  int64_t full_steps;  // steps read straight from the weight row
-  int64_t tail_bytes;  // bytes of the last, partial step (0 = none)
+  int64_t full_steps;   // steps read straight from the weight row
+  int64_t tail_bytes;   // bytes of the last, partial step (0 = none)
+  int64_t tail_values;  // values of the last, partial step
 };
 
 template <class Format, bool kGrouped, int R, int C>
@@ -52,21 +54,30 @@ GLMRT_ALWAYS_INLINE void accumulate_step(__m256 (&acc)[R][C], const uint8_t* con
 }
 
 /// Applies what the inner loop left out and stores y[c][o]: the per-row scale,
-/// and for int4/int2 the offset of the unsigned decoding.
+/// and for int4/int3/int2 the offset of the unsigned decoding. `scales` are
+/// row o's group scales (grouped formats).
 template <class Format, bool kGrouped>
-GLMRT_ALWAYS_INLINE void store_output(const IntMatmul& p, int64_t o, int64_t c, float dot) {
+GLMRT_ALWAYS_INLINE void store_output(const IntMatmul& p, int64_t o, int64_t c, float dot,
+                                      [[maybe_unused]] const float* scales) {
   const glmrt_weight_view& w = *p.weights;
   const int64_t groups = p.activations.layout.groups;
   const float* group_sums = p.activations.group_sums + c * groups;
   float value = dot;
   if constexpr (kGrouped) {
     if constexpr (Format::kOffset != 0) {
-      const float* scales = w.scales + o * groups;
-      float offset_sum = 0.0f;
-      // Explicit fmas, here and below: contraction left to the compiler may
-      // differ between the tile shapes this is inlined into.
-      for (int64_t g = 0; g < groups; ++g)
-        offset_sum = std::fma(scales[g], group_sums[g], offset_sum);
+      // Eight groups per fma, in an order that depends on the group count
+      // alone (never on S or the tile): a serial chain over the groups of
+      // every output and column took a third of an S = 16 product at 96
+      // groups (int4-g64 at 6144 inputs), and two-level formats have twice
+      // as many. Explicit fmas, here and below: contraction left to the
+      // compiler may differ between the tile shapes this is inlined into.
+      __m256 lanes = _mm256_setzero_ps();
+      int64_t g = 0;
+      for (; g + 8 <= groups; g += 8)
+        lanes =
+            _mm256_fmadd_ps(_mm256_loadu_ps(scales + g), _mm256_loadu_ps(group_sums + g), lanes);
+      float offset_sum = horizontal_sum(lanes);
+      for (; g < groups; ++g) offset_sum = std::fma(scales[g], group_sums[g], offset_sum);
       value = std::fma(-static_cast<float>(Format::kOffset), offset_sum, value);
     }
   } else {
@@ -101,13 +112,17 @@ void run_columns(const IntMatmul& p, const StepCounts& counts, const RowTile<R>&
   const bool stream = c0 == 0;
   const uint8_t* w[R];
   auto point_at = [&](int64_t step) {
-    for (int r = 0; r < R; ++r) w[r] = tile.row[r] + step * kWeightBytesPerStep;
+    for (int r = 0; r < R; ++r) w[r] = tile.row[r] + step * Format::kBytesPerStep;
   };
   int64_t step = 0;
-  for (; step + 2 <= counts.full_steps; step += 2) {  // two steps: one 64-byte line
+  for (; step + 2 <= counts.full_steps; step += 2) {  // two steps: a 64-byte line or more
     point_at(step);
     if (stream)
-      for (int r = 0; r < R; ++r) prefetch_ahead(w[r]);
+      for (int r = 0; r < R; ++r) {
+        prefetch_ahead(w[r]);
+        // Two int3 steps are 96 bytes: the second line needs asking too.
+        if constexpr (2 * Format::kBytesPerStep > 64) prefetch_ahead(w[r] + 64);
+      }
     accumulate_step<Format, kGrouped, R, C>(acc, w, tile.scales, x, x_scales, p.block_group, step);
     point_at(step + 1);
     accumulate_step<Format, kGrouped, R, C>(acc, w, tile.scales, x, x_scales, p.block_group,
@@ -124,7 +139,7 @@ void run_columns(const IntMatmul& p, const StepCounts& counts, const RowTile<R>&
   }
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < C; ++c)
-      store_output<Format, kGrouped>(p, o0 + r, c0 + c, horizontal_sum(acc[r][c]));
+      store_output<Format, kGrouped>(p, o0 + r, c0 + c, horizontal_sum(acc[r][c]), tile.scales[r]);
 }
 
 /// The last S % C activation rows, with a tile exactly that wide.
@@ -145,15 +160,28 @@ void run_row_tile(const IntMatmul& p, const StepCounts& counts, int64_t o0) {
   const glmrt_weight_view& w = *p.weights;
   const int64_t groups = p.activations.layout.groups;
   const int rows = static_cast<int>(std::min<int64_t>(R, w.rows - o0));
+  const bool two_level = plugin::is_two_level(w.format.element_type);
+  // Two-level formats: each row's group scales decoded once for the tile
+  // (grown once per thread, then reused).
+  thread_local std::vector<float> group_scales;
+  if (two_level) group_scales.resize(static_cast<size_t>(R * groups));
+  const int64_t blocks = (w.cols + plugin::kTwoLevelBlock - 1) / plugin::kTwoLevelBlock;
   RowTile<R> tile;
   for (int r = 0; r < R; ++r) {
     const int64_t o = o0 + std::min(r, rows - 1);
     tile.row[r] = static_cast<const uint8_t*>(w.data) + o * w.row_stride_bytes;
-    tile.scales[r] = w.scales + o * groups;
+    if (two_level) {
+      float* scales = group_scales.data() + r * groups;
+      plugin::two_level_group_scales(w.format.element_type, tile.row[r], w.cols,
+                                     w.scales + o * blocks, scales);
+      tile.scales[r] = scales;
+    } else {
+      tile.scales[r] = w.scales + o * groups;
+    }
     if (counts.tail_bytes > 0) {
-      std::memset(tile.tail[r], 0, kWeightBytesPerStep);
-      std::memcpy(tile.tail[r], tile.row[r] + counts.full_steps * kWeightBytesPerStep,
-                  static_cast<size_t>(counts.tail_bytes));
+      std::memset(tile.tail[r], 0, kMaxWeightBytesPerStep);
+      Format::copy_tail(tile.row[r] + counts.full_steps * Format::kBytesPerStep, counts.tail_bytes,
+                        counts.tail_values, tile.tail[r]);
     }
   }
   int64_t c0 = 0;
@@ -162,18 +190,22 @@ void run_row_tile(const IntMatmul& p, const StepCounts& counts, int64_t o0) {
     run_remaining_columns<Format, kGrouped, R, C>(p, counts, tile, o0, rows, c0, p.S - c0);
 }
 
-StepCounts step_counts(const glmrt_weight_view& w, int64_t elements_per_step) {
-  const int64_t packed_bytes = plugin::packed_row_bytes(w.format.element_type, w.cols);
+template <class Format>
+StepCounts step_counts(const glmrt_weight_view& w) {
+  // The codes only: a two-level row's sub-scales follow them.
+  const int64_t packed_bytes =
+      plugin::packed_row_bytes(plugin::code_type(w.format.element_type), w.cols);
   StepCounts counts;
-  counts.full_steps = w.cols / elements_per_step;
-  counts.tail_bytes = packed_bytes - counts.full_steps * kWeightBytesPerStep;
+  counts.full_steps = w.cols / Format::kElementsPerStep;
+  counts.tail_bytes = packed_bytes - counts.full_steps * Format::kBytesPerStep;
+  counts.tail_values = w.cols - counts.full_steps * Format::kElementsPerStep;
   return counts;
 }
 
 template <class Format, bool kGrouped, int R, int C>
 void run_tiles(const void* problem, int64_t first, int64_t end) {
   const IntMatmul& p = *static_cast<const IntMatmul*>(problem);
-  const StepCounts counts = step_counts(*p.weights, Format::kElementsPerStep);
+  const StepCounts counts = step_counts<Format>(*p.weights);
   for (int64_t tile = first; tile < end; ++tile)
     run_row_tile<Format, kGrouped, R, C>(p, counts, tile * R);
 }
@@ -207,5 +239,6 @@ TileJob int_tiles(const IntMatmul& problem) {
 template TileJob int_tiles<Int8Format>(const IntMatmul&);
 template TileJob int_tiles<Int4Format>(const IntMatmul&);
 template TileJob int_tiles<Int2Format>(const IntMatmul&);
+template TileJob int_tiles<Int3Format>(const IntMatmul&);
 
 }  // namespace glmrt::kernels_avx2

@@ -20,11 +20,18 @@ struct IntMatmul {
   int64_t y_stride = 0;  // floats between rows of y
 };
 
+/// The group size the int kernels see: a two-level format's sub-group (its
+/// group scales are decoded per row tile), else the format's group_size.
+inline int64_t kernel_group_size(const glmrt_weight_format& format) {
+  return plugin::is_two_level(format.element_type) ? plugin::two_level_group(format.element_type)
+                                                   : format.group_size;
+}
+
 /// Fills the block -> group table for group_size (a multiple of 32) and I.
 void fill_block_groups(int64_t cols, int64_t group_size, int64_t n_blocks, int32_t* block_group);
 
 /// The product as tiles of weight rows that run in any order, on any thread
-/// (tile_jobs.h); `Format` is Int8Format, Int4Format or Int2Format. The tile
+/// (tile_jobs.h); `Format` is Int8Format, Int4Format, Int3Format or Int2Format. The tile
 /// shape follows S alone, so a row's result does not depend on how the
 /// product is scheduled or grouped.
 template <class Format>

@@ -49,6 +49,14 @@ const float* decode_row(uint32_t type, const std::byte* src, int64_t cols, float
         out[i] = static_cast<float>(static_cast<int>(bits) - 2);
       }
       return out;
+    case GLMRT_I3:
+      // Blocks of 128: the low two bits as int2 packs them, then the high bits.
+      for (int64_t i = 0; i < cols; ++i) {
+        const unsigned stored =
+            plugin::int3_stored_code(reinterpret_cast<const uint8_t*>(src), cols, i);
+        out[i] = static_cast<float>(static_cast<int>(stored) - 4);
+      }
+      return out;
     default:
       return nullptr;  // excluded by check_format
   }
@@ -60,7 +68,8 @@ double dot(const float* a, const float* b, int64_t n) {
   return sum;
 }
 
-/// Output row o of one product, for all its S rows.
+/// Output row o of one product, for all its S rows. `decoded` holds I floats
+/// and, after them, one per scale group.
 void row_product(const glmrt_matmul_product& p, int64_t o, float* decoded) {
   const glmrt_weight_view& w = p.w;
   const int64_t I = w.cols, O = w.rows;
@@ -70,15 +79,25 @@ void row_product(const glmrt_matmul_product& p, int64_t o, float* decoded) {
   const int64_t group = quantized && w.format.group_size > 0 ? w.format.group_size : I;
   const int64_t n_groups = group > 0 ? (I + group - 1) / group : 0;
   const auto* data = static_cast<const std::byte*>(w.data);
+  const std::byte* row_data = data + o * w.row_stride_bytes;
   // Decode the row once, then use it for all S inputs.
-  const float* row = decode_row(type, data + o * w.row_stride_bytes, I, decoded);
+  const float* row = decode_row(plugin::code_type(type), row_data, I, decoded);
   const float* row_scales = quantized ? w.scales + o * n_groups : nullptr;
+  int64_t scale_group = group, scale_groups = n_groups;
+  if (plugin::is_two_level(type)) {
+    // Each small group's scale, as if stored in f32: block scale x int8 code.
+    scale_group = plugin::two_level_group(type);
+    scale_groups = (I + scale_group - 1) / scale_group;
+    float* group_scales = decoded + I;
+    plugin::two_level_group_scales(type, row_data, I, row_scales, group_scales);
+    row_scales = group_scales;
+  }
   for (int64_t s = 0; s < p.S; ++s) {
     const float* xs = p.x + s * x_stride;
     double sum = 0;
-    for (int64_t g = 0; g < n_groups; ++g) {
-      const int64_t begin = g * group;
-      const double part = dot(xs + begin, row + begin, std::min(group, I - begin));
+    for (int64_t g = 0; g < scale_groups; ++g) {
+      const int64_t begin = g * scale_group;
+      const double part = dot(xs + begin, row + begin, std::min(scale_group, I - begin));
       sum += row_scales ? part * row_scales[g] : part;
     }
     p.y[s * y_stride + o] = static_cast<float>(sum);
@@ -144,7 +163,9 @@ glmrt_status ScalarKernels::run(const glmrt_matmul_product* products, size_t n,
     const int64_t total = first_row[n];
     if (total == 0) return GLMRT_OK;
     const int threads = static_cast<int>(std::clamp<int64_t>(host_.n_threads, 1, total));
-    if (!scratch_.reserve(static_cast<size_t>(threads) * static_cast<size_t>(widest) *
+    // A decoded row, then (two-level formats) its groups' scales: at most one per 8 values.
+    const int64_t per_thread = widest + widest / 8 + 1;
+    if (!scratch_.reserve(static_cast<size_t>(threads) * static_cast<size_t>(per_thread) *
                           sizeof(float)))
       return fail(GLMRT_ERR_OUT_OF_MEMORY, "kernels-scalar " + std::string(call) +
                                                ": the host refused " + std::to_string(threads) +
@@ -154,7 +175,7 @@ glmrt_status ScalarKernels::run(const glmrt_matmul_product* products, size_t n,
 
 #pragma omp parallel num_threads(threads)
     {
-      float* decoded = scratch + static_cast<int64_t>(omp_get_thread_num()) * widest;
+      float* decoded = scratch + static_cast<int64_t>(omp_get_thread_num()) * per_thread;
       size_t product = 0;
 #pragma omp for schedule(static)
       for (int64_t item = 0; item < total; ++item) {

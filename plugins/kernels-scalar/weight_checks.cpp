@@ -14,11 +14,17 @@ std::string check_format(const glmrt_weight_format& format) {
            " bytes of ABI 1.0";
   if (plugin::packed_row_bytes(format.element_type, 1) < 0)
     return element_name(format.element_type) +
-           " is not supported by kernels-scalar (it supports f32, bf16, int8, int4, int2)";
+           " is not supported by kernels-scalar (it supports f32, bf16, int8, int4, int3, int2 and "
+           "the two-level int4-k32, int3-k32, "
+           "int2-k16)";
   if (format.packing != 0)
     return "packing " + std::to_string(format.packing) + " of " +
            element_name(format.element_type) +
            " is not supported by kernels-scalar (only the documented packing 0)";
+  if (plugin::is_two_level(format.element_type) && format.group_size != plugin::kTwoLevelBlock)
+    return "group_size " + std::to_string(format.group_size) + " given for two-level " +
+           element_name(format.element_type) + " weights, whose f32 scales cover " +
+           std::to_string(plugin::kTwoLevelBlock) + " inputs each (expected that)";
   if (!plugin::is_quantized(format.element_type) && format.group_size != 0)
     return "group_size " + std::to_string(format.group_size) + " given for " +
            element_name(format.element_type) + " weights, which carry no scales (expected 0)";

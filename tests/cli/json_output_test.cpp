@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "glmrt_process.h"
@@ -47,6 +48,39 @@ TEST(JsonOutput, ValidateJsonIsOneObjectWhileWarningsGoToStderr) {
   ASSERT_TRUE(report.is_object());
   EXPECT_TRUE(report.contains("pass") && report.contains("thresholds") && report.contains("cases"));
   EXPECT_EQ(report["cases"].size(), 1u);
+}
+
+TEST(JsonOutput, ConvertFormatsListsEveryFormatWithItsBitsAndEachIsAcceptedEverywhere) {
+  const ProcessResult r = run_glmrt({"convert", "--formats", "--json"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const nlohmann::json list = nlohmann::json::parse(r.out);  // throws on anything extra
+  ASSERT_TRUE(list.is_array());
+  std::map<std::string, double> bits;
+  for (const auto& f : list) {
+    ASSERT_EQ(f.size(), 2u) << f;
+    bits[f.at("name").get<std::string>()] = f.at("bits_per_weight").get<double>();
+  }
+  // At GLM-5's expert shapes (rows of 6144 and 2048 inputs), scales included.
+  EXPECT_DOUBLE_EQ(bits.at("int4-g64"), 4.5);
+  EXPECT_DOUBLE_EQ(bits.at("int3-g64"), 3.5);
+  EXPECT_DOUBLE_EQ(bits.at("int3-g128"), 3.25);
+  EXPECT_DOUBLE_EQ(bits.at("int2-g32"), 3.0);
+  EXPECT_DOUBLE_EQ(bits.at("int3"), 3.0 + 32.0 * (2.0 / 6144 + 1.0 / 2048) / 3.0);
+  EXPECT_DOUBLE_EQ(bits.at("bf16"), 16.0);
+  const std::string demo = std::string(GLMRT_SOURCE_DIR) + "/models/glm-demo";
+  for (const auto& [name, value] : bits) {
+    SCOPED_TRACE(name);
+    const ProcessResult dry = run_glmrt({"convert", "--from", demo, "--dry-run", "--experts", name,
+                                         "--dense", name, "--embed", name, "--lm-head", name});
+    EXPECT_EQ(dry.exit_status, 0) << dry.err;
+    const auto profile =
+        std::filesystem::path(::testing::TempDir()) / ("glmrt-cli-format-" + name + ".yaml");
+    std::ofstream(profile) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
+                              "precision: {dense: "
+                           << name << ", experts: " << name << "}\n";
+    const ProcessResult check = run_glmrt({"profile", "check", profile.string()});
+    EXPECT_EQ(check.exit_status, 0) << check.err;
+  }
 }
 
 }  // namespace

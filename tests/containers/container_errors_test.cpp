@@ -79,8 +79,10 @@ TEST(FormatStamp, MalformedStampsAreRefusedWhenTheFileOpens) {
   };
   EXPECT_NE(opening("not json").find("quant_formats is not valid JSON"), std::string::npos);
   EXPECT_NE(opening("[1]").find("must hold a JSON object"), std::string::npos);
-  std::string e = opening(R"({"w": "int3"})");
-  EXPECT_NE(e.find("stamps tensor 'w' with \"int3\""), std::string::npos) << e;
+  std::string e = opening(R"({"w": "int5"})");
+  EXPECT_NE(e.find("stamps tensor 'w' with \"int5\""), std::string::npos) << e;
+  e = opening(R"({"w": "int3-k16"})");
+  EXPECT_NE(e.find("stamps tensor 'w' with \"int3-k16\""), std::string::npos) << e;
   e = opening(R"({"absent": "int8"})");
   EXPECT_NE(e.find("stamps tensor 'absent' as int8, but this file holds no such tensor"),
             std::string::npos)

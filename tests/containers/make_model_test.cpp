@@ -87,6 +87,43 @@ TEST(MakeModel, TinyPresetLoadsAndGivesFiniteSpreadLogits) {
   EXPECT_GT(top.size(), 6u);  // positions do not all predict the same token
 }
 
+// --experts FMT: routed experts in any integer format, adopted as stored by a
+// profile of that format, with the RMS of the default's (same seed: the
+// outputs stay of the same size, so a benchmark compares like with like).
+TEST(MakeModel, ExpertsInEveryLowBitFormatLoadAndRunAtTheDefaultsScale) {
+  const std::vector<int32_t> tokens = {1, 200, 3, 400, 5, 600, 7, 800};
+  auto logit_rms = [&](WeightPrecision experts) {
+    test::ScratchDir scratch("glmrt-make-model-" + precision_name(experts));
+    MakeModelOptions o = tiny(scratch.path() / "model", 1);
+    o.experts = experts;
+    make_model(o);
+    Profile p = load_profile(fs::path(GLMRT_SOURCE_DIR) / "configs" / "reference.yaml");
+    p.plugin_paths.insert(p.plugin_paths.begin(), fs::path(GLMRT_BUILD_DIR) / "plugins");
+    p.dense_bits = WeightBits::int8;
+    p.expert_bits = experts;
+    auto engine = Engine::open(p, scratch.path() / "model");
+    EXPECT_TRUE(engine->load_summary().requantized.empty()) << precision_name(experts);
+    KvCache cache = engine->new_cache();
+    const int64_t n = static_cast<int64_t>(tokens.size());
+    const auto logits = engine->model().logits(engine->model().forward(cache, tokens), n);
+    double sum2 = 0;
+    for (float v : logits) {
+      EXPECT_TRUE(std::isfinite(v));
+      sum2 += double(v) * v;
+    }
+    return std::sqrt(sum2 / static_cast<double>(logits.size()));
+  };
+  const double base = logit_rms(WeightBits::int4);
+  for (const WeightPrecision& f :
+       {WeightPrecision(WeightBits::int3), WeightPrecision(WeightBits::int3, 64),
+        WeightPrecision::two_level_of(WeightBits::int3),
+        WeightPrecision::two_level_of(WeightBits::int2)}) {
+    const double rms = logit_rms(f);
+    EXPECT_GT(rms, 0.7 * base) << precision_name(f);
+    EXPECT_LT(rms, 1.4 * base) << precision_name(f);
+  }
+}
+
 // --successor-head: lm_head row j is embed_tokens row j - 1 (values and
 // scale factors), so the model predicts the next id at (nearly) every position.
 // Positions of `tokens` whose greedy prediction is the next id.

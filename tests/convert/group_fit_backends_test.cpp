@@ -36,6 +36,7 @@ TEST(GroupFitBackends, EveryRunnableBackendMatchesTheSpecificationBitForBit) {
   // int4 (codes -8..7) and int2 (-2..1) targets, as group_quantizer.cpp builds them.
   const int16_t int4_targets[kFixedCandidates] = {56, 58, 61, 63, -64, -66, -69, -71};
   const int16_t int2_targets[kFixedCandidates] = {8, 10, 13, 15, -16, -18, -21, -23};
+  const int16_t int3_targets[kFixedCandidates] = {24, 26, 29, 31, -32, -34, -37, -39};
   std::mt19937 rng(9);
   std::uniform_real_distribution<float> uni(-1.f, 1.f), pos(0.f, 4.f);
   for (const FixedBackend* backend : fixed_kernels::runnable_fixed_backends()) {
@@ -51,8 +52,8 @@ TEST(GroupFitBackends, EveryRunnableBackendMatchesTheSpecificationBitForBit) {
           const std::span<const float> imp =
               weighted ? std::span<const float>(a) : std::span<const float>();
           EXPECT_EQ(backend->signed_extreme(w), fixed_kernels::signed_extreme_of_values(w));
-          for (const auto* t : {&int4_targets, &int2_targets}) {
-            const int qmax = t == &int4_targets ? 7 : 1;
+          for (const auto* t : {&int4_targets, &int3_targets, &int2_targets}) {
+            const int qmax = t == &int4_targets ? 7 : t == &int3_targets ? 3 : 1;
             std::vector<signed char> got(n), want(n);
             const float s_got = backend->quantize(w, imp, *t, -qmax - 1, qmax, got.data());
             const float s_want = fixed_kernels::kScalarFixedBackend.quantize(w, imp, *t, -qmax - 1,

@@ -40,7 +40,7 @@ double max_abs_error(const std::vector<float>& w, const std::vector<float>& a, u
 TEST(GroupQuantizer, NeverWorseThanMaxAbsAndUsuallyBetter) {
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.f, 1.f);
-  for (uint32_t type : {GLMRT_I8, GLMRT_I4, GLMRT_I2}) {
+  for (uint32_t type : {GLMRT_I8, GLMRT_I4, GLMRT_I3, GLMRT_I2}) {
     double searched = 0, plain = 0;
     for (int trial = 0; trial < 200; ++trial) {
       std::vector<float> w(64);

@@ -186,6 +186,14 @@ TEST_F(ProfileTest, PerGroupPrecisionsAreAccepted) {
   EXPECT_EQ(precision_name(p.expert_bits), "int4-g64");
 }
 
+TEST_F(ProfileTest, ThreeBitAndTwoLevelPrecisionsAreAccepted) {
+  const Profile p = load_profile(
+      write(std::string(kMinimal) + "precision:\n  dense: int3-g64\n  experts: int3-k32\n"));
+  EXPECT_EQ(p.dense_bits, WeightPrecision(WeightBits::int3, 64));
+  EXPECT_EQ(p.expert_bits, WeightPrecision::two_level_of(WeightBits::int3));
+  EXPECT_EQ(precision_name(p.expert_bits), "int3-k32");
+}
+
 TEST_F(ProfileTest, WrongTypesAreNamed) {
   EXPECT_THAT(error_of(std::string(kMinimal) + "threads: four\n"),
               AllOf(StartsWith(at_line(4)), HasSubstr("key `threads`"),
@@ -195,13 +203,16 @@ TEST_F(ProfileTest, WrongTypesAreNamed) {
   EXPECT_THAT(error_of(std::string(kMinimal) + "validate:\n  greedy_identical: yes\n"),
               AllOf(StartsWith(at_line(5)), HasSubstr("key `validate.greedy_identical`"),
                     HasSubstr("true or false")));
-  EXPECT_THAT(error_of(std::string(kMinimal) + "precision:\n  dense: int3\n"),
-              AllOf(HasSubstr("key `precision.dense`"), HasSubstr("found `int3`")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "precision:\n  dense: int5\n"),
+              AllOf(HasSubstr("key `precision.dense`"), HasSubstr("found `int5`")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "precision:\n  experts: int3-k16\n"),
+              AllOf(HasSubstr("key `precision.experts`"), HasSubstr("found `int3-k16`"),
+                    HasSubstr("int4-k32, int3-k32 and int2-k16")));
   EXPECT_THAT(error_of(std::string(kMinimal) + "precision:\n  experts: int4-g7\n"),
               AllOf(HasSubstr("key `precision.experts`"), HasSubstr("found `int4-g7`"),
                     HasSubstr("multiple of 8")));
   EXPECT_THAT(error_of(std::string(kMinimal) + "precision:\n  dense: bf16-g64\n"),
-              HasSubstr("only int8, int4 and int2 take a group size"));
+              HasSubstr("only int8, int4, int3 and int2 take a group size"));
   EXPECT_THAT(error_of(std::string(kMinimal) + "precision:\n  kv_cache: int8\n"),
               HasSubstr("expected f32 or bf16"));
   EXPECT_THAT(error_of(std::string(kMinimal) + "chat_template: jinja\n"),

@@ -6,6 +6,8 @@
 #   tools/convert-bench/quality_table.sh [BUILD_DIR] [SCRATCH_DIR] [IMPORTANCE_FILE]
 # With IMPORTANCE_FILE (from `glmrt calibrate`), only the per-group rows are
 # printed, each without and with `--importance IMPORTANCE_FILE`.
+# With QUALITY_TABLE=low-bit in the environment, the rows of the 3-bit and
+# two-level formats beside int4-g64 (docs/convert.md, "Low-bit formats").
 set -euo pipefail
 build=${1:-build}
 scratch=${2:-$(mktemp -d)}
@@ -50,6 +52,15 @@ if [ -n "$importance" ]; then
     shift
     row "$label" "$@"
     row "$label.importance" "$@" --importance "$importance"
+  done
+  exit 0
+fi
+if [ "${QUALITY_TABLE:-}" = low-bit ]; then
+  for all in int4-g64 int4-k32 int3-g64 int3-k32; do
+    row "all-$all" "$all" "$all" --experts "$all" --dense "$all" --embed int8 --lm-head int8
+  done
+  for experts in int4-g64 int3-g128 int3-g64 int3-k32 int2-g32 int2-k16; do
+    row "experts-$experts.dense-int8" int8 "$experts" --experts "$experts" --dense int8
   done
   exit 0
 fi

@@ -71,7 +71,8 @@ int bench_command(const Args& args, const Ranks& ranks) {
   std::string model_dir, prompt_ids;
   int reps = 3, new_tokens = 32;
   options.add_options()("help,h", "show this help")(
-      "model", po::value(&model_dir), "model directory (default tests/fixtures/glm_tiny)")(
+      "model", po::value(&model_dir),
+      "model directory (default: each profile's `model:`, else tests/fixtures/glm_tiny)")(
       "profile", po::value(&profile_paths)->composing(),
       "a profile YAML; give it once per profile to compare")(
       "evict", "drop the model's files from the page cache before each run (a cold start)")(
@@ -88,11 +89,19 @@ int bench_command(const Args& args, const Ranks& ranks) {
   if (reps < 1 || reps > 1000) fail("bench: --reps must be from 1 to 1000, got {}", reps);
   if (new_tokens < 1) fail("bench: --new-tokens must be at least 1, got {}", new_tokens);
 
-  BenchSetup setup;
-  setup.model = model_dir.empty() ? default_path("tests/fixtures/glm_tiny") : fs::path(model_dir);
   if (profile_paths.empty())
     profile_paths = {default_path("configs/reference.yaml").string(),
                      default_path("configs/nvme.yaml").string()};
+  std::vector<Profile> profiles;
+  std::vector<BenchSeries> series;
+  for (const std::string& path : profile_paths) {
+    profiles.push_back(load_profile(path));
+    series.push_back({path, {}});
+  }
+  BenchSetup setup;
+  setup.model = !model_dir.empty()       ? fs::path(model_dir)
+                : profiles.front().model ? fs::path(*profiles.front().model)
+                                         : default_path("tests/fixtures/glm_tiny");
   setup.prompt = prompt_ids.empty() ? default_prompt(setup.model) : parse_prompt(prompt_ids);
   setup.new_tokens = new_tokens;
   setup.reps = reps;
@@ -100,18 +109,16 @@ int bench_command(const Args& args, const Ranks& ranks) {
   setup.warmup = vm->count("warmup") > 0;
   setup.ranks = ranks.count();
 
-  std::vector<Profile> profiles;
-  std::vector<BenchSeries> series;
-  for (const std::string& path : profile_paths) {
-    profiles.push_back(load_profile(path));
-    series.push_back({path, {}});
-  }
   const int total = reps * static_cast<int>(profiles.size());
   int done = 0;
   for (int rep = 0; rep < reps; ++rep) {
     for (size_t p = 0; p < profiles.size(); ++p) {
       fmt::print(stderr, "bench: run {}/{}: [{}] {}\n", ++done, total, p + 1, profile_paths[p]);
-      series[p].runs.push_back(run_bench_once(profiles[p], setup.model, setup.prompt, new_tokens,
+      // Without --model, a profile's own `model:` is its model: one run can
+      // then compare containers (the same model in two formats).
+      const fs::path model =
+          model_dir.empty() && profiles[p].model ? fs::path(*profiles[p].model) : setup.model;
+      series[p].runs.push_back(run_bench_once(profiles[p], model, setup.prompt, new_tokens,
                                               {setup.evict, setup.warmup}, ranks));
     }
   }

@@ -8,9 +8,38 @@
 
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
+#include <nlohmann/json.hpp>
 
 namespace glmrt::cli {
 namespace {
+
+// A GLM-5 routed expert: gate and up are [2048, 6144], down [6144, 2048].
+constexpr int64_t kGlm5Hidden = 6144, kGlm5ExpertWidth = 2048;
+
+/// Bits per weight of one GLM-5 routed expert stored as `p`, scales included.
+double glm5_expert_bits(WeightPrecision p) {
+  return (2.0 * bits_per_weight(p, kGlm5Hidden) + bits_per_weight(p, kGlm5ExpertWidth)) / 3.0;
+}
+
+/// `glmrt convert --formats [--json]`: every format --experts, --dense, ...
+/// and profiles accept, with its bits per weight at GLM-5's expert shapes.
+void print_formats(bool json) {
+  const std::vector<WeightPrecision> formats = listed_precisions();
+  if (json) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const WeightPrecision& p : formats)
+      list.push_back({{"name", precision_name(p)}, {"bits_per_weight", glm5_expert_bits(p)}});
+    fmt::print("{}\n", list.dump());
+    return;
+  }
+  fmt::print("format      bits/weight (a GLM-5 routed expert, scales included)\n");
+  for (const WeightPrecision& p : formats)
+    fmt::print("{:<11} {:.4f}\n", precision_name(p), glm5_expert_bits(p));
+  fmt::print(
+      "(any group size N, a multiple of 8 from {} to {}, is accepted as intB-gN; these are the "
+      "ones listed)\n",
+      kMinWeightGroup, kMaxWeightGroup);
+}
 
 std::optional<WeightPrecision> optional_precision(const boost::program_options::variables_map& vm,
                                                   const char* key) {
@@ -36,10 +65,12 @@ int convert_command(const Args& args) {
   po::options_description options(
       "glmrt convert --from HF_DIR --to OUT_DIR [--experts FMT] [--dense FMT] [--embed FMT] "
       "[--lm-head FMT] [--kv-b FMT] [--override PATTERN=FMT]... [--drop-mtp] [--dry-run] "
-      "[--force] [--importance FILE]\nFMT: f32, bf16, int8, int4, int2 (one scale per row) or "
-      "int8/int4/int2-gN (one "
-      "scale per N inputs, e.g. int4-g64)");
+      "[--force] [--importance FILE]\n       glmrt convert --formats [--json]\nFMT: f32, bf16, "
+      "int8, int4, int3, int2 (one scale per row) or int8/int4/int3/int2-gN (one scale per N "
+      "inputs, e.g. int4-g64)");
   options.add_options()("help,h", "show this help")(
+      "formats", "list every format with its bits per weight (scales included) and exit")(
+      "json", "with --formats: one JSON array of {\"name\", \"bits_per_weight\"}")(
       "from", po::value(&from),
       "Hugging Face checkpoint folder (BF16/F16/F32 or FP8 e4m3 with "
       "weight_scale_inv block scales)")(
@@ -64,6 +95,11 @@ int convert_command(const Args& args) {
       "(tests) stop after writing N files, as an interruption would");
   const auto vm = parse_options(args, options);
   if (!vm) return 0;
+  if (vm->count("formats")) {
+    print_formats(vm->count("json") > 0);
+    return 0;
+  }
+  if (vm->count("json")) fail("--json: only with --formats");
   ConvertOptions o;
   if (from.empty()) fail("--from: the checkpoint folder is required");
   o.from = from;

@@ -18,7 +18,7 @@ int make_model_command(const Args& args) {
   std::string out;
   po::options_description options(
       "glmrt make-model --preset P --moe-layers N --out DIR [--hot-skew S] [--no-mtp] "
-      "[--successor-head] [--seed N]");
+      "[--successor-head] [--seed N] [--experts FMT]");
   options.add_options()("help,h", "show this help")(
       "preset", po::value(&o.preset)->required(),
       fmt::format("dimensions: {} (GLM-5's real ones, one dense layer first) or tiny "
@@ -34,12 +34,16 @@ int make_model_command(const Args& args) {
       "successor-head",
       "lm_head = the embedding moved down one row: the model predicts token id + 1, so a prompt "
       "holding the run it will produce is one that prompt-lookup drafting predicts")(
-      "seed", po::value(&o.seed)->default_value(1), "random seed (same seed, same bytes)");
+      "seed", po::value(&o.seed)->default_value(1), "random seed (same seed, same bytes)")(
+      "experts", po::value<std::string>()->default_value("int4"),
+      "routed experts' format: int8/int4/int3/int2, per row, -gN or two-level -kN (glmrt "
+      "convert --formats)");
   const auto vm = parse_options(args, options);
   if (!vm) return 0;
   o.out = out;
   o.mtp = vm->count("no-mtp") == 0;
   o.successor_head = vm->count("successor-head") != 0;
+  o.experts = require_precision((*vm)["experts"].as<std::string>(), "--experts");
   const MakeModelResult r = make_model(o);
   fmt::print("wrote {}: {} files, {:.2f} GB in {:.1f} s ({:.2f} GB/s)\n", out, r.files,
              r.bytes / 1e9, r.seconds, r.seconds > 0 ? r.bytes / 1e9 / r.seconds : 0.0);

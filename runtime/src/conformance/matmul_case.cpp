@@ -28,7 +28,7 @@ constexpr int64_t kRandomS[] = {1, 2, 3, 7, 16, 64};
 }  // namespace
 
 std::string WeightFormatSpec::name() const {
-  if (group_size == 0) return element_name(element_type);
+  if (group_size == 0 || plugin::is_two_level(element_type)) return element_name(element_type);
   return fmt::format("{}-g{}", element_name(element_type), group_size);
 }
 
@@ -49,10 +49,12 @@ std::string MatmulCase::name() const {
 }
 
 std::vector<WeightFormatSpec> conformance_formats() {
-  std::vector<WeightFormatSpec> formats = {
-      {GLMRT_F32, 0}, {GLMRT_BF16, 0}, {GLMRT_I8, 0}, {GLMRT_I4, 0}, {GLMRT_I2, 0}};
-  for (uint32_t type : {GLMRT_I8, GLMRT_I4, GLMRT_I2})
+  std::vector<WeightFormatSpec> formats = {{GLMRT_F32, 0}, {GLMRT_BF16, 0}, {GLMRT_I8, 0},
+                                           {GLMRT_I4, 0},  {GLMRT_I2, 0},   {GLMRT_I3, 0}};
+  for (uint32_t type : {GLMRT_I8, GLMRT_I4, GLMRT_I2, GLMRT_I3})
     for (uint32_t group : {32u, 64u, 128u, 16u, 48u}) formats.push_back({type, group});
+  for (uint32_t type : {GLMRT_I4K, GLMRT_I3K, GLMRT_I2K})
+    formats.push_back({type, static_cast<uint32_t>(plugin::kTwoLevelBlock)});
   return formats;
 }
 

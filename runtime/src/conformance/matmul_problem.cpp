@@ -10,11 +10,13 @@ namespace glmrt::conformance {
 namespace {
 
 int bits_of(uint32_t type) {
-  switch (type) {
+  switch (plugin::code_type(type)) {
     case GLMRT_I8:
       return 8;
     case GLMRT_I4:
       return 4;
+    case GLMRT_I3:
+      return 3;
     case GLMRT_I2:
       return 2;
     default:
@@ -91,10 +93,16 @@ void MatmulProblem::fill_weights(uint64_t seed) {
   // byte) hold noise: a plugin must not let them leak into the result.
   std::uniform_int_distribution<int> byte(0, 255);
   for (int64_t b = 0; b < data_bytes_; ++b) data_.data()[b] = static_cast<std::byte>(byte(random));
-  const uint32_t type = spec_.format.element_type;
+  const uint32_t format_type = spec_.format.element_type;
+  const uint32_t type = plugin::code_type(format_type);
+  const bool two_level = plugin::is_two_level(format_type);
   auto* scales = reinterpret_cast<float*>(scales_.data());
-  std::uniform_real_distribution<float> scale(0.5f / 128, 1.5f / 128);
+  // Two-level block scales meet int8 sub-scale codes of up to 127.
+  const float scale_unit = two_level ? 1.0f / 64 : 1.0f;
+  std::uniform_real_distribution<float> scale(0.5f / 128 * scale_unit, 1.5f / 128 * scale_unit);
   for (int64_t k = 0; k < spec_.O * groups_per_row(); ++k) scales[k] = scale(random);
+  // Sub-scale codes of either sign, never 0 (a zero group hides its codes).
+  std::uniform_int_distribution<int> sub_scale(1, 127), sign(0, 1);
   const int bits = bits_of(type);
   std::uniform_int_distribution<int> code(bits ? -(1 << (bits - 1)) : 0,
                                           bits ? (1 << (bits - 1)) - 1 : 0);
@@ -129,9 +137,19 @@ void MatmulProblem::fill_weights(uint64_t seed) {
           target = static_cast<uint8_t>((target & ~(0x03 << shift)) | (stored << shift));
           break;
         }
+        case GLMRT_I3:
+          plugin::int3_store_code(reinterpret_cast<uint8_t*>(row), spec_.I, i,
+                                  static_cast<unsigned>(code(random) + 4));
+          break;
         default:
           break;
       }
+    }
+    if (two_level) {
+      auto* sub = reinterpret_cast<int8_t*>(row + plugin::packed_row_bytes(type, spec_.I));
+      const int64_t group = plugin::two_level_group(format_type);
+      for (int64_t g = 0; g < (spec_.I + group - 1) / group; ++g)
+        sub[g] = static_cast<int8_t>(sign(random) ? sub_scale(random) : -sub_scale(random));
     }
   }
 }
@@ -155,12 +173,17 @@ void MatmulProblem::fill_activations(uint64_t seed) {
 float MatmulProblem::scale_of(int64_t o, int64_t i) const {
   const auto* scales = reinterpret_cast<const float*>(scales_.data());
   const int64_t group = spec_.format.group_size > 0 ? i / spec_.format.group_size : 0;
-  return scales[o * groups_per_row() + group];
+  const float scale = scales[o * groups_per_row() + group];
+  const uint32_t type = spec_.format.element_type;
+  if (!plugin::is_two_level(type)) return scale;
+  const auto* row = reinterpret_cast<const int8_t*>(data_.data() + o * row_stride_);
+  const int8_t* sub = row + plugin::packed_row_bytes(plugin::code_type(type), spec_.I);
+  return scale * static_cast<float>(sub[i / plugin::two_level_group(type)]);
 }
 
 double MatmulProblem::weight(int64_t o, int64_t i) const {
   const auto* row = reinterpret_cast<const uint8_t*>(data_.data() + o * row_stride_);
-  switch (spec_.format.element_type) {
+  switch (plugin::code_type(spec_.format.element_type)) {
     case GLMRT_F32: {
       float value;
       std::memcpy(&value, row + 4 * i, 4);
@@ -177,6 +200,9 @@ double MatmulProblem::weight(int64_t o, int64_t i) const {
       return double(((row[i >> 1] >> ((i & 1) * 4)) & 0x0F) - 8) * scale_of(o, i);
     case GLMRT_I2:
       return double(((row[i >> 2] >> ((i & 3) * 2)) & 0x03) - 2) * scale_of(o, i);
+    case GLMRT_I3:
+      return double(static_cast<int>(plugin::int3_stored_code(row, spec_.I, i)) - 4) *
+             scale_of(o, i);
     default:
       return 0.0;
   }
@@ -185,7 +211,7 @@ double MatmulProblem::weight(int64_t o, int64_t i) const {
 double MatmulProblem::weight_range(int64_t o, int64_t i) const {
   const int bits = bits_of(spec_.format.element_type);
   if (bits == 0) return std::abs(weight(o, i));
-  return std::ldexp(double{scale_of(o, i)}, bits - 1);
+  return std::ldexp(std::abs(double{scale_of(o, i)}), bits - 1);
 }
 
 ReferenceOutput compute_reference(const MatmulProblem& problem) {

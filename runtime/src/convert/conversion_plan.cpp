@@ -64,22 +64,6 @@ DType values_dtype(WeightPrecision p) {
                                       : DType::U8;
 }
 
-StampedFormat stamp_of(WeightPrecision p) {
-  switch (p.bits) {
-    case WeightBits::f32:
-      return StampedFormat::f32;
-    case WeightBits::bf16:
-      return StampedFormat::bf16;
-    case WeightBits::int8:
-      return StampedFormat::int8;
-    case WeightBits::int4:
-      return StampedFormat::int4;
-    case WeightBits::int2:
-      return StampedFormat::int2;
-  }
-  return StampedFormat::none;
-}
-
 // Block scales are consumed by their FP8 weight: scales without one would be
 // dropped without a word (and with a weight of another dtype, ignored).
 void check_block_scales_owner(const TensorDirectory& dir, const TensorInfo& scales) {
@@ -136,10 +120,14 @@ class Planner {
     const uint32_t type = element_type_for(p);
     const int64_t row_bytes = plugin::packed_row_bytes(type, cols);
     const DType dtype = values_dtype(p);
-    PlannedTensor values{
-        t.name,      dtype,  dtype == DType::U8 ? std::vector<int64_t>{rows, row_bytes} : t.shape,
-        stamp_of(p), 0,      static_cast<uint64_t>(rows * row_bytes),
-        {},          p.group};
+    PlannedTensor values{t.name,
+                         dtype,
+                         dtype == DType::U8 ? std::vector<int64_t>{rows, row_bytes} : t.shape,
+                         stamp_of_precision(p),
+                         0,
+                         static_cast<uint64_t>(rows * row_bytes),
+                         {},
+                         p.group};
     const uint64_t source = t.byte_size + (block_scales ? block_scales->byte_size : 0);
     totals.source_bytes += source;
     plan_.source_bytes += source;

@@ -11,17 +11,17 @@
 namespace glmrt {
 namespace {
 
-std::optional<WeightBits> stamped_bits(StampedFormat f) {
-  switch (f) {
-    case StampedFormat::int8:
-      return WeightBits::int8;
-    case StampedFormat::int4:
-      return WeightBits::int4;
-    case StampedFormat::int2:
-      return WeightBits::int2;
-    default:
-      return std::nullopt;
+/// Values in a packed row of `bytes` bytes of `type`: the most that fit.
+int64_t cols_of_packed_row(uint32_t type, int64_t bytes) {
+  int64_t lo = 0, hi = 8 * bytes + 8;  // every format takes at least 1 bit per value
+  while (lo < hi) {
+    const int64_t mid = (lo + hi + 1) / 2;
+    if (plugin::packed_row_bytes(type, mid) <= bytes)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
+  return lo;
 }
 
 /// Matrices the model keeps in f32 whatever the precision (model_weights.cpp):
@@ -71,10 +71,11 @@ std::vector<ResidentMatrix> resident_matrices(const Profile& profile, const Mode
     WeightPrecision target = boundary         ? io_bits
                              : kept_f32(name) ? WeightPrecision(WeightBits::f32)
                                               : profile.dense_bits;
-    const auto file_bits = stamped_bits(t.stamp);
-    if (file_bits && (tensors.contains(name + ".qs") || tensors.contains(name + ".gqs"))) {
-      cols = cols * 8 / static_cast<int>(*file_bits);  // packed bytes -> values
-      const WeightPrecision stored(*file_bits, t.stamp_group);
+    const auto stored_precision = stamped_precision(t.stamp, t.stamp_group);
+    if (stored_precision && stored_precision->quantized() &&
+        (tensors.contains(name + ".qs") || tensors.contains(name + ".gqs"))) {
+      const WeightPrecision stored = *stored_precision;
+      cols = cols_of_packed_row(weight_element_type(stored), cols);  // packed bytes -> values
       // Kept as stored when at the dense precision (boundary tensors included).
       if (stored == profile.dense_bits) target = stored;
     }

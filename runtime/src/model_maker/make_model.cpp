@@ -35,7 +35,7 @@ MakeModelResult make_model(const MakeModelOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   if (o.out.empty()) fail("--out: no directory given");
   const nlohmann::ordered_json config = model_preset_config(o.preset, o.moe_layers, o.mtp);
-  const ModelPlan plan = plan_model(config, o.hot_skew, o.successor_head);
+  const ModelPlan plan = plan_model(config, o.hot_skew, o.successor_head, o.experts);
   const fs::path out = fs::absolute(o.out).lexically_normal();
   const fs::path partial = out.string() + ".partial";
   check_destination(out, partial);

@@ -18,30 +18,38 @@ uint64_t align_up(uint64_t v, uint64_t a) {
   return (v + a - 1) / a * a;
 }
 
-StampedFormat stamp_of(uint32_t packed_type) {
-  return packed_type == GLMRT_I8   ? StampedFormat::int8
-         : packed_type == GLMRT_I4 ? StampedFormat::int4
-                                   : StampedFormat::int2;
-}
-
 struct PackedPair {
   PlannedTensor values, scales;
 };
 
-// W[rows, cols] with elements of RMS gain / sqrt(cols): unit-RMS inputs give
-// outputs of RMS ~gain.
-PackedPair packed_matrix(const std::string& name, uint32_t type, int64_t rows, int64_t cols,
-                         double gain) {
+// W[rows, cols] stored as `precision` (an integer one), with elements of RMS
+// gain / sqrt(cols): unit-RMS inputs give outputs of RMS ~gain. Per-row
+// scales in `.qs` (the seed program's form), per-group and two-level ones in
+// `.gqs`.
+PackedPair packed_matrix(const std::string& name, WeightPrecision precision, int64_t rows,
+                         int64_t cols, double gain) {
+  const uint32_t type = weight_element_type(precision);
   const int64_t row_bytes = plugin::packed_row_bytes(type, cols);
   TensorRecipe recipe{Fill::packed, type, rows, cols, 0, gain / std::sqrt(double(cols)), 0, name};
+  recipe.group_size = precision.group;
   PackedPair p;
-  p.values = {name,           DType::U8, {rows, row_bytes},
-              stamp_of(type), 0,         static_cast<uint64_t>(rows * row_bytes),
-              recipe};
+  p.values = {name,
+              DType::U8,
+              {rows, row_bytes},
+              stamp_of_precision(precision),
+              0,
+              static_cast<uint64_t>(rows * row_bytes),
+              recipe,
+              precision.group};
   recipe.fill = Fill::row_scales;
-  p.scales = {
-      name + ".qs", DType::F32, {rows}, StampedFormat::f32, 0, static_cast<uint64_t>(rows) * 4,
-      recipe};
+  const int64_t per_row = precision.group ? (cols + precision.group - 1) / precision.group : 1;
+  p.scales = {name + (precision.group ? ".gqs" : ".qs"),
+              DType::F32,
+              precision.group ? std::vector<int64_t>{rows, per_row} : std::vector<int64_t>{rows},
+              StampedFormat::f32,
+              0,
+              static_cast<uint64_t>(rows * per_row) * 4,
+              recipe};
   return p;
 }
 
@@ -88,8 +96,7 @@ struct Dims {
         id(c.at("index_head_dim")) {}
 };
 
-constexpr uint32_t kDense = GLMRT_I8;
-constexpr uint32_t kExperts = GLMRT_I4;
+const WeightPrecision kDense = WeightBits::int8;
 
 void add_swiglu(FileBuilder& f, const std::string& p, int64_t D, int64_t width) {
   f.add(packed_matrix(p + "gate_proj.weight", kDense, width, D, 1.0));
@@ -134,14 +141,14 @@ void add_layer(FileBuilder& f, const Dims& d, int layer, bool sparse, double hot
 
 // Layer `layer`'s routed experts: each 4096-aligned with its three matrices
 // adjacent, then every scale of the layer together (the seed program's form).
-PlannedFile expert_file(const Dims& d, int layer) {
+PlannedFile expert_file(const Dims& d, int layer, WeightPrecision experts) {
   FileBuilder f;
   std::vector<PlannedTensor> scales;
   for (int64_t e = 0; e < d.E; ++e) {
     const std::string p = fmt::format("model.layers.{}.mlp.experts.{}.", layer, e);
-    PackedPair parts[3] = {packed_matrix(p + "gate_proj.weight", kExperts, d.moe, d.D, 1.0),
-                           packed_matrix(p + "up_proj.weight", kExperts, d.moe, d.D, 1.0),
-                           packed_matrix(p + "down_proj.weight", kExperts, d.D, d.moe, 0.5)};
+    PackedPair parts[3] = {packed_matrix(p + "gate_proj.weight", experts, d.moe, d.D, 1.0),
+                           packed_matrix(p + "up_proj.weight", experts, d.moe, d.D, 1.0),
+                           packed_matrix(p + "down_proj.weight", experts, d.D, d.moe, 0.5)};
     for (int k = 0; k < 3; ++k) {
       f.add(std::move(parts[k].values), k == 0 ? kExpertAlignment : 1);
       scales.push_back(std::move(parts[k].scales));
@@ -181,10 +188,7 @@ int64_t PlannedTensor::generation_rows() const {
 std::string PlannedFile::header() const {
   ordered_json stamps = ordered_json::object();
   for (const auto& t : tensors)
-    if (t.stamp != StampedFormat::none)
-      stamps[t.name] = t.stamp_group
-                           ? fmt::format("{}-g{}", stamped_format_name(t.stamp), t.stamp_group)
-                           : std::string(stamped_format_name(t.stamp));
+    if (t.stamp != StampedFormat::none) stamps[t.name] = stamp_text(t.stamp, t.stamp_group);
   ordered_json h = ordered_json::object();
   h["__metadata__"] = {{"format", "pt"}, {"quant_formats", stamps.dump()}};
   for (const auto& t : tensors)
@@ -215,9 +219,15 @@ ordered_json ModelPlan::index() const {
   return {{"metadata", {{"total_size", size}}}, {"weight_map", map}};
 }
 
-ModelPlan plan_model(const ordered_json& config, double hot_skew, bool successor_head) {
+ModelPlan plan_model(const ordered_json& config, double hot_skew, bool successor_head,
+                     WeightPrecision experts) {
   if (!(hot_skew >= 0) || !std::isfinite(hot_skew))
     fail("--hot-skew: expected a finite value >= 0, found {}", hot_skew);
+  if (!experts.quantized())
+    fail(
+        "--experts: make-model writes integer experts (int8, int4, int3, int2 with any scales), "
+        "not {}",
+        precision_name(experts));
   const Dims d(config);
   const int layers = config.at("num_hidden_layers");
   const int first_sparse = config.at("first_k_dense_replace");
@@ -251,7 +261,7 @@ ModelPlan plan_model(const ordered_json& config, double hot_skew, bool successor
   ModelPlan plan;
   plan.files.push_back(std::move(resident).build());
   for (int i = first_sparse; i < layers + (mtp ? 1 : 0); ++i)
-    plan.files.push_back(expert_file(d, i));
+    plan.files.push_back(expert_file(d, i, experts));
   for (size_t k = 0; k < plan.files.size(); ++k)
     plan.files[k].name = shard_name(k, plan.files.size());
   return plan;

@@ -94,7 +94,41 @@ void fill_words(uint64_t row_key, std::span<std::byte> row) {
   }
 }
 
+// The sub-scale code every group of a two-level row gets: the row's scale is
+// its F32 block scales times this.
+constexpr int8_t kTwoLevelSubScale = 64;
+
+// int3 blocks (weight_format.h): the low two bits of each value drawn as int2
+// draws them ({1, 2, 2, 3}: the field 00 becomes 10), the high bit uniform:
+// codes v + 4 in {1, 2, 2, 3, 5, 6, 6, 7}, values -3..3 with zero mean.
+void fill_int3_row(uint64_t row_key, int64_t cols, std::span<std::byte> row) {
+  fill_words<GLMRT_I8>(row_key, row);  // uniform bytes (int8's rule only changes 0x80)
+  auto* bytes = reinterpret_cast<uint8_t*>(row.data());
+  for (int64_t first = 0; first < cols; first += plugin::kInt3BlockValues) {
+    const int64_t n = std::min<int64_t>(plugin::kInt3BlockValues, cols - first);
+    uint8_t* low = bytes + first / plugin::kInt3BlockValues * plugin::kInt3BlockBytes;
+    for (int64_t k = 0; k < plugin::int3_high_offset(n); ++k) {
+      const unsigned b = low[k], t = b | (b >> 1);
+      low[k] = static_cast<uint8_t>(b | ((~t & 0x55u) << 1));
+    }
+  }
+}
+
 void fill_packed_row(const TensorRecipe& r, uint64_t row_key, std::span<std::byte> row) {
+  const uint32_t code_type = plugin::code_type(r.packed_type);
+  if (plugin::is_two_level(r.packed_type)) {
+    // The codes as their plain type draws them, then one sub-scale per group.
+    const auto codes = static_cast<size_t>(plugin::packed_row_bytes(code_type, r.cols));
+    TensorRecipe plain = r;
+    plain.packed_type = code_type;
+    fill_packed_row(plain, row_key, row.first(codes));
+    for (std::byte& b : row.subspan(codes)) b = static_cast<std::byte>(kTwoLevelSubScale);
+    return;
+  }
+  if (r.packed_type == GLMRT_I3) {
+    fill_int3_row(row_key, r.cols, row);
+    return;
+  }
   switch (r.packed_type) {
     case GLMRT_I4:
       fill_words<GLMRT_I4>(row_key, row);
@@ -143,6 +177,9 @@ void fill_hot_bias(const TensorRecipe& r, uint64_t seed, std::span<std::byte> ou
 }  // namespace
 
 double packed_value_stddev(uint32_t type) {
+  type = plugin::code_type(type);
+  // int3: -3..3 with -2, 2 twice as likely and no 0 (fill_int3_row).
+  if (type == GLMRT_I3) return std::sqrt(36.0 / 8.0);
   // Values -qmax..qmax equally likely, 0 twice as likely (it also stands for -qmax-1).
   const int qmax = type == GLMRT_I8 ? 127 : type == GLMRT_I4 ? 7 : 1;
   double sum = 0;
@@ -169,12 +206,17 @@ void fill_tensor_rows(const PlannedTensor& t, uint64_t seed, int64_t first, int6
       return;
     }
     case Fill::row_scales: {
-      const double base = r.stddev / packed_value_stddev(r.packed_type);
-      std::vector<float> scales(r.rows);
+      // A two-level row's F32 scales meet its sub-scale codes.
+      const double unit = plugin::is_two_level(r.packed_type) ? kTwoLevelSubScale : 1.0;
+      const double base = r.stddev / packed_value_stddev(r.packed_type) / unit;
+      // Every group of a row at the row's scale.
+      const int64_t per_row = r.group_size ? (r.cols + r.group_size - 1) / r.group_size : 1;
+      std::vector<float> scales(static_cast<size_t>(r.rows * per_row));
       for (int64_t row = 0; row < r.rows; ++row) {
         const int64_t source_row = ((row - r.row_shift) % r.rows + r.rows) % r.rows;
         Random random = row_random(r, seed, kScalesStream, source_row);
-        scales[row] = static_cast<float>(base * (0.8 + 0.4 * random.uniform()));
+        const auto scale = static_cast<float>(base * (0.8 + 0.4 * random.uniform()));
+        std::fill_n(scales.begin() + row * per_row, per_row, scale);
       }
       put_floats(scales, out);
       return;

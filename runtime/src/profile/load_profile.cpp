@@ -139,10 +139,11 @@ class ProfileReader {
     const std::string text = field.as_string();
     std::string why;
     if (auto p = parse_precision(text, &why)) return *p;
-    const bool group_problem = why.find("group") != std::string::npos;
+    const bool group_problem =
+        why.find("group") != std::string::npos || why.find("two-level") != std::string::npos;
     field.fail(fmt::format(
-        "expected f32, bf16, int8, int4 or int2 (or 32/16/8/4/2), or a per-group form such as "
-        "int4-g64, found `{}`{}",
+        "expected f32, bf16, int8, int4, int3 or int2 (or 32/16/8/4/3/2), a per-group form such as "
+        "int4-g64 or a two-level int4-k32, int3-k32 or int2-k16, found `{}`{}",
         text, group_problem ? " (" + why + ")" : std::string()));
   }
 

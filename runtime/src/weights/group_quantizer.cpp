@@ -38,8 +38,9 @@ FixedTargets targets_of(uint32_t type) {
 }
 
 const FixedTargets& fixed_targets(uint32_t type) {
-  static const FixedTargets i4 = targets_of(GLMRT_I4), i2 = targets_of(GLMRT_I2);
-  return type == GLMRT_I4 ? i4 : i2;
+  static const FixedTargets i4 = targets_of(GLMRT_I4), i3 = targets_of(GLMRT_I3),
+                            i2 = targets_of(GLMRT_I2);
+  return type == GLMRT_I4 ? i4 : type == GLMRT_I3 ? i3 : i2;
 }
 
 // int8: 256 levels leave clipping nothing to gain (candidates' errors differ
@@ -68,7 +69,7 @@ float quantize_int8_group(std::span<const float> w, std::span<const float> a, fl
 }  // namespace
 
 int packed_qmax(uint32_t type) {
-  return type == GLMRT_I8 ? 127 : type == GLMRT_I4 ? 7 : 1;
+  return type == GLMRT_I8 ? 127 : type == GLMRT_I4 ? 7 : type == GLMRT_I3 ? 3 : 1;
 }
 
 float quantize_group_searched(std::span<const float> w, std::span<const float> a, uint32_t type,

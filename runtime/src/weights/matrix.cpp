@@ -8,19 +8,7 @@
 namespace glmrt {
 
 uint32_t element_type_for(WeightPrecision precision) {
-  switch (precision.bits) {
-    case WeightBits::f32:
-      return GLMRT_F32;
-    case WeightBits::bf16:
-      return GLMRT_BF16;
-    case WeightBits::int8:
-      return GLMRT_I8;
-    case WeightBits::int4:
-      return GLMRT_I4;
-    case WeightBits::int2:
-      return GLMRT_I2;
-  }
-  fail("unknown weight precision {}", static_cast<int>(precision.bits));
+  return weight_element_type(precision);
 }
 
 Matrix Matrix::allocate(uint32_t type, int64_t rows, int64_t cols, MemoryBudget* budget,

@@ -34,13 +34,45 @@ constexpr size_t kPiece = 256;
   }
 }
 
+// Packs the codes q[0, n) of GLMRT_I3 blocks (weight_format.h) into `out`:
+// every block holds 128 values but the last, which holds what is left. Bits
+// past the last value hold the code of zero.
+[[gnu::always_inline]] inline void pack_int3_blocks(const int8_t* q, size_t n, uint8_t* out) {
+  constexpr auto kBlock = static_cast<size_t>(plugin::kInt3BlockValues);
+  for (size_t first = 0; first < n; first += kBlock) {
+    const size_t count = std::min(kBlock, n - first);
+    const int8_t* codes = q + first;
+    uint8_t* low = out + first / kBlock * plugin::kInt3BlockBytes;
+    uint8_t* high = low + plugin::int3_high_offset(static_cast<int64_t>(count));
+    for (size_t k = 0; k < (count + 3) / 4; ++k) {
+      int byte = 0;
+      for (size_t j = 0; j < 4; ++j) {
+        const size_t i = 4 * k + j;
+        byte |= ((i < count ? codes[i] + 4 : 4) & 0x3) << (2 * j);
+      }
+      low[k] = static_cast<uint8_t>(byte);
+    }
+    for (size_t k = 0; k < (count + 7) / 8; ++k) {
+      int byte = 0;
+      for (size_t j = 0; j < 8; ++j) {
+        const size_t i = 8 * k + j;
+        byte |= (((i < count ? codes[i] + 4 : 4) >> 2) & 0x1) << j;
+      }
+      high[k] = static_cast<uint8_t>(byte);
+    }
+  }
+}
+
 // Packs codes q[0, n) into row bytes starting at value `first` (even for
-// int4, a multiple of 4 for int2).
+// int4, a multiple of 4 for int2, of 128 for int3, where q[0, n) must then end
+// the row or end on a whole block).
 [[gnu::always_inline]] inline void pack_codes_loops(const int8_t* q, size_t n, uint32_t type,
                                                     uint8_t* bytes, size_t first) {
   // Whole bytes first, in loops without branches (they vectorize), then the
   // partial last byte padded with the code of zero.
-  if (type == GLMRT_I8) {
+  if (type == GLMRT_I3) {
+    pack_int3_blocks(q, n, bytes + first / plugin::kInt3BlockValues * plugin::kInt3BlockBytes);
+  } else if (type == GLMRT_I8) {
     std::memcpy(bytes + first, q, n);
   } else if (type == GLMRT_I4) {
     uint8_t* out = bytes + first / 2;
@@ -74,7 +106,7 @@ constexpr size_t kPiece = 256;
   const float s = std::max(amax / static_cast<float>(qmax), 1e-8f);
   *scale = s;
   auto* bytes = reinterpret_cast<uint8_t*>(out);
-  int8_t q[kPiece];  // kPiece is a multiple of 4: pieces start on a byte
+  int8_t q[kPiece];  // kPiece is a multiple of 128: pieces start on a byte (an int3 block)
   for (size_t first = 0; first < w.size(); first += kPiece) {
     const size_t n = std::min(kPiece, w.size() - first);
     quantize_piece(w.data() + first, n, s, static_cast<float>(-qmax - 1), static_cast<float>(qmax),
@@ -143,6 +175,66 @@ void quantize_groups(std::span<const float> w, const MatrixStorage& dst, std::by
   pack_codes(codes.data(), w.size(), dst.type, reinterpret_cast<uint8_t*>(out), 0);
 }
 
+// Two-level (weight_format.h): each small group's scale from the clipping
+// search, then per block of 256 inputs one f32 scale d with int8 codes c for
+// the groups' scales (d = max |s| / 127, c = round(s / d)), the codes of each
+// group rounded again to its scale d * c as stored, and d refitted by least
+// squares for those codes (sum a w c q / sum a (c q)^2), as llama.cpp's
+// K-quants quantize their block scales and refit.
+void quantize_two_level(std::span<const float> w, const MatrixStorage& dst, std::byte* out,
+                        float* block_scales) {
+  const uint32_t code_type = plugin::code_type(dst.type);
+  const auto group = static_cast<size_t>(plugin::two_level_group(dst.type));
+  const auto block = static_cast<size_t>(plugin::kTwoLevelBlock);
+  const int qmax = packed_qmax(code_type);
+  const size_t n = w.size(), groups = (n + group - 1) / group;
+  thread_local std::vector<int8_t> codes;
+  thread_local std::vector<float> group_scales;
+  codes.resize(n);
+  group_scales.resize(groups);
+  for (size_t g = 0; g < groups; ++g) {
+    const size_t first = g * group, count = std::min(group, n - first);
+    const std::span<const float> a = dst.importance
+                                         ? std::span<const float>(dst.importance + first, count)
+                                         : std::span<const float>();
+    group_scales[g] =
+        quantize_group_searched(w.subspan(first, count), a, code_type, codes.data() + first);
+  }
+  auto* sub = reinterpret_cast<int8_t*>(out) + plugin::packed_row_bytes(code_type, dst.cols);
+  const size_t per_block = block / group;
+  for (size_t b = 0, g0 = 0; g0 < groups; ++b, g0 += per_block) {
+    const size_t g1 = std::min(groups, g0 + per_block);
+    float largest = 0.f;
+    for (size_t g = g0; g < g1; ++g) largest = std::max(largest, std::fabs(group_scales[g]));
+    float d = largest > 0.f && std::isfinite(largest) ? largest / 127.f : 0.f;
+    double num = 0, den = 0;
+    for (size_t g = g0; g < g1; ++g) {
+      const float c =
+          d > 0.f ? std::clamp(std::nearbyint(group_scales[g] / d), -127.f, 127.f) : 0.f;
+      sub[g] = static_cast<int8_t>(c);
+      const size_t first = g * group, count = std::min(group, n - first);
+      int8_t* q = codes.data() + first;
+      if (c == 0.f) {
+        std::fill_n(q, count, int8_t{0});
+        continue;
+      }
+      quantize_piece(w.data() + first, count, d * c, static_cast<float>(-qmax - 1),
+                     static_cast<float>(qmax), q);
+      for (size_t i = 0; i < count; ++i) {
+        const double a = dst.importance ? dst.importance[first + i] : 1.0;
+        const double cq = static_cast<double>(c) * q[i];
+        num += a * w[first + i] * cq;
+        den += a * cq * cq;
+      }
+    }
+    // The refit only moves d toward the codes' least-squares scale; an
+    // all-zero importance (den 0) keeps the max-abs d.
+    if (den > 0 && num > 0) d = static_cast<float>(num / den);
+    block_scales[b] = d > 0.f ? d : 1e-8f;
+  }
+  pack_codes(codes.data(), n, code_type, reinterpret_cast<uint8_t*>(out), 0);
+}
+
 // f32 -> bf16 rounding to nearest even, NaN kept NaN (as f32_to_bf16), without
 // branches so the loop vectorizes.
 void encode_bf16(std::span<const float> values, uint16_t* out) {
@@ -173,14 +265,37 @@ void decode_packed_row(const uint8_t* bytes, uint32_t type, float s, std::span<f
       for (size_t i = 0; i < n; ++i)
         out[i] = static_cast<float>(((bytes[i / 4] >> (2 * (i & 3))) & 0x3) - 2) * s;
       return;
+    case GLMRT_I3:
+      for (size_t i = 0; i < n; ++i)
+        out[i] = static_cast<float>(static_cast<int>(plugin::int3_stored_code(
+                                        bytes, static_cast<int64_t>(n), static_cast<int64_t>(i))) -
+                                    4) *
+                 s;
+      return;
     default:
       fail("decode_packed_row: element type {} is not a packed integer type", type);
   }
 }
 
-// Per group: each group is a whole number of bytes (group sizes are multiples of 8).
+// Per group: each group is a whole number of bytes (group sizes are multiples
+// of 8), but for int3, whose blocks put a group's low and high bits apart.
 void decode_grouped_row(const uint8_t* bytes, uint32_t type, const float* scales, uint32_t group,
                         std::span<float> out) {
+  if (plugin::is_two_level(type)) {
+    thread_local std::vector<float> group_scales;
+    const int64_t sub_group = plugin::two_level_group(type);
+    group_scales.resize((out.size() + sub_group - 1) / sub_group);
+    plugin::two_level_group_scales(type, bytes, static_cast<int64_t>(out.size()), scales,
+                                   group_scales.data());
+    decode_packed_row(bytes, plugin::code_type(type), 1.f, out);
+    for (size_t i = 0; i < out.size(); ++i) out[i] *= group_scales[i / sub_group];
+    return;
+  }
+  if (type == GLMRT_I3) {
+    decode_packed_row(bytes, type, 1.f, out);
+    for (size_t i = 0; i < out.size(); ++i) out[i] *= scales[i / group];
+    return;
+  }
   const int64_t row_bytes = plugin::packed_row_bytes(type, group);
   for (size_t first = 0, k = 0; first < out.size(); first += group, ++k)
     decode_packed_row(bytes + k * row_bytes, type, scales[k],
@@ -198,8 +313,12 @@ void SourceMatrix::check(std::string_view what) const {
   const bool packed = dtype == DType::U8;
   if (!packed && !is_float_dtype(dtype))
     fail("{}: dtype {} is neither a float type nor packed U8", what, dtype_name(dtype));
-  if (packed && (packed_type < GLMRT_I8 || packed_type > GLMRT_I2))
-    fail("{}: packed element type {} is not int8, int4 or int2", what, packed_type);
+  if (packed && !plugin::is_quantized(packed_type))
+    fail("{}: packed element type {} is not int8, int4, int3 or int2", what, packed_type);
+  if (packed && plugin::is_two_level(packed_type) &&
+      group_size != static_cast<uint32_t>(plugin::kTwoLevelBlock))
+    fail("{}: two-level {} values have one scale per {} inputs, not {}", what,
+         plugin::element_type_name(packed_type), plugin::kTwoLevelBlock, group_size);
   if (static_cast<int64_t>(data.size()) != rows * row_bytes())
     fail("{}: {} bytes do not hold a {}x{} matrix ({} bytes per row)", what, data.size(), rows,
          cols, row_bytes());
@@ -233,7 +352,9 @@ void encode_row(std::span<const float> values, const MatrixStorage& dst, int64_t
       encode_bf16(values, reinterpret_cast<uint16_t*>(out));
       return;
     default:
-      if (dst.group_size)
+      if (plugin::is_two_level(dst.type))
+        quantize_two_level(values, dst, out, dst.scales + r * dst.scales_per_row());
+      else if (dst.group_size)
         quantize_groups(values, dst, out, dst.scales + r * dst.scales_per_row());
       else
         quantize_row(values, dst.type, out, &dst.scales[r]);
@@ -248,7 +369,9 @@ void check_conversion(const SourceMatrix& src, const MatrixStorage& dst, int64_t
     fail("convert_rows: {}x{} source rows into rows {}.. of a {}x{} matrix", src.rows, src.cols,
          dst_first_row, dst.rows, dst.cols);
   if (dst.row_bytes != plugin::packed_row_bytes(dst.type, dst.cols) ||
-      (plugin::is_quantized(dst.type) && dst.scales == nullptr))
+      (plugin::is_quantized(dst.type) && dst.scales == nullptr) ||
+      (plugin::is_two_level(dst.type) &&
+       dst.group_size != static_cast<uint32_t>(plugin::kTwoLevelBlock)))
     fail("convert_rows: destination of element type {} is not laid out for {} columns", dst.type,
          dst.cols);
 }

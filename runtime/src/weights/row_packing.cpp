@@ -8,7 +8,9 @@
 namespace glmrt {
 
 void pack_row(std::span<const float> w, uint32_t type, std::byte* out, float* scale) {
-  if (type > GLMRT_I2) fail("pack_row: unknown element type {}", type);
+  if (plugin::is_two_level(type))
+    fail("pack_row: two-level {} has no per-row form", plugin::element_type_name(type));
+  if (plugin::packed_row_bytes(type, 1) < 0) fail("pack_row: unknown element type {}", type);
   const MatrixStorage row{type,
                           1,
                           static_cast<int64_t>(w.size()),
@@ -24,6 +26,18 @@ void unpack_row(const glmrt_weight_view& v, int64_t r, std::span<float> out) {
   const float* row_scales =
       v.scales ? v.scales + r * MatrixStorage::scales_per_row_of(v.cols, group) : nullptr;
   const auto* bytes = reinterpret_cast<const uint8_t*>(row);
+  if (plugin::is_two_level(v.format.element_type)) {
+    SourceMatrix one;
+    one.dtype = DType::U8;
+    one.packed_type = v.format.element_type;
+    one.data = {row, static_cast<size_t>(plugin::packed_row_bytes(one.packed_type, v.cols))};
+    one.scales = {row_scales, static_cast<size_t>(MatrixStorage::scales_per_row_of(v.cols, group))};
+    one.rows = 1;
+    one.cols = v.cols;
+    one.group_size = group;
+    one.decode_row(0, out);
+    return;
+  }
   for (int64_t i = 0; i < v.cols; ++i) {
     const float s = row_scales ? row_scales[group ? i / group : 0] : 1.f;
     switch (v.format.element_type) {
@@ -44,6 +58,11 @@ void unpack_row(const glmrt_weight_view& v, int64_t r, std::span<float> out) {
         break;
       case GLMRT_I4:
         out[i] = static_cast<float>(((bytes[i / 2] >> (4 * (i & 1))) & 0xF) - 8) * s;
+        break;
+      case GLMRT_I3:
+        out[i] =
+            static_cast<float>(static_cast<int>(plugin::int3_stored_code(bytes, v.cols, i)) - 4) *
+            s;
         break;
       default:
         out[i] = static_cast<float>(((bytes[i / 4] >> (2 * (i & 3))) & 0x3) - 2) * s;

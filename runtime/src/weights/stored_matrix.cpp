@@ -7,17 +7,10 @@
 namespace glmrt {
 namespace {
 
-int packed_type_of(StampedFormat stamp) {
-  switch (stamp) {
-    case StampedFormat::int8:
-      return GLMRT_I8;
-    case StampedFormat::int4:
-      return GLMRT_I4;
-    case StampedFormat::int2:
-      return GLMRT_I2;
-    default:
-      return -1;
-  }
+int packed_type_of(StampedFormat stamp, uint32_t group) {
+  const auto p = stamped_precision(stamp, group);
+  if (!p || !p->quantized()) return -1;
+  return static_cast<int>(weight_element_type(*p));
 }
 
 uint64_t packed_bytes(uint32_t type, int64_t rows, int64_t cols) {
@@ -25,7 +18,8 @@ uint64_t packed_bytes(uint32_t type, int64_t rows, int64_t cols) {
 }
 
 // Without a stamp the byte count tells the format; int8 is tried first, as the
-// seed program does (it decides the same way).
+// seed program does (it decides the same way). int3, which the seed never
+// wrote, needs its stamp.
 int packed_type_from_bytes(uint64_t bytes, int64_t rows, int64_t cols) {
   for (uint32_t type : {GLMRT_I8, GLMRT_I4, GLMRT_I2})
     if (bytes == packed_bytes(type, rows, cols)) return static_cast<int>(type);
@@ -70,7 +64,7 @@ StoredMatrix packed(const TensorDirectory& dir, const std::string& name, StoredM
         "tensor {} in {}: pre-quantized data (it has scales {}.qs) must be U8 holding a {}x{} "
         "int8/int4/int2 matrix, found {}",
         name, file, name, m.rows, m.cols, dtype_name(t.dtype));
-  int type = packed_type_of(t.stamp);
+  int type = packed_type_of(t.stamp, t.stamp_group);
   if (type >= 0) {
     const uint64_t expected = packed_bytes(static_cast<uint32_t>(type), m.rows, m.cols);
     if (t.byte_size != expected)
@@ -83,7 +77,7 @@ StoredMatrix packed(const TensorDirectory& dir, const std::string& name, StoredM
     if (type < 0)
       fail(
           "tensor {} in {}: {} bytes fit no packed format of a {}x{} matrix (int8 takes {}, int4 "
-          "{}, int2 {})",
+          "{}, int2 {}; int3 needs a stamp)",
           name, file, t.byte_size, m.rows, m.cols, packed_bytes(GLMRT_I8, m.rows, m.cols),
           packed_bytes(GLMRT_I4, m.rows, m.cols), packed_bytes(GLMRT_I2, m.rows, m.cols));
   }
@@ -112,7 +106,7 @@ int StoredMatrix::element_type() const {
 
 std::string StoredMatrix::format_name() const {
   const int type = element_type();
-  if (type >= 0 && group_size)
+  if (type >= 0 && group_size && !plugin::is_two_level(static_cast<uint32_t>(type)))
     return fmt::format("{}-g{}", plugin::element_type_name(static_cast<uint32_t>(type)),
                        group_size);
   if (type >= 0) return plugin::element_type_name(static_cast<uint32_t>(type));
@@ -135,7 +129,7 @@ StoredMatrix find_stored_matrix(const TensorDirectory& dir, const std::string& n
   if (m.scales) return packed(dir, name, m);
   const TensorInfo& t = *m.values;
   const auto& file = dir.files().at(t.file_index);
-  if (packed_type_of(t.stamp) >= 0)
+  if (packed_type_of(t.stamp, t.stamp_group) >= 0)
     fail("tensor {} in {} is stamped {} but its scales ({}.qs or {}.gqs) are missing", name, file,
          stamped_format_name(t.stamp), name, name);
   if (!is_float_dtype(t.dtype))

@@ -1,5 +1,5 @@
 // The matmul cases every kernels plugin must pass: each weight format (f32,
-// bf16, int8/int4/int2 with per-row or per-group scales) on fixed edge shapes
+// bf16, int8/int4/int3/int2 with per-row or per-group scales) on fixed edge shapes
 // and seeded random ones, against a float64 reference. docs/kernels-conformance.md
 // explains the shapes and the tolerances.
 #pragma once
@@ -17,9 +17,13 @@ struct WeightFormatSpec {
   uint32_t group_size = 0;  // 0 = one scale per row
   /// "f32", "bf16", "int8", "int4-g64", ...
   std::string name() const;
-  /// What the core stores (floats and per-row integers): every kernels plugin
-  /// must support these; per-group formats may be declined through supports().
-  bool required() const { return group_size == 0; }
+  /// What every kernels plugin must support: the floats and the per-row
+  /// integers of ABI 1.0. Per-group formats and element types added since
+  /// (int3, the two-level types) may be declined through supports(): a plugin built before them
+  /// stays conformant, and the host refuses it only for a profile using them.
+  bool required() const {
+    return group_size == 0 && element_type <= GLMRT_I2;  // the types of ABI 1.0
+  }
   glmrt_weight_format to_format(uint32_t alignment) const;
 };
 

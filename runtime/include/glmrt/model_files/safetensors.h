@@ -2,9 +2,12 @@
 // model.safetensors.index.json. Every header is validated when opened.
 #pragma once
 
+#include <glmrt/base/weight_precision.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,12 +28,21 @@ void decode_to_f32(DType d, std::span<const std::byte> src, std::span<float> dst
 
 /// The format a container stamps on a tensor in its header's
 /// `__metadata__["quant_formats"]`: a string holding a JSON object
-/// {tensor name: "f32" | "bf16" | "int8" | "int4" | "int2" | "int4-g64" ...}
-/// (a packed format with -gN has per-group scales in `<name>.gqs`). A stamp
-/// is trusted over guesses from byte counts, and checked against them.
-enum class StampedFormat : uint8_t { none, f32, bf16, int8, int4, int2 };
+/// {tensor name: "f32" | "bf16" | "int8" | "int4" | "int3" | "int2" | "int4-g64" |
+/// "int3-k32" ...} (a packed format with -gN has per-group scales in
+/// `<name>.gqs`, as a two-level one -kN has its per-256 scales). A stamp is
+/// trusted over guesses from byte counts, and checked against them.
+enum class StampedFormat : uint8_t { none, f32, bf16, int8, int4, int2, int3, int4k, int3k, int2k };
 
+/// "int4", "int3-k32", ...
 std::string_view stamped_format_name(StampedFormat f);
+/// The precision a stamp (with its group size, 0 = per row) stands for;
+/// nullopt for none.
+std::optional<WeightPrecision> stamped_precision(StampedFormat f, uint32_t group);
+/// The stamp of a precision, as written into a container's header.
+StampedFormat stamp_of_precision(WeightPrecision p);
+/// The stamp text of a tensor: "int4-g64", "int3-k32", "bf16", ...
+std::string stamp_text(StampedFormat f, uint32_t group);
 
 struct TensorInfo {
   std::string name;

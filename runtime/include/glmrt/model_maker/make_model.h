@@ -4,6 +4,8 @@
 // the end, so an interrupted run never leaves a model that looks whole.
 #pragma once
 
+#include <glmrt/base/weight_precision.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -23,6 +25,7 @@ struct MakeModelOptions {
   // weights never give.
   bool successor_head = false;
   uint64_t seed = 1;
+  WeightPrecision experts = WeightBits::int4;  // the routed experts' format
 };
 
 struct MakeModelResult {

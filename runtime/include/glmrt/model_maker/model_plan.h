@@ -32,6 +32,8 @@ struct TensorRecipe {
   // packed: row r holds the values of row (r - row_shift) mod rows of the
   // matrix `key` names (lm_head as the embedding moved down by one row)
   int64_t row_shift = 0;
+  // row_scales of a per-group or two-level format: inputs per F32 scale (0: one per row)
+  uint32_t group_size = 0;
 };
 
 struct PlannedTensor {
@@ -87,8 +89,9 @@ struct ModelPlan {
 /// `hot_skew` >= 0 biases each MoE layer's router towards a few experts.
 /// `successor_head`: lm_head row j holds embed_tokens row j - 1, so the model
 /// predicts the token after its input's id (see MakeModelOptions).
+/// `experts`: the routed experts' format (any integer precision; the dense part is int8).
 ModelPlan plan_model(const nlohmann::ordered_json& config, double hot_skew,
-                     bool successor_head = false);
+                     bool successor_head = false, WeightPrecision experts = WeightBits::int4);
 
 /// Alignment of each routed expert's first byte in its file.
 inline constexpr uint64_t kExpertAlignment = 4096;
