@@ -230,6 +230,20 @@ TEST_F(ProfileTest, WrongTypesAreNamed) {
               HasSubstr("key `plugins.io.settings.threads`"));
 }
 
+// A list setting reaches the plugin one entry per line (io's `mirrors`).
+TEST_F(ProfileTest, AListSettingReachesThePluginOneEntryPerLine) {
+  const Profile p =
+      load_profile(write("plugins:\n  kernels: kernels-scalar\n  io:\n    name: io-odirect\n"
+                         "    settings: {mirrors: [/mnt/b/glm5@400MB, /mnt/c/glm5]}\n"));
+  EXPECT_EQ(p.io.settings.at("mirrors"), "/mnt/b/glm5@400MB\n/mnt/c/glm5");
+  EXPECT_THAT(error_of("plugins:\n  kernels: kernels-scalar\n  io:\n    name: io-odirect\n"
+                       "    settings: {mirrors: []}\n"),
+              AllOf(HasSubstr("key `plugins.io.settings.mirrors`"), HasSubstr("at least one")));
+  EXPECT_THAT(error_of("plugins:\n  kernels: kernels-scalar\n  io:\n    name: io-odirect\n"
+                       "    settings: {mirrors: [[/a]]}\n"),
+              HasSubstr("key `plugins.io.settings.mirrors[0]`"));
+}
+
 TEST_F(ProfileTest, OutOfRangeValuesAreRefused) {
   EXPECT_THAT(error_of(std::string(kMinimal) + "threads: 2000\n"),
               AllOf(StartsWith(at_line(4)), HasSubstr("2000 is out of range")));
