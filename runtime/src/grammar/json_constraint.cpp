@@ -37,15 +37,14 @@ StateRef JsonConstraint::state_after(std::span<const int32_t> generated) {
   return state;
 }
 
-void JsonConstraint::walk(uint32_t node, StateRef state) {
-  const std::span<const TokenTrie::Node> nodes = trie_->nodes();
-  const std::span<const int32_t> ids = trie_->token_ids();
+void JsonConstraint::walk(std::span<const TokenTrie::Node> nodes, std::span<const int32_t> ids,
+                          uint32_t node, StateRef state) {
   for (uint32_t t = nodes[node].tokens_begin; t < nodes[node].tokens_end; ++t) mask_[ids[t]] = 1;
   for (uint32_t child = node + 1; child < nodes[node].end; child = nodes[child].end) {
     ++walked_;
     const size_t mark = machine_.mark();
     const StateRef next = machine_.step(state, nodes[child].byte);
-    if (next != kRejected) walk(child, next);
+    if (next != kRejected) walk(nodes, ids, child, next);
     machine_.release(mark);
   }
 }
@@ -58,7 +57,16 @@ std::span<const uint8_t> JsonConstraint::allowed(std::span<const int32_t> genera
   if (machine_.accepting(state))
     for (int32_t stop : stop_tokens_)
       if (stop >= 0 && static_cast<size_t>(stop) < mask_.size()) mask_[stop] = 1;
-  walk(0, state);
+  if (const auto room = machine_.string_room(state)) {
+    // Inside a string: plain text tokens are allowed by their length alone;
+    // only the others (quotes, escapes, broken characters) are walked.
+    const std::span<const uint32_t> lengths = trie_->plain_lengths();
+    const std::span<const int32_t> plain = trie_->plain_tokens();
+    for (size_t i = 0; i < plain.size() && lengths[i] <= *room; ++i) mask_[plain[i]] = 1;
+    walk(trie_->string_nodes(), trie_->string_token_ids(), 0, state);
+  } else {
+    walk(trie_->nodes(), trie_->token_ids(), 0, state);
+  }
   mask_length_ = static_cast<int64_t>(generated.size());
   return mask_;
 }

@@ -137,6 +137,27 @@ StringStep string_byte(Frame& f, uint8_t b, uint32_t min_length, uint32_t max_le
 
 }  // namespace
 
+std::optional<uint32_t> plain_string_length(std::string_view bytes) {
+  Frame f;
+  for (const char c : bytes) {
+    const auto b = static_cast<uint8_t>(c);
+    if (b == '"' || b == '\\' || string_byte(f, b, 0, kNoLimit) != StringStep::more)
+      return std::nullopt;
+  }
+  if (f.pending != 0) return std::nullopt;
+  return f.count;
+}
+
+std::optional<uint32_t> JsonMachine::string_room(StateRef state) const {
+  const Frame& f = arena_[state];
+  const bool free_key = f.kind == kKey && (f.flags & kFreeKey);
+  if ((f.kind != kString && !free_key) || f.phase != kStringBody || f.pending != 0)
+    return std::nullopt;
+  if (free_key) return kNoLimit;
+  const uint32_t max = schema_->node(f.node).max_length;
+  return max == kNoLimit ? kNoLimit : max - f.count;
+}
+
 JsonMachine::JsonMachine(std::shared_ptr<const JsonSchema> schema) : schema_(std::move(schema)) {
   if (!schema_) fail("grammar: a JSON machine needs a schema");
 }

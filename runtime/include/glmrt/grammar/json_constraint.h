@@ -32,7 +32,8 @@ class JsonConstraint : public TokenConstraint {
   /// The state after `generated`, loaded into the machine; throws when a
   /// token does not continue the JSON (the answer did not come from the mask).
   StateRef state_after(std::span<const int32_t> generated);
-  void walk(uint32_t node, StateRef state);
+  void walk(std::span<const TokenTrie::Node> nodes, std::span<const int32_t> ids, uint32_t node,
+            StateRef state);
 
   std::shared_ptr<const TokenTrie> trie_;
   std::vector<int32_t> stop_tokens_;

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -72,6 +73,11 @@ class JsonMachine {
 
   const JsonSchema& schema() const { return *schema_; }
 
+  /// Inside a string's text at a character boundary (no escape or UTF-8
+  /// sequence open): how many more code points it may take (kNoLimit for
+  /// keys and unbounded strings). Nothing elsewhere.
+  std::optional<uint32_t> string_room(StateRef state) const;
+
  private:
   StateRef push(const Frame& frame);
   StateRef replace(StateRef state, const Frame& frame);  // same parent, new contents
@@ -98,5 +104,10 @@ class JsonMachine {
 bool number_prefix_feasible(const SchemaNode& node, const Frame& number);
 /// Whether the number so far is complete and within the node's bounds.
 bool number_complete_in_range(const SchemaNode& node, const Frame& number);
+
+/// When `bytes` are plain string text (printable ASCII but `"` and `\`,
+/// and whole, valid UTF-8 characters), their length in code points: inside
+/// a string they do nothing but add that many characters.
+std::optional<uint32_t> plain_string_length(std::string_view bytes);
 
 }  // namespace glmrt::grammar
