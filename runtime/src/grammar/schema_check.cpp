@@ -64,7 +64,9 @@ std::optional<std::string> JsonSchema::problem(const Json& value, int index) con
     std::optional<std::string> check_object(const Json& v, const SchemaNode& node,
                                             const std::string& path) const {
       uint64_t seen = 0;
-      for (const auto& [key, item] : v.items()) {
+      for (auto entry = v.begin(); entry != v.end(); ++entry) {
+        const std::string& key = entry.key();
+        const Json& item = entry.value();
         const std::string where = path + (path.empty() ? "" : ".") + key;
         const auto it = std::find_if(node.properties.begin(), node.properties.end(),
                                      [&](const Property& p) { return p.name == key; });
