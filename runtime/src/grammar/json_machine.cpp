@@ -1,6 +1,9 @@
 #include <glmrt/base/error.h>
 #include <glmrt/grammar/json_machine.h>
 
+#include "number_text.h"
+#include "string_text.h"
+
 #include <algorithm>
 
 namespace glmrt::grammar {
@@ -18,20 +21,8 @@ enum ObjectPhase : uint8_t {
   kObjectKeyIn
 };
 enum ArrayPhase : uint8_t { kArrayOpen, kArrayValueIn, kArrayAfterValue, kArrayComma };
-enum StringPhase : uint8_t { kStringBody, kStringEscape, kStringUnicode };
-enum NumberPhase : uint8_t {
-  kNumberStart,
-  kNumberSign,
-  kNumberInteger,
-  kNumberPoint,
-  kNumberFraction,
-  kNumberExponentMark,
-  kNumberExponentSign,
-  kNumberExponent
-};
 
-constexpr uint8_t kNegative = 1;  // number flags
-constexpr uint8_t kFreeKey = 1;   // key flags: a key no declared name starts with
+constexpr uint8_t kFreeKey = 1;  // key flags: a key no declared name starts with
 
 bool is_space(uint8_t b) {
   return b == ' ' || b == '\n' || b == '\t' || b == '\r';
@@ -39,13 +30,6 @@ bool is_space(uint8_t b) {
 bool is_digit(uint8_t b) {
   return b >= '0' && b <= '9';
 }
-int hex_digit(uint8_t b) {
-  if (b >= '0' && b <= '9') return b - '0';
-  if (b >= 'a' && b <= 'f') return b - 'a' + 10;
-  if (b >= 'A' && b <= 'F') return b - 'A' + 10;
-  return -1;
-}
-
 uint64_t pack_range(uint32_t low, uint32_t high) {
   return low | (uint64_t{high} << 32);
 }
@@ -71,82 +55,7 @@ std::pair<uint32_t, uint32_t> narrow(const std::vector<std::string>& texts, uint
           static_cast<uint32_t>(last - texts.begin())};
 }
 
-enum class StringStep { rejected, more, closed };
-
-// One byte of a JSON string's body (after its opening quote): valid UTF-8,
-// no raw control characters, escapes (no lone surrogates), at most
-// `max_length` code points and a closing quote only after `min_length`.
-StringStep string_byte(Frame& f, uint8_t b, uint32_t min_length, uint32_t max_length) {
-  if (f.pending > 0) {
-    if (b < f.next_low || b > f.next_high) return StringStep::rejected;
-    --f.pending;
-    f.next_low = 0x80;
-    f.next_high = 0xBF;
-    return StringStep::more;
-  }
-  if (f.phase == kStringEscape) {
-    if (b == 'u') {
-      f.phase = kStringUnicode;
-      f.fraction = 0;
-      f.fraction_digits = 0;
-      return StringStep::more;
-    }
-    if (b != '"' && b != '\\' && b != '/' && b != 'b' && b != 'f' && b != 'n' && b != 'r' &&
-        b != 't')
-      return StringStep::rejected;
-    f.phase = kStringBody;
-    return StringStep::more;
-  }
-  if (f.phase == kStringUnicode) {
-    const int d = hex_digit(b);
-    if (d < 0) return StringStep::rejected;
-    f.fraction = f.fraction * 16 + d;
-    // A surrogate (D800-DFFF) alone is not a character: refused, so every
-    // answer parses in strict parsers (characters past U+FFFF go as UTF-8).
-    if (++f.fraction_digits == 2 && f.fraction >= 0xD8 && f.fraction <= 0xDF)
-      return StringStep::rejected;
-    if (f.fraction_digits == 4) f.phase = kStringBody;
-    return StringStep::more;
-  }
-  if (b == '"') return f.count >= min_length ? StringStep::closed : StringStep::rejected;
-  if (b < 0x20) return StringStep::rejected;
-  uint8_t pending = 0, low = 0x80, high = 0xBF;
-  if (b < 0x80) {
-    pending = 0;
-  } else if (b >= 0xC2 && b <= 0xDF) {
-    pending = 1;
-  } else if (b >= 0xE0 && b <= 0xEF) {
-    pending = 2;
-    if (b == 0xE0) low = 0xA0;   // no overlong forms
-    if (b == 0xED) high = 0x9F;  // no surrogates
-  } else if (b >= 0xF0 && b <= 0xF4) {
-    pending = 3;
-    if (b == 0xF0) low = 0x90;
-    if (b == 0xF4) high = 0x8F;  // nothing past U+10FFFF
-  } else {
-    return StringStep::rejected;
-  }
-  if (f.count >= max_length) return StringStep::rejected;
-  ++f.count;  // a character (or an escape) starts here
-  if (b == '\\') f.phase = kStringEscape;
-  f.pending = pending;
-  f.next_low = low;
-  f.next_high = high;
-  return StringStep::more;
-}
-
 }  // namespace
-
-std::optional<uint32_t> plain_string_length(std::string_view bytes) {
-  Frame f;
-  for (const char c : bytes) {
-    const auto b = static_cast<uint8_t>(c);
-    if (b == '"' || b == '\\' || string_byte(f, b, 0, kNoLimit) != StringStep::more)
-      return std::nullopt;
-  }
-  if (f.pending != 0) return std::nullopt;
-  return f.count;
-}
 
 std::optional<uint32_t> JsonMachine::string_room(StateRef state) const {
   const Frame& f = arena_[state];
@@ -441,62 +350,6 @@ StateRef JsonMachine::step_string(StateRef state, uint8_t byte) {
     case StringStep::more:
       break;
   }
-  return replace(state, f);
-}
-
-StateRef JsonMachine::step_number(StateRef state, uint8_t byte) {
-  Frame f = arena_[state];
-  const SchemaNode& node = schema_->node(f.node);
-  const bool fractions = (node.types & kNumberType) != 0;
-  bool checked = false;  // the bounds may rule the new prefix out
-  if (is_digit(byte)) {
-    const int d = byte - '0';
-    switch (f.phase) {
-      case kNumberStart:
-      case kNumberSign:
-        f.value = d;
-        f.count = 1;
-        f.phase = kNumberInteger;
-        break;
-      case kNumberInteger:
-        if (f.value == 0 || f.count >= static_cast<uint32_t>(kIntegerDigits)) return kRejected;
-        f.value = f.value * 10 + d;
-        ++f.count;
-        break;
-      case kNumberPoint:
-      case kNumberFraction:
-        if (f.fraction_digits >= static_cast<uint32_t>(kFractionDigits)) return kRejected;
-        f.fraction = f.fraction * 10 + d;
-        ++f.fraction_digits;
-        f.phase = kNumberFraction;
-        break;
-      default:  // exponent digits (unbounded numbers only)
-        if (f.pending >= kExponentDigits) return kRejected;
-        ++f.pending;
-        f.phase = kNumberExponent;
-        return replace(state, f);
-    }
-    checked = true;
-  } else if (byte == '-' && f.phase == kNumberStart) {
-    f.flags |= kNegative;
-    f.phase = kNumberSign;
-    checked = true;
-  } else if (byte == '.' && f.phase == kNumberInteger && fractions) {
-    f.phase = kNumberPoint;
-    checked = true;
-  } else if ((byte == 'e' || byte == 'E') && fractions && !node.bounded &&
-             (f.phase == kNumberInteger || f.phase == kNumberFraction)) {
-    f.phase = kNumberExponentMark;
-    return replace(state, f);
-  } else if ((byte == '-' || byte == '+') && f.phase == kNumberExponentMark) {
-    f.phase = kNumberExponentSign;
-    return replace(state, f);
-  } else {
-    // Not part of the number: it ends here, and the byte is the parent's.
-    if (!number_complete_in_range(node, f)) return kRejected;
-    return step(child_done(f.parent, -1), byte);
-  }
-  if (checked && !number_prefix_feasible(node, f)) return kRejected;
   return replace(state, f);
 }
 
