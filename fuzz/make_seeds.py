@@ -274,6 +274,19 @@ seed("serve_request", "chat-tools.json", dumps({
         "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
         "required": ["city"]}}}],
     "tool_choice": "auto", "max_tokens": 16, "thinking": {"type": "disabled"}}))
+seed("serve_request", "chat-json-schema.json", dumps({
+    "messages": [{"role": "user", "content": "a customer"}], "max_tokens": 64,
+    "response_format": {"type": "json_schema", "json_schema": {"name": "customer", "strict": True,
+        "schema": {"type": "object", "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 8},
+            "age": {"type": "integer", "minimum": 18, "exclusiveMaximum": 100},
+            "score": {"type": ["number", "null"], "minimum": -1.5, "maximum": 2.25},
+            "tags": {"type": "array", "items": {"enum": ["a", "b", 3, None]}, "maxItems": 2},
+            "extra": {"type": "object", "additionalProperties": {"type": "boolean"}},
+            "kind": {"const": {"k": [1, True]}}},
+        "required": ["name", "age"], "additionalProperties": False}}}}))
+seed("serve_request", "completion-json-object.json", dumps({
+    "prompt": "x", "max_tokens": 8, "response_format": {"type": "json_object"}}))
 seed("serve_request", "completion-echo-batch.json", dumps({
     "model": "glm", "prompt": [[1, 2, 3, 4], [5, 6, 7]], "echo": True, "logprobs": 1,
     "max_tokens": 0, "temperature": 0}))
