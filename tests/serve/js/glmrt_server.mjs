@@ -12,10 +12,11 @@ export const env = {
   rssGrowthLimitMb: Number(process.env.GLMRT_RSS_GROWTH_LIMIT_MB || 64),
 };
 
-export async function startServer(extraArgs = []) {
+// `profile` replaces the environment's (e.g. one with a smaller context).
+export async function startServer(extraArgs = [], { profile = env.profile } = {}) {
   for (const [key, value] of Object.entries(env))
     if (value === undefined) throw new Error(`the test environment lacks ${key} (run through ctest)`);
-  const args = ["serve", "--profile", env.profile, "--model", env.model, "--port", "0", ...extraArgs];
+  const args = ["serve", "--profile", profile, "--model", env.model, "--port", "0", ...extraArgs];
   const child = spawn(env.bin, args, { stdio: ["ignore", "inherit", "pipe"] });
   let log = "";
   let exit = null;
