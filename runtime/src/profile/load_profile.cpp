@@ -193,7 +193,7 @@ class ProfileReader {
   void read_memory(const Field& field, Profile& profile) const {
     Mapping memory =
         field.as_mapping({"budget", "expert_cache", "prefetch", "max_context", "prefill_chunk",
-                          "pinned", "mlock", "history", "verify_checksums"});
+                          "kv_slots", "pinned", "mlock", "history", "verify_checksums"});
     if (auto budget = memory.find("budget")) {
       profile.memory_budget_auto = is_word(*budget, "auto");
       if (!profile.memory_budget_auto) profile.memory_budget_bytes = read_byte_size(*budget);
@@ -213,6 +213,12 @@ class ProfileReader {
       profile.max_context = static_cast<int>(context->as_int(16, 1048576));
     if (auto chunk = memory.find("prefill_chunk"))
       profile.prefill_chunk = static_cast<int>(chunk->as_int(0, 1048576));
+    if (auto slots = memory.find("kv_slots")) {
+      if (is_word(*slots, "auto"))
+        profile.kv_slots.reset();
+      else
+        profile.kv_slots = static_cast<int>(slots->as_int(1, kMaxKvSlots));
+    }
     if (auto pinned = memory.find("pinned")) {
       if (is_word(*pinned, "auto"))
         profile.pinned_bytes.reset();
