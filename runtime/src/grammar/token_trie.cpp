@@ -84,4 +84,14 @@ std::optional<std::string_view> TokenTrie::bytes(int32_t id) const {
   return *bytes_[id];
 }
 
+uint64_t TokenTrie::memory_bytes() const {
+  uint64_t bytes = bytes_.capacity() * sizeof(std::optional<std::string>);
+  for (const auto& b : bytes_)
+    if (b && b->capacity() > sizeof(std::string)) bytes += b->capacity();
+  for (const Trie* t : {&all_, &unplain_})
+    bytes += t->nodes.capacity() * sizeof(Node) + t->ids.capacity() * sizeof(int32_t);
+  return bytes + plain_ids_.capacity() * sizeof(int32_t) +
+         plain_lengths_.capacity() * sizeof(uint32_t);
+}
+
 }  // namespace glmrt::grammar

@@ -272,7 +272,8 @@ ServerState::ServerState(Engine& engine_, text::ModelChatTemplate chat_template_
             with_role_tokens(stop_token_ids(engine_.model().config(), engine_.model_dir()),
                              tokenizer),
             std::make_shared<const SharedTokenTrie>(
-                tokenizer, static_cast<size_t>(engine_.model().config().vocab_size))},
+                tokenizer, static_cast<size_t>(engine_.model().config().vocab_size),
+                &engine_.budget())},
       worker(engine_, static_cast<size_t>(options.limits.max_queue),
              static_cast<size_t>(options.slots), metrics) {}
 

@@ -2,10 +2,23 @@
 
 namespace glmrt::serve {
 
+namespace {
+constexpr const char* kTrieCategory = "JSON grammar trie";
+}
+
+SharedTokenTrie::~SharedTokenTrie() {
+  if (budget_ && charged_) budget_->release(kTrieCategory, charged_);
+}
+
 std::shared_ptr<const grammar::TokenTrie> SharedTokenTrie::get() const {
   std::call_once(built_, [&] {
-    trie_ = std::make_shared<const grammar::TokenTrie>(
+    auto trie = std::make_shared<const grammar::TokenTrie>(
         grammar::TokenTrie::from_tokenizer(tokenizer_, vocab_size_));
+    if (budget_) {
+      budget_->charge(kTrieCategory, trie->memory_bytes());  // throws: built_ stays unset
+      charged_ = trie->memory_bytes();
+    }
+    trie_ = std::move(trie);
   });
   return trie_;
 }

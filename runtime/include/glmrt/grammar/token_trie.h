@@ -51,6 +51,8 @@ class TokenTrie {
   size_t vocab_size() const { return bytes_.size(); }
   /// Token id's bytes; nothing when no text spells it.
   std::optional<std::string_view> bytes(int32_t id) const;
+  /// The memory the trie holds (for the budget).
+  uint64_t memory_bytes() const;
 
  private:
   struct Trie {

@@ -4,6 +4,7 @@
 // spend), and the constraint one choice samples under.
 #pragma once
 
+#include <glmrt/base/memory.h>
 #include <glmrt/grammar/json_constraint.h>
 #include <glmrt/text/tokenizer.h>
 
@@ -15,15 +16,24 @@ namespace glmrt::serve {
 
 class SharedTokenTrie {
  public:
-  /// `tokenizer` must outlive this; `vocab_size` is the model's logits.
-  SharedTokenTrie(const text::Tokenizer& tokenizer, size_t vocab_size)
-      : tokenizer_(tokenizer), vocab_size_(vocab_size) {}
-  /// Built once, on the first call (from any thread).
+  /// `tokenizer` (and `budget`, when given) must outlive this; `vocab_size`
+  /// is the model's logits.
+  SharedTokenTrie(const text::Tokenizer& tokenizer, size_t vocab_size,
+                  MemoryBudget* budget = nullptr)
+      : tokenizer_(tokenizer), vocab_size_(vocab_size), budget_(budget) {}
+  SharedTokenTrie(const SharedTokenTrie&) = delete;
+  SharedTokenTrie& operator=(const SharedTokenTrie&) = delete;
+  ~SharedTokenTrie();
+  /// Built once, on the first call (from any thread), and charged to the
+  /// budget as "JSON grammar trie" (throws when it does not fit; the next
+  /// call tries again).
   std::shared_ptr<const grammar::TokenTrie> get() const;
 
  private:
   const text::Tokenizer& tokenizer_;
   size_t vocab_size_;
+  MemoryBudget* budget_;
+  mutable uint64_t charged_ = 0;
   mutable std::once_flag built_;
   mutable std::shared_ptr<const grammar::TokenTrie> trie_;
 };
