@@ -251,7 +251,7 @@ TEST_F(ProfileTest, WrongTypesAreNamed) {
   EXPECT_THAT(error_of("plugins:\n  kernels: [a]\n  io: io-buffered\n"),
               AllOf(StartsWith(at_line(2)), HasSubstr("key `plugins.kernels`")));
   EXPECT_THAT(error_of("plugins:\n  kernels: kernels-scalar\n  io:\n    name: io-buffered\n"
-                       "    settings: {threads: [1]}\n"),
+                       "    settings: {threads: {n: 1}}\n"),
               HasSubstr("key `plugins.io.settings.threads`"));
 }
 
