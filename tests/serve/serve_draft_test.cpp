@@ -9,8 +9,11 @@
 #include <glmrt/validate/oracle.h>
 
 #include <gtest/gtest.h>
+
 #include <httplib.h>
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include <filesystem>
 #include <string>
@@ -76,7 +79,14 @@ void check_drafting_server(const std::string& profile_name) {
   };
   const double proposed_before = proposed();
   const auto json_drafted = post_json(client, "/v1/completions", json_request);
-  EXPECT_GT(proposed(), proposed_before) << "no drafts were proposed for the JSON answer";
+  // The worker counts a request's drafts once it is done, which may be just
+  // after its response went out: wait for the count rather than race it.
+  double proposed_after = proposed();
+  for (int tries = 0; tries < 100 && proposed_after <= proposed_before; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    proposed_after = proposed();
+  }
+  EXPECT_GT(proposed_after, proposed_before) << "no drafts were proposed for the JSON answer";
   json_request["logprobs"] = 0;
   const auto json_stepwise = post_json(client, "/v1/completions", json_request);
   EXPECT_EQ(json_drafted["choices"][0]["text"], json_stepwise["choices"][0]["text"]);
