@@ -85,6 +85,7 @@ void ConnectionReader::wake() {
 
 void ConnectionReader::add(int fd) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  bool stopping = false;
   {
     std::lock_guard lock(mutex_);
     if (!stopping_ && open_ < limits_.max_connections) {
@@ -93,8 +94,13 @@ void ConnectionReader::add(int fd) {
       wake();
       return;
     }
+    stopping = stopping_;
   }
-  send_once(fd, error_response(503, "the server has too many open connections; try again later"));
+  // A connection that arrives once reading has stopped (the server is
+  // finishing its last responses) is told so, not that it is one too many.
+  send_once(fd, error_response(
+                    503, stopping ? "the server is shutting down"
+                                  : "the server has too many open connections; try again later"));
   if (refused_) refused_(503);
   ::close(fd);
 }
