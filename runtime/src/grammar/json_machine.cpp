@@ -261,16 +261,7 @@ StateRef JsonMachine::step_object(StateRef state, uint8_t byte) {
 }
 
 StateRef JsonMachine::free_key(StateRef state, uint8_t byte) {
-  Frame f = arena_[state];
-  switch (string_byte(f, byte, 0, kNoLimit)) {
-    case StringStep::rejected:
-      return kRejected;
-    case StringStep::closed:
-      return child_done(f.parent, -1);
-    case StringStep::more:
-      break;
-  }
-  return replace(state, f);
+  return string_text_step(state, byte, 0, kNoLimit);
 }
 
 StateRef JsonMachine::step_key(StateRef state, uint8_t byte) {
@@ -340,9 +331,14 @@ StateRef JsonMachine::step_array(StateRef state, uint8_t byte) {
 }
 
 StateRef JsonMachine::step_string(StateRef state, uint8_t byte) {
+  const SchemaNode& node = schema_->node(arena_[state].node);
+  return string_text_step(state, byte, node.min_length, node.max_length);
+}
+
+StateRef JsonMachine::string_text_step(StateRef state, uint8_t byte, uint32_t min_length,
+                                       uint32_t max_length) {
   Frame f = arena_[state];
-  const SchemaNode& node = schema_->node(f.node);
-  switch (string_byte(f, byte, node.min_length, node.max_length)) {
+  switch (string_byte(f, byte, min_length, max_length)) {
     case StringStep::rejected:
       return kRejected;
     case StringStep::closed:

@@ -92,6 +92,8 @@ class JsonMachine {
   StateRef step_number(StateRef state, uint8_t byte);
   StateRef step_literal(StateRef state, uint8_t byte);
   StateRef free_key(StateRef state, uint8_t byte);
+  /// A byte of string text (a value or a free key) within these lengths.
+  StateRef string_text_step(StateRef state, uint8_t byte, uint32_t min_length, uint32_t max_length);
   bool more_keys_possible(const Frame& object) const;
 
   std::shared_ptr<const JsonSchema> schema_;
