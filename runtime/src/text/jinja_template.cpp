@@ -1,0 +1,33 @@
+#include <glmrt/base/error.h>
+#include <glmrt/text/jinja_template.h>
+
+#include <algorithm>
+
+#include "jinja_evaluator.h"
+
+namespace glmrt::text {
+
+struct JinjaTemplate::Parsed {
+  jinja::Body body;
+};
+
+JinjaTemplate::JinjaTemplate(std::string_view source, std::string name)
+    : name_(std::move(name)),
+      parsed_(std::make_shared<const Parsed>(Parsed{jinja::parse_template(source, name_)})) {}
+
+RenderedChat JinjaTemplate::render(const nlohmann::ordered_json& variables,
+                                   std::span<const std::string_view> marked) const {
+  if (!variables.is_object()) fail("{}: the template variables must be a JSON object", name_);
+  auto globals =
+      std::make_shared<jinja::Scope>(jinja::Scope{jinja::chat_template_globals(), nullptr});
+  auto root = std::make_shared<jinja::Scope>(jinja::Scope{{}, globals});
+  for (const auto& [key, value] : variables.items()) {
+    const bool is_marked = std::find(marked.begin(), marked.end(), key) != marked.end();
+    root->variables.set(key, jinja::from_json(value, is_marked));
+  }
+  jinja::Evaluator evaluator(name_, jinja::RenderLimits{});
+  jinja::MarkedText out = evaluator.render(parsed_->body, root);
+  return RenderedChat{std::move(out.text), std::move(out.marks)};
+}
+
+}  // namespace glmrt::text

@@ -1,0 +1,95 @@
+// Every row of the Python Jinja2 renders (tests/fixtures/tokenizer/chat:
+// renders.jsonl, renders-deepseek-kimi.jsonl) rendered by the engine from the
+// real template files of tests/fixtures/chat_templates, byte for byte; a row
+// where Jinja2 raised must raise.
+#include <glmrt/base/error.h>
+#include <glmrt/text/jinja_template.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "fixture_rows.h"
+
+namespace glmrt::text {
+namespace {
+
+std::string read_template_fixture(const std::string& name) {
+  const std::string path = std::string(GLMRT_FIXTURES) + "/chat_templates/" + name + ".jinja";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The variables transformers' apply_chat_template passes, as the fixtures'
+// README says they were passed: tools = options.tools or None, documents None,
+// every other option a top-level variable.
+nlohmann::ordered_json template_variables(const nlohmann::ordered_json& row) {
+  nlohmann::ordered_json variables = nlohmann::ordered_json::object();
+  variables["messages"] = row.at("messages");
+  const auto& options = row.at("options");
+  const auto tools = options.find("tools");
+  variables["tools"] =
+      tools != options.end() && !tools->empty() ? *tools : nlohmann::ordered_json();
+  variables["documents"] = nullptr;
+  for (const auto& [key, value] : options.items())
+    if (key != "tools") variables[key] = value;
+  return variables;
+}
+
+struct RenderTally {
+  int rendered = 0, raised = 0;
+};
+
+RenderTally check_every_row(const std::string& file,
+                            const std::vector<std::string>& expected_templates) {
+  RenderTally tally;
+  std::map<std::string, std::optional<JinjaTemplate>> templates;
+  for (const auto& row : testing::read_json_lines(testing::tokenizer_fixture("chat/" + file))) {
+    const std::string name = row.at("template");
+    auto [it, fresh] = templates.try_emplace(name);
+    if (fresh) {
+      const std::string source = read_template_fixture(name);
+      EXPECT_FALSE(source.empty()) << "no template file for " << name;
+      if (source.empty()) continue;
+      it->second.emplace(source, name + ".jinja");
+    }
+    if (!it->second) continue;
+    const std::string label = name + " / " + row.at("conversation").get<std::string>();
+    const nlohmann::ordered_json variables = template_variables(row);
+    if (row.contains("error")) {
+      EXPECT_THROW(it->second->render(variables), Error) << label;
+      ++tally.raised;
+      continue;
+    }
+    try {
+      EXPECT_EQ(it->second->render(variables).text, row.at("rendered").get<std::string>()) << label;
+      ++tally.rendered;
+    } catch (const Error& e) {
+      ADD_FAILURE() << label << ": " << e.what();
+    }
+  }
+  for (const std::string& name : expected_templates)
+    EXPECT_TRUE(templates.contains(name)) << "the fixture has no rows of " << name;
+  return tally;
+}
+
+TEST(JinjaRenders, GlmTemplatesMatchPythonJinja2OnEveryRow) {
+  const RenderTally tally =
+      check_every_row("renders.jsonl", {"glm-5.3-flash", "glm-4.6", "glm-4.5"});
+  EXPECT_EQ(tally.rendered, 69);
+}
+
+TEST(JinjaRenders, DeepSeekAndKimiTemplatesMatchPythonJinja2OnEveryRow) {
+  const RenderTally tally =
+      check_every_row("renders-deepseek-kimi.jsonl", {"deepseek-v3", "kimi-k2-instruct"});
+  EXPECT_GT(tally.rendered, 100);
+  EXPECT_GT(tally.raised, 0);
+}
+
+}  // namespace
+}  // namespace glmrt::text
