@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include <glmrt/text/jinja_template.h>
+
 #include "jinja_ast.h"
 #include "jinja_ops.h"
 
@@ -19,16 +21,9 @@ struct Scope {
 };
 using ScopePtr = std::shared_ptr<Scope>;
 
-// What a hostile template may use up before it is stopped with an error.
-struct RenderLimits {
-  std::size_t max_output_bytes = std::size_t{64} << 20;  // all text written, macros' included
-  int max_call_depth = 256;                              // nested macro calls
-  std::uint64_t max_loop_iterations = 50'000'000;        // all loops together
-};
-
 class Evaluator {
  public:
-  Evaluator(std::string_view template_name, RenderLimits limits)
+  Evaluator(std::string_view template_name, JinjaLimits limits)
       : name_(template_name), limits_(limits) {}
 
   // Renders `body` with `root` as the template's top-level scope.
@@ -60,7 +55,7 @@ class Evaluator {
   void write(MarkedText& out, const MarkedText& text);
 
   std::string name_;
-  RenderLimits limits_;
+  JinjaLimits limits_;
   std::size_t written_ = 0;
   std::uint64_t iterations_ = 0;
   int call_depth_ = 0;

@@ -103,7 +103,7 @@ Value map_filter(const Value& v, Args args) {
       }
       return Value::list(std::move(out));
     }
-  const std::string& filter = require_string(args.take(0, "filter"), "map's filter name").text;
+  const std::string filter = require_string(args.take(0, "filter"), "map's filter name").text;
   const CallArguments rest = rest_of(args, 1);
   for (const Value& item : iterate(v)) out.push_back(apply_filter(filter, item, rest));
   return Value::list(std::move(out));

@@ -46,7 +46,7 @@ Dict dict_from(const CallArguments& args, std::string_view what) {
 }
 
 Value strftime_now_global(Evaluator&, CallArguments& args) {
-  const std::string& format = require_string(args.take(0, "format"), "strftime_now's format").text;
+  const std::string format = require_string(args.take(0, "format"), "strftime_now's format").text;
   const std::time_t now = std::time(nullptr);
   std::tm local{};
   localtime_r(&now, &local);

@@ -58,10 +58,8 @@ Value split_method(const MarkedText& s, Args args, bool from_right) {
       while (i < n) {
         while (i < n && space_at(i)) ++i;
         if (i == n) break;
-        if (maxsplit == 0) {
-          std::size_t end = n;
-          while (end > i && space_at(end - 1)) --end;
-          parts.emplace_back(offsets[i], offsets[end]);
+        if (maxsplit == 0) {  // the rest, trailing white space included
+          parts.emplace_back(offsets[i], offsets[n]);
           break;
         }
         const std::size_t start = i;
@@ -74,10 +72,8 @@ Value split_method(const MarkedText& s, Args args, bool from_right) {
       while (i > 0) {
         while (i > 0 && space_at(i - 1)) --i;
         if (i == 0) break;
-        if (maxsplit == 0) {
-          std::size_t begin = 0;
-          while (begin < i && space_at(begin)) ++begin;
-          parts.emplace_back(offsets[begin], offsets[i]);
+        if (maxsplit == 0) {  // the rest, leading white space included
+          parts.emplace_back(offsets[0], offsets[i]);
           break;
         }
         const std::size_t end = i;
@@ -135,8 +131,8 @@ std::int64_t code_point_index_of_byte(const std::string& text, std::size_t byte)
 }
 
 Value replace_text(const MarkedText& s, Args args) {
-  const std::string& old_text = require_string(args.take(0, "old"), "replace()'s old").text;
-  const MarkedText& new_text = require_string(args.take(1, "new"), "replace()'s new");
+  const std::string old_text = require_string(args.take(0, "old"), "replace()'s old").text;
+  const MarkedText new_text = require_string(args.take(1, "new"), "replace()'s new");
   const Value count_v = args.take(2, "count");
   std::int64_t count = count_v.is_undefined() ? -1 : require_integer(count_v, "replace()'s count");
   MarkedText out;
@@ -202,7 +198,7 @@ Value string_method(const MarkedText& s, std::string_view name, const CallArgume
   if (name == "replace") return replace_text(s, args);
   if (name == "format") return format_text(s, args);
   if (name == "find" || name == "rfind" || name == "index" || name == "count") {
-    const std::string& sub = require_string(args.take(0, "sub"), "the argument").text;
+    const std::string sub = require_string(args.take(0, "sub"), "the argument").text;
     if (name == "count") {
       if (sub.empty()) return length_of(s) + 1;
       std::int64_t n = 0;

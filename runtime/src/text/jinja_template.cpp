@@ -16,7 +16,8 @@ JinjaTemplate::JinjaTemplate(std::string_view source, std::string name)
       parsed_(std::make_shared<const Parsed>(Parsed{jinja::parse_template(source, name_)})) {}
 
 RenderedChat JinjaTemplate::render(const nlohmann::ordered_json& variables,
-                                   std::span<const std::string_view> marked) const {
+                                   std::span<const std::string_view> marked,
+                                   const JinjaLimits& limits) const {
   if (!variables.is_object()) fail("{}: the template variables must be a JSON object", name_);
   auto globals =
       std::make_shared<jinja::Scope>(jinja::Scope{jinja::chat_template_globals(), nullptr});
@@ -25,7 +26,7 @@ RenderedChat JinjaTemplate::render(const nlohmann::ordered_json& variables,
     const bool is_marked = std::find(marked.begin(), marked.end(), key) != marked.end();
     root->variables.set(key, jinja::from_json(value, is_marked));
   }
-  jinja::Evaluator evaluator(name_, jinja::RenderLimits{});
+  jinja::Evaluator evaluator(name_, limits);
   jinja::MarkedText out = evaluator.render(parsed_->body, root);
   return RenderedChat{std::move(out.text), std::move(out.marks)};
 }

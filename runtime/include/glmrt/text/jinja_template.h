@@ -9,12 +9,21 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 
 namespace glmrt::text {
+
+/// What one render may use up before it stops with an error naming the
+/// template: a hostile template cannot hang or exhaust the machine.
+struct JinjaLimits {
+  std::size_t max_output_bytes = std::size_t{64} << 20;  // all text written, macros' included
+  int max_call_depth = 256;                              // nested macro calls
+  std::uint64_t max_loop_iterations = 10'000'000;        // all loops together
+};
 
 class JinjaTemplate {
  public:
@@ -30,7 +39,8 @@ class JinjaTemplate {
   /// bounds on output size, loops and call depth) name the template, line
   /// and construct.
   RenderedChat render(const nlohmann::ordered_json& variables,
-                      std::span<const std::string_view> marked = {}) const;
+                      std::span<const std::string_view> marked = {},
+                      const JinjaLimits& limits = {}) const;
 
   const std::string& name() const { return name_; }
 
