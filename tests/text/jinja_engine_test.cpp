@@ -118,6 +118,27 @@ TEST(JinjaEngine, EachRenderBoundIsEnforced) {
       "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(8) }}", "t.jinja");
   EXPECT_NO_THROW(nested.render(none, {}, JinjaLimits{1000, 9, 1000}));
   EXPECT_THROW(nested.render(none, {}, JinjaLimits{1000, 8, 1000}), Error);
+  const JinjaTemplate doubling(
+      "{% set ns = namespace(s='x') %}{% for i in range(20) %}{% set ns.s = ns.s ~ ns.s %}"
+      "{% endfor %}{{ ns.s | length }}",
+      "t.jinja");
+  EXPECT_EQ(doubling.render(none, {}, JinjaLimits{1000, 8, 1000, 4 << 20}).text, "1048576");
+  try {
+    doubling.render(none, {}, JinjaLimits{1000, 8, 1000, 1 << 20});
+    ADD_FAILURE() << "no bound on the strings built";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("t.jinja:1: `~`: the render built more than 1 MiB of strings"));
+  }
+}
+
+TEST(JinjaEngine, ATemplateMustBeUtf8) {
+  try {
+    JinjaTemplate("ab\xc3(", "t.jinja");
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(),
+                HasSubstr("t.jinja: not UTF-8 text (an invalid byte sequence at byte 2)"));
+  }
   EXPECT_THAT(error_of("{{ 'x' * 100000000 }}"), HasSubstr("MiB"));
 }
 

@@ -266,11 +266,22 @@ Value Evaluator::lookup(const std::string& name, const ScopePtr& scope) const {
 }
 
 Value Evaluator::evaluate(const Expr& expr, const ScopePtr& scope) {
+  Value result;
   try {
-    return evaluate_unlocated(expr, scope);
+    result = evaluate_unlocated(expr, scope);
   } catch (const Problem& p) {
     raise(expr.line, construct_of(expr), p.what());
   }
+  // Strings built in a loop (`ns.s = ns.s ~ ns.s`) are work the output bound
+  // does not see.
+  if (result.is_string() && expr.kind != ExprKind::literal && expr.kind != ExprKind::name) {
+    built_ += result.text().size();
+    if (built_ > limits_.max_built_bytes)
+      raise(expr.line, construct_of(expr),
+            fmt::format("the render built more than {} MiB of strings",
+                        limits_.max_built_bytes >> 20));
+  }
+  return result;
 }
 
 CallArguments Evaluator::evaluate_arguments(const Expr& expr, std::size_t first,

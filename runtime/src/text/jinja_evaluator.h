@@ -58,6 +58,7 @@ class Evaluator {
   JinjaLimits limits_;
   std::size_t written_ = 0;
   std::uint64_t iterations_ = 0;
+  std::size_t built_ = 0;
   int call_depth_ = 0;
 };
 

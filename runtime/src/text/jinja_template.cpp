@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "jinja_evaluator.h"
+#include "utf8.h"
 
 namespace glmrt::text {
 
@@ -11,9 +12,21 @@ struct JinjaTemplate::Parsed {
   jinja::Body body;
 };
 
+namespace {
+
+// Python reads a template file as UTF-8 text: anything else never reaches Jinja2.
+std::string_view utf8_template_source(std::string_view source, const std::string& name) {
+  if (const auto bad = utf8::first_invalid(source))
+    fail("{}: not UTF-8 text (an invalid byte sequence at byte {})", name, *bad);
+  return source;
+}
+
+}  // namespace
+
 JinjaTemplate::JinjaTemplate(std::string_view source, std::string name)
     : name_(std::move(name)),
-      parsed_(std::make_shared<const Parsed>(Parsed{jinja::parse_template(source, name_)})) {}
+      parsed_(std::make_shared<const Parsed>(
+          Parsed{jinja::parse_template(utf8_template_source(source, name_), name_)})) {}
 
 RenderedChat JinjaTemplate::render(const nlohmann::ordered_json& variables,
                                    std::span<const std::string_view> marked,

@@ -23,6 +23,7 @@ struct JinjaLimits {
   std::size_t max_output_bytes = std::size_t{64} << 20;  // all text written, macros' included
   int max_call_depth = 256;                              // nested macro calls
   std::uint64_t max_loop_iterations = 10'000'000;        // all loops together
+  std::size_t max_built_bytes = std::size_t{1} << 30;    // all strings expressions produce
 };
 
 class JinjaTemplate {
