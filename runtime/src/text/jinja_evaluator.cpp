@@ -273,8 +273,10 @@ Value Evaluator::evaluate(const Expr& expr, const ScopePtr& scope) {
     raise(expr.line, construct_of(expr), p.what());
   }
   // Strings built in a loop (`ns.s = ns.s ~ ns.s`) are work the output bound
-  // does not see.
-  if (result.is_string() && expr.kind != ExprKind::literal && expr.kind != ExprKind::name) {
+  // does not see: count what operators, filters, calls and slices make.
+  const bool builds = expr.kind == ExprKind::binary || expr.kind == ExprKind::filter ||
+                      expr.kind == ExprKind::call || expr.kind == ExprKind::slice;
+  if (builds && result.is_string()) {
     built_ += result.text().size();
     if (built_ > limits_.max_built_bytes)
       raise(expr.line, construct_of(expr),
