@@ -4,6 +4,7 @@
 // where Jinja2 raised must raise.
 #include <glmrt/base/error.h>
 #include <glmrt/text/jinja_template.h>
+#include <glmrt/text/model_chat_template.h>
 
 #include <gtest/gtest.h>
 
@@ -98,6 +99,34 @@ TEST(JinjaRenders, DeepSeekAndKimiTemplatesMatchPythonJinja2OnEveryRow) {
   EXPECT_EQ(tally.rendered + tally.raised + tally.skipped, 224);
   EXPECT_EQ(tally.skipped, 2 * 32);
   EXPECT_EQ(tally.raised, 12);
+}
+
+// DeepSeek-V3's own tokenizer_config.json (template, bos_token and eos_token
+// as AddedToken objects) in a model folder, rendered the way every command
+// renders: the special tokens come from the file, not from the row.
+TEST(JinjaRenders, DeepSeekV3FromItsTokenizerConfigInAModelFolder) {
+  const auto chat_template = ModelChatTemplate::for_model(std::string(GLMRT_FIXTURES) +
+                                                          "/chat_templates/deepseek_v3_model");
+  int rendered = 0, raised = 0;
+  for (const auto& row :
+       testing::read_json_lines(testing::tokenizer_fixture("chat/renders-deepseek-kimi.jsonl"))) {
+    if (row.at("template") != "deepseek-v3") continue;
+    nlohmann::ordered_json kwargs = row.at("options");
+    nlohmann::ordered_json request = {{"messages", row.at("messages")}};
+    if (kwargs.contains("tools")) request["tools"] = kwargs["tools"];
+    for (const char* key : {"tools", "bos_token", "eos_token"}) kwargs.erase(key);
+    request["chat_template_kwargs"] = kwargs;
+    const std::string label = row.at("conversation");
+    if (row.contains("error")) {
+      EXPECT_THROW(chat_template.render(request), Error) << label;
+      ++raised;
+    } else {
+      EXPECT_EQ(chat_template.render(request), row.at("rendered").get<std::string>()) << label;
+      ++rendered;
+    }
+  }
+  EXPECT_EQ(rendered + raised, 32);
+  EXPECT_GT(raised, 0);
 }
 
 }  // namespace
