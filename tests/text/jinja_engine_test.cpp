@@ -170,11 +170,10 @@ TEST(JinjaEngine, TheRequestsOwnTextIsMarked) {
       "t.jinja");
   const RenderedChat out = t.render(variables, marked);
   EXPECT_EQ(out.text, "<s><|user|>hi <|user|>\"  hi <|user|> \"");
-  ASSERT_EQ(out.content.size(), 2u);
-  // "user" (the role, request text), then "hi <|user|>" and the JSON text.
+  // "hi <|user|>" and the JSON text; not the role, from which templates
+  // build role tokens ('<|' + role + '|>').
+  ASSERT_EQ(out.content.size(), 1u);
   EXPECT_EQ(out.text.substr(out.content[0].begin, out.content[0].end - out.content[0].begin),
-            "user");
-  EXPECT_EQ(out.text.substr(out.content[1].begin, out.content[1].end - out.content[1].begin),
             "hi <|user|>\"  hi <|user|> \"");
   EXPECT_TRUE(t.render(variables).content.empty());
 }

@@ -276,7 +276,10 @@ Value from_json(const nlohmann::ordered_json& json, bool marked) {
     case nlohmann::ordered_json::value_t::object: {
       Dict d;
       d.items.reserve(json.size());
-      for (const auto& [k, v] : json.items()) d.items.emplace_back(k, from_json(v, marked));
+      // A message's `role` is the template's to spell: some build the role
+      // token around it ('<|' + role + '|>'), which must stay a token.
+      for (const auto& [k, v] : json.items())
+        d.items.emplace_back(k, from_json(v, marked && k != "role"));
       return Value::dict(std::move(d));
     }
     default:

@@ -121,7 +121,8 @@ bool truthy(const Value& value);
 MarkedText to_text(const Value& value);
 // Python ==.
 bool equal(const Value& a, const Value& b);
-// The request's JSON as template values; every string marked when `marked`.
+// The request's JSON as template values; every string marked when `marked`,
+// but for the values of `role` keys.
 Value from_json(const nlohmann::ordered_json& json, bool marked);
 // Whether any string inside `value` is marked.
 bool carries_marks(const Value& value);
