@@ -142,6 +142,25 @@ TEST(JinjaEngine, ATemplateMustBeUtf8) {
   EXPECT_THAT(error_of("{{ 'x' * 100000000 }}"), HasSubstr("MiB"));
 }
 
+// Python's ints are unbounded, glmrt's 64-bit: what does not fit is an
+// error, never a wrapped value; huge slice steps and repeats are bounded.
+TEST(JinjaEngine, IntegerExtremesAreErrorsOrBounded) {
+  EXPECT_THAT(error_of("{{ 9223372036854775807 + 1 }}"), HasSubstr("`+`: integer overflow"));
+  EXPECT_THAT(error_of("{{ -9223372036854775807 - 2 }}"), HasSubstr("integer overflow"));
+  EXPECT_THAT(error_of("{{ 4294967296 * 4294967296 }}"), HasSubstr("integer overflow"));
+  EXPECT_THAT(error_of("{{ 2 ** 64 }}"), HasSubstr("integer overflow"));
+  EXPECT_EQ(render_text("{{ 2 ** 62 }}|{{ 1 ** 1000 }}|{{ (-1) ** 1001 }}"),
+            "4611686018427387904|1|-1");
+  EXPECT_THAT(error_of("{{ 99999999999999999999 }}"), HasSubstr("too large"));
+  EXPECT_THAT(error_of("{{ range(-9223372036854775807, 9223372036854775807) | length }}"),
+              HasSubstr("exceeds the bound"));
+  EXPECT_EQ(
+      render_text("{{ [1, 2, 3][::9223372036854775807] }}{{ 'abc'[::-9223372036854775807] }}"),
+      "[1]c");
+  EXPECT_THAT(error_of("{{ 'ab' * 9223372036854775807 }}"), HasSubstr("MiB"));
+  EXPECT_THAT(error_of("{{ '{99999999999999999999999}'.format(1) }}"), HasSubstr("no argument"));
+}
+
 TEST(JinjaEngine, SourceLineBreaksAndTheFinalNewlineAsJinja2ReadsThem) {
   EXPECT_EQ(render_text("a\r\n{% if true %}\r\nb\r\n{% endif %}\r\n"), "a\nb\n");
   EXPECT_EQ(render_text("a\rb\n"), "a\nb");

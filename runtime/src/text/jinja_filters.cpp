@@ -213,7 +213,9 @@ Value apply_filter(std::string_view name, const Value& v, const CallArguments& a
   if (name == "float") return number_filter(v, args, false);
   if (name == "abs") {
     if (v.is<double>()) return std::fabs(v.as<double>());
-    return std::llabs(require_integer(v, "abs's value"));
+    const std::int64_t i = require_integer(v, "abs's value");
+    if (i == INT64_MIN) problem("integer overflow: the result does not fit in 64 bits");
+    return i < 0 ? -i : i;
   }
   if (name == "replace") {
     return string_method(to_text(v), "replace", args);

@@ -22,13 +22,15 @@ Value range_global(Evaluator&, CallArguments& args) {
     if (args.positional.size() == 3) step = require_integer(args.positional[2], "range()'s step");
   }
   if (step == 0) problem("range() arg 3 must not be zero");
-  const std::int64_t count = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
-                                      : (start > stop ? (start - stop - step - 1) / -step : 0);
+  const __int128 span = step > 0 ? __int128{stop} - start : __int128{start} - stop;
+  const __int128 stride = step > 0 ? __int128{step} : -__int128{step};
+  const __int128 count = span > 0 ? (span + stride - 1) / stride : 0;
   if (count > kMaxRangeLength)
-    problem("range() of {} items exceeds the bound of {}", count, kMaxRangeLength);
+    problem("range() of more than {} items exceeds the bound", kMaxRangeLength);
   std::vector<Value> items;
   items.reserve(static_cast<std::size_t>(count));
-  for (std::int64_t i = 0, v = start; i < count; ++i, v += step) items.emplace_back(v);
+  for (__int128 i = 0, v = start; i < count; ++i, v += step)
+    items.emplace_back(static_cast<std::int64_t>(v));
   return Value::list(std::move(items));
 }
 

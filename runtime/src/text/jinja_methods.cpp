@@ -2,6 +2,8 @@
 // semantics (split with maxsplit, strip with a set of characters, ...).
 #include <unicode/uchar.h>
 
+#include <charconv>
+
 #include "jinja_ops.h"
 #include "jinja_text_case.h"
 #include "utf8.h"
@@ -172,7 +174,9 @@ Value format_text(const MarkedText& s, Args args) {
     if (field.empty()) {
       v = args.take(auto_index++, "");
     } else if (std::all_of(field.begin(), field.end(), ::isdigit)) {
-      v = args.take(std::stoul(field), "");
+      std::size_t index = SIZE_MAX;
+      std::from_chars(field.data(), field.data() + field.size(), index);
+      v = args.take(index, "");
     } else {
       v = args.take(SIZE_MAX, field);
     }

@@ -25,6 +25,22 @@ double float_of(const Value& v) {
           python_type_name(b));
 }
 
+// Python's ints are unbounded, glmrt's 64-bit: a result that does not fit is
+// an error, never a wrapped (or undefined) value.
+[[noreturn]] void integer_overflow() {
+  problem("integer overflow: the result does not fit in 64 bits");
+}
+
+std::int64_t checked_power(std::int64_t base, std::int64_t exponent) {
+  std::int64_t result = 1;
+  while (exponent > 0) {
+    if ((exponent & 1) && __builtin_mul_overflow(result, base, &result)) integer_overflow();
+    exponent >>= 1;
+    if (exponent > 0 && __builtin_mul_overflow(base, base, &base)) integer_overflow();
+  }
+  return result;
+}
+
 void require_size(std::size_t bytes) {
   if (bytes > kMaxBuiltValueBytes)
     problem("the value would exceed {} MiB (the bound on a value a template builds)",
@@ -33,6 +49,10 @@ void require_size(std::size_t bytes) {
 
 Value repeat(const Value& sequence, std::int64_t times) {
   if (times <= 0) return sequence.is_string() ? Value(std::string()) : Value::list();
+  const std::size_t unit = sequence.is_string() ? sequence.text().size()
+                                                : sequence.as<ListPtr>()->size() * sizeof(Value);
+  if (unit > 0 && static_cast<std::uint64_t>(times) > kMaxBuiltValueBytes / unit)
+    require_size(kMaxBuiltValueBytes + 1);
   if (sequence.is_string()) {
     const MarkedText& s = sequence.as<MarkedText>();
     require_size(s.text.size() * static_cast<std::size_t>(times));
@@ -50,24 +70,36 @@ Value repeat(const Value& sequence, std::int64_t times) {
 Value arithmetic(std::string_view op, const Value& a, const Value& b) {
   if (is_int_like(a) && is_int_like(b)) {
     const std::int64_t x = int_of(a), y = int_of(b);
-    if (op == "+") return x + y;
-    if (op == "-") return x - y;
-    if (op == "*") return x * y;
+    std::int64_t r = 0;
+    if (op == "+") {
+      if (__builtin_add_overflow(x, y, &r)) integer_overflow();
+      return r;
+    }
+    if (op == "-") {
+      if (__builtin_sub_overflow(x, y, &r)) integer_overflow();
+      return r;
+    }
+    if (op == "*") {
+      if (__builtin_mul_overflow(x, y, &r)) integer_overflow();
+      return r;
+    }
     if (op == "/") {
       if (y == 0) problem("division by zero");
       return static_cast<double>(x) / static_cast<double>(y);
     }
     if (op == "//" || op == "%") {
       if (y == 0) problem("integer division or modulo by zero");
-      std::int64_t q = x / y, r = x % y;
-      if (r != 0 && ((r < 0) != (y < 0))) --q, r += y;  // Python floors
-      return op == "//" ? Value(q) : Value(r);
+      if (x == INT64_MIN && y == -1) {
+        if (op == "%") return std::int64_t{0};
+        integer_overflow();
+      }
+      std::int64_t q = x / y, m = x % y;
+      if (m != 0 && ((m < 0) != (y < 0))) --q, m += y;  // Python floors
+      return op == "//" ? Value(q) : Value(m);
     }
     if (op == "**") {
       if (y < 0) return std::pow(static_cast<double>(x), static_cast<double>(y));
-      std::int64_t result = 1;
-      for (std::int64_t i = 0; i < y && i < 64; ++i) result *= x;
-      return result;
+      return checked_power(x, y);
     }
   }
   const double x = float_of(a), y = float_of(b);
@@ -134,7 +166,10 @@ Value binary_operation(std::string_view op, const Value& a, const Value& b) {
 
 Value negate(const Value& a) {
   if (a.is<double>()) return -a.as<double>();
-  if (is_int_like(a)) return -int_of(a);
+  if (is_int_like(a)) {
+    if (int_of(a) == INT64_MIN) integer_overflow();
+    return -int_of(a);
+  }
   if (a.is_undefined()) problem("'{}' is undefined", a.as<Undefined>().name);
   problem("bad operand type for unary -: '{}'", python_type_name(a));
 }
@@ -249,13 +284,16 @@ Value slice(const Value& obj, const Value& start_v, const Value& stop_v, const V
   if (obj.is_string()) {
     const MarkedText& s = obj.as<MarkedText>();
     MarkedText out;
-    for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step)
-      out.append(s.slice(offsets[i], offsets[i + 1]));
+    for (__int128 i = start; step > 0 ? i < stop : i > stop; i += step) {
+      const auto at = static_cast<std::size_t>(i);
+      out.append(s.slice(offsets[at], offsets[at + 1]));
+    }
     return out;
   }
   const auto& items = *obj.as<ListPtr>();
   std::vector<Value> out;
-  for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(items[i]);
+  for (__int128 i = start; step > 0 ? i < stop : i > stop; i += step)
+    out.push_back(items[static_cast<std::size_t>(i)]);
   return Value::list(std::move(out));
 }
 
