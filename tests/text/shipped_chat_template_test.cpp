@@ -202,12 +202,15 @@ TEST_F(ShippedTemplate, InputInTheMessageIsEscaped) {
   EXPECT_THAT(refusal(), AllOf(HasSubstr("`\\x1b[31mred`"), Not(HasSubstr("\x1b"))));
 }
 
-// The GLM-5 template (tests/fixtures/chat_templates) shipped in a model
-// directory, rendered by the engine, equals the built-in renderer on every
-// GLM-5 row of renders.jsonl, in text and in the tokens of the marked prompt.
+// The GLM-5 template shipped in a model directory, rendered by the engine,
+// equals the built-in renderer on every GLM-5 row of renders.jsonl, in text
+// and in the tokens of the marked prompt. No package ships that template, so
+// it runs where $GLMRT_GLM5_CHAT_TEMPLATE names a copy (sha256 in
+// tests/fixtures/chat_templates/README.md).
 TEST_F(ShippedTemplate, TheShippedGlm5TemplateEqualsTheBuiltInRenderer) {
-  const std::string text =
-      read(fs::path(GLMRT_FIXTURES) / "chat_templates" / "glm-5.3-flash.jinja");
+  const char* file = std::getenv("GLMRT_GLM5_CHAT_TEMPLATE");
+  if (!file) GTEST_SKIP() << "set GLMRT_GLM5_CHAT_TEMPLATE to the GLM-5 chat template";
+  const std::string text = read(file);
   ASSERT_FALSE(text.empty());
   const Tokenizer tokenizer = Tokenizer::from_file(tokenizer_fixture("glm_tiny/tokenizer.json"));
   for (const bool crlf : {false, true}) {
