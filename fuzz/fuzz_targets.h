@@ -34,6 +34,12 @@ int fuzz_oracle(Input input, const ScratchDir& scratch);
 /// A request body as /v1/chat/completions and /v1/completions parse it, and
 /// each line as a `glmrt score` request.
 int fuzz_serve_request(Input input, const ScratchDir& scratch);
+/// The bytes a client sends `glmrt serve`, framed as its connection reader
+/// does: heads, bodies by Content-Length or chunked, pipelined requests.
+int fuzz_request_framing(Input input, const ScratchDir& scratch);
+/// A chunked request body (the first byte sets the limit), decoded at once
+/// and in pieces.
+int fuzz_chunked_body(Input input, const ScratchDir& scratch);
 
 struct Target {
   std::string_view name;  // also the folder of its corpus: fuzz/corpus/<name>
@@ -46,6 +52,8 @@ inline constexpr std::array kTargets = {
     Target{"tokenizer", fuzz_tokenizer},         Target{"chat_request", fuzz_chat_request},
     Target{"chat_template", fuzz_chat_template}, Target{"oracle", fuzz_oracle},
     Target{"serve_request", fuzz_serve_request},
+    Target{"request_framing", fuzz_request_framing},
+    Target{"chunked_body", fuzz_chunked_body},
 };
 
 }  // namespace glmrt::fuzz

@@ -75,3 +75,27 @@ ExpertFile open_expert_file() {
 }
 
 }  // namespace glmrt::io_bench
+
+namespace glmrt::io_bench {
+
+ExpertFile open_mirror_file(const ExpertFile& original) {
+  namespace fs = std::filesystem;
+  ExpertFile f = original;
+  const fs::path folder =
+      env_or("GLMRT_IO_BENCH_MIRROR", (original.path.parent_path().string() + "-mirror").c_str());
+  f.path = folder / original.path.filename();
+  std::error_code ec;
+  if (fs::file_size(f.path, ec) == f.size && !ec) return f;
+  fs::create_directories(folder);
+  const auto space = fs::space(folder);
+  if (space.available < f.size + (f.size >> 3))
+    fail("io_bench: {} has {:.1f} GB free, the mirror needs {:.1f} GB (set GLMRT_IO_BENCH_MIRROR)",
+         folder.string(), space.available / 1e9, f.size / 1e9);
+  std::fprintf(stderr, "io_bench: copying %s to %s\n", original.path.c_str(), f.path.c_str());
+  const fs::path partial = f.path.string() + ".partial";
+  fs::copy_file(original.path, partial, fs::copy_options::overwrite_existing);
+  fs::rename(partial, f.path);
+  return f;
+}
+
+}  // namespace glmrt::io_bench

@@ -24,4 +24,11 @@ struct ExpertFile {
 /// bytes) when missing or of another size. Throws when the disk lacks room.
 ExpertFile open_expert_file();
 
+/// A second copy of `original` (the same bytes) for the `mirrors` benchmark:
+/// $GLMRT_IO_BENCH_MIRROR (a folder, default the original's folder +
+/// "-mirror"), copied once when missing or of another size. Put it on
+/// another drive to measure two drives; on one drive, give each copy a read
+/// cap (GLMRT_IO_BENCH_MIRROR_CAP) to measure the routing.
+ExpertFile open_mirror_file(const ExpertFile& original);
+
 }  // namespace glmrt::io_bench

@@ -24,6 +24,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <numeric>
 #include <random>
@@ -99,21 +101,17 @@ void BM_SequentialDirectBaseline(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
 }
 
-void BM_Experts(benchmark::State& state, const char* plugin) {
+struct InFlight {
+  IoTicket ticket;
+  Clock::time_point submitted;
+  int slot;
+};
+
+/// The timed loop both expert benchmarks share: per iteration, `evict`, then
+/// the iteration's experts with as many reads in flight as there are slots.
+void read_experts(benchmark::State& state, IoChannel& channel, int in_flight,
+                  const std::function<void()>& evict_all) {
   const ExpertFile& file = expert_file();
-  const int in_flight = static_cast<int>(state.range(0));
-  MemoryBudget budget;
-  HostServices services(budget, 2);
-  PluginHandle<plugin::Io> io;
-  try {
-    io = PluginHost(std::vector<fs::path>{GLMRT_PLUGIN_DIR})
-             .create_io(PluginChoice{plugin, {{"threads", std::to_string(in_flight)}}, {}},
-                        services);
-  } catch (const Error& e) {
-    state.SkipWithError(e.what());
-    return;
-  }
-  IoChannel channel(*io, io.info().abi_minor, {file.path});
   const uint64_t slot_bytes = align_up(kExpertBytes + 2 * channel.alignment(), 4096);
   std::vector<HugePageBlock> slots;
   for (int s = 0; s < in_flight; ++s) {
@@ -123,16 +121,11 @@ void BM_Experts(benchmark::State& state, const char* plugin) {
   const uint64_t n = experts_per_iteration();
   std::vector<double> latencies;
   uint64_t iteration = 0, bytes = 0;
-  struct InFlight {
-    IoTicket ticket;
-    Clock::time_point submitted;
-    int slot;
-  };
   for (auto _ : state) {
     state.PauseTiming();
     const std::vector<uint64_t> experts = pick_experts(iteration++, n);
     state.ResumeTiming();
-    evict(state);
+    evict_all();
     std::deque<InFlight> queue;
     std::vector<int> free_slots(static_cast<size_t>(in_flight));
     std::iota(free_slots.begin(), free_slots.end(), 0);
@@ -162,6 +155,61 @@ void BM_Experts(benchmark::State& state, const char* plugin) {
   state.counters["in_flight"] = in_flight;
 }
 
+PluginHandle<plugin::Io> make_io(benchmark::State& state, HostServices& services,
+                                 const char* plugin, std::map<std::string, std::string> settings) {
+  try {
+    return PluginHost(std::vector<fs::path>{GLMRT_PLUGIN_DIR})
+        .create_io(PluginChoice{plugin, std::move(settings), {}}, services);
+  } catch (const Error& e) {
+    state.SkipWithError(e.what());
+    return {};
+  }
+}
+
+void BM_Experts(benchmark::State& state, const char* plugin) {
+  const int in_flight = static_cast<int>(state.range(0));
+  MemoryBudget budget;
+  HostServices services(budget, 2);
+  PluginHandle<plugin::Io> io =
+      make_io(state, services, plugin, {{"threads", std::to_string(in_flight)}});
+  if (!io) return;
+  IoChannel channel(*io, io.info().abi_minor, {expert_file().path});
+  read_experts(state, channel, in_flight, [&] { evict(state); });
+}
+
+/// The read cap of each copy in BM_Mirrors ($GLMRT_IO_BENCH_MIRROR_CAP,
+/// default 300MB: two capped copies stay below this drive's ~1.5 GB/s).
+std::string mirror_cap() {
+  const char* value = std::getenv("GLMRT_IO_BENCH_MIRROR_CAP");
+  return value && *value ? value : "300MB";
+}
+
+// `mirrors`: the same reads from one capped copy, then from two, each read
+// sent to the less busy copy; with two copies on two drives, leave the cap
+// off (GLMRT_IO_BENCH_MIRROR_CAP=none) and measure the drives themselves.
+void BM_Mirrors(benchmark::State& state, const char* plugin) {
+  const int copies = static_cast<int>(state.range(0));
+  const ExpertFile& file = expert_file();
+  static const ExpertFile mirror = open_mirror_file(file);
+  const std::string cap = mirror_cap() == "none" ? "" : std::string("@").append(mirror_cap());
+  std::string mirrors = file.path.parent_path().string() + cap;
+  if (copies == 2) mirrors.append("\n").append(mirror.path.parent_path().string()).append(cap);
+  MemoryBudget budget;
+  HostServices services(budget, 2);
+  PluginHandle<plugin::Io> io =
+      make_io(state, services, plugin, {{"threads", "4"}, {"mirrors", mirrors}});
+  if (!io) return;
+  IoChannel channel(*io, io.info().abi_minor, {file.path});
+  read_experts(state, channel, 4, [&] {
+    state.PauseTiming();
+    for (const fs::path& path : {file.path, mirror.path})
+      if (std::string problem = evict_from_page_cache(path); !problem.empty())
+        state.SkipWithError(problem.c_str());
+    state.ResumeTiming();
+  });
+  state.counters["copies"] = copies;
+}
+
 // Three passes each, on the wall clock: the reads run on other threads.
 void timed_passes(benchmark::internal::Benchmark* b) {
   b->Iterations(3)->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -175,6 +223,8 @@ void in_flight_depths(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_SequentialDirectBaseline)->Arg(64)->Apply(timed_passes);
 BENCHMARK_CAPTURE(BM_Experts, io_odirect, "io-odirect")->Apply(in_flight_depths);
 BENCHMARK_CAPTURE(BM_Experts, io_buffered, "io-buffered")->Apply(in_flight_depths);
+BENCHMARK_CAPTURE(BM_Mirrors, io_odirect, "io-odirect")->Arg(1)->Arg(2)->Apply(timed_passes);
+BENCHMARK_CAPTURE(BM_Mirrors, io_buffered, "io-buffered")->Arg(1)->Arg(2)->Apply(timed_passes);
 
 }  // namespace
 }  // namespace glmrt::io_bench

@@ -2,6 +2,7 @@
 // the server and the score command parse them, against a byte-level
 // tokenizer (every byte a token, so any text encodes).
 #include <glmrt/base/error.h>
+#include <glmrt/grammar/json_machine.h>
 #include <glmrt/sampling/sampler.h>
 #include <glmrt/score/score_request.h>
 #include <glmrt/serve/api_error.h>
@@ -80,7 +81,38 @@ void expect_ids_below(const std::vector<int32_t>& ids, int32_t vocab, std::strin
 
 // An accepted request never fails later where a 500 would answer it: the
 // Sampler takes its settings, and it asks for no more tokens than allowed.
+// An accepted response_format schema: a walk that always takes the
+// smallest byte the automaton allows never meets a dead end, and a value it
+// completes parses and satisfies the schema.
+void check_json_format(const grammar::JsonSchema& schema) {
+  grammar::JsonMachine machine(std::make_shared<const grammar::JsonSchema>(schema));
+  grammar::StateRef state = machine.start();
+  std::string text;
+  for (int step = 0; step < 256 && !machine.finished(state); ++step) {
+    grammar::StateRef next = grammar::kRejected;
+    // Closing bytes first, so walks end; then anything.
+    for (const char c : std::string_view("}]\"0123456789tfn-{[a,:. ")) {
+      next = machine.step(state, static_cast<uint8_t>(c));
+      if (next != grammar::kRejected) {
+        text += c;
+        break;
+      }
+    }
+    for (int b = 0; b < 256 && next == grammar::kRejected; ++b)
+      if ((next = machine.step(state, static_cast<uint8_t>(b))) != grammar::kRejected)
+        text += static_cast<char>(b);
+    expect(next != grammar::kRejected, "a JSON schema's automaton has no dead end");
+    const auto frames = machine.snapshot(next);
+    state = machine.load(frames);
+  }
+  if (!machine.finished(state)) return;
+  const auto value = nlohmann::ordered_json::parse(text, nullptr, false);
+  expect(!value.is_discarded(), "a finished JSON answer parses");
+  expect(!schema.problem(value), "a finished JSON answer satisfies its schema");
+}
+
 void check_generation(const serve::GenerationRequest& g, const serve::RequestContext& context) {
+  if (g.json_format) check_json_format(*g.json_format);
   try {
     Sampler sampler(g.sampling);
   } catch (const Error& e) {

@@ -10,7 +10,8 @@
 namespace glmrt::io_buffered {
 
 BufferedIo::BufferedIo(const glmrt_host_services& host, IoSettings settings)
-    : drop_after_read_(settings.drop_after_read),
+    : PlainFileIo(settings.mirrors),
+      drop_after_read_(settings.drop_after_read),
       queue_(std::make_unique<io_support::ReadQueue>(
           host, settings.threads > 0 ? settings.threads : std::max(1, host.n_threads),
           "io-buffered reader", *this, false, settings.max_bytes_per_second)) {}
@@ -18,7 +19,8 @@ BufferedIo::BufferedIo(const glmrt_host_services& host, IoSettings settings)
 std::string BufferedIo::read_extent(const glmrt_extent& extent, uint64_t,
                                     glmrt_extent_result& result) noexcept {
   try {
-    const OpenFile& file = this->file(static_cast<size_t>(extent.file));
+    const io_support::CopyRouter::Lease lease = router().begin(extent.length);  // ends last
+    const OpenFile& file = this->file(static_cast<size_t>(extent.file), lease.copy());
     uint64_t done = 0;
     std::string error = io_support::pread_upto(kName, file, extent.offset, extent.length,
                                                static_cast<std::byte*>(extent.destination), done);

@@ -42,6 +42,7 @@ TwinFile::~TwinFile() {
 
 DirectIo::DirectIo(const glmrt_host_services& host, io_support::IoSettings settings)
     : host_(host),
+      mirrors_(std::move(settings.mirrors)),
       queue_(std::make_unique<io_support::ReadQueue>(host, settings.threads, "io-odirect reader",
                                                      *this, false, settings.max_bytes_per_second)) {
 }
@@ -57,15 +58,15 @@ void DirectIo::warn_fallback(const std::string& file, const std::string& why,
   host_.log(host_.context, GLMRT_LOG_WARNING, message.c_str());
 }
 
-glmrt_status DirectIo::open_file_set(const char* const* paths, int32_t n_paths,
-                                     std::string& error) {
+glmrt_status DirectIo::open_copy(const std::vector<std::string>& paths, std::vector<TwinFile>& out,
+                                 std::string& error) {
   std::vector<TwinFile> files;
-  files.reserve(static_cast<size_t>(n_paths));
+  files.reserve(paths.size());
   std::string first_refused, refusal;
   size_t refused = 0;
-  for (int32_t i = 0; i < n_paths; ++i) {
+  for (const std::string& path : paths) {
     FileTwins twins;
-    twins.path = paths[i] ? paths[i] : "";
+    twins.path = path;
     twins.buffered_fd = ::open(twins.path.c_str(), O_RDONLY | O_CLOEXEC);
     if (twins.buffered_fd < 0) {
       error = "io-odirect: cannot open " + twins.path + ": " + std::strerror(errno);
@@ -88,14 +89,39 @@ glmrt_status DirectIo::open_file_set(const char* const* paths, int32_t n_paths,
     files.emplace_back(std::move(twins));
   }
   if (refused) warn_fallback(first_refused, refusal, refused - 1);
-  files_ = std::move(files);
+  out = std::move(files);
+  return GLMRT_OK;
+}
+
+glmrt_status DirectIo::open_file_set(const char* const* paths, int32_t n_paths,
+                                     std::string& error) {
+  std::vector<std::string> own;
+  for (int32_t i = 0; i < n_paths; ++i) own.emplace_back(paths[i] ? paths[i] : "");
+  io_support::CopyLayout layout;
+  if (!io_support::lay_out_copies(kName, own, mirrors_, layout, error))
+    return GLMRT_ERR_INVALID_ARGUMENT;
+  std::vector<std::vector<TwinFile>> copies(layout.paths.size());
+  for (size_t c = 0; c < copies.size(); ++c) {
+    if (const glmrt_status s = open_copy(layout.paths[c], copies[c], error); s != GLMRT_OK)
+      return s;
+    if (c == 0) continue;
+    for (size_t f = 0; f < copies[c].size(); ++f) {
+      const FileTwins &original = copies[0][f].twins(), &copy = copies[c][f].twins();
+      error = io_support::check_same_file(kName, original.path, original.buffered_fd, copy.path,
+                                          copy.buffered_fd);
+      if (!error.empty()) return GLMRT_ERR_INVALID_ARGUMENT;
+    }
+  }
+  copies_ = std::move(copies);
+  router_ = std::make_unique<io_support::CopyRouter>(layout.caps);
   return GLMRT_OK;
 }
 
 std::string DirectIo::read_extent(const glmrt_extent& extent, uint64_t,
                                   glmrt_extent_result& result) noexcept {
   try {
-    TwinFile& file = files_[static_cast<size_t>(extent.file)];
+    const io_support::CopyRouter::Lease lease = router_->begin(extent.length);  // ends last
+    TwinFile& file = copies_[lease.copy()][static_cast<size_t>(extent.file)];
     const ExtentRead r = read_extent_fully(file.twins(), extent.offset, extent.length,
                                            static_cast<std::byte*>(extent.destination),
                                            kDirectAlignment, file.direct(), &::pread);
@@ -112,7 +138,7 @@ std::string DirectIo::read_extent(const glmrt_extent& extent, uint64_t,
 }
 
 void DirectIo::prefetch_extent(size_t file, const glmrt_extent& extent) noexcept {
-  const TwinFile& twin = files_[file];
+  const TwinFile& twin = copies_[router_->least_busy()][file];
   if (twin.direct()) return;
   ::posix_fadvise(twin.twins().buffered_fd, static_cast<off_t>(extent.offset),
                   static_cast<off_t>(extent.length), POSIX_FADV_WILLNEED);

@@ -46,6 +46,53 @@ bool parse_bytes_per_second(std::string_view text, uint64_t& out) {
   return false;
 }
 
+/// Most copies one plugin reads from: more drives than any PC holds.
+constexpr size_t kMaxMirrors = 16;
+
+/// `mirrors`: entries one per line, each `FOLDER` or `FOLDER@RATE` (an `@`
+/// after the folder's last `/` starts its read cap).
+bool parse_mirrors(std::string_view text, std::vector<MirrorEntry>& out, std::string& why) {
+  out.clear();
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view entry = text.substr(start, end - start);
+    start = end + 1;
+    while (!entry.empty() && (entry.front() == ' ' || entry.front() == '\t'))
+      entry.remove_prefix(1);
+    while (!entry.empty() && (entry.back() == ' ' || entry.back() == '\t' || entry.back() == '\r'))
+      entry.remove_suffix(1);
+    if (entry.empty()) continue;
+    MirrorEntry mirror;
+    const size_t slash = entry.rfind('/');
+    const size_t at = entry.rfind('@');
+    if (at != std::string_view::npos && (slash == std::string_view::npos || at > slash)) {
+      if (!parse_bytes_per_second(entry.substr(at + 1), mirror.max_bytes_per_second)) {
+        why = "the read cap after `@` in `" + std::string(entry) +
+              "` is not a positive byte count or a size such as 500MB";
+        return false;
+      }
+      entry = entry.substr(0, at);
+    }
+    if (entry.empty() || entry.front() != '/') {
+      why = std::string("`").append(entry).append("` is not an absolute folder");
+      return false;
+    }
+    mirror.folder = std::string(entry);
+    out.push_back(std::move(mirror));
+  }
+  if (out.empty()) {
+    why = "no folder given";
+    return false;
+  }
+  if (out.size() > kMaxMirrors) {
+    why = std::to_string(out.size()) + " folders; at most " + std::to_string(kMaxMirrors);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool parse_io_settings(const IoSettingsRules& rules, const glmrt_setting* settings,
@@ -75,11 +122,21 @@ bool parse_io_settings(const IoSettingsRules& rules, const glmrt_setting* settin
                             value);
         return false;
       }
+    } else if (key == "mirrors") {
+      std::string why;
+      if (!parse_mirrors(value, out.mirrors, why)) {
+        error = bad_setting(rules.plugin, key,
+                            "absolute folders holding copies of the model's files, one per line "
+                            "(a YAML list), each optionally `FOLDER@RATE` (" +
+                                why + ")",
+                            value);
+        return false;
+      }
     } else {
       error = unknown_setting(rules.plugin, key,
                               rules.takes_drop_after_read
-                                  ? "threads, drop_after_read, max_bytes_per_second"
-                                  : "threads, max_bytes_per_second");
+                                  ? "threads, drop_after_read, max_bytes_per_second, mirrors"
+                                  : "threads, max_bytes_per_second, mirrors");
       return false;
     }
   }

@@ -6,8 +6,16 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace glmrt::io_support {
+
+/// One more copy of the model's files (`mirrors`): an absolute folder laid
+/// out like the model's own, on another drive, and its own read cap.
+struct MirrorEntry {
+  std::string folder;
+  uint64_t max_bytes_per_second = 0;  // 0 = none
+};
 
 struct IoSettings {
   /// Reads in flight at once (reader threads borrowed from the host); 0 =
@@ -19,6 +27,10 @@ struct IoSettings {
   /// together (0 = no cap): `max_bytes_per_second`, a count or a size such
   /// as 500MB or 1.5GiB.
   uint64_t max_bytes_per_second = 0;
+  /// More copies of the model's files, one entry per line (a YAML list in a
+  /// profile): `FOLDER` or `FOLDER@RATE`, each read sent to the least busy
+  /// copy (file_copies.h).
+  std::vector<MirrorEntry> mirrors;
 };
 
 /// What one plugin accepts.

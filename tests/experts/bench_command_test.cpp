@@ -10,8 +10,11 @@
 #include <sys/wait.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 namespace glmrt {
@@ -140,10 +143,17 @@ TEST(BenchCommand, WarmupTimesASecondPassWithEveryExpertInRam) {
 }
 
 TEST(RunCommand, KeepsItsReportLineAndAddsExpertFigures) {
+  // An empty usage history: nothing pinned, so experts are read and read
+  // ahead (a history that ranks every expert pins them all, and then no
+  // read or prediction figure applies).
+  const std::filesystem::path cache =
+      std::filesystem::temp_directory_path() / fmt::format("glmrt-run-report-{}", ::getpid());
+  std::filesystem::create_directories(cache);
   const auto [status, out] = test::run_shell(fmt::format(
-      "{0}/glmrt run --profile {1}/configs/reference.yaml --model {1}/tests/fixtures/glm_tiny "
-      "--prompt-ids 3,141,59 -n 4 --ignore-eos 2>&1 >/dev/null",
-      GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR));
+      "XDG_CACHE_HOME={2} {0}/glmrt run --profile {1}/configs/reference.yaml --model "
+      "{1}/tests/fixtures/glm_tiny --prompt-ids 3,141,59 -n 4 --ignore-eos 2>&1 >/dev/null",
+      GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, cache.string()));
+  std::filesystem::remove_all(cache);
   ASSERT_EQ(status, 0) << out;
   // gmock's regex is POSIX <regex.h>: GCC 12's std::regex fails -Werror in
   // the sanitizer build.

@@ -125,6 +125,25 @@ TEST_P(ExpertStreaming, LogitsDoNotDependOnCachePrefetchPoolOrPlugin) {
   }
 }
 
+// Two copies of the model's files (`mirrors`): every read goes to one or the
+// other, the logits stay the same, both copies are read.
+TEST_P(ExpertStreaming, AMirroredModelGivesTheSameLogits) {
+  const fs::path own = model();
+  const fs::path mirror = scratch_.path() / "second-drive" / own.filename();
+  fs::create_directories(mirror.parent_path());
+  fs::copy(own, mirror, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  auto baseline_engine = open({.cache = 2});
+  const auto baseline = run_session(*baseline_engine);
+  for (const char* io : {"io-buffered", "io-odirect"}) {
+    SCOPED_TRACE(io);
+    auto engine = open({.io = fmt::format("{{name: {}, settings: {{threads: 4, mirrors: [{}]}}}}",
+                                          io, mirror.string()),
+                        .cache = 2});
+    EXPECT_EQ(run_session(*engine), baseline);
+    EXPECT_GT(engine->experts().stats().misses, 0u);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Checkpoints, ExpertStreaming,
     ::testing::Values(StreamCase{"f32_in_place", Checkpoint::tiny_f32, "f32"},

@@ -92,7 +92,7 @@ TEST(SpeculativeCli, RunDraftsAndPrintsTheSameAnswer) {
 
 TEST(SpeculativeCli, ChatReportsDraftingEveryTurn) {
   const Output o = run_glmrt("chat --profile " + profile("reference-mtp.yaml") + " --model " +
-                                 test_support::kTinyModel.string() + " -n 6",
+                                 test_support::kTinyModel.string() + " -n 6 --stats",
                              "hello\nand again\n/stats\n");
   ASSERT_EQ(o.status, 0) << o.err;
   expect_draft_report(o.err, "draft-mtp");
@@ -100,7 +100,7 @@ TEST(SpeculativeCli, ChatReportsDraftingEveryTurn) {
   for (size_t at = o.err.find("\ndraft: draft-mtp: "); at != std::string::npos;
        at = o.err.find("\ndraft: draft-mtp: ", at + 1))
     ++turns;
-  EXPECT_EQ(turns, 3u);  // two answers and /stats
+  EXPECT_EQ(turns, 3u);  // two answers (--stats: the full report each) and /stats
 }
 
 }  // namespace

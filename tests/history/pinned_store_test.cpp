@@ -69,5 +69,41 @@ TEST(PinnedStore, PinningNeverChangesTheLogits) {
   EXPECT_GT(pinned->experts().stats().pinned_hits, 0u);
 }
 
+// With every routed expert pinned nothing is read ahead into slots and no
+// prediction is counted for the pool (it used to read pinned experts ahead
+// and report a read-ahead accuracy of 0%); with some pinned, the others are.
+TEST(PinnedStore, PinnedExpertsAreNeitherReadAheadNorCountedAsPredictions) {
+  for (const bool every_expert : {true, false}) {
+    SCOPED_TRACE(every_expert ? "every expert pinned" : "every third expert pinned");
+    Profile profile = test_support::reference_profile();
+    profile.history = false;
+    profile.prefetch_slots = 4;
+    auto engine = test_support::open_tiny_engine(profile);
+    ExpertStore& store = engine->experts();
+    const std::vector<bool> rows = store.expert_rows();
+    std::vector<ExpertKey> keys;
+    for (size_t layer = 0; layer < rows.size(); ++layer)
+      if (rows[layer])
+        for (int e = 0; e < engine->model().config().n_routed_experts; e += every_expert ? 1 : 3)
+          keys.push_back({static_cast<int>(layer), e});
+    store.pin(keys, false);
+    KvCache cache = engine->new_cache();
+    const int32_t prompt[] = {5, 17, 99, 3, 250, 7};
+    engine->model().forward(cache, prompt);
+    for (int32_t token : {11, 12, 13}) engine->model().forward(cache, std::span(&token, 1));
+    const ExpertStoreStats& s = store.stats();
+    EXPECT_GT(s.pinned_hits, 0u);
+    if (every_expert) {
+      EXPECT_EQ(s.hits + s.misses, 0u);
+      EXPECT_EQ(s.predicted, 0u);
+      EXPECT_EQ(s.prefetch_reads, 0u);
+      EXPECT_EQ(s.bytes_read, 0u);
+    } else {
+      EXPECT_GT(s.misses, 0u);
+      EXPECT_GT(s.predicted, 0u);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace glmrt

@@ -108,7 +108,11 @@ TEST(SettingValues, IntegersAndFlagsAreTakenWholeOrNotAtAll) {
 
 TEST(IoSettings, EachPluginTakesItsOwnKeysAndBounds) {
   const io_support::IoSettingsRules buffered{"io-buffered", {}, 1024, true};
-  const io_support::IoSettingsRules direct{"io-odirect", {.threads = 4}, 64, false};
+  const io_support::IoSettingsRules direct{
+      "io-odirect",
+      {.threads = 4, .drop_after_read = false, .max_bytes_per_second = 0, .mirrors = {}},
+      64,
+      false};
   io_support::IoSettings out;
   std::string error;
 
@@ -125,12 +129,12 @@ TEST(IoSettings, EachPluginTakesItsOwnKeysAndBounds) {
   EXPECT_FALSE(parse_io_settings(direct, drop, 1, out, error));
   EXPECT_EQ(error,
             "io-odirect: unknown setting `drop_after_read` (valid settings: threads, "
-            "max_bytes_per_second)");
+            "max_bytes_per_second, mirrors)");
   const glmrt_setting typo[] = {{"thread", "2"}};
   EXPECT_FALSE(parse_io_settings(buffered, typo, 1, out, error));
   EXPECT_EQ(error,
             "io-buffered: unknown setting `thread` (valid settings: threads, drop_after_read, "
-            "max_bytes_per_second)");
+            "max_bytes_per_second, mirrors)");
   const glmrt_setting maybe[] = {{"drop_after_read", "maybe"}};
   EXPECT_FALSE(parse_io_settings(buffered, maybe, 1, out, error));
   EXPECT_EQ(error, "io-buffered: setting `drop_after_read` expects true or false, found `maybe`");

@@ -78,6 +78,7 @@ memory:
   expert_cache: 64
   prefetch: 3
   max_context: 8192
+  kv_slots: 3
   verify_checksums: true
 generation: {temperature: 0.7, top_p: 0.95, top_k: 40, min_p: 0.05, repetition_penalty: 1.1,
              presence_penalty: 0.5, frequency_penalty: -0.25, seed: 18446744073709551615,
@@ -110,6 +111,7 @@ validate: {min_top1: 0.9, max_kl: 0.05, max_dlogit: 1.0, min_margin: 2e-3, greed
   EXPECT_EQ(p.expert_cache_per_layer, 64);
   EXPECT_EQ(p.prefetch_slots, 3);
   EXPECT_EQ(p.max_context, 8192);
+  EXPECT_EQ(p.kv_slots, 3);
   EXPECT_TRUE(p.verify_checksums);
   EXPECT_EQ(p.generation.temperature, 0.7);
   EXPECT_EQ(p.generation.top_p, 0.95);
@@ -165,6 +167,29 @@ TEST_F(ProfileTest, PrefetchIsAutoACountOrOff) {
   EXPECT_EQ(effective_prefetch_slots(
                 load_profile(write(std::string(kMinimal) + "memory: {prefetch: 2}\n")), 8),
             2);
+}
+
+// `glmrt serve`'s conversation slots: a count, or auto from the KV memory
+// the plan sets aside (max_context tokens shared by the slots).
+TEST_F(ProfileTest, KvSlotsIsAutoOrACount) {
+  const auto with_memory = [&](const std::string& memory) {
+    return load_profile(write(std::string(kMinimal) + "memory: {" + memory + "}\n"));
+  };
+  EXPECT_FALSE(load_profile(write(kMinimal)).kv_slots);
+  EXPECT_FALSE(with_memory("kv_slots: auto").kv_slots);
+  EXPECT_EQ(with_memory("kv_slots: 1").kv_slots, 1);
+  EXPECT_EQ(with_memory("kv_slots: 256").kv_slots, 256);
+  EXPECT_EQ(effective_kv_slots(with_memory("kv_slots: 7, max_context: 64")), 7);
+  // auto: one slot per 256 tokens of max_context, 1..16.
+  EXPECT_EQ(effective_kv_slots(with_memory("max_context: 1024")), 4);
+  EXPECT_EQ(effective_kv_slots(with_memory("max_context: 4096")), 16);
+  EXPECT_EQ(effective_kv_slots(with_memory("max_context: 100")), 1);
+  EXPECT_EQ(effective_kv_slots(with_memory("max_context: 1048576")), 16);
+  EXPECT_EQ(effective_kv_slots(with_memory("kv_slots: auto, max_context: 2048")), 8);
+  for (const char* bad : {"0", "-1", "257", "many", "1.5", "[2]"})
+    EXPECT_THAT(error_of(std::string(kMinimal) + "memory:\n  kv_slots: " + bad + "\n"),
+                AllOf(HasSubstr(at_line(5)), HasSubstr("memory.kv_slots")))
+        << bad;
 }
 
 TEST_F(ProfileTest, MisspeltKeySuggestsTheClosestOne) {
@@ -226,8 +251,22 @@ TEST_F(ProfileTest, WrongTypesAreNamed) {
   EXPECT_THAT(error_of("plugins:\n  kernels: [a]\n  io: io-buffered\n"),
               AllOf(StartsWith(at_line(2)), HasSubstr("key `plugins.kernels`")));
   EXPECT_THAT(error_of("plugins:\n  kernels: kernels-scalar\n  io:\n    name: io-buffered\n"
-                       "    settings: {threads: [1]}\n"),
+                       "    settings: {threads: {n: 1}}\n"),
               HasSubstr("key `plugins.io.settings.threads`"));
+}
+
+// A list setting reaches the plugin one entry per line (io's `mirrors`).
+TEST_F(ProfileTest, AListSettingReachesThePluginOneEntryPerLine) {
+  const Profile p =
+      load_profile(write("plugins:\n  kernels: kernels-scalar\n  io:\n    name: io-odirect\n"
+                         "    settings: {mirrors: [/mnt/b/glm5@400MB, /mnt/c/glm5]}\n"));
+  EXPECT_EQ(p.io.settings.at("mirrors"), "/mnt/b/glm5@400MB\n/mnt/c/glm5");
+  EXPECT_THAT(error_of("plugins:\n  kernels: kernels-scalar\n  io:\n    name: io-odirect\n"
+                       "    settings: {mirrors: []}\n"),
+              AllOf(HasSubstr("key `plugins.io.settings.mirrors`"), HasSubstr("at least one")));
+  EXPECT_THAT(error_of("plugins:\n  kernels: kernels-scalar\n  io:\n    name: io-odirect\n"
+                       "    settings: {mirrors: [[/a]]}\n"),
+              HasSubstr("key `plugins.io.settings.mirrors[0]`"));
 }
 
 TEST_F(ProfileTest, OutOfRangeValuesAreRefused) {

@@ -66,6 +66,14 @@ TEST(RequestHead, RefusesAmbiguousOrMalformedFraming) {
   EXPECT_EQ(parse_request_head("GET / HTTP/1.1\r\n\r\n", 10).error.status, 400);  // no Host
   EXPECT_EQ(parse_request_head("GARBAGE\r\n\r\n", 10).error.status, 400);
   EXPECT_EQ(parse_request_head("GET / HTTP/2.0\r\nHost: x\r\n\r\n", 10).error.status, 400);
+  // A request line another parser could split otherwise (the request_framing
+  // fuzz target checks every accepted head for it).
+  for (const char* line : {"GET /a b HTTP/1.1", "GET  / HTTP/1.1", " / HTTP/1.1",
+                           "GET \x01/ HTTP/1.1", "G(T / HTTP/1.1", "GET /\x7f HTTP/1.1"}) {
+    const ParsedHead refused = parse_request_head(std::string(line) + "\r\nHost: x\r\n\r\n", 10);
+    EXPECT_EQ(refused.error.status, 400) << line;
+    EXPECT_NE(refused.error.message.find("malformed request line"), std::string::npos) << line;
+  }
   EXPECT_NE(parse("Content-Length: 5\r\nContent-Length: 6\r\n").error.message.find("conflicting"),
             std::string::npos);
 }

@@ -147,12 +147,78 @@ TEST_F(RequestParsing, AForcedToolCallEndsThePromptWithItsOpening) {
                          R"(, "tool_choice": "required", "enable_thinking": false})"),
       roomy);
   EXPECT_EQ(required.forced_answer, "<tool_call>");
+  EXPECT_TRUE(required.forced_call);
   EXPECT_EQ(chat_error("{" + hi + ", " + tools +
                        R"(, "tool_choice": {"type": "function", "function": {"name": "other"}}})")
                 .param(),
             "tool_choice");
   EXPECT_EQ(chat_error("{" + hi + R"(, "tool_choice": {"type": "function"}})").param(),
             "tool_choice");
+}
+
+TEST_F(RequestParsing, ResponseFormatIsReadIntoASchema) {
+  const std::string hi = R"("messages": [{"role": "user", "content": "hi"}])";
+  const auto parse = [&](const std::string& format) {
+    return parse_chat_request(
+        parse_request_body("{" + hi + R"(, "response_format": )" + format + "}"), context());
+  };
+  EXPECT_EQ(parse(R"({"type": "text"})").generation.json_format, nullptr);
+  const ChatRequest object = parse(R"({"type": "json_object"})");
+  ASSERT_NE(object.generation.json_format, nullptr);
+  EXPECT_EQ(object.generation.json_format->problem(Json::parse(R"({"a": [1]})")), std::nullopt);
+  EXPECT_NE(object.generation.json_format->problem(Json::parse("[1]")), std::nullopt);
+  // Thinking was on: the prompt closes it, so the JSON is the content.
+  EXPECT_EQ(object.forced_answer, "</think>");
+  EXPECT_FALSE(object.forced_call);
+  const auto tail =
+      tokenizer_.decode(std::vector<text::TokenId>(object.prompt.end() - 1, object.prompt.end()));
+  EXPECT_EQ(tail, "</think>");
+  const ChatRequest schema = parse(R"({"type": "json_schema", "json_schema": {"name": "n-1_x",
+      "strict": true, "description": "d", "schema": {"type": "integer", "maximum": 3}}})");
+  ASSERT_NE(schema.generation.json_format, nullptr);
+  EXPECT_EQ(schema.generation.json_format->problem(Json(3)), std::nullopt);
+  EXPECT_NE(schema.generation.json_format->problem(Json(4)), std::nullopt);
+  const ChatRequest no_schema = parse(R"({"type": "json_schema", "json_schema": {"name": "x"}})");
+  ASSERT_NE(no_schema.generation.json_format, nullptr);
+  EXPECT_EQ(no_schema.generation.json_format->problem(Json::object()), std::nullopt);
+  const ChatRequest off = parse_chat_request(
+      parse_request_body(
+          "{" + hi + R"(, "enable_thinking": false, "response_format": {"type": "json_object"}})"),
+      context());
+  EXPECT_EQ(off.forced_answer, "");
+  // The keyword and its place in the schema are named.
+  const ApiError keyword = chat_error("{" + hi + R"(, "response_format": {"type": "json_schema",
+      "json_schema": {"name": "x", "schema": {"type": "object", "properties": {
+      "when": {"type": "string", "format": "date-time"}}}}}})");
+  EXPECT_EQ(keyword.param(), "response_format");
+  EXPECT_NE(std::string(keyword.what()).find("`format` at `properties.when`"), std::string::npos)
+      << keyword.what();
+  const ApiError completions = completion_error(
+      R"({"prompt": "x", "response_format": {"type": "json_schema", "json_schema":
+          {"name": "x", "schema": {"anyOf": []}}}})");
+  EXPECT_EQ(completions.param(), "response_format");
+  EXPECT_NE(std::string(completions.what()).find("`anyOf`"), std::string::npos);
+  EXPECT_NE(
+      parse_completion_request(
+          parse_request_body(R"({"prompt": "x", "response_format": {"type": "json_object"}})"),
+          context())
+          .generation.json_format,
+      nullptr);
+}
+
+TEST_F(RequestParsing, JsonOutputAndAForcedCallAreRefusedTogether) {
+  const std::string body =
+      R"({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function",
+          "function": {"name": "f"}}], "tool_choice": "required",
+          "response_format": {"type": "json_object"}})";
+  RequestContext roomy = context();
+  roomy.max_context = 1024;
+  try {
+    parse_chat_request(parse_request_body(body), roomy);
+    ADD_FAILURE() << "accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.param(), "response_format");
+  }
 }
 
 TEST_F(RequestParsing, ChoicesAndLogitBias) {
@@ -170,7 +236,22 @@ TEST_F(RequestParsing, ChatErrorsNameTheField) {
   const std::pair<std::string, std::string> cases[] = {
       {"{" + hi + R"(, "n": 9})", "n"},
       {"{" + hi + R"(, "n": 0})", "n"},
-      {"{" + hi + R"(, "response_format": {"type": "json_object"}})", "response_format"},
+      {"{" + hi + R"(, "response_format": {"type": "xml"}})", "response_format"},
+      {"{" + hi + R"(, "response_format": "json"})", "response_format"},
+      {"{" + hi + R"(, "response_format": {"type": "json_object", "schema": {}}})",
+       "response_format"},
+      {"{" + hi + R"(, "response_format": {"type": "json_schema"}})", "response_format"},
+      {"{" + hi + R"(, "response_format": {"type": "json_schema", "json_schema": {"schema": {}}}})",
+       "response_format"},
+      {"{" + hi + R"(, "response_format": {"type": "json_schema",
+                       "json_schema": {"name": "a b", "schema": {}}}})",
+       "response_format"},
+      {"{" + hi + R"(, "response_format": {"type": "json_schema",
+                       "json_schema": {"name": "x", "strict": "yes", "schema": {}}}})",
+       "response_format"},
+      {"{" + hi + R"(, "response_format": {"type": "json_schema",
+                       "json_schema": {"name": "x", "schemas": {}}}})",
+       "response_format"},
       {"{" + hi + R"(, "logit_bias": {"5": 101}})", "logit_bias"},
       {"{" + hi + R"(, "logit_bias": {"1024": 1}})", "logit_bias"},
       {"{" + hi + R"(, "logit_bias": {"x": 1}})", "logit_bias"},

@@ -1,15 +1,19 @@
 // `glmrt serve` with a drafting profile (plugins.draft): greedy answers are
 // the oracle's greedy continuations whether the drafter runs (no logprobs) or
 // stays idle (logprobs asked: every token's logits), and /metrics reports
-// what was proposed and accepted.
+// what was proposed and accepted; a JSON answer (response_format) is the
+// same with drafts verified under the mask as step by step.
 #include "../generate/engine_fixture.h"
 #include "server_process.h"
 
 #include <glmrt/validate/oracle.h>
 
 #include <gtest/gtest.h>
+
 #include <httplib.h>
+#include <chrono>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include <filesystem>
 #include <string>
@@ -57,6 +61,39 @@ void check_drafting_server(const std::string& profile_name) {
     EXPECT_EQ(stepwise["choices"][0]["text"], expected) << profile_name << " " << c.name;
     EXPECT_EQ(stepwise["choices"][0]["logprobs"]["tokens"].size(), c.generated_ids.size());
   }
+  // A JSON answer (response_format): drafts are verified under the mask, so
+  // the greedy answer is the one of a step-wise run.
+  const nlohmann::json schema = nlohmann::json::parse(R"({"type": "object", "properties": {
+      "name": {"type": "string", "maxLength": 12}, "n": {"type": "integer", "maximum": 500},
+      "tags": {"type": "array", "items": {"type": "boolean"}, "maxItems": 3}},
+      "required": ["name", "n", "tags"]})");
+  nlohmann::json json_request = {
+      {"prompt", "A record:"},
+      {"max_tokens", 200},
+      {"temperature", 0},
+      {"response_format",
+       {{"type", "json_schema"}, {"json_schema", {{"name", "record"}, {"schema", schema}}}}}};
+  const auto proposed = [&] {
+    const auto m = client.Get("/metrics");
+    return m ? draft_metric(m->body, "glmrt_draft_proposed_total") : -1.0;
+  };
+  const double proposed_before = proposed();
+  const auto json_drafted = post_json(client, "/v1/completions", json_request);
+  // The worker counts a request's drafts once it is done, which may be just
+  // after its response went out: wait for the count rather than race it.
+  double proposed_after = proposed();
+  for (int tries = 0; tries < 100 && proposed_after <= proposed_before; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    proposed_after = proposed();
+  }
+  EXPECT_GT(proposed_after, proposed_before) << "no drafts were proposed for the JSON answer";
+  json_request["logprobs"] = 0;
+  const auto json_stepwise = post_json(client, "/v1/completions", json_request);
+  EXPECT_EQ(json_drafted["choices"][0]["text"], json_stepwise["choices"][0]["text"]);
+  EXPECT_EQ(json_drafted["choices"][0]["finish_reason"], "stop") << json_drafted.dump();
+  const auto record = nlohmann::json::parse(json_drafted["choices"][0]["text"].get<std::string>());
+  EXPECT_TRUE(record["n"].is_number_integer() && record["n"].get<int64_t>() <= 500) << record;
+  EXPECT_LE(record["name"].get<std::string>().size(), 12u) << record;
   const auto metrics = client.Get("/metrics");
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("glmrt_draft_info{drafter="), std::string::npos);

@@ -113,3 +113,55 @@ TEST(ServeMessages, AnInternalErrorAnswersAnIdAndLogsTheDetail) {
 
 }  // namespace
 }  // namespace glmrt
+
+namespace glmrt {
+namespace {
+
+// `--slots` comes from the profile's memory.kv_slots unless the flag is
+// given; /metrics reports the count the server keeps.
+double kv_slots_of(const test::ServerProcess& server) {
+  httplib::Client client("127.0.0.1", server.port());
+  const auto metrics = client.Get("/metrics");
+  if (!metrics) return -1;
+  const std::string name = "\nglmrt_kv_slots ";
+  const size_t at = metrics->body.find(name);
+  return at == std::string::npos ? -1 : std::stod(metrics->body.substr(at + name.size()));
+}
+
+TEST(ServeMessages, TheSlotCountComesFromTheProfileUnlessTheFlagGivesIt) {
+  const fs::path profile =
+      fs::temp_directory_path() / ("glmrt-serve-slots-" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(profile) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
+                            "memory: {max_context: 256, kv_slots: 2}\n";
+  const std::vector<std::string> args = {"--profile", profile.string(), "--model",
+                                         kTinyModel.string()};
+  {
+    test::ServerProcess server(args);
+    EXPECT_EQ(kv_slots_of(server), 2);
+    EXPECT_EQ(server.stop(), 0);
+  }
+  {
+    std::vector<std::string> flagged = args;
+    flagged.insert(flagged.end(), {"--slots", "3"});
+    test::ServerProcess server(flagged);
+    EXPECT_EQ(kv_slots_of(server), 3);
+    EXPECT_EQ(server.stop(), 0);
+  }
+  {  // auto: one per 256 tokens of max_context (reference.yaml: 4096), at most 16
+    test::ServerProcess server({"--profile", kProfile, "--model", kTinyModel.string()});
+    EXPECT_EQ(kv_slots_of(server), 16);
+    EXPECT_EQ(server.stop(), 0);
+  }
+  std::vector<std::string> too_many = args;
+  too_many.insert(too_many.end(), {"--slots", "1000"});
+  try {
+    test::ServerProcess server(too_many);
+    ADD_FAILURE() << "serve started with --slots 1000";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--slots must be in 1..256"));
+  }
+  fs::remove(profile);
+}
+
+}  // namespace
+}  // namespace glmrt

@@ -2,6 +2,7 @@
 // the whole conversation with the model's chat template and hands the tokens
 // to Session::set_context, which keeps the cached common prefix and prefills
 // only from where the new prompt diverges.
+#include "answer_summary.h"
 #include "chat_flags.h"
 #include "commands.h"
 #include "generation_report.h"
@@ -26,6 +27,7 @@
 
 #include <atomic>
 #include <iostream>
+#include <optional>
 
 namespace glmrt::cli {
 namespace {
@@ -36,7 +38,7 @@ constexpr const char* kHelp =
     "commands:\n"
     "  /reset  forget the conversation and empty the cache\n"
     "  /more   continue an answer cut off by the token limit or Ctrl-C\n"
-    "  /stats  totals for this session\n"
+    "  /stats  the last answer's full report (speed, expert cache, reads, memory)\n"
     "  /help   this list\n"
     "  /quit   leave (so do end of input and Ctrl-C at the prompt)\n"
     "Ctrl-C while an answer is printed stops that answer.\n";
@@ -44,7 +46,7 @@ constexpr const char* kHelp =
 class ChatLoop {
  public:
   ChatLoop(Engine& engine, text::ModelChatTemplate chat_template, const SamplingParams& sampling,
-           ChatOptions options, const std::atomic<bool>& interrupted)
+           ChatOptions options, bool full_reports, const std::atomic<bool>& interrupted)
       : engine_(engine),
         chat_template_(chat_template),
         tokenizer_(text::Tokenizer::from_file(engine.model_dir() / "tokenizer.json")),
@@ -54,6 +56,7 @@ class ChatLoop {
         stop_tokens_(with_role_tokens(stop_token_ids(engine.model().config(), engine.model_dir()),
                                       tokenizer_)),
         conversation_(std::move(options)),
+        full_reports_(full_reports),
         interrupted_(interrupted) {}
 
   /// Handles one input line; false when the user asked to leave.
@@ -65,7 +68,7 @@ class ChatLoop {
     } else if (line == "/reset") {
       reset();
     } else if (line == "/stats") {
-      print_totals();
+      print_last_report();
     } else if (line == "/more") {
       more();
     } else if (line.starts_with('/') && line.find(' ') == std::string::npos) {
@@ -111,6 +114,7 @@ class ChatLoop {
 
   Generation answer(std::span<const int32_t> prompt) {
     before_ = session_.stats();
+    experts_before_ = engine_.experts().stats();
     if (const Speculator* speculator = session_.speculator()) draft_before_ = speculator->stats();
     TextStream stream(tokenizer_, stdout);
     const Generation generation =
@@ -129,9 +133,28 @@ class ChatLoop {
     if (generation.reason != StopReason::eos)
       fmt::print(stderr, "[answer stopped: {}; /more continues it]\n",
                  to_string(generation.reason));
-    print_generation_report(stderr, session_stats_since(session_.stats(), before_), engine_);
+    LastAnswer& last = last_answer_.emplace();
+    last.session = session_stats_since(session_.stats(), before_);
+    last.experts = expert_stats_since(engine_.experts().stats(), experts_before_);
     if (const Speculator* speculator = session_.speculator())
-      print_draft_report(stderr, draft_stats_since(speculator->stats(), draft_before_));
+      last.draft = draft_stats_since(speculator->stats(), draft_before_);
+    if (full_reports_)
+      print_report(last);
+    else
+      fmt::print(stderr, "{}\n",
+                 answer_summary(generation.tokens.size(), last.session, last.experts));
+    std::fflush(stderr);
+  }
+
+  struct LastAnswer {
+    SessionStats session;
+    ExpertStoreStats experts;
+    std::optional<DraftStats> draft;  // when the session drafts
+  };
+
+  void print_report(const LastAnswer& last) {
+    print_generation_report(stderr, last.session, last.experts, engine_);
+    if (last.draft) print_draft_report(stderr, *last.draft);
   }
 
   void reset() {
@@ -142,12 +165,15 @@ class ChatLoop {
     std::fputs("(conversation cleared)\n", stderr);
   }
 
-  void print_totals() {
+  void print_last_report() {
     fmt::print(stderr, "conversation: {} messages, {} tokens cached (max_context {})\n",
                conversation_.size(), session_.tokens().size(), engine_.profile().max_context);
-    print_generation_report(stderr, session_.stats(), engine_);
-    if (const Speculator* speculator = session_.speculator())
-      print_draft_report(stderr, speculator->stats());
+    if (!last_answer_) {
+      std::fputs("no answer yet: /stats reports the last one\n", stderr);
+      return;
+    }
+    std::fputs("the last answer:\n", stderr);
+    print_report(*last_answer_);
   }
 
   Engine& engine_;
@@ -158,12 +184,15 @@ class ChatLoop {
   int max_new_tokens_;
   std::vector<int32_t> stop_tokens_;
   Conversation conversation_;
+  const bool full_reports_;  // --stats: the full report after every answer
   const std::atomic<bool>& interrupted_;
   std::vector<int32_t> prompt_;  // the last turn's prompt
   std::vector<int32_t> answer_;  // its answer so far (grows with /more)
   StopReason last_reason_ = StopReason::eos;
   SessionStats before_;
+  ExpertStoreStats experts_before_;
   DraftStats draft_before_;
+  std::optional<LastAnswer> last_answer_;  // what /stats reports
 };
 
 }  // namespace
@@ -173,7 +202,8 @@ int chat_command(const Args& args, const Ranks& ranks) {
   std::string profile_path, model_dir;
   options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
                                                     "profile YAML")(
-      "model", po::value(&model_dir), "model directory (default: the profile's `model`)");
+      "model", po::value(&model_dir), "model directory (default: the profile's `model`)")(
+      "stats", "the full report after every answer (default: one line; /stats shows it)");
   options.add(sampling_flags()).add(chat_flags()).add(chat_template_flag());
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
@@ -194,7 +224,8 @@ int chat_command(const Args& args, const Ranks& ranks) {
   const SamplingParams sampling =
       apply_sampling_flags(resolve_sampling(engine->model_dir(), profile), vm);
   std::atomic<bool> interrupted{false};
-  ChatLoop chat(*engine, chat_template, sampling, std::move(chat_options), interrupted);
+  ChatLoop chat(*engine, chat_template, sampling, std::move(chat_options), vm.count("stats") > 0,
+                interrupted);
 
   const bool interactive = isatty(STDIN_FILENO) != 0;
   if (interactive)

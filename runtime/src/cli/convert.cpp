@@ -5,6 +5,7 @@
 
 #include <glmrt/base/error.h>
 #include <glmrt/convert/convert.h>
+#include <glmrt/convert/convert_recipe.h>
 
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
@@ -64,7 +65,8 @@ int convert_command(const Args& args) {
   std::vector<std::string> overrides;
   po::options_description options(
       "glmrt convert --from HF_DIR --to OUT_DIR [--experts FMT] [--dense FMT] [--embed FMT] "
-      "[--lm-head FMT] [--kv-b FMT] [--override PATTERN=FMT]... [--drop-mtp] [--dry-run] "
+      "[--lm-head FMT] [--kv-b FMT] [--recipe NAME] [--override PATTERN=FMT]... [--drop-mtp] "
+      "[--dry-run] "
       "[--force] [--importance FILE]\n       glmrt convert --formats [--json]\nFMT: f32, bf16, "
       "int8, int4, int3, int2 (one scale per row) or int8/int4/int3/int2-gN (one scale per N "
       "inputs, e.g. int4-g64)");
@@ -82,6 +84,9 @@ int convert_command(const Args& args) {
       "embed_tokens (default bf16, int8 when --dense is int4 or lower)")(
       "lm-head", po::value<std::string>(), "lm_head (default as --embed)")(
       "kv-b", po::value<std::string>(), "kv_b_proj (default as --dense)")(
+      "recipe", po::value<std::string>(),
+      "a named mix of precisions (q4-mix, q3-mix, q2-mix: `--recipe help` lists them); sets "
+      "--experts and --dense, --override rules apply after it")(
       "override", po::value(&overrides)->composing(),
       "PATTERN=FMT: matrices whose name matches the shell pattern get FMT (the last match wins)")(
       "drop-mtp", "leave out the multi-token-prediction layer")(
@@ -100,6 +105,11 @@ int convert_command(const Args& args) {
     return 0;
   }
   if (vm->count("json")) fail("--json: only with --formats");
+  if (vm->count("recipe") && (*vm)["recipe"].as<std::string>() == "help") {
+    for (const ConvertRecipe& r : convert_recipes()) fmt::print("{:<8} {}\n", r.name, r.summary);
+    fmt::print("(every recipe: dense matrices int8, the MTP layer's experts at least int8)\n");
+    return 0;
+  }
   ConvertOptions o;
   if (from.empty()) fail("--from: the checkpoint folder is required");
   o.from = from;
@@ -111,6 +121,13 @@ int convert_command(const Args& args) {
   if (!o.lm_head) o.lm_head = o.embed;
   o.kv_b = optional_precision(*vm, "kv-b");
   for (const auto& text : overrides) o.overrides.push_back(parse_override(text));
+  if (vm->count("recipe")) {
+    o.recipe = find_convert_recipe((*vm)["recipe"].as<std::string>()).name;
+    for (const char* key : {"experts", "dense"})
+      if (!(*vm)[key].defaulted())
+        fail("--recipe {} sets --{}; change single matrices with --override PATTERN=FMT", o.recipe,
+             key);
+  }
   o.drop_mtp = vm->count("drop-mtp") > 0;
   o.dry_run = vm->count("dry-run") > 0;
   o.force = vm->count("force") > 0;

@@ -6,9 +6,8 @@
 
 namespace glmrt::cli {
 
-void print_expert_counters(std::FILE* out, Engine& engine) {
+void print_expert_counters(std::FILE* out, Engine& engine, const ExpertStoreStats& e) {
   const ExpertStore& store = engine.experts();
-  const ExpertStoreStats& e = store.stats();
   fmt::print(out, "expert lookups: {} pinned hits, {} LRU hits, {} misses; {} read\n",
              e.pinned_hits, e.hits, e.misses, format_byte_size(e.bytes_read));
   const PinnedSummary& p = store.pinned();
@@ -23,6 +22,10 @@ void print_expert_counters(std::FILE* out, Engine& engine) {
              p.experts, format_byte_size(p.bytes), format_byte_size(plan.pinned_bytes),
              plan.pinned_auto ? "auto" : "fixed", p.seconds, format_byte_size(p.bytes_read), lock,
              store.cache_per_layer());
+}
+
+void print_expert_counters(std::FILE* out, Engine& engine) {
+  print_expert_counters(out, engine, engine.experts().stats());
 }
 
 }  // namespace glmrt::cli

@@ -31,30 +31,42 @@ void print_threads(std::FILE* out, const Engine& engine) {
 
 }  // namespace
 
-void print_generation_report(std::FILE* out, const SessionStats& s, Engine& engine) {
+void print_generation_report(std::FILE* out, const SessionStats& s, const ExpertStoreStats& e,
+                             Engine& engine) {
   const ExpertStore& store = engine.experts();
-  const auto& e = store.stats();
   // The first line's form is relied on by scripts: new figures go on lines of their own.
-  // The hit rate counts pinned and LRU hits (the lookups line splits them).
   fmt::print(out,
              "prefill: {} tokens ({} reused from the cache) in {:.3f} s ({:.2f} tokens/s); "
-             "decode: {} tokens in {:.3f} s ({:.2f} tokens/s)\n"
-             "expert cache: hit rate {:.1f}% ({} hits, {} misses, {:.1f} MiB read)\n",
+             "decode: {} tokens in {:.3f} s ({:.2f} tokens/s)\n",
              s.prefilled_tokens, s.reused_tokens, s.prefill_seconds,
              per_second(s.prefilled_tokens, s.prefill_seconds), s.decoded_tokens, s.decode_seconds,
-             per_second(s.decoded_tokens, s.decode_seconds), 100.0 * e.hit_rate(),
-             e.pinned_hits + e.hits, e.misses, e.bytes_read / kMiB);
-  fmt::print(out,
-             "expert reads: {} reads ({} plugin {}, ABI {}), disk busy {:.3f} s ({:.2f} GB/s), "
-             "steps waited {:.3f} s on reads, overlap {:.0f}%\n",
-             e.extents_read, engine.io_info().name, engine.io_info().version, engine.io_info().abi,
-             e.busy_seconds, e.busy_seconds > 0 ? e.bytes_read / e.busy_seconds / 1e9 : 0.0,
-             e.wait_seconds, 100.0 * e.overlap());
-  fmt::print(out,
-             "prefetch: {} slots per layer; predicted {} experts, {} used (accuracy {:.1f}%); "
-             "{} reads ahead, {} used\n",
-             store.sizes().prefetch, e.predicted, e.predicted_used, 100.0 * e.prediction_accuracy(),
-             e.prefetch_reads, e.prefetch_reads_used);
+             per_second(s.decoded_tokens, s.decode_seconds));
+  // The hit rate counts pinned and LRU hits (the lookups line splits them).
+  if (e.lookups() > 0)
+    fmt::print(out, "expert cache: hit rate {:.1f}% ({} hits, {} misses, {:.1f} MiB read)\n",
+               100.0 * e.hit_rate(), e.pinned_hits + e.hits, e.misses, e.bytes_read / kMiB);
+  else
+    fmt::print(out, "expert cache: no expert looked up\n");
+  const PluginInfo& io = engine.io_info();
+  if (e.extents_read > 0)
+    fmt::print(out,
+               "expert reads: {} reads ({} plugin {}, ABI {}), disk busy {:.3f} s ({:.2f} GB/s), "
+               "steps waited {:.3f} s on reads, overlap {:.0f}%\n",
+               e.extents_read, io.name, io.version, io.abi, e.busy_seconds,
+               e.busy_seconds > 0 ? e.bytes_read / e.busy_seconds / 1e9 : 0.0, e.wait_seconds,
+               100.0 * e.overlap());
+  else
+    fmt::print(out, "expert reads: none ({} plugin {}, ABI {})\n", io.name, io.version, io.abi);
+  if (store.sizes().prefetch == 0 && e.predicted == 0 && e.prefetch_reads == 0)
+    fmt::print(out, "prefetch: off (0 slots per layer)\n");
+  else
+    fmt::print(out, "prefetch: {} slots per layer; {}; {} reads ahead, {} used\n",
+               store.sizes().prefetch,
+               e.predicted > 0
+                   ? fmt::format("predicted {} experts, {} used (accuracy {:.1f}%)", e.predicted,
+                                 e.predicted_used, 100.0 * e.prediction_accuracy())
+                   : std::string("nothing predicted"),
+               e.prefetch_reads, e.prefetch_reads_used);
   fmt::print(out,
              "expert slots: {} per layer, {} allocated ({:.1f} MiB each); {} steps streamed "
              "through the pool\n",
@@ -62,9 +74,13 @@ void print_generation_report(std::FILE* out, const SessionStats& s, Engine& engi
              e.streamed_steps);
   fmt::print(out, "peak RSS: {:.1f} MiB; budgeted memory peak {:.1f} MiB\n",
              peak_rss_bytes() / kMiB, engine.budget().peak() / kMiB);
-  print_expert_counters(out, engine);
+  print_expert_counters(out, engine, e);
   print_threads(out, engine);
   std::fflush(out);
+}
+
+void print_generation_report(std::FILE* out, const SessionStats& stats, Engine& engine) {
+  print_generation_report(out, stats, engine.experts().stats(), engine);
 }
 
 void print_draft_report(std::FILE* out, const DraftStats& stats) {

@@ -88,7 +88,7 @@ int check(const std::string& file, const std::string& model_dir) {
                                                      : std::string("off");
   fmt::print(
       "  memory:    budget {}, expert_cache {}, pinned {}, prefetch {}, max_context {}, prefill "
-      "{}\n",
+      "{}, kv_slots {}\n",
       budget,
       profile.expert_cache_auto ? std::string("auto")
                                 : fmt::format("{} per layer", profile.expert_cache_per_layer),
@@ -97,7 +97,11 @@ int check(const std::string& file, const std::string& model_dir) {
                              : std::string("auto (the model's experts per token) per layer"),
       profile.max_context,
       profile.prefill_chunk ? fmt::format("in chunks of {}", profile.prefill_chunk)
-                            : std::string("whole prompt"));
+                            : std::string("whole prompt"),
+      profile.kv_slots
+          ? std::to_string(*profile.kv_slots)
+          : fmt::format("auto ({}: one per {} tokens of max_context, at most {})",
+                        effective_kv_slots(profile), kTokensPerAutoKvSlot, kMaxAutoKvSlots));
   fmt::print("  threads:   {}\n",
              profile.threads ? std::to_string(profile.threads) : std::string("all cores"));
   if (profile.model) fmt::print("  model:     {}\n", profile.model->string());

@@ -67,7 +67,8 @@ int serve_command(const Args& args, const Ranks& ranks) {
       "http-threads", po::value(&o.http_threads)->default_value(0),
       "requests answered at once; 0 = max-queue + 4")(
       "slots", po::value(&o.slots)->default_value(o.slots),
-      "conversations kept in the KV cache (they share one max-context sequence's memory)")(
+      "conversations kept in the KV cache (they share one max-context sequence's memory); 0 = "
+      "the profile's memory.kv_slots (auto: one per 256 tokens of max_context, at most 16)")(
       "max-connections", po::value(&o.max_connections)->default_value(o.max_connections),
       "open connections, slow or idle ones included (503 beyond)")(
       "request-timeout",

@@ -132,6 +132,10 @@ class Planner {
     totals.source_bytes += source;
     plan_.source_bytes += source;
     totals.bytes += values.bytes;
+    RoleTotals& by_format = plan_.format_totals[{role, precision_name(p)}];
+    ++by_format.tensors;
+    by_format.params += static_cast<uint64_t>(t.numel());
+    by_format.bytes += values.bytes;
     builder.add(std::move(values), first_alignment);
     parts.push_back({ConvertedPart::Kind::values, &t, block_scales, role, p});
     if (!p.quantized()) return;
@@ -144,6 +148,7 @@ class Planner {
                          static_cast<uint64_t>(rows * per_row) * 4,
                          {}};
     totals.bytes += scales.bytes;
+    by_format.bytes += scales.bytes;
     builder.add(std::move(scales));
     parts.push_back({ConvertedPart::Kind::scales, &t, block_scales, role, p});
   }

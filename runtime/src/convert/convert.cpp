@@ -4,6 +4,7 @@
 #include <glmrt/base/progress_bar.h>
 #include <glmrt/calibrate/importance_file.h>
 #include <glmrt/convert/convert.h>
+#include <glmrt/convert/convert_recipe.h>
 #include <glmrt/convert/converted_file_writer.h>
 #include <glmrt/convert/streamed_file_writer.h>
 #include <glmrt/model_files/model_config.h>
@@ -92,6 +93,15 @@ std::string conversion_summary(const ConversionPlan& plan) {
     }
     s += fmt::format("{:<14}{:>8}{:>16}{:>12.3f}{:>10.3f}\n", role_name(role), t.tensors, t.params,
                      t.bytes / 1e9, t.bits_per_weight());
+    // A class stored at several precisions (a recipe, --override): each one.
+    const auto first = plan.format_totals.lower_bound({role, std::string()});
+    auto end = first;
+    while (end != plan.format_totals.end() && end->first.first == role) ++end;
+    if (std::distance(first, end) > 1)
+      for (auto it = first; it != end; ++it)
+        s += fmt::format("  {:<12}{:>8}{:>16}{:>12.3f}{:>10.3f}\n", it->first.second,
+                         it->second.tensors, it->second.params, it->second.bytes / 1e9,
+                         it->second.bits_per_weight());
     all.tensors += t.tensors;
     all.params += t.params;
     all.bytes += t.bytes;
@@ -104,13 +114,15 @@ std::string conversion_summary(const ConversionPlan& plan) {
   return s;
 }
 
-ConvertResult convert_checkpoint(const ConvertOptions& o, int stop_after_files) {
+ConvertResult convert_checkpoint(const ConvertOptions& given, int stop_after_files) {
   const auto start = std::chrono::steady_clock::now();
-  if (o.from.empty()) fail("--from: no checkpoint folder given");
-  const TensorDirectory dir = TensorDirectory::open(o.from);
-  ordered_json config = read_config(o.from);
-  const std::array<int64_t, 2> fp8_block = fp8_block_of(config, o.from);
-  const ModelConfig model = load_model_config(o.from, dir, QuantizationConfig::accepted);
+  if (given.from.empty()) fail("--from: no checkpoint folder given");
+  const TensorDirectory dir = TensorDirectory::open(given.from);
+  ordered_json config = read_config(given.from);
+  const std::array<int64_t, 2> fp8_block = fp8_block_of(config, given.from);
+  const ModelConfig model = load_model_config(given.from, dir, QuantizationConfig::accepted);
+  ConvertOptions o = given;
+  if (!o.recipe.empty()) apply_convert_recipe(find_convert_recipe(o.recipe), model, o);
   ConvertResult result;
   result.plan = plan_conversion(dir, o, model.num_hidden_layers, fp8_block);
   const ConversionPlan& plan = result.plan;

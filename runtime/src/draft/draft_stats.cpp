@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 
 namespace glmrt {
 namespace {
@@ -13,8 +15,11 @@ std::vector<int64_t> minus(const std::vector<int64_t>& a, const std::vector<int6
   return d;
 }
 
-double percent(int64_t part, int64_t whole) {
-  return whole ? 100.0 * double(part) / double(whole) : 0.0;
+// "(37.5%)", or what the rate would be of when there is nothing to rate: a
+// share of nothing is no figure, never 0%.
+std::string share_of(int64_t part, int64_t whole, std::string_view of_nothing) {
+  if (whole <= 0) return fmt::format("({})", of_nothing);
+  return fmt::format("({:.1f}%)", 100.0 * double(part) / double(whole));
 }
 
 }  // namespace
@@ -43,15 +48,15 @@ std::vector<std::string> describe_draft_stats(const DraftStats& s) {
   std::vector<std::string> lines;
   lines.push_back(fmt::format(
       "draft: {}: {} forwards decided {} tokens ({:.2f} tokens per forward); {} drafts asked, {} "
-      "proposed, {} accepted ({:.1f}%){}; drafting took {:.3f} s",
+      "proposed, {} accepted {}{}; drafting took {:.3f} s",
       s.drafter, s.forwards, s.decided, s.tokens_per_forward(), s.requested, s.proposed, s.accepted,
-      percent(s.accepted, s.proposed),
+      share_of(s.accepted, s.proposed, "none proposed"),
       s.too_short ? fmt::format(", {} proposals under draft_min_tokens dropped", s.too_short) : "",
       s.drafting_seconds));
   std::string by_position = "draft acceptance by position:";
   for (size_t j = 0; j < s.judged_at.size(); ++j)
-    by_position += fmt::format(" {}: {}/{} ({:.1f}%)", j + 1, s.accepted_at[j], s.judged_at[j],
-                               percent(s.accepted_at[j], s.judged_at[j]));
+    by_position += fmt::format(" {}: {}/{} {}", j + 1, s.accepted_at[j], s.judged_at[j],
+                               share_of(s.accepted_at[j], s.judged_at[j], "none judged"));
   lines.push_back(by_position);
   std::string chosen;
   for (size_t k = 0; k < s.chosen.size(); ++k)

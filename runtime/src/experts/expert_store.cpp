@@ -1,6 +1,6 @@
+#include <glmrt/base/byte_size.h>
 #include <glmrt/base/error.h>
 #include <glmrt/experts/expert_store.h>
-#include <glmrt/base/byte_size.h>
 
 #include <fmt/format.h>
 
@@ -107,7 +107,19 @@ const PinnedSummary& ExpertStore::pin(std::span<const ExpertKey> keys, bool lock
 }
 
 void ExpertStore::prefetch(int layer, std::span<const int32_t> ids) {
-  read_ahead_.prefetch(pool_at(layer), ids);
+  if (!pinned_.holds_any(layer)) {
+    read_ahead_.prefetch(pool_at(layer), ids);
+    return;
+  }
+  // Pinned experts are in memory for the whole run: reading one ahead into a
+  // slot wastes a read and the slot, and counting it as a prediction the pool
+  // never sees used would make the read-ahead look wrong (0% with every
+  // expert pinned). A step's few ids: the copy costs nothing beside the step.
+  std::vector<int32_t> pooled;
+  pooled.reserve(ids.size());
+  for (int32_t id : ids)
+    if (!is_pinned(layer, id)) pooled.push_back(id);
+  read_ahead_.prefetch(pool_at(layer), pooled);
 }
 
 ExpertStore::Held ExpertStore::acquire(int layer, std::span<const int32_t> ids) {

@@ -47,8 +47,11 @@ void check_limits(const GenerationLimits& limits) {
 class Answer {
  public:
   Answer(std::span<const int32_t> prompt, const GenerationLimits& limits,
-         const TokenLogitsCallback& on_token)
-      : context_(prompt.begin(), prompt.end()), limits_(limits), on_token_(on_token) {}
+         const TokenLogitsCallback& on_token, const Sampler& sampler)
+      : context_(prompt.begin(), prompt.end()),
+        limits_(limits),
+        on_token_(on_token),
+        sampler_(sampler) {}
 
   /// Takes the next decided token, drawn from `logits` (empty for an
   /// accepted draft); false when the answer ends with it.
@@ -62,6 +65,12 @@ class Answer {
     context_.push_back(token);
     if (on_token_ && !on_token_(token, logits)) {
       result_.reason = StopReason::cancelled;
+      return false;
+    }
+    // A constrained answer that is finished (the JSON closed) ends as if a
+    // stop token came next: the constraint would allow nothing else.
+    if (sampler_.finished(result_.tokens)) {
+      result_.reason = StopReason::eos;
       return false;
     }
     if (remaining() == 0) {
@@ -81,6 +90,7 @@ class Answer {
   std::vector<int32_t> context_;
   const GenerationLimits& limits_;
   const TokenLogitsCallback& on_token_;
+  const Sampler& sampler_;
   Generation result_;
 };
 
@@ -107,7 +117,7 @@ Generation continue_generation(Session& session, Sampler& sampler, std::span<con
   // Accepted drafts come without logits of their own: a caller that needs
   // every token's logits decodes one token per step.
   Speculator* speculator = need == LogitsNeed::every_token ? nullptr : session.speculator();
-  Answer answer(prompt, limits, on_token);
+  Answer answer(prompt, limits, on_token, sampler);
   // The session never keeps more than prompt + answer: a step's rows past a
   // token that ended the answer go.
   const auto finish = [&]() -> Generation {

@@ -1,10 +1,10 @@
+#include <glmrt/base/byte_size.h>
 #include <glmrt/base/error.h>
 #include <glmrt/experts/expert_layout.h>
 #include <glmrt/experts/widened_read.h>
 #include <glmrt/memory/forward_buffers.h>
 #include <glmrt/memory/memory_estimates.h>
 #include <glmrt/memory/memory_plan.h>
-#include <glmrt/base/byte_size.h>
 
 #include <fmt/format.h>
 
@@ -96,8 +96,10 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
   plan.parts.push_back({std::string(dense), resident_weight_bytes(profile, config, tensors),
                         "from the safetensors headers at the profile's precision"});
   plan.parts.push_back({std::string(kv), kv_cache_bytes(profile, config),
-                        fmt::format("{} tokens x {} layers incl. MTP", profile.max_context,
-                                    config.num_hidden_layers + 1)});
+                        fmt::format("{} tokens x {} layers incl. MTP; serve's {} conversation "
+                                    "slots (memory.kv_slots{}) share it",
+                                    profile.max_context, config.num_hidden_layers + 1,
+                                    settings.kv_slots, profile.kv_slots ? "" : " auto")});
   // The expert store's pools: each MoE layer has cache + prefetch slots of
   // one expert (at least one), reads land straight in them when the file is
   // in the kernels' layout (widened to the io alignment), else in one staging

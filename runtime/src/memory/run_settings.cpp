@@ -3,6 +3,8 @@
 
 #include <omp.h>
 
+#include <algorithm>
+
 namespace glmrt {
 
 int effective_threads(const Profile& profile) {
@@ -11,6 +13,11 @@ int effective_threads(const Profile& profile) {
 
 int effective_prefetch_slots(const Profile& profile, int experts_per_token) {
   return profile.prefetch_slots ? *profile.prefetch_slots : experts_per_token;
+}
+
+int effective_kv_slots(const Profile& profile) {
+  if (profile.kv_slots) return *profile.kv_slots;
+  return std::clamp(profile.max_context / kTokensPerAutoKvSlot, 1, kMaxAutoKvSlots);
 }
 
 RunSettings resolve_run_settings(const Profile& profile, const ModelConfig& config) {
@@ -22,6 +29,7 @@ RunSettings resolve_run_settings(const Profile& profile, const ModelConfig& conf
       profile.expert_cache_auto ? kDefaultExpertCachePerLayer : profile.expert_cache_per_layer;
   if (profile.history) s.history_folder = history_root(profile.history_folder);
   s.history_rows = config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
+  s.kv_slots = effective_kv_slots(profile);
   return s;
 }
 

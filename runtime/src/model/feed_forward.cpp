@@ -74,7 +74,7 @@ void swiglu_mlp(const Matrix& gate_w, const Matrix& up_w, const Matrix& down_w,
 }
 
 void moe_block(const MoeWeights& w, const LayerCall& ctx, std::span<const float> x, int64_t S,
-               std::span<float> out, const std::function<void()>& reads_queued,
+               std::span<float> out, const SharedExpertReady& reads_queued,
                const NextLayerPrediction& next) {
   MoeScratch& m = ctx.model.moe_scratch;
   const int64_t D = ctx.model.config.hidden_size, E = ctx.model.config.n_routed_experts;
@@ -84,22 +84,31 @@ void moe_block(const MoeWeights& w, const LayerCall& ctx, std::span<const float>
   const PositionRouting routing = route_positions(w, ctx, S, logits);
   const RoutedExpertsCall call{ctx.model.config, ctx.model.kernels,    ctx.model.experts, m,
                                ctx.layer,        ctx.model.activations};
+  grow(m.shared, static_cast<size_t>(S * D));
+  const std::span<float> shared(m.shared.data(), static_cast<size_t>(S * D));
+  // The shared expert is computed while the routed experts' reads are in
+  // flight, and its output helps predict the next layer's experts.
+  bool shared_done = false;
+  const auto shared_expert = [&] {
+    if (shared_done) return;
+    shared_done = true;
+    swiglu_mlp(w.shared, ctx.model.kernels, x, S, shared, ctx.model.activations ? &ctx : nullptr,
+               "mlp.shared_experts");
+    if (reads_queued) reads_queued(shared);
+  };
   if (RemoteExperts* remote = ctx.model.remote) {
     // The other ranks start on their experts while this one runs its own;
     // their sums are added after, rank by rank.
     remote->send_step(ctx.layer, x.first(static_cast<size_t>(S * D)), routing, next.layer,
                       next.experts);
-    ctx.model.times.experts +=
-        routed_expert_sum(call, x, local_share(routing, *remote, ctx.layer), out, reads_queued);
+    ctx.model.times.experts += routed_expert_sum(
+        call, x, local_share(routing, *remote, ctx.layer), out, shared_expert);
+    shared_expert();  // when this rank had no experts of its own to queue
     remote->add_results(out.first(static_cast<size_t>(S * D)));
   } else {
-    ctx.model.times.experts += routed_expert_sum(call, x, routing, out, reads_queued);
+    ctx.model.times.experts += routed_expert_sum(call, x, routing, out, shared_expert);
+    shared_expert();
   }
-
-  grow(m.shared, static_cast<size_t>(S * D));
-  const std::span<float> shared(m.shared.data(), static_cast<size_t>(S * D));
-  swiglu_mlp(w.shared, ctx.model.kernels, x, S, shared, ctx.model.activations ? &ctx : nullptr,
-             "mlp.shared_experts");
   for (int64_t i = 0; i < S * D; ++i) out[i] += shared[i];
 }
 

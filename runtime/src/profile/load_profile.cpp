@@ -80,6 +80,22 @@ class ProfileReader {
     return folder;
   }
 
+  /// A plugin setting reaches the plugin as text: a scalar as written, a list
+  /// of scalars as its entries one per line (e.g. io's `mirrors`).
+  static std::string setting_value(const Field& setting) {
+    if (!setting.node().IsSequence()) return setting.as_string();
+    std::string joined;
+    for (const Field& entry : setting.as_sequence()) {
+      const std::string text = entry.as_string();
+      if (text.find('\n') != std::string::npos)
+        entry.fail("expected one line of text per list entry, found a line break");
+      if (!joined.empty()) joined += '\n';
+      joined += text;
+    }
+    if (joined.empty()) setting.fail("expected a list with at least one entry, found an empty one");
+    return joined;
+  }
+
   /// A plugin is chosen by a name, "auto", a path (contains '/' or ends in .so)
   /// or a mapping {name: ..., settings: {key: value}}.
   PluginChoice read_choice(const Field& field, bool allow_auto) const {
@@ -92,7 +108,7 @@ class ProfileReader {
       if (auto settings = map.find("settings")) {
         const Mapping settings_map = settings->as_free_mapping();
         for (const Field& setting : settings_map.entries())
-          choice.settings[setting.key()] = setting.as_string();
+          choice.settings[setting.key()] = setting_value(setting);
       }
     } else if (!field.node().IsScalar()) {
       field.fail(
@@ -177,7 +193,7 @@ class ProfileReader {
   void read_memory(const Field& field, Profile& profile) const {
     Mapping memory =
         field.as_mapping({"budget", "expert_cache", "prefetch", "max_context", "prefill_chunk",
-                          "pinned", "mlock", "history", "verify_checksums"});
+                          "kv_slots", "pinned", "mlock", "history", "verify_checksums"});
     if (auto budget = memory.find("budget")) {
       profile.memory_budget_auto = is_word(*budget, "auto");
       if (!profile.memory_budget_auto) profile.memory_budget_bytes = read_byte_size(*budget);
@@ -197,6 +213,12 @@ class ProfileReader {
       profile.max_context = static_cast<int>(context->as_int(16, 1048576));
     if (auto chunk = memory.find("prefill_chunk"))
       profile.prefill_chunk = static_cast<int>(chunk->as_int(0, 1048576));
+    if (auto slots = memory.find("kv_slots")) {
+      if (is_word(*slots, "auto"))
+        profile.kv_slots.reset();
+      else
+        profile.kv_slots = static_cast<int>(slots->as_int(1, kMaxKvSlots));
+    }
     if (auto pinned = memory.find("pinned")) {
       if (is_word(*pinned, "auto"))
         profile.pinned_bytes.reset();

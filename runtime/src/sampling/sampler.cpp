@@ -10,7 +10,8 @@
 
 namespace glmrt {
 
-Sampler::Sampler(SamplingParams params) : params_(params), rng_(params.seed) {
+Sampler::Sampler(SamplingParams params, std::shared_ptr<TokenConstraint> constraint)
+    : params_(params), constraint_(std::move(constraint)), rng_(params.seed) {
   check_sampling_params(params_, "sampling");
 }
 
@@ -39,6 +40,24 @@ std::vector<TokenProbability> Sampler::distribution(std::span<const float> logit
   for (const auto& [t, bias] : params_.logit_bias)
     if (t >= 0 && t < V)
       l[t] = bias <= -100 ? -std::numeric_limits<double>::infinity() : l[t] + bias;
+  if (constraint_) {
+    // Right after logit_bias, as a ban: what is left keeps its relative odds.
+    const std::span<const uint8_t> allowed = constraint_->allowed(generated);
+    if (allowed.size() != static_cast<size_t>(V))
+      fail("sampling: the token constraint covers {} tokens, the logits {}", allowed.size(), V);
+    constexpr double kBanned = -std::numeric_limits<double>::infinity();
+    bool any_allowed = false, any_left = false;
+    for (int32_t t = 0; t < V; ++t) {
+      if (!allowed[t]) {
+        l[t] = kBanned;
+        continue;
+      }
+      any_allowed = true;
+      any_left = any_left || l[t] != kBanned;  // NaN counts: the check below names it
+    }
+    if (!any_allowed) fail("sampling: the token constraint allows no token at all");
+    if (!any_left) fail("sampling: logit_bias bans every token the output format allows next");
+  }
 
   if (params_.temperature == 0.0) {  // the first of equal maxima, as torch.argmax
     const int32_t best = static_cast<int32_t>(std::max_element(l.begin(), l.end()) - l.begin());

@@ -118,7 +118,10 @@ std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index
 
   SamplingParams sampling = request.generation.sampling;
   sampling.seed += index;
-  Sampler sampler(sampling);
+  const GenerationLimits limits{sampling.max_new_tokens,
+                                stop_tokens(request.generation, model, Endpoint::chat)};
+  Sampler sampler(sampling, json_constraint(request.generation.json_format, *model.token_trie,
+                                            limits.stop_tokens));
   ChatAnswer answer(model.tokenizer, request.generation.stop, request.thinking, request.tools,
                     request.generation.skip_special_tokens);
   // A forced call's opening is in the prompt: the parser reads it first.
@@ -127,8 +130,6 @@ std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index
       answer.push(static_cast<int32_t>(id));
   Json logprobs = Json::array();  // all of them (non-streamed) or those not sent yet
   TokenTimer timer(context.metrics, job.queued_at());
-  const GenerationLimits limits{sampling.max_new_tokens,
-                                stop_tokens(request.generation, model, Endpoint::chat)};
   const Generation generation = continue_generation(
       context.slots.session(), sampler, request.prompt, std::move(prompt_run->logits), limits,
       [&](int32_t token, std::span<const float> logits) {
@@ -150,7 +151,7 @@ std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index
 
   ChatAnswer::Ending ending = answer.finish();
   std::string content = answer.content();
-  if (!request.forced_answer.empty() && ending.calls.empty()) {
+  if (request.forced_call && ending.calls.empty()) {
     // The held call text is not content: the call replaces it.
     ending.calls.push_back(forced_call_fallback(request, content));
     content = content.substr(0, content.find("<tool_call>"));

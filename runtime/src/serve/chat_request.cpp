@@ -149,12 +149,22 @@ ChatRequest parse_chat_request(const Json& body, const RequestContext& context) 
   r.thinking = rendered.text.ends_with("<think>");
   auto ids =
       text::encode_chat_prompt(context.tokenizer, rendered, context.allow_special_in_content);
+  if (tool_choice.forced && r.generation.json_format)
+    bad_request("response_format",
+                "a JSON `response_format` and `tool_choice` {} together: the answer cannot be both "
+                "JSON content and a call",
+                tool_choice.forced->empty() ? "\"required\"" : "naming a function");
   if (tool_choice.forced) {
     // The answer starts as a call (to the named function): the prompt ends
     // with its opening, which the answer's parser reads as if generated.
     r.forced_answer = (r.thinking ? "</think><tool_call>" : "<tool_call>") + *tool_choice.forced;
-    for (text::TokenId id : context.tokenizer.encode(r.forced_answer, false)) ids.push_back(id);
+    r.forced_call = true;
+  } else if (r.generation.json_format && r.thinking) {
+    // JSON is the content: the reasoning is closed before the answer starts
+    // (a small model could otherwise reason until max_tokens).
+    r.forced_answer = "</think>";
   }
+  for (text::TokenId id : context.tokenizer.encode(r.forced_answer, false)) ids.push_back(id);
   r.prompt.assign(ids.begin(), ids.end());
   if (static_cast<int64_t>(r.prompt.size()) > context.max_context)
     throw ApiError(400, "invalid_request_error",

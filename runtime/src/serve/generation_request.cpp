@@ -1,4 +1,5 @@
 #include <glmrt/serve/generation_request.h>
+#include <glmrt/serve/response_format.h>
 
 #include <glmrt/base/printable.h>
 
@@ -21,14 +22,6 @@ void refuse_unsupported(const RequestFields& f, Endpoint endpoint) {
       bad_request("best_of", "`best_of` must be 1: this server returns one choice per prompt");
     if (auto suffix = f.string("suffix"); suffix && !suffix->empty())
       bad_request("suffix", "`suffix` is not supported (no fill-in-the-middle)");
-  }
-  if (const Json* format = f.get("response_format")) {
-    const Json* type =
-        format->is_object() && format->contains("type") ? &(*format)["type"] : nullptr;
-    if (!type || *type != "text")
-      bad_request("response_format",
-                  "`response_format` must be {{\"type\": \"text\"}}: structured output is not "
-                  "supported");
   }
 }
 
@@ -140,6 +133,7 @@ GenerationRequest read_generation_request(const Json& body, Endpoint endpoint,
   r.skip_special_tokens = f.boolean("skip_special_tokens").value_or(true);
   r.n = static_cast<int>(f.integer("n", 1, kMaxChoices).value_or(1));
   p.logit_bias = read_logit_bias(f, context);
+  r.json_format = read_response_format(f);
   if (const Json* options = f.get("stream_options")) {
     if (!options->is_object())
       bad_request("stream_options", "`stream_options` must be an object, found {}",

@@ -270,7 +270,10 @@ ServerState::ServerState(Engine& engine_, text::ModelChatTemplate chat_template_
       model{options.model_name, tokenizer,
             stop_token_ids(engine_.model().config(), engine_.model_dir()),
             with_role_tokens(stop_token_ids(engine_.model().config(), engine_.model_dir()),
-                             tokenizer)},
+                             tokenizer),
+            std::make_shared<const SharedTokenTrie>(
+                tokenizer, static_cast<size_t>(engine_.model().config().vocab_size),
+                &engine_.budget())},
       worker(engine_, static_cast<size_t>(options.limits.max_queue),
              static_cast<size_t>(options.slots), metrics) {}
 
@@ -293,7 +296,10 @@ HttpServer::HttpServer(Engine& engine, text::ModelChatTemplate chat_template,
   if (options.limits.max_tokens < 0) fail("--max-tokens must be >= 0");
   if (options.limits.max_body_bytes < 1) fail("--max-body-bytes must be >= 1");
   if (options.max_connections < 1) fail("--max-connections must be >= 1");
-  if (options.slots < 1) fail("--slots must be >= 1");
+  if (options.slots == 0) options.slots = engine.settings().kv_slots;
+  if (options.slots < 1 || options.slots > kMaxKvSlots)
+    fail("--slots must be in 1..{} (0 = the profile's memory.kv_slots), got {}", kMaxKvSlots,
+         options.slots);
   if (!(options.request_timeout_seconds > 0 && options.request_timeout_seconds < 1e6))
     fail("--request-timeout must be a number of seconds > 0");
   if (!(options.idle_timeout_seconds > 0 && options.idle_timeout_seconds < 1e6))

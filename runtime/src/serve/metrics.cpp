@@ -184,8 +184,11 @@ std::string Metrics::prometheus_text(std::string_view model_name) const {
            static_cast<double>(s.last_generated_tokens));
   w.metric("glmrt_kv_cached_tokens", "gauge", "tokens the sessions' KV caches hold",
            static_cast<double>(s.cached_tokens));
-  w.metric("glmrt_kv_slots_occupied", "gauge", "cached conversations (of --slots)",
+  w.metric("glmrt_kv_slots_occupied", "gauge", "cached conversations (of glmrt_kv_slots)",
            static_cast<double>(s.slots_occupied));
+  w.metric("glmrt_kv_slots", "gauge",
+           "conversations kept cached (--slots, else the profile's memory.kv_slots)",
+           static_cast<double>(s.slots));
   w.metric("glmrt_expert_cache_hits_total", "counter", "routed experts found in memory",
            static_cast<double>(s.experts.hits));
   w.metric("glmrt_expert_cache_misses_total", "counter", "routed experts read from disk",

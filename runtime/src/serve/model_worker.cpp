@@ -91,6 +91,7 @@ void ModelWorker::publish(const SessionStats& before, int64_t generated) {
   s.budget_peak_bytes = context_.engine.budget().peak();
   s.cached_tokens = context_.slots.cached_tokens();
   s.slots_occupied = static_cast<int64_t>(context_.slots.occupied());
+  s.slots = static_cast<int64_t>(context_.slots.size());
   if (const Speculator* speculator = context_.slots.session().speculator())
     s.draft = speculator->stats();
   metrics_.publish(s);

@@ -91,6 +91,18 @@ ParsedHead parse_request_head(std::string_view text, uint64_t max_body_bytes) {
   head.method = request_line.substr(0, first_space);
   head.target = request_line.substr(first_space + 1, last_space - first_space - 1);
   head.version = request_line.substr(last_space + 1);
+  // One token, one word, one version: a line another parser could split
+  // otherwise (two spaces, a space inside the target) is refused here.
+  const bool method_ok =
+      !head.method.empty() && std::all_of(head.method.begin(), head.method.end(), is_token_char);
+  const bool target_ok =
+      !head.target.empty() && std::none_of(head.target.begin(), head.target.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u <= 0x20 || u == 0x7F;
+      });
+  if (!method_ok || !target_ok)
+    return refuse(400, fmt::format("malformed request line `{}` (expected METHOD TARGET VERSION)",
+                                   printable(request_line, 256)));
   if (head.version != "HTTP/1.1" && head.version != "HTTP/1.0")
     return refuse(400, fmt::format("unsupported HTTP version `{}` (HTTP/1.1 or 1.0)",
                                    printable(head.version, 32)));

@@ -93,11 +93,12 @@ class ChoiceRun {
 
     SamplingParams sampling = request_.generation.sampling;
     sampling.seed += sample_;  // choice 0 is what n = 1 answers
-    Sampler sampler(sampling);
-    StopStringFilter stops(request_.generation.stop);
-    TokenTimer timer(context_.metrics, job_.queued_at());
     const GenerationLimits limits{request_.generation.sampling.max_new_tokens,
                                   stop_tokens(request_.generation, model_, Endpoint::completions)};
+    Sampler sampler(sampling, json_constraint(request_.generation.json_format, *model_.token_trie,
+                                              limits.stop_tokens));
+    StopStringFilter stops(request_.generation.stop);
+    TokenTimer timer(context_.metrics, job_.queued_at());
     const Generation generation = continue_generation(
         context_.slots.session(), sampler, prompt, std::move(logits), limits,
         [&](int32_t token, std::span<const float> token_logits) {

@@ -166,6 +166,21 @@ std::string Tokenizer::decode(std::span<const TokenId> ids, bool skip_special_to
   return utf8::repair_lossy(text);
 }
 
+std::optional<std::string> Tokenizer::token_bytes(TokenId id) const {
+  if (const AddedToken* added = impl_->added->by_id(id)) {
+    if (added->special) return std::nullopt;
+    return added->content;
+  }
+  const std::string* token = impl_->model->id_to_token(id);
+  if (!token) return std::nullopt;
+  if (!impl_->decoder) return *token;
+  std::vector<std::string> pieces{*token};
+  impl_->decoder->decode_chain(pieces);
+  std::string bytes;
+  for (const auto& piece : pieces) bytes += piece;
+  return bytes;
+}
+
 std::optional<TokenId> Tokenizer::token_to_id(std::string_view token) const {
   if (const auto id = impl_->added->by_content(token)) return id;
   return impl_->model->token_to_id(token);

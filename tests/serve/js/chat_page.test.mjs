@@ -1,8 +1,9 @@
 // The chat page in a real browser: Debian's headless Chromium, driven by
 // playwright-core over the DevTools protocol (a typed message, a click, then
 // waiting for what the page renders; --dump-dom could not type or click),
-// against `glmrt serve` on the tiny fixture. A screenshot is kept in the build
-// tree (GLMRT_ARTIFACTS/chat_page.png).
+// against `glmrt serve` on the tiny fixture. Screenshots are kept in the build
+// tree (GLMRT_ARTIFACTS/chat_page.png, and chat_page_long.png of a
+// conversation longer than the context).
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -55,7 +56,18 @@ async function ask(page, text) {
     thinking: await answer.locator(".thinking-text").textContent(),
     thinkingShown: await answer.locator(".thinking").isVisible(),
     errors: await answer.locator(".error").count(),
+    cutNotice: (await answer.locator(".notice.cut").count()) ? await answer.locator(".notice.cut").textContent() : null,
+    finishReason: await answer.getAttribute("data-finish-reason"),
   };
+}
+
+// Whether `locator`'s element lies inside the visible part of the scrolled log.
+async function inView(locator) {
+  return locator.evaluate((element) => {
+    const box = element.getBoundingClientRect();
+    const log = document.getElementById("log").getBoundingClientRect();
+    return box.height > 0 && box.top >= log.top - 1 && box.bottom <= log.bottom + 1;
+  });
 }
 
 test("the page streams an answer, shows thinking apart, tokens/s and the expert hit rate", async () => {
@@ -105,4 +117,78 @@ test("the page streams an answer, shows thinking apart, tokens/s and the expert 
   const shot = path.join(env.artifacts, "chat_page.png");
   await page.screenshot({ path: shot, fullPage: true });
   assert.ok(fs.statSync(shot).size > 1000);
+});
+
+// The reference profile with a context of 512 tokens: a few long messages overflow it.
+function smallContextProfile() {
+  const text = fs.readFileSync(env.profile, "utf8");
+  assert.match(text, /max_context: \d+/);
+  const file = path.join(profileDir, "small-context.yaml");
+  fs.writeFileSync(file, text.replace(/max_context: \d+/, "max_context: 512"));
+  return file;
+}
+
+test("a conversation longer than the context keeps answering; errors and cut-off answers are shown in view", async () => {
+  const small = await startServer([], { profile: smallContextProfile() });
+  try {
+    const page = await browser.newPage();
+    const consoleErrors = [];
+    page.on("pageerror", (e) => consoleErrors.push(String(e)));
+    await page.goto(small.url + "/");
+    await page.locator("#model", { hasText: "glm_tiny" }).waitFor({ timeout: 30000 });
+    await page.fill("#temperature", "0");
+    await page.fill("#max-tokens", "16");
+    await page.uncheck("#thinking");
+
+    // Each message is about a third of the context (as the server counts it).
+    const long = (i) => `Message ${i}: ` + "the quick brown fox jumps over the lazy dog ".repeat(8);
+    const counted = await (await fetch(small.url + "/tokenize", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ content: long(1) }) })).json();
+    assert.equal(counted.max_model_len, 512);
+    assert.ok(counted.count > 100 && counted.count < 250, `a long message is ${counted.count} tokens`);
+    for (let i = 1; i <= 6; ++i) {
+      const answer = await ask(page, long(i));
+      assert.equal(answer.errors, 0, `message ${i} answered: ${JSON.stringify(answer)}`);
+    }
+    const notices = page.locator(".notice.context");
+    assert.ok((await notices.count()) >= 2, "each overflow says so");
+    assert.ok(await notices.first().isVisible());
+    assert.match(await notices.last().textContent(), /no longer fits the model's context \(512 tokens\): the oldest \d+ messages? (is|are) left out/);
+    assert.ok((await page.locator(".message.dropped").count()) >= 4, "the dropped turns are marked");
+    for (const role of ["user", "assistant"])
+      assert.equal(await page.locator(`.message.${role}`).last().getAttribute("class"), `message ${role}`,
+                   `the last ${role} message is still in the context`);
+    // The log scrolls inside the page: a tall window shows the whole conversation.
+    await page.setViewportSize({ width: 1000, height: 2600 });
+    fs.mkdirSync(env.artifacts, { recursive: true });
+    const shot = path.join(env.artifacts, "chat_page_long.png");
+    await page.screenshot({ path: shot, fullPage: true });
+    assert.ok(fs.statSync(shot).size > 1000);
+    await page.setViewportSize({ width: 1000, height: 700 });
+
+    // A message longer than the whole context: the server's refusal is shown
+    // in view, nothing earlier is dropped for it, and the next message works.
+    const droppedBefore = await page.locator(".message.dropped").count();
+    const tooLong = await ask(page, "the quick brown fox jumps over the lazy dog ".repeat(60));
+    assert.equal(tooLong.errors, 1);
+    const error = page.locator(".message.assistant").last().locator(".error");
+    assert.match(await error.textContent(), /context holds 512/);
+    assert.ok(await inView(error), "the error is scrolled into view");
+    assert.equal(await page.locator(".message.dropped").count(), droppedBefore + 1, "only the refused message is left out");
+    const after = await ask(page, "and a short one");
+    assert.equal(after.errors, 0, JSON.stringify(after));
+
+    // An answer cut by max_tokens says so.
+    await page.fill("#max-tokens", "2");
+    const cut = await ask(page, "tell me more");
+    assert.equal(cut.finishReason, "length");
+    assert.match(cut.cutNotice ?? "", /cut off at the length limit \(max tokens 2\)/);
+    assert.ok(await inView(page.locator(".message.assistant").last().locator(".notice.cut")));
+    assert.deepEqual(consoleErrors, []);
+    await page.close();
+  } finally {
+    const { code } = await small.stop();
+    assert.equal(code, 0);
+  }
 });

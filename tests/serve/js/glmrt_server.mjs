@@ -12,10 +12,19 @@ export const env = {
   rssGrowthLimitMb: Number(process.env.GLMRT_RSS_GROWTH_LIMIT_MB || 64),
 };
 
-export async function startServer(extraArgs = []) {
+// The bundled demo model (a trained one: its answers read like text).
+export const demo = {
+  profile: process.env.GLMRT_DEMO_PROFILE,
+  model: process.env.GLMRT_DEMO_MODEL,
+};
+
+// `model` overrides the environment's profile and model: {profile, model}.
+export async function startServer(extraArgs = [], model = {}) {
   for (const [key, value] of Object.entries(env))
     if (value === undefined) throw new Error(`the test environment lacks ${key} (run through ctest)`);
-  const args = ["serve", "--profile", env.profile, "--model", env.model, "--port", "0", ...extraArgs];
+  const profile = model.profile ?? env.profile;
+  const dir = model.model ?? env.model;
+  const args = ["serve", "--profile", profile, "--model", dir, "--port", "0", ...extraArgs];
   const child = spawn(env.bin, args, { stdio: ["ignore", "inherit", "pipe"] });
   let log = "";
   let exit = null;

@@ -423,7 +423,7 @@ test("errors are APIErrors naming the field", async () => {
   const cases = [
     [{ n: 9 }, "n"],
     [{ logit_bias: { "999999": 1 } }, "logit_bias"],
-    [{ response_format: { type: "json_object" } }, "response_format"],
+    [{ response_format: { type: "json_schema", json_schema: { name: "x", schema: { type: "string", pattern: "a" } } } }, "response_format"],
     [{ temperature: 3 }, "temperature"],
     [{ max_tokens: 100000 }, "max_tokens"],
     [{ top_logprobs: 2 }, "top_logprobs"],

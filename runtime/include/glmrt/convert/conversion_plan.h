@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <vector>
 
 namespace glmrt {
@@ -40,6 +41,8 @@ struct ConversionPlan {
   ModelPlan layout;                               // files, tensors, offsets (header(), index())
   std::vector<std::vector<ConvertedPart>> parts;  // [file][tensor], parallel to layout
   std::map<TensorRole, RoleTotals> totals;
+  /// The matrices of each class by the precision they are stored at.
+  std::map<std::pair<TensorRole, std::string>, RoleTotals> format_totals;
   uint64_t source_bytes = 0;  // bytes read from the checkpoint
   std::array<int64_t, 2> fp8_block{128, 128};
 };

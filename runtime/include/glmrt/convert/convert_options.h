@@ -21,6 +21,9 @@ struct ConvertOptions {
   std::optional<WeightPrecision> kv_b;  // unset: as dense
   /// PATTERN=FMT in order; the last pattern (fnmatch) matching a matrix wins.
   std::vector<std::pair<std::string, WeightPrecision>> overrides;
+  /// A named mix (convert_recipe.h), expanded once the model's layers are
+  /// known: it sets experts and dense, and its rules go ahead of `overrides`.
+  std::string recipe;
   bool drop_mtp = false;
   bool dry_run = false;
   /// Replace an existing OUT_DIR convert wrote (never another folder) /

@@ -35,6 +35,13 @@ struct ExpertStoreStats {
   double overlap() const {
     return busy_seconds > 0 ? std::max(0.0, 1.0 - wait_seconds / busy_seconds) : 0.0;
   }
+  /// Lookups of every kind (pinned, slot, read): 0 means no figure of them applies.
+  uint64_t lookups() const { return pinned_hits + hits + misses; }
 };
+
+/// The work counted between two snapshots of a store's stats (one chat
+/// answer's): every counter is `now` minus `before`; slots_allocated is a
+/// level, not work, and stays as `now` has it.
+ExpertStoreStats expert_stats_since(const ExpertStoreStats& now, const ExpertStoreStats& before);
 
 }  // namespace glmrt

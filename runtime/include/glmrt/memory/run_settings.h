@@ -25,6 +25,8 @@ struct RunSettings {
   /// Rows of the usage history and of routing traces: the main layers, plus
   /// one for the MTP layer when config.json declares one.
   int history_rows = 0;
+  /// Conversations `glmrt serve` keeps cached (memory.kv_slots, auto resolved).
+  int kv_slots = 1;
 };
 
 /// Threads the profile asks for (0 = every core this process may use).
@@ -33,6 +35,17 @@ int effective_threads(const Profile& profile);
 /// Prefetch slots per MoE layer: the profile's `memory.prefetch`, or for
 /// `auto` the experts one token routes to (`experts_per_token`).
 int effective_prefetch_slots(const Profile& profile, int experts_per_token);
+
+/// `memory.kv_slots: auto` gives one conversation slot per this many tokens
+/// of max_context (the KV memory the plan sets aside), at most kMaxAutoKvSlots:
+/// the slots share that memory, so a slot is worth keeping when a
+/// conversation of this length fits beside the others.
+inline constexpr int kTokensPerAutoKvSlot = 256;
+inline constexpr int kMaxAutoKvSlots = 16;
+
+/// Conversation slots: the profile's `memory.kv_slots`, or for `auto`
+/// max_context / kTokensPerAutoKvSlot within 1..kMaxAutoKvSlots.
+int effective_kv_slots(const Profile& profile);
 
 RunSettings resolve_run_settings(const Profile& profile, const ModelConfig& config);
 

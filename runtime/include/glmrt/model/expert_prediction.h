@@ -18,6 +18,7 @@ namespace glmrt {
 /// The experts `next`'s router chooses for hidden states h [S, hidden]
 /// normed with `next`'s post-attention norm, most chosen first (ties: the
 /// better-ranked choice first), at most `limit` of them, into m.predicted.
+/// `h` may be m.predict_normed itself (normalised in place).
 void predict_experts(const LayerWeights& next, const ModelConfig& config, KernelsBackend& kernels,
                      std::span<const float> h, int64_t S, size_t limit, MoeScratch& m);
 

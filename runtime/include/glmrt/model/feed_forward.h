@@ -34,12 +34,14 @@ struct NextLayerPrediction {
 /// first, the rest as their reads land), then adds the shared expert. Each
 /// position sums its experts in ascending id order whatever order they
 /// arrived in, so results never depend on the cache, prefetch or pool size.
-/// `reads_queued` runs once this layer's reads are submitted (the next
-/// layer's prefetch goes there). x: normed hidden [S, hidden]. With remote
-/// experts set on the model (ModelContext::remote), the experts other
-/// processes own run there, `next` travelling with the step.
+/// The shared expert runs while this layer's reads are in flight; then
+/// `reads_queued` gets its output [S, hidden] (the next layer's prediction
+/// and prefetch go there). x: normed hidden [S, hidden]. With remote experts
+/// set on the model (ModelContext::remote), the experts other processes own
+/// run there, `next` travelling with the step.
+using SharedExpertReady = std::function<void(std::span<const float> shared)>;
 void moe_block(const MoeWeights& w, const LayerCall& ctx, std::span<const float> x, int64_t S,
-               std::span<float> out, const std::function<void()>& reads_queued = {},
+               std::span<float> out, const SharedExpertReady& reads_queued = {},
                const NextLayerPrediction& next = {});
 
 }  // namespace glmrt

@@ -115,9 +115,12 @@ class Model {
                                const char* caller) const;
   void decoder_layer(const LayerWeights& w, const LayerCall& call, std::span<float> h, int64_t S,
                      KeySelection& selection);
-  /// After layer `layer`'s attention: predicts the experts of the next main
-  /// layer when it is MoE and reads them ahead (no-op when prefetch is off).
-  void prefetch_next_layer(int layer, std::span<const float> h, int64_t S);
+  /// While layer `layer`'s experts are read: predicts the experts of the next
+  /// main layer when it is MoE, from h (after this layer's attention) plus
+  /// this layer's shared expert output when there is one, and reads them
+  /// ahead (no-op when prefetch is off).
+  void prefetch_next_layer(int layer, std::span<const float> h, int64_t S,
+                           std::span<const float> shared);
   /// With remote experts: predicts the experts of the next main layer (when
   /// it is MoE and prefetch is on) into scratch_.predicted, for the exchange
   /// to carry; returns that layer, or -1 when nothing was predicted.

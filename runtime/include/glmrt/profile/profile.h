@@ -18,6 +18,9 @@ namespace glmrt {
 /// Routed experts an MoE layer's LRU keeps when the profile does not say
 /// (`memory.expert_cache` absent, or `auto` with no budget to size it from).
 inline constexpr int kDefaultExpertCachePerLayer = 16;
+/// The most conversation slots `memory.kv_slots` (and `glmrt serve --slots`)
+/// may ask for: each is a session with its own drafter and bookkeeping.
+inline constexpr int kMaxKvSlots = 256;
 
 struct PluginChoice {
   /// A plugin name ("kernels-scalar"), "auto" (kernels only: best supported
@@ -94,7 +97,11 @@ struct Profile {
   /// (`memory.prefetch`); nullopt = auto: the model's experts per token.
   std::optional<int> prefetch_slots;
   int max_context = 4096;  // tokens the KV cache is sized for
-  int prefill_chunk = 0;   // positions one forward call takes at most (0 = the whole prompt)
+  /// `memory.kv_slots`: conversations `glmrt serve` keeps cached, sharing the
+  /// KV memory of one max_context sequence; nullopt = auto (from max_context:
+  /// see effective_kv_slots).
+  std::optional<int> kv_slots;
+  int prefill_chunk = 0;  // positions one forward call takes at most (0 = the whole prompt)
   /// `memory.budget: auto`: a share of MemAvailable (cgroup limits respected)
   /// measured when the model opens; memory_budget_bytes is then ignored.
   bool memory_budget_auto = false;

@@ -4,9 +4,11 @@
 
 #include <glmrt/base/error.h>
 #include <glmrt/profile/profile.h>
+#include <glmrt/sampling/token_constraint.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <random>
 #include <span>
 #include <utility>
@@ -49,7 +51,9 @@ struct TokenProbability {
 
 class Sampler {
  public:
-  explicit Sampler(SamplingParams params);
+  /// `constraint` (optional) decides which tokens may come next; the
+  /// sampler shares it (its caches change as answers are asked about).
+  explicit Sampler(SamplingParams params, std::shared_ptr<TokenConstraint> constraint = nullptr);
 
   /// context: every token so far (for the repetition penalty); generated: the
   /// tokens this answer produced (for the presence and frequency penalties).
@@ -57,7 +61,8 @@ class Sampler {
                  std::span<const int32_t> generated);
 
   /// The distribution sample() draws from, most probable first (a single token
-  /// with probability 1 when greedy).
+  /// with probability 1 when greedy). With a constraint, only the tokens it
+  /// allows after `generated`.
   std::vector<TokenProbability> distribution(std::span<const float> logits,
                                              std::span<const int32_t> context,
                                              std::span<const int32_t> generated) const;
@@ -68,8 +73,14 @@ class Sampler {
 
   const SamplingParams& params() const { return params_; }
 
+  /// Whether the constraint (if any) says `generated` is finished.
+  bool finished(std::span<const int32_t> generated) const {
+    return constraint_ && constraint_->complete(generated);
+  }
+
  private:
   SamplingParams params_;
+  std::shared_ptr<TokenConstraint> constraint_;
   std::mt19937_64 rng_;
 };
 

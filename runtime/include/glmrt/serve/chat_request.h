@@ -18,7 +18,8 @@ struct ChatRequest {
   bool thinking = true;       // the prompt ends inside <think>: the answer starts with reasoning
   int top_logprobs = -1;      // -1 = no logprobs; else alternatives per token (0..20)
   Json tools;                 // tool definitions to parse calls against (null = don't parse)
-  std::string forced_answer;  // the answer's start the prompt already holds (a forced call)
+  std::string forced_answer;  // the answer's start the prompt already holds
+  bool forced_call = false;   // forced_answer opens a call (tool_choice required or named)
 };
 
 /// Throws ApiError (400) naming the field at fault. Thinking is on unless
@@ -27,7 +28,11 @@ struct ChatRequest {
 /// be "auto", "none" (tools are shown to the model but calls are not parsed),
 /// "required" or a named function: the prompt then ends with the call's
 /// opening (`<tool_call>` and the name; after an empty reasoning when
-/// thinking is on), so the answer is a call.
+/// thinking is on), so the answer is a call. With a JSON response_format the
+/// answer is the JSON, as message content: a prompt that ends inside
+/// <think> gets `</think>` (an empty reasoning) so the constraint applies to
+/// the content from its first token; a forced call and JSON together are a
+/// 400.
 ChatRequest parse_chat_request(const Json& body, const RequestContext& context);
 
 }  // namespace glmrt::serve

@@ -1,16 +1,18 @@
 // The request fields /v1/chat/completions and /v1/completions share:
 // sampling, token limits, stop strings, streaming. Unknown fields are
 // ignored (clients send `user`, `metadata`, ...); fields whose values this
-// server cannot honour (n > 8, a response_format other than text) are
-// refused with 400 naming the field rather than silently ignored.
+// server cannot honour (n > 8, a schema keyword constrained decoding does
+// not know) are refused with 400 naming the field rather than silently ignored.
 #pragma once
 
+#include <glmrt/grammar/json_schema.h>
 #include <glmrt/sampling/sampler.h>
 #include <glmrt/serve/request_fields.h>
 #include <glmrt/serve/serve_options.h>
 #include <glmrt/text/model_chat_template.h>
 #include <glmrt/text/tokenizer.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,6 +41,9 @@ struct GenerationRequest {
   bool ignore_eos = false;     // vLLM's extension: only max_tokens ends the answer (benchmarks)
   bool skip_special_tokens = true;  // vLLM's: the answer's text leaves special tokens out
   int n = 1;                        // choices per prompt, generated one after another
+  // response_format json_object / json_schema: the answer is constrained to
+  // this schema (null: free text).
+  std::shared_ptr<const grammar::JsonSchema> json_format;
 };
 
 GenerationRequest read_generation_request(const Json& body, Endpoint endpoint,

@@ -29,6 +29,7 @@ struct ModelSnapshot {
   uint64_t budget_peak_bytes = 0;
   int64_t cached_tokens = 0;          // tokens the sessions' KV caches hold
   int64_t slots_occupied = 0;         // sessions (--slots) holding a conversation
+  int64_t slots = 0;                  // sessions kept (--slots, else memory.kv_slots)
   int64_t last_generated_tokens = 0;  // tokens the last request that generated any generated
   std::optional<DraftStats> draft;    // since the server started, when the session drafts
 };

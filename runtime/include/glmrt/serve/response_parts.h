@@ -3,6 +3,7 @@
 #pragma once
 
 #include <glmrt/generate/generator.h>
+#include <glmrt/serve/json_output.h>
 #include <glmrt/text/tokenizer.h>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,7 @@ struct ServedModel {
   const text::Tokenizer& tokenizer;
   std::vector<int32_t> stop_tokens;       // sorted (stop_token_ids)
   std::vector<int32_t> chat_stop_tokens;  // and the role tokens: a chat answer ends its turn
+  std::shared_ptr<const SharedTokenTrie> token_trie;  // for answers constrained to JSON
 };
 
 /// Response ids ("chatcmpl-…", "call_…") and the seeds of requests that name

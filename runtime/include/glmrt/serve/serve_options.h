@@ -27,7 +27,9 @@ struct ServeOptions {
   std::string model_name;                  // reported by /v1/models and in responses
   int http_threads = 0;                    // 0 = max_queue + 4: every queued request holds a thread
   int max_connections = 256;               // open connections (503 beyond)
-  int slots = 4;  // conversations kept cached (sharing one max_context sequence's KV memory)
+  /// Conversations kept cached (sharing one max_context sequence's KV
+  /// memory); 0 = the profile's memory.kv_slots (auto: from max_context).
+  int slots = 0;
   double request_timeout_seconds = 30;  // a request's head, then its body, must arrive in this: 408
   double idle_timeout_seconds = 5;      // a connection with no request under way is closed
   double shutdown_grace_seconds = 10;   // after SIGTERM, how long the running request may finish

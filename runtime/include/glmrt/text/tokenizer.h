@@ -55,6 +55,12 @@ class Tokenizer {
   // Unknown ids are skipped, as the library does. Always valid UTF-8.
   std::string decode(std::span<const TokenId> ids, bool skip_special_tokens = false) const;
 
+  // The bytes one token stands for, as a decode of it alone gives them but
+  // without the UTF-8 repair (a token holding part of a character gives those
+  // bytes); nothing for a special token or an unknown id. What constrained
+  // decoding walks: exact for byte-level decoders, which see no context.
+  std::optional<std::string> token_bytes(TokenId id) const;
+
   std::optional<TokenId> token_to_id(std::string_view token) const;
   // An added token marked "special" (what decode(ids, true) leaves out).
   bool is_special(TokenId id) const;

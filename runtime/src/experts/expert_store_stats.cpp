@@ -1,0 +1,28 @@
+#include <glmrt/experts/expert_store_stats.h>
+
+namespace glmrt {
+
+ExpertStoreStats expert_stats_since(const ExpertStoreStats& now, const ExpertStoreStats& before) {
+  // Counters only grow, but a store reset between the snapshots must not wrap.
+  const auto less = [](uint64_t a, uint64_t b) { return a > b ? a - b : uint64_t{0}; };
+  const auto less_seconds = [](double a, double b) { return a > b ? a - b : 0.0; };
+  ExpertStoreStats d;
+  d.pinned_hits = less(now.pinned_hits, before.pinned_hits);
+  d.hits = less(now.hits, before.hits);
+  d.misses = less(now.misses, before.misses);
+  d.bytes_read = less(now.bytes_read, before.bytes_read);
+  d.extents_read = less(now.extents_read, before.extents_read);
+  d.read_seconds = less_seconds(now.read_seconds, before.read_seconds);
+  d.wait_seconds = less_seconds(now.wait_seconds, before.wait_seconds);
+  d.busy_seconds = less_seconds(now.busy_seconds, before.busy_seconds);
+  d.convert_seconds = less_seconds(now.convert_seconds, before.convert_seconds);
+  d.predicted = less(now.predicted, before.predicted);
+  d.predicted_used = less(now.predicted_used, before.predicted_used);
+  d.prefetch_reads = less(now.prefetch_reads, before.prefetch_reads);
+  d.prefetch_reads_used = less(now.prefetch_reads_used, before.prefetch_reads_used);
+  d.streamed_steps = less(now.streamed_steps, before.streamed_steps);
+  d.slots_allocated = now.slots_allocated;
+  return d;
+}
+
+}  // namespace glmrt
