@@ -26,6 +26,9 @@ int fuzz_profile(Input input, const ScratchDir& scratch);
 int fuzz_tokenizer(Input input, const ScratchDir& scratch);
 /// A chat request body rendered as `glmrt template --request` does.
 int fuzz_chat_request(Input input, const ScratchDir& scratch);
+/// A Jinja chat template, optionally NUL + a chat request body, rendered by
+/// the engine with transformers' variables under small render bounds.
+int fuzz_chat_template(Input input, const ScratchDir& scratch);
 /// ref.json through load_oracle.
 int fuzz_oracle(Input input, const ScratchDir& scratch);
 /// A request body as /v1/chat/completions and /v1/completions parse it, and
@@ -44,13 +47,10 @@ struct Target {
 };
 
 inline constexpr std::array kTargets = {
-    Target{"safetensors", fuzz_safetensors},
-    Target{"model_dir", fuzz_model_dir},
-    Target{"model_config", fuzz_model_config},
-    Target{"profile", fuzz_profile},
-    Target{"tokenizer", fuzz_tokenizer},
-    Target{"chat_request", fuzz_chat_request},
-    Target{"oracle", fuzz_oracle},
+    Target{"safetensors", fuzz_safetensors},     Target{"model_dir", fuzz_model_dir},
+    Target{"model_config", fuzz_model_config},   Target{"profile", fuzz_profile},
+    Target{"tokenizer", fuzz_tokenizer},         Target{"chat_request", fuzz_chat_request},
+    Target{"chat_template", fuzz_chat_template}, Target{"oracle", fuzz_oracle},
     Target{"serve_request", fuzz_serve_request},
     Target{"request_framing", fuzz_request_framing},
     Target{"chunked_body", fuzz_chunked_body},

@@ -256,6 +256,17 @@ seed("chat_request", "string-arguments.json", dumps({
     "add_generation_prompt": False, "enable_thinking": False, "reasoning_effort": "high",
     "clear_thinking": True}))
 
+# --- chat templates ------------------------------------------------------
+# The engine's construct templates (glmrt's own, with Python Jinja2's renders
+# in tests/fixtures/chat_templates/constructs.jsonl), each alone and with its
+# variables as the request's chat_template_kwargs.
+for i, line in enumerate((FIXTURES / "chat_templates" / "constructs.jsonl").open()):
+    row = json.loads(line)
+    seed("chat_template", f"construct-{i:02d}", row["template"])
+    request = {"messages": [{"role": "user", "content": "hi"}], "chat_template_kwargs": row["vars"]}
+    seed("chat_template", f"construct-{i:02d}-vars", row["template"].encode() + b"\0" +
+         dumps(request).encode())
+
 # --- serve requests ------------------------------------------------------
 # Bodies of /v1/chat/completions and /v1/completions as clients send them;
 # each line is also read as a `glmrt score` request.
@@ -411,6 +422,13 @@ write_dict("chat_request", literals("text/glm5_chat_template.cpp", "text/python_
                                     "text/text_commands.cpp"), True,
            raw=["<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "<arg_value>",
                 "<|user|>", "<|assistant|>", "<|system|>", "<|observation|>", "\\n", "\\u00e9"])
+write_dict("chat_template", literals("text/jinja_parser.cpp", "text/jinja_expression_parser.cpp",
+                                     "text/jinja_filters.cpp", "text/jinja_tests.cpp",
+                                     "text/jinja_methods.cpp", "text/jinja_globals.cpp"), True,
+           raw=["{{", "}}", "{%", "%}", "{%-", "-%}", "{#", "#}", "for", "in", "if", "elif",
+                "else", "endif", "endfor", "set", "endset", "macro", "endmacro", "call",
+                "endcall", "namespace", "loop.index0", "messages", "tools", "is", "not", "and",
+                "or", "~", "|", "[::-1]"])
 write_dict("serve_request", literals("serve/*request*.cpp", "serve/request_fields.cpp") + [
     "messages", "prompt", "role", "content", "system", "user", "assistant", "tool", "tools",
     "stream", "stream_options", "include_usage", "max_tokens", "max_completion_tokens", "echo",

@@ -1,6 +1,8 @@
 // The text side: tokenizer.json (load, encode, decode, stream) and the chat
 // request `glmrt template --request` renders.
 #include <glmrt/base/error.h>
+#include <glmrt/text/chat_template_variables.h>
+#include <glmrt/text/jinja_template.h>
 #include <glmrt/text/stream_detokenizer.h>
 #include <glmrt/text/text_commands.h>
 #include <glmrt/text/tokenizer.h>
@@ -124,6 +126,49 @@ int fuzz_chat_request(Input input, const ScratchDir& scratch) {
     const std::string prompt = text::render_request(text::ModelChatTemplate::for_model(model),
                                                     as_text(input), "request.json");
     expect(valid_utf8(prompt), "the rendered prompt is valid UTF-8");
+  } catch (const Error& e) {
+    refused(e);
+  }
+  return 0;
+}
+
+// Rendered when the input carries no request of its own: every role, a tool
+// call, a tool result, content parts and a `null` content.
+constexpr std::string_view kDefaultChatRequest = R"({"messages": [
+  {"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi <|user|>"},
+  {"role": "assistant", "content": null, "reasoning_content": "think",
+   "tool_calls": [{"id": "c1", "type": "function",
+                   "function": {"name": "f", "arguments": {"x": [1, 2.5, null, true]}}}]},
+  {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+  {"role": "user", "content": [{"type": "text", "text": "part"}, {"type": "image"}]}],
+  "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+  "chat_template_kwargs": {"enable_thinking": false}})";
+
+// Input: the template source, optionally followed by a NUL byte and the
+// request body. The bounds are small so a hostile template ends in an error
+// within the fuzzer's time limit, not a timeout.
+int fuzz_chat_template(Input input, const ScratchDir&) {
+  const std::string_view all = as_text(input);
+  const size_t nul = all.find('\0');
+  const std::string_view source = all.substr(0, nul);
+  const std::string_view body =
+      nul == std::string_view::npos ? kDefaultChatRequest : all.substr(nul + 1);
+  const nlohmann::ordered_json request = nlohmann::ordered_json::parse(body, nullptr, false);
+  if (request.is_discarded()) return 0;
+  try {
+    const text::JinjaTemplate chat_template(source, "fuzz/chat_template.jinja");
+    const nlohmann::ordered_json special = {{"bos_token", "<s>"}, {"eos_token", "</s>"}};
+    const std::string_view marked[] = {"messages", "tools"};
+    const text::RenderedChat out =
+        chat_template.render(text::chat_template_variables(request, special), marked,
+                             text::JinjaLimits{1 << 20, 64, 100'000, 16 << 20});
+    expect(valid_utf8(out.text), "the rendered prompt is valid UTF-8");
+    size_t end = 0;
+    for (const text::ByteRange& range : out.content) {
+      expect(range.begin >= end && range.begin < range.end && range.end <= out.text.size(),
+             "marked ranges are sorted, disjoint, non-empty and inside the prompt");
+      end = range.end;
+    }
   } catch (const Error& e) {
     refused(e);
   }

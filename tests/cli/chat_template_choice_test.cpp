@@ -1,6 +1,6 @@
-// Every command that renders chat prompts refuses a model whose own chat
-// template glmrt cannot render (it used to render the built-in one silently),
-// before the model loads, naming the file; --chat-template builtin (or the
+// Every command that renders chat prompts renders a model's own chat template
+// with the Jinja2 engine, and refuses one that does not parse before the
+// model loads, naming the file and line; --chat-template builtin (or the
 // profile's `chat_template: builtin`) renders with the built-in one.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -39,10 +39,15 @@ class ModelWithOwnTemplate : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  // A template that does not parse (its `{% if %}` is never closed).
+  void break_template() {
+    std::ofstream(model_ / "chat_template.jinja") << "<s>\n{% if messages %}{{ messages }}\n";
+  }
+
   void expect_refused(const ProcessResult& r, const std::string& command) {
     EXPECT_EQ(r.exit_status, 1) << command << ": " << r.err;
-    EXPECT_THAT(r.err, AllOf(HasSubstr((model_ / "chat_template.jinja").string() + ": "),
-                             HasSubstr("--chat-template builtin")))
+    EXPECT_THAT(r.err, AllOf(HasSubstr((model_ / "chat_template.jinja").string() + ":2: "),
+                             HasSubstr("{% if %}: is not closed")))
         << command;
     EXPECT_EQ(r.out, "") << command;
   }
@@ -51,9 +56,11 @@ class ModelWithOwnTemplate : public ::testing::Test {
   std::string request_;
 };
 
-TEST_F(ModelWithOwnTemplate, TemplateRefusesItUnlessTheBuiltInOneIsChosen) {
-  expect_refused(run_glmrt({"template", "--model", model_.string(), "--request", request_}),
-                 "template");
+TEST_F(ModelWithOwnTemplate, TemplateRendersItUnlessTheBuiltInOneIsChosen) {
+  const ProcessResult own =
+      run_glmrt({"template", "--model", model_.string(), "--request", request_});
+  EXPECT_EQ(own.exit_status, 0) << own.err;
+  EXPECT_EQ(own.out, "<user>hi");
   const ProcessResult builtin = run_glmrt({"template", "--model", model_.string(), "--request",
                                            request_, "--chat-template", "builtin"});
   const ProcessResult original =
@@ -65,15 +72,21 @@ TEST_F(ModelWithOwnTemplate, TemplateRefusesItUnlessTheBuiltInOneIsChosen) {
       {"template", "--model", model_.string(), "--request", request_, "--chat-template", "jinja"});
   EXPECT_EQ(bad.exit_status, 1);
   EXPECT_THAT(bad.err, HasSubstr("--chat-template: `jinja` is not one of model, builtin"));
+  break_template();
+  expect_refused(run_glmrt({"template", "--model", model_.string(), "--request", request_}),
+                 "template");
 }
 
-TEST_F(ModelWithOwnTemplate, RunChatAndServeRefuseItBeforeTheModelLoads) {
+TEST_F(ModelWithOwnTemplate, RunChatAndServeRefuseABrokenOneBeforeTheModelLoads) {
   const std::vector<std::string> model = {"--profile", reference_profile(), "--model",
                                           model_.string()};
   auto with = [&](std::vector<std::string> args) {
     args.insert(args.begin() + 1, model.begin(), model.end());
     return args;
   };
+  const ProcessResult own = run_glmrt(with({"run", "--chat", "--prompt", "hi", "-n", "1"}));
+  EXPECT_EQ(own.exit_status, 0) << own.err;
+  break_template();
   expect_refused(run_glmrt(with({"run", "--chat", "--prompt", "hi", "-n", "1"})), "run --chat");
   expect_refused(run_glmrt(with({"chat", "-n", "1"}), Stdout::captured, "hi\n"), "chat");
   expect_refused(run_glmrt(with({"serve", "--port", "0"})), "serve");
@@ -85,6 +98,7 @@ TEST_F(ModelWithOwnTemplate, RunChatAndServeRefuseItBeforeTheModelLoads) {
 }
 
 TEST_F(ModelWithOwnTemplate, TheProfileCanChooseTheBuiltInOne) {
+  break_template();
   const fs::path profile = dir_ / "builtin.yaml";
   {
     std::ifstream in(reference_profile());

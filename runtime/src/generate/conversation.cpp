@@ -62,8 +62,11 @@ nlohmann::ordered_json Conversation::request() const {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   if (options_.system) all.push_back({{"role", "system"}, {"content", *options_.system}});
   for (const auto& m : messages_) all.push_back(m);
+  // `thinking` is DeepSeek-V3.1's name for GLM's `enable_thinking`: a
+  // model's own template reads the one it knows.
   nlohmann::ordered_json kwargs = {{"add_generation_prompt", true},
                                    {"enable_thinking", options_.enable_thinking},
+                                   {"thinking", options_.enable_thinking},
                                    {"clear_thinking", options_.clear_thinking}};
   if (!options_.reasoning_effort.empty()) kwargs["reasoning_effort"] = options_.reasoning_effort;
   return {{"messages", std::move(all)}, {"chat_template_kwargs", std::move(kwargs)}};

@@ -70,6 +70,8 @@ Json template_kwargs(const RequestFields& f) {
       bad_request("thinking",
                   "`thinking` must be {{\"type\": \"enabled\"}} or {{\"type\": \"disabled\"}}");
     kwargs["enable_thinking"] = *type == "enabled";
+    // DeepSeek-V3.1's templates read the switch as `thinking`.
+    if (!kwargs.contains("thinking")) kwargs["thinking"] = *type == "enabled";
   }
   kwargs["add_generation_prompt"] = true;
   return kwargs;

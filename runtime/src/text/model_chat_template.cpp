@@ -1,21 +1,29 @@
-// Chooses the chat renderer from a model directory's config.json and checks
-// the template the directory ships against it.
+// Chooses the chat renderer of a model directory: the Jinja2 engine on the
+// template it ships, else the built-in GLM-5 renderer its config.json picks.
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
 #include <glmrt/base/json_nesting.h>
 #include <glmrt/base/printable.h>
 #include <glmrt/text/chat_template.h>
+#include <glmrt/text/chat_template_variables.h>
+#include <glmrt/text/jinja_template.h>
 #include <glmrt/text/model_chat_template.h>
 #include <glmrt/text/shipped_chat_template.h>
+
+#include <array>
+#include <memory>
+#include <optional>
 
 namespace glmrt::text {
 namespace {
 
-constexpr std::string_view kOverride =
-    "pass `--chat-template builtin` (or set `chat_template: builtin` in the profile) to render "
-    "with the built-in GLM-5 template anyway";
+using TemplateJson = nlohmann::ordered_json;
 
-void require_supported_model_type(const std::filesystem::path& model_dir) {
+// The variables whose strings are the request's own text (marked as plain
+// text in the prompt: a special-token string typed in a message stays text).
+constexpr std::array<std::string_view, 2> kRequestVariables = {"messages", "tools"};
+
+void require_builtin_model_type(const std::filesystem::path& model_dir) {
   const std::filesystem::path config_path = model_dir / "config.json";
   const std::string shown = printable(config_path.string());
   const std::string text = read_input_file(config_path, input_kinds::model_config);
@@ -26,35 +34,83 @@ void require_supported_model_type(const std::filesystem::path& model_dir) {
   if (type == config.end() || !type->is_string())
     fail("{}: missing string field 'model_type'", shown);
   if (*type != "glm_moe_dsa")
-    fail("{}: model_type '{}' has no chat template renderer (supported: glm_moe_dsa)", shown,
-         printable(type->get<std::string>(), 128));
+    fail(
+        "{}: model_type '{}' has no built-in chat template (built in: glm_moe_dsa) and the "
+        "directory ships none (chat_template.jinja or tokenizer_config.json `chat_template`)",
+        shown, printable(type->get<std::string>(), 128));
 }
 
-// glmrt has no Jinja engine: rendering a template it does not know with the
-// built-in one would give the model a prompt its template never makes.
-void require_builtin_reproduces_shipped(const std::filesystem::path& model_dir) {
-  std::vector<ShippedChatTemplate> shipped;
-  try {
-    shipped = find_shipped_chat_templates(model_dir);
-  } catch (const Error& e) {
-    fail("{}; {}", e.what(), kOverride);
-  }
-  for (const ShippedChatTemplate& t : shipped)
-    if (!builtin_renders_glm5_template(t.text))
-      fail(
-          "{}: this chat template is not one glmrt renders (its canonical SHA-256 is {}; the "
-          "built-in GLM-5 renderer reproduces only the GLM-5 templates it is tested against, "
-          "and glmrt has no Jinja engine to run another): {}",
-          t.source, canonical_template_sha256(t.text), kOverride);
+bool request_has_tools(const TemplateJson& request) {
+  const auto tools = request.find("tools");
+  return tools != request.end() && tools->is_array() && !tools->empty();
 }
+
+// OpenAI clients send tool-call arguments as JSON strings; templates written
+// for transformers (GLM's) iterate them as objects. The variables with each
+// such string that holds a JSON object parsed, or nullopt when there is none.
+std::optional<TemplateJson> with_parsed_arguments(const TemplateJson& variables) {
+  TemplateJson copy = variables;
+  bool changed = false;
+  for (TemplateJson& message : copy["messages"]) {
+    if (!message.is_object() || !message.contains("tool_calls") ||
+        !message["tool_calls"].is_array())
+      continue;
+    for (TemplateJson& call : message["tool_calls"]) {
+      TemplateJson* holder =
+          call.is_object() && call.contains("function") ? &call["function"] : &call;
+      if (!holder->is_object() || !holder->contains("arguments") ||
+          !(*holder)["arguments"].is_string())
+        continue;
+      const std::string& text = (*holder)["arguments"].get_ref<const std::string&>();
+      TemplateJson parsed = TemplateJson::parse(text, nullptr, false);
+      if (parsed.is_discarded() || !parsed.is_object()) continue;
+      (*holder)["arguments"] = std::move(parsed);
+      changed = true;
+    }
+  }
+  if (!changed) return std::nullopt;
+  return copy;
+}
+
+struct ShippedRenderer {
+  std::shared_ptr<const JinjaTemplate> main, tool_use;
+  TemplateJson special_tokens;
+
+  RenderedChat operator()(const TemplateJson& request) const {
+    const JinjaTemplate& chosen = tool_use && request_has_tools(request) ? *tool_use : *main;
+    const TemplateJson variables = chat_template_variables(request, special_tokens);
+    try {
+      return chosen.render(variables, kRequestVariables);
+    } catch (const Error&) {
+      // Arguments as transformers' docs want them (objects), when the
+      // template failed on the strings a client sent.
+      if (const std::optional<TemplateJson> parsed = with_parsed_arguments(variables))
+        return chosen.render(*parsed, kRequestVariables);
+      throw;
+    }
+  }
+};
 
 }  // namespace
 
 ModelChatTemplate ModelChatTemplate::for_model(const std::filesystem::path& model_dir,
                                                ChatTemplateChoice choice) {
-  require_supported_model_type(model_dir);
-  if (choice == ChatTemplateChoice::model) require_builtin_reproduces_shipped(model_dir);
-  return ModelChatTemplate(&render_glm5_chat_marked);
+  if (choice == ChatTemplateChoice::model) {
+    std::vector<ShippedChatTemplate> shipped = find_shipped_chat_templates(model_dir);
+    if (!shipped.empty()) {
+      ShippedRenderer renderer;
+      for (const ShippedChatTemplate& t : shipped) {
+        auto parsed = std::make_shared<const JinjaTemplate>(t.text, t.source);
+        const bool is_tool_use = t.name == "tool_use";
+        (is_tool_use ? renderer.tool_use : renderer.main) = std::move(parsed);
+      }
+      if (!renderer.main) renderer.main = renderer.tool_use;
+      renderer.special_tokens = special_token_variables(model_dir);
+      return ModelChatTemplate(std::move(renderer), renderer.main->name());
+    }
+  }
+  require_builtin_model_type(model_dir);
+  return ModelChatTemplate(&render_glm5_chat_marked, "the built-in GLM-5 template");
 }
 
 }  // namespace glmrt::text

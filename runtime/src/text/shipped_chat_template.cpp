@@ -1,15 +1,13 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/json_nesting.h>
 #include <glmrt/base/printable.h>
-#include <glmrt/base/input_file.h>
 #include <glmrt/text/shipped_chat_template.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <openssl/evp.h>
 #include <nlohmann/json.hpp>
 
-#include <array>
 #include <system_error>
 
 namespace glmrt::text {
@@ -17,16 +15,6 @@ namespace glmrt::text {
 // A Jinja template: tens of KB in real checkpoints.
 constexpr InputKind kChatTemplateFile{"the chat template", 16 * kInputMiB};
 namespace {
-
-// Canonical hashes of the GLM-5 templates the built-in renderer reproduces.
-// Each is the template of tests/fixtures/tokenizer/chat/renders.jsonl rows
-// that tests/text/chat_template_test.cpp compares with the renderer, one row
-// at a time; a hash joins this list only with renders of its template there.
-constexpr std::string_view kBuiltinGlm5TemplateHashes[] = {
-    // glm-5.3-flash: chat_template.jinja of the provenance table in
-    // tests/fixtures/tokenizer/README.md (its file's sha256 is this hash).
-    "3406cc91800b56c06439e65aaea1929e6bc803cdb62f7f995f25ab082efd3408",
-};
 
 // The names transformers picks a template by for glmrt's requests.
 constexpr std::string_view kDefaultName = "default";
@@ -42,9 +30,11 @@ std::vector<ShippedChatTemplate> from_template_files(const std::filesystem::path
   std::vector<ShippedChatTemplate> found;
   const std::filesystem::path main = model_dir / "chat_template.jinja";
   const std::filesystem::path tool_use = model_dir / "additional_chat_templates" / "tool_use.jinja";
-  for (const auto& file : {main, tool_use})
-    if (present(file))
-      found.push_back({printable(file.string()), read_input_file(file, kChatTemplateFile)});
+  if (present(main))
+    found.push_back({printable(main.string()), read_input_file(main, kChatTemplateFile)});
+  if (present(tool_use))
+    found.push_back({printable(tool_use.string()), read_input_file(tool_use, kChatTemplateFile),
+                     std::string(kToolUseName)});
   return found;
 }
 
@@ -78,27 +68,13 @@ std::vector<ShippedChatTemplate> from_tokenizer_config(const std::filesystem::pa
     names.push_back(fmt::format("`{}`", printable(n, 64)));
     has_default = has_default || n == kDefaultName;
     if (n == kDefaultName || n == kToolUseName)
-      found.push_back({fmt::format("{} (the entry named `{}`)", key, n), body->get<std::string>()});
+      found.push_back(
+          {fmt::format("{} (the entry named `{}`)", key, n), body->get<std::string>(), n});
   }
   if (!has_default)
     fail("{}: lists templates named {} but none named `default`, the one transformers renders with",
          key, fmt::join(names, ", "));
   return found;
-}
-
-std::string canonical_form(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 1);
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] != '\r') {
-      out += text[i];
-    } else {
-      out += '\n';
-      if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
-    }
-  }
-  if (!out.ends_with('\n')) out += '\n';
-  return out;
 }
 
 }  // namespace
@@ -108,30 +84,6 @@ std::vector<ShippedChatTemplate> find_shipped_chat_templates(
   std::vector<ShippedChatTemplate> found = from_template_files(model_dir);
   if (!found.empty()) return found;
   return from_tokenizer_config(model_dir);
-}
-
-std::string canonical_template_sha256(std::string_view text) {
-  const std::string canonical = canonical_form(text);
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int length = 0;
-  if (EVP_Digest(canonical.data(), canonical.size(), digest.data(), &length, EVP_sha256(),
-                 nullptr) != 1)
-    fail("cannot compute the SHA-256 of a chat template (OpenSSL refused)");
-  std::string hex;
-  hex.reserve(2 * length);
-  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
-  return hex;
-}
-
-bool builtin_renders_glm5_template(std::string_view text) {
-  const std::string hash = canonical_template_sha256(text);
-  for (std::string_view known : kBuiltinGlm5TemplateHashes)
-    if (hash == known) return true;
-  return false;
-}
-
-std::vector<std::string_view> builtin_glm5_template_hashes() {
-  return {std::begin(kBuiltinGlm5TemplateHashes), std::end(kBuiltinGlm5TemplateHashes)};
 }
 
 }  // namespace glmrt::text

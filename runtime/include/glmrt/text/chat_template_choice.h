@@ -8,7 +8,7 @@
 namespace glmrt::text {
 
 enum class ChatTemplateChoice {
-  model,    // the model's own template, which must be one the built-in renderer reproduces
+  model,    // the model's own template (Jinja2 engine), the built-in one when it ships none
   builtin,  // the built-in renderer, whatever template the model directory ships
 };
 

@@ -1,9 +1,11 @@
-// The chat template of one model directory: the built-in renderer its
-// config.json's model_type picks, once the template the directory ships (if
-// any) has been checked to be one that renderer reproduces. Every command
-// that renders chat prompts (run --chat, chat, serve, template) builds one
-// before the model loads, so a model whose own template glmrt cannot render
-// is refused at start rather than answered with a silently different prompt.
+// The chat template of one model directory. When the directory ships one
+// (chat_template.jinja, or tokenizer_config.json `chat_template`), that
+// template is rendered by glmrt's Jinja2 engine (jinja_template.h) with the
+// variables transformers' apply_chat_template passes; otherwise, or with
+// ChatTemplateChoice::builtin, the built-in GLM-5 renderer its config.json's
+// model_type picks. Every command that renders chat prompts (run --chat,
+// chat, serve, template) builds one before the model loads, so a template
+// that does not parse is refused at start.
 #pragma once
 
 #include <glmrt/text/chat_template.h>
@@ -13,16 +15,17 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 namespace glmrt::text {
 
 class ModelChatTemplate {
  public:
-  /// Reads `model_dir`/config.json (an unknown model_type is an error naming
-  /// it) and, for ChatTemplateChoice::model, the templates the directory
-  /// ships (shipped_chat_template.h): one the built-in renderer does not
-  /// reproduce is an error naming its file and key.
+  /// Reads the templates `model_dir` ships (shipped_chat_template.h) and
+  /// parses them (a syntax error names the file, line and construct). With
+  /// none, or for ChatTemplateChoice::builtin, reads `model_dir`/config.json:
+  /// a model_type without a built-in renderer is an error naming it.
   static ModelChatTemplate for_model(const std::filesystem::path& model_dir,
                                      ChatTemplateChoice choice = ChatTemplateChoice::model);
 
@@ -34,12 +37,16 @@ class ModelChatTemplate {
   RenderedChat render_marked(const nlohmann::ordered_json& request) const {
     return renderer_(request);
   }
+  /// Where the template came from: "built-in GLM-5" or the file (and key).
+  const std::string& source() const { return source_; }
 
  private:
-  using Renderer = RenderedChat (*)(const nlohmann::ordered_json&);
-  explicit ModelChatTemplate(Renderer renderer) : renderer_(renderer) {}
+  using Renderer = std::function<RenderedChat(const nlohmann::ordered_json&)>;
+  ModelChatTemplate(Renderer renderer, std::string source)
+      : renderer_(std::move(renderer)), source_(std::move(source)) {}
 
   Renderer renderer_;
+  std::string source_;
 };
 
 }  // namespace glmrt::text
