@@ -30,6 +30,35 @@ TEST(Rope, SplitHalfRotatesMirroredPairs) {
   EXPECT_NEAR(x[3], std::cos(0.03), 1e-6);
 }
 
+// deepseek_tiny's YaRN (factor 4, original context 64, beta 32/1, theta 1e4,
+// 8 rope dims): the frequencies transformers computed, listed in its ref.json.
+TEST(Rope, YarnBlendsFrequenciesAsTransformers) {
+  RopeSettings settings;
+  settings.theta = 10000.0;
+  settings.yarn = true;
+  settings.scaling = {
+      .factor = 4, .original_max_position_embeddings = 64, .beta_fast = 32, .beta_slow = 1};
+  const Rope rope(8, settings);
+  const std::vector<double> expected = {1.0, 0.0625, 0.0025, 0.00025};
+  ASSERT_EQ(rope.inv_freq().size(), expected.size());
+  for (size_t j = 0; j < expected.size(); ++j) EXPECT_NEAR(rope.inv_freq()[j], expected[j], 1e-15);
+  // Without truncation the ramp runs between the unrounded bounds.
+  settings.scaling.truncate = false;
+  const Rope smooth(8, settings);
+  EXPECT_NE(smooth.inv_freq()[1], expected[1]);
+  EXPECT_EQ(smooth.inv_freq()[0], 1.0);
+}
+
+TEST(Rope, AttentionFactorScalesCosAndSin) {
+  RopeSettings settings;
+  settings.attention_factor = 1.5;
+  const Rope rope(2, settings);
+  std::vector<float> x = {1, 0};
+  rope.apply(x, 2, RopePairing::interleaved);
+  EXPECT_NEAR(x[0], 1.5 * std::cos(2.0), 1e-6);
+  EXPECT_NEAR(x[1], 1.5 * std::sin(2.0), 1e-6);
+}
+
 TEST(Rope, PositionZeroIsIdentityAndNormIsKept) {
   Rope rope(8, 500000.0);
   std::vector<float> x = {0.3f, -1.f, 2.f, 0.5f, 0.1f, 0.f, -0.7f, 1.2f}, y = x;

@@ -1,4 +1,5 @@
-// Writes variants of glm_tiny's config.json into a temporary model directory.
+// Writes variants of a fixture's config.json (glm_tiny's unless named) into a
+// temporary model directory.
 #pragma once
 
 #include <fstream>
@@ -10,16 +11,17 @@
 
 namespace glmrt::test {
 
-inline nlohmann::json tiny_config_json() {
-  std::ifstream in(std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny" / "config.json");
+inline nlohmann::json tiny_config_json(const std::string& fixture = "glm_tiny") {
+  std::ifstream in(std::filesystem::path(GLMRT_FIXTURES) / fixture / "config.json");
   return nlohmann::json::parse(in);
 }
 
 class ConfigVariant {
  public:
-  /// glm_tiny's config.json after `edit`.
-  explicit ConfigVariant(const std::function<void(nlohmann::json&)>& edit) {
-    nlohmann::json config = tiny_config_json();
+  /// The fixture's config.json after `edit`.
+  explicit ConfigVariant(const std::function<void(nlohmann::json&)>& edit,
+                         const std::string& fixture = "glm_tiny") {
+    nlohmann::json config = tiny_config_json(fixture);
     edit(config);
     write_file(file(), config.dump(2));
   }

@@ -1,8 +1,8 @@
 // config.json of glm_moe_dsa: values, defaults, and refusals naming file and key.
 #include <gtest/gtest.h>
 
-#include "config_test_util.h"
 #include <glmrt/model_files/model_config.h>
+#include "config_test_util.h"
 
 namespace glmrt {
 namespace {
@@ -36,7 +36,7 @@ TEST(ModelConfig, GlmTinyValues) {
   EXPECT_TRUE(c.norm_topk_prob);
   EXPECT_EQ(c.routed_scaling_factor, 2.5);
   EXPECT_EQ(c.rms_norm_eps, 1e-5);
-  EXPECT_EQ(c.rope_theta, 10000.0);
+  EXPECT_EQ(c.rope.theta, 10000.0);
   EXPECT_TRUE(c.rope_interleave);
   EXPECT_FALSE(c.indexer_rope_interleave);
   EXPECT_EQ(c.index_topk, 8);
@@ -115,19 +115,20 @@ TEST(ModelConfig, AbsurdLayerCountIsRefusedWithoutACheckpoint) {
 }
 
 TEST(ModelConfig, WrongModelType) {
-  ConfigVariant([](json& c) {
-    c["model_type"] = "deepseek_v3";
-  }).expect_refused({"'model_type'", "deepseek_v3", "supported: glm_moe_dsa"});
+  ConfigVariant([](json& c) { c["model_type"] = "llama"; })
+      .expect_refused(
+          {"'model_type'", "llama", "supported: glm_moe_dsa, deepseek_v3, kimi_k2, deepseek_v32"});
   ConfigVariant([](json& c) { c.erase("model_type"); }).expect_refused({"'model_type'"});
 }
 
 TEST(ModelConfig, RopeScalingIsRefusedByName) {
   ConfigVariant([](json& c) {
-    c["rope_parameters"]["rope_type"] = "yarn";
-  }).expect_refused({"rope_parameters.rope_type", "yarn"});
+    c["rope_parameters"]["rope_type"] = "dynamic";
+  }).expect_refused({"rope_parameters.rope_type", "dynamic", "\"yarn\""});
+  // rope_parameters gives the RoPE: a scaling beside it would be ignored.
   ConfigVariant([](json& c) {
     c["rope_scaling"] = {{"type", "yarn"}, {"factor", 4.0}};
-  }).expect_refused({"rope_scaling.type", "yarn"});
+  }).expect_refused({"'rope_parameters' and 'rope_scaling'", "yarn"});
   ConfigVariant([](json& c) {
     c["rope_scaling"] = {{"rope_type", "linear"}};
   }).expect_refused({"rope_scaling.rope_type", "linear"});
@@ -143,7 +144,7 @@ TEST(ModelConfig, RopeThetaSources) {
               c["rope_scaling"] = nullptr;
             })
                 .load()
-                .rope_theta,
+                .rope.theta,
             500000.0);
   EXPECT_EQ(ConfigVariant([](json& c) {
               c.erase("rope_parameters");
@@ -151,9 +152,9 @@ TEST(ModelConfig, RopeThetaSources) {
               c["rope_scaling"] = {{"type", "default"}};
             })
                 .load()
-                .rope_theta,
+                .rope.theta,
             1000000.0);
-  EXPECT_EQ(ConfigVariant([](json& c) { c.erase("rope_parameters"); }).load().rope_theta, 10000.0);
+  EXPECT_EQ(ConfigVariant([](json& c) { c.erase("rope_parameters"); }).load().rope.theta, 10000.0);
 }
 
 TEST(ModelConfig, QuantizedCheckpointIsRefused) {

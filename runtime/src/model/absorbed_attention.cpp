@@ -9,7 +9,7 @@
 namespace glmrt {
 
 float MlaDims::score_scale() const {
-  return 1.f / std::sqrt(static_cast<float>(qk_head()));
+  return static_cast<float>(score_multiplier / std::sqrt(static_cast<double>(qk_head())));
 }
 
 namespace {

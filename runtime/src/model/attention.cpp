@@ -11,8 +11,8 @@ namespace glmrt {
 namespace {
 
 MlaDims mla_dims(const ModelConfig& c) {
-  return {c.num_attention_heads, c.kv_lora_rank, c.qk_rope_head_dim, c.qk_nope_head_dim,
-          c.v_head_dim};
+  return {c.num_attention_heads, c.kv_lora_rank, c.qk_rope_head_dim,
+          c.qk_nope_head_dim,    c.v_head_dim,   c.rope.softmax_multiplier};
 }
 
 /// Each new position's keys: its DSA selection, or every position up to itself.
@@ -50,7 +50,7 @@ void mla_cache_rows(const AttentionWeights& w, const LayerCall& ctx, std::span<c
                                                    : 0);  // kv_b_proj's input, when observed
   for (int64_t s = 0; s < S; ++s) {
     auto row = std::span(kv).subspan(s * width, width);
-    rms_norm(row.first(L), w.kv_a_norm, 1e-6f, row.first(L));
+    rms_norm(row.first(L), w.kv_a_norm, static_cast<float>(c.lora_norm_eps), row.first(L));
     if (ctx.model.activations) std::copy_n(row.begin(), L, latents.begin() + s * L);
     ctx.model.rope.apply(row.subspan(L, R), pos0 + s,
                          c.rope_interleave ? RopePairing::interleaved : RopePairing::split_half);
@@ -71,13 +71,19 @@ void mla_attention(const AttentionWeights& w, const LayerCall& ctx, std::span<co
   const int64_t nope = c.qk_nope_head_dim, qk = c.qk_head_dim(), vd = c.v_head_dim;
   const int64_t pos0 = ctx.cache.length(ctx.layer);
 
-  // Queries: q_b(q_a_layernorm(q_a(x))), RoPE on each head's rope slice.
+  // Queries: q_b(q_a_layernorm(q_a(x))), or q_proj(x) without the LoRA;
+  // RoPE on each head's rope slice.
   std::vector<float> q_resid(S * c.q_lora_rank), q(S * H * qk);
-  ctx.observe("self_attn", "q_a_proj.weight", x, S);
-  linear(ctx.model.kernels, x, S, w.q_a, q_resid);
-  rms_norm_rows(q_resid, w.q_a_norm, 1e-6f, q_resid);
-  ctx.observe("self_attn", "q_b_proj.weight", q_resid, S);
-  linear(ctx.model.kernels, q_resid, S, w.q_b, q);
+  if (c.has_q_lora()) {
+    ctx.observe("self_attn", "q_a_proj.weight", x, S);
+    linear(ctx.model.kernels, x, S, w.q_a, q_resid);
+    rms_norm_rows(q_resid, w.q_a_norm, static_cast<float>(c.lora_norm_eps), q_resid);
+    ctx.observe("self_attn", "q_b_proj.weight", q_resid, S);
+    linear(ctx.model.kernels, q_resid, S, w.q_b, q);
+  } else {
+    ctx.observe("self_attn", "q_proj.weight", x, S);
+    linear(ctx.model.kernels, x, S, w.q_b, q);
+  }
   for (int64_t s = 0; s < S; ++s)
     for (int64_t h = 0; h < H; ++h)
       ctx.model.rope.apply(std::span(q).subspan((s * H + h) * qk + nope, R), pos0 + s,
@@ -87,6 +93,8 @@ void mla_attention(const AttentionWeights& w, const LayerCall& ctx, std::span<co
 
   if (w.indexer) {
     selection = indexer_select(*w.indexer, ctx, q_resid, x, S, pos0);
+  } else if (c.indexer_kind(ctx.layer) == IndexerKind::none) {
+    selection.rows.assign(S, {});  // every query attends to every visible key
   } else if (static_cast<int64_t>(selection.rows.size()) != S) {
     fail("layer {}: a shared indexer layer needs the previous layer's selection", ctx.layer);
   }

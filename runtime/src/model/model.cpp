@@ -19,7 +19,7 @@ Model::Model(ModelConfig config, ModelWeights weights, ExpertStore& experts,
       weights_(std::move(weights)),
       experts_(experts),
       kernels_(kernels),
-      rope_(config_.qk_rope_head_dim, config_.rope_theta),
+      rope_(config_.qk_rope_head_dim, config_.rope),
       context_{config_, kernels_, rope_, experts_, scratch_, latent_scratch_, times_} {}
 
 KvCache Model::make_cache(CacheType type, int64_t max_tokens, MemoryBudget* budget) const {

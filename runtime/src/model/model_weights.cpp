@@ -33,8 +33,8 @@ class LayerLoader {
             matrix(where + ".down_proj.weight", D, width)};
   }
 
-  AttentionWeights attention(bool full_indexer) const;
-  LayerWeights layer(MlpKind kind, bool full_indexer) const;
+  AttentionWeights attention(IndexerKind indexer) const;
+  LayerWeights layer(MlpKind kind, IndexerKind indexer) const;
 
  private:
   const ModelConfig& c_;
@@ -43,13 +43,32 @@ class LayerLoader {
   std::string prefix_;
 };
 
-AttentionWeights LayerLoader::attention(bool full_indexer) const {
+// The config says whether queries go through the LoRA (q_a, q_a_layernorm,
+// q_b) or a plain q_proj; a checkpoint holding the other form is refused
+// naming both, rather than reported as a missing tensor.
+void require_query_form(const ModelConfig& c, const LayerLoader& l) {
+  const bool lora = c.has_q_lora();
+  const std::string stray = lora ? "self_attn.q_proj.weight" : "self_attn.q_a_proj.weight";
+  if (!l.has(stray)) return;
+  fail(
+      "tensor {} is present but {} says 'q_lora_rank' is {}: the checkpoint's query projection "
+      "({}) disagrees with the config",
+      l.name(stray), c.file, lora ? std::to_string(c.q_lora_rank) : "null (a plain q_proj)",
+      lora ? "plain q_proj" : "the q_a_proj / q_b_proj LoRA");
+}
+
+AttentionWeights LayerLoader::attention(IndexerKind indexer) const {
   const int64_t D = c_.hidden_size, H = c_.num_attention_heads, L = c_.kv_lora_rank;
   const int64_t nope = c_.qk_nope_head_dim, vd = c_.v_head_dim;
   AttentionWeights a;
-  a.q_a = matrix("self_attn.q_a_proj.weight", c_.q_lora_rank, D);
-  a.q_a_norm = vector("self_attn.q_a_layernorm.weight", c_.q_lora_rank);
-  a.q_b = matrix("self_attn.q_b_proj.weight", H * c_.qk_head_dim(), c_.q_lora_rank);
+  require_query_form(c_, *this);
+  if (c_.has_q_lora()) {
+    a.q_a = matrix("self_attn.q_a_proj.weight", c_.q_lora_rank, D);
+    a.q_a_norm = vector("self_attn.q_a_layernorm.weight", c_.q_lora_rank);
+    a.q_b = matrix("self_attn.q_b_proj.weight", H * c_.qk_head_dim(), c_.q_lora_rank);
+  } else {
+    a.q_b = matrix("self_attn.q_proj.weight", H * c_.qk_head_dim(), D);
+  }
   a.kv_a = matrix("self_attn.kv_a_proj_with_mqa.weight", L + c_.qk_rope_head_dim, D);
   a.kv_a_norm = vector("self_attn.kv_a_layernorm.weight", L);
   a.o = matrix("self_attn.o_proj.weight", D, H * vd);
@@ -58,7 +77,7 @@ AttentionWeights LayerLoader::attention(bool full_indexer) const {
   a.key_absorb = std::move(kv_b.key_absorb);
   a.value = std::move(kv_b.value);
 
-  if (full_indexer) {
+  if (indexer == IndexerKind::full) {
     const int64_t ih = c_.index_n_heads, id = c_.index_head_dim;
     IndexerWeights ix;
     ix.wq_b = matrix("self_attn.indexer.wq_b.weight", ih * id, c_.q_lora_rank);
@@ -72,21 +91,22 @@ AttentionWeights LayerLoader::attention(bool full_indexer) const {
          {"wq_b.weight", "wk.weight", "weights_proj.weight", "k_norm.weight", "k_norm.bias"}) {
       const std::string stray = std::string("self_attn.indexer.") + part;
       if (has(stray))
-        fail(
-            "tensor {} is present but the config marks this layer's indexer \"shared\" (it "
-            "reuses the previous layer's selection and carries no indexer tensors)",
-            name(stray));
+        fail("tensor {} is present but {}", name(stray),
+             indexer == IndexerKind::shared
+                 ? "the config marks this layer's indexer \"shared\" (it reuses the previous "
+                   "layer's selection and carries no indexer tensors)"
+                 : fmt::format("model_type {} has no DSA indexer", c_.model_type));
     }
   }
   return a;
 }
 
-LayerWeights LayerLoader::layer(MlpKind kind, bool full_indexer) const {
+LayerWeights LayerLoader::layer(MlpKind kind, IndexerKind indexer) const {
   const int64_t D = c_.hidden_size;
   LayerWeights l;
   l.input_norm = vector("input_layernorm.weight", D);
   l.post_attention_norm = vector("post_attention_layernorm.weight", D);
-  l.attention = attention(full_indexer);
+  l.attention = attention(indexer);
   l.mlp_kind = kind;
   if (kind == MlpKind::dense) {
     l.dense = feed_forward("mlp", c_.intermediate_size);
@@ -137,7 +157,7 @@ ModelWeights load_model_weights(const ModelConfig& c, TensorLoader& t, const Pro
   w.final_norm = t.vector("model.norm.weight", D);
   for (int i = 0; i < c.num_hidden_layers; ++i) {
     LayerLoader l(c, t, p, i);
-    w.layers.push_back(l.layer(c.mlp_kind(i), c.indexer_kind(i) == IndexerKind::full));
+    w.layers.push_back(l.layer(c.mlp_kind(i), c.indexer_kind(i)));
   }
 
   // The MTP layer is optional: a checkpoint converted without it runs without drafts.
@@ -145,7 +165,7 @@ ModelWeights load_model_weights(const ModelConfig& c, TensorLoader& t, const Pro
   LayerLoader l(c, t, p, m);
   if (c.num_nextn_predict_layers > 0 && l.has("eh_proj.weight")) {
     MtpWeights mtp;
-    mtp.layer = l.layer(MlpKind::sparse, true);
+    mtp.layer = l.layer(MlpKind::sparse, c.indexer_kind(m));
     mtp.eh_proj = l.matrix("eh_proj.weight", D, 2 * D);
     mtp.enorm = l.vector("enorm.weight", D);
     mtp.hnorm = l.vector("hnorm.weight", D);

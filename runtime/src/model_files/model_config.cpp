@@ -7,10 +7,11 @@
 #include <string_view>
 #include <vector>
 
-#include "config_fields.h"
-#include "config_layer_kinds.h"
 #include <glmrt/base/error.h>
 #include <glmrt/model_files/checkpoint_layers.h>
+#include "config_fields.h"
+#include "config_layer_kinds.h"
+#include "config_rope.h"
 
 namespace glmrt {
 
@@ -18,8 +19,6 @@ namespace {
 
 using model_files::ConfigFields;
 using nlohmann::json;
-
-constexpr std::string_view kSupportedModelTypes = "glm_moe_dsa";
 
 void refuse_quantized(const ConfigFields& fields) {
   const json* quantization = fields.optional("quantization_config");
@@ -32,47 +31,6 @@ void refuse_quantized(const ConfigFields& fields) {
       "{}: key 'quantization_config' (quant_method {}) is not supported: glmrt loads F32, BF16 "
       "or F16 checkpoints and quantizes them itself",
       fields.file(), method);
-}
-
-// Checks the rope type found at `key` (a dotted path) is the plain one.
-void require_default_rope(const ConfigFields& fields, const json& type, std::string_view key) {
-  const std::string name = fields.as_string(type, key);
-  if (name != "default") {
-    fail("{}: key '{}' is \"{}\": only the \"default\" RoPE (no scaling) is supported",
-         fields.file(), key, name);
-  }
-}
-
-// An object-valued key whose member `member` may be absent or null.
-const json* member_of(const ConfigFields& fields, const json* object, std::string_view key,
-                      std::string_view member) {
-  if (object == nullptr) return nullptr;
-  if (!object->is_object()) {
-    fail("{}: key '{}' must be an object, found {}", fields.file(), key, object->dump());
-  }
-  const auto it = object->find(member);
-  return it == object->end() || it->is_null() ? nullptr : &*it;
-}
-
-double read_rope(const ConfigFields& fields) {
-  const json* parameters = fields.optional("rope_parameters");
-  if (const json* type = member_of(fields, parameters, "rope_parameters", "rope_type")) {
-    require_default_rope(fields, *type, "rope_parameters.rope_type");
-  }
-  if (const json* scaling = fields.optional("rope_scaling")) {
-    const json* type = member_of(fields, scaling, "rope_scaling", "rope_type");
-    const json* legacy_type = member_of(fields, scaling, "rope_scaling", "type");
-    if (type == nullptr && legacy_type == nullptr) {
-      fail("{}: key 'rope_scaling' is {} without a type: only the \"default\" RoPE is supported",
-           fields.file(), scaling->dump());
-    }
-    if (type) require_default_rope(fields, *type, "rope_scaling.rope_type");
-    if (legacy_type) require_default_rope(fields, *legacy_type, "rope_scaling.type");
-  }
-  if (const json* theta = member_of(fields, parameters, "rope_parameters", "rope_theta")) {
-    return fields.as_number(*theta, "rope_parameters.rope_theta");
-  }
-  return fields.optional_number("rope_theta", 10000.0);
 }
 
 std::vector<int> read_eos(const ConfigFields& fields) {
@@ -98,7 +56,6 @@ void validate(const ModelConfig& c, const ConfigFields& fields) {
       {"moe_intermediate_size", c.moe_intermediate_size},
       {"num_hidden_layers", c.num_hidden_layers},
       {"num_attention_heads", c.num_attention_heads},
-      {"q_lora_rank", c.q_lora_rank},
       {"kv_lora_rank", c.kv_lora_rank},
       {"qk_nope_head_dim", c.qk_nope_head_dim},
       {"qk_rope_head_dim", c.qk_rope_head_dim},
@@ -107,15 +64,21 @@ void validate(const ModelConfig& c, const ConfigFields& fields) {
       {"num_experts_per_tok", c.num_experts_per_tok},
       {"n_group", c.n_group},
       {"topk_group", c.topk_group},
-      {"index_topk", c.index_topk},
-      {"index_head_dim", c.index_head_dim},
-      {"index_n_heads", c.index_n_heads},
       {"max_position_embeddings", c.max_position_embeddings},
   };
   for (const auto& [key, value] : positive) require_positive(fields, key, value);
+  if (c.kind->indexer != IndexerLayout::none) {
+    require_positive(fields, "index_topk", c.index_topk);
+    require_positive(fields, "index_head_dim", c.index_head_dim);
+    require_positive(fields, "index_n_heads", c.index_n_heads);
+    if (c.index_head_dim < c.qk_rope_head_dim) {
+      fail("{}: key 'index_head_dim' is {}, smaller than its rope part qk_rope_head_dim = {}",
+           fields.file(), c.index_head_dim, c.qk_rope_head_dim);
+    }
+  }
   require_positive(fields, "rms_norm_eps", c.rms_norm_eps);
   require_positive(fields, "routed_scaling_factor", c.routed_scaling_factor);
-  require_positive(fields, "rope_theta", c.rope_theta);
+  require_positive(fields, "rope_theta", c.rope.theta);
   if (c.n_shared_experts < 0) {
     fail("{}: key 'n_shared_experts' must not be negative, found {}", fields.file(),
          c.n_shared_experts);
@@ -127,10 +90,6 @@ void validate(const ModelConfig& c, const ConfigFields& fields) {
   if (c.qk_rope_head_dim % 2 != 0) {
     fail("{}: key 'qk_rope_head_dim' is {}, but RoPE rotates pairs of dimensions: expected even",
          fields.file(), c.qk_rope_head_dim);
-  }
-  if (c.index_head_dim < c.qk_rope_head_dim) {
-    fail("{}: key 'index_head_dim' is {}, smaller than its rope part qk_rope_head_dim = {}",
-         fields.file(), c.index_head_dim, c.qk_rope_head_dim);
   }
   // The model computes qk_head_dim() = nope + rope as an int.
   if (int64_t{c.qk_nope_head_dim} + c.qk_rope_head_dim > std::numeric_limits<int>::max()) {
@@ -184,7 +143,8 @@ MlpKind ModelConfig::mlp_kind(int layer) const {
 
 IndexerKind ModelConfig::indexer_kind(int layer) const {
   if (layer < 0) fail("{}: layer {} has no indexer kind: layers are numbered from 0", file, layer);
-  if (layer >= num_hidden_layers) return IndexerKind::full;
+  if (layer >= num_hidden_layers)
+    return kind && kind->indexer == IndexerLayout::none ? IndexerKind::none : IndexerKind::full;
   if (static_cast<size_t>(layer) >= indexer_types.size()) {
     fail("{}: indexer kind of layer {} asked of a config listing {} layer kinds", file, layer,
          indexer_types.size());
@@ -217,18 +177,70 @@ void require_supported_choices(const ConfigFields& fields) {
   }
 }
 
+// `q_lora_rank: null` (or absent) is a plain q_proj where the kind allows it.
+int read_q_lora_rank(const ConfigFields& fields, const ModelKind& kind) {
+  const json* rank = fields.optional("q_lora_rank");
+  if (rank == nullptr && kind.q_lora_optional) return 0;
+  if (rank == nullptr) {
+    fail(
+        "{}: missing required key 'q_lora_rank' ({} needs the query LoRA: its indexer reads "
+        "q_a's output)",
+        fields.file(), kind.model_type);
+  }
+  const int value = fields.as_int(*rank, "q_lora_rank");
+  if (value <= 0) {
+    fail("{}: key 'q_lora_rank' must be positive{}, found {}", fields.file(),
+         kind.q_lora_optional ? " or null (a plain q_proj)" : "", value);
+  }
+  return value;
+}
+
+bool read_pairing(const ConfigFields& fields, std::string_view key, PairingSource source) {
+  switch (source) {
+    case PairingSource::config_default_interleaved:
+      return fields.optional_bool(key, true);
+    case PairingSource::config_default_split_half:
+      return fields.optional_bool(key, false);
+    case PairingSource::always_interleaved:
+    case PairingSource::always_split_half:
+      break;
+  }
+  const bool interleaved = source == PairingSource::always_interleaved;
+  // The modeling file ignores the key; one that says otherwise is refused.
+  if (fields.optional(key) && fields.optional_bool(key, interleaved) != interleaved) {
+    fail("{}: key '{}' is {}, but {} always uses {} RoPE there", fields.file(), key, !interleaved,
+         fields.required_string("model_type"), interleaved ? "interleaved" : "split-half");
+  }
+  return interleaved;
+}
+
+std::vector<IndexerKind> read_layer_indexers(const ConfigFields& fields, const ModelKind& kind,
+                                             int num_layers) {
+  switch (kind.indexer) {
+    case IndexerLayout::glm_shared:
+      return model_files::read_indexer_types(fields, num_layers);
+    case IndexerLayout::every_layer:
+      return std::vector<IndexerKind>(num_layers, IndexerKind::full);
+    case IndexerLayout::none:
+      break;
+  }
+  return std::vector<IndexerKind>(num_layers, IndexerKind::none);
+}
+
 ModelConfig load(const std::filesystem::path& model_dir, const TensorDirectory* checkpoint,
                  QuantizationConfig quantization) {
   const ConfigFields fields(model_dir / "config.json");
   ModelConfig c;
   c.file = fields.file();
   c.model_type = fields.required_string("model_type");
-  if (c.model_type != kSupportedModelTypes) {
+  c.kind = find_model_kind(c.model_type);
+  if (c.kind == nullptr) {
     fail("{}: key 'model_type' is \"{}\", which glmrt does not run (supported: {})", c.file,
-         c.model_type, kSupportedModelTypes);
+         c.model_type, supported_model_types());
   }
   if (quantization == QuantizationConfig::refused) refuse_quantized(fields);
-  c.rope_theta = read_rope(fields);
+  c.max_position_embeddings = fields.required_int("max_position_embeddings");
+  c.rope = model_files::read_rope_settings(fields, c.max_position_embeddings);
 
   c.vocab_size = fields.required_int("vocab_size");
   c.hidden_size = fields.required_int("hidden_size");
@@ -236,7 +248,7 @@ ModelConfig load(const std::filesystem::path& model_dir, const TensorDirectory* 
   c.moe_intermediate_size = fields.required_int("moe_intermediate_size");
   c.num_hidden_layers = fields.required_int("num_hidden_layers");
   c.num_attention_heads = fields.required_int("num_attention_heads");
-  c.q_lora_rank = fields.required_int("q_lora_rank");
+  c.q_lora_rank = read_q_lora_rank(fields, *c.kind);
   c.kv_lora_rank = fields.required_int("kv_lora_rank");
   c.qk_nope_head_dim = fields.required_int("qk_nope_head_dim");
   c.qk_rope_head_dim = fields.required_int("qk_rope_head_dim");
@@ -251,15 +263,18 @@ ModelConfig load(const std::filesystem::path& model_dir, const TensorDirectory* 
   c.routed_scaling_factor = fields.required_number("routed_scaling_factor");
 
   c.rms_norm_eps = fields.required_number("rms_norm_eps");
-  c.rope_interleave = fields.optional_bool("rope_interleave", true);
-  c.indexer_rope_interleave = fields.optional_bool("indexer_rope_interleave", false);
+  c.rope_interleave = read_pairing(fields, "rope_interleave", c.kind->rope_pairing);
+  c.indexer_rope_interleave =
+      read_pairing(fields, "indexer_rope_interleave", c.kind->indexer_rope_pairing);
+  c.lora_norm_eps = c.kind->lora_norm_eps;
 
-  c.index_topk = fields.required_int("index_topk");
-  c.index_head_dim = fields.required_int("index_head_dim");
-  c.index_n_heads = fields.required_int("index_n_heads");
+  if (c.kind->indexer != IndexerLayout::none) {
+    c.index_topk = fields.required_int("index_topk");
+    c.index_head_dim = fields.required_int("index_head_dim");
+    c.index_n_heads = fields.required_int("index_n_heads");
+  }
 
   c.num_nextn_predict_layers = fields.optional_int("num_nextn_predict_layers", 0);
-  c.max_position_embeddings = fields.required_int("max_position_embeddings");
   c.tie_word_embeddings = fields.optional_bool("tie_word_embeddings", false);
   c.eos_token_ids = read_eos(fields);
   c.bos_token_id = fields.optional_int("bos_token_id", -1);
@@ -277,7 +292,7 @@ ModelConfig load(const std::filesystem::path& model_dir, const TensorDirectory* 
          c.num_hidden_layers, kMaxLayers);
   }
   c.mlp_layer_types = model_files::read_mlp_layer_types(fields, c.num_hidden_layers);
-  c.indexer_types = model_files::read_indexer_types(fields, c.num_hidden_layers);
+  c.indexer_types = read_layer_indexers(fields, *c.kind, c.num_hidden_layers);
   return c;
 }
 

@@ -24,9 +24,10 @@ namespace glmrt {
 
 struct MlaDims {
   int64_t heads = 0, kv_lora = 0, rope = 0, nope = 0, v_head = 0;
+  double score_multiplier = 1.0;  // YaRN's mscale(factor, mscale_all_dim)², else 1
   int64_t qk_head() const { return nope + rope; }
   int64_t cache_width() const { return kv_lora + rope; }
-  float score_scale() const;  // 1 / sqrt(qk_nope + qk_rope)
+  float score_scale() const;  // score_multiplier / sqrt(qk_nope + qk_rope)
 };
 
 /// kv_b split per head (see AttentionWeights). The reconstructed form needs

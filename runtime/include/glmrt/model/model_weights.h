@@ -20,9 +20,9 @@ struct IndexerWeights {
 };
 
 struct AttentionWeights {
-  Matrix q_a;  // [q_lora, hidden]
+  Matrix q_a;  // [q_lora, hidden]; empty without the query LoRA
   std::vector<float> q_a_norm;
-  Matrix q_b;   // [heads * qk_head, q_lora]
+  Matrix q_b;   // [heads * qk_head, q_lora], or q_proj [heads * qk_head, hidden]
   Matrix kv_a;  // [kv_lora + rope, hidden]
   std::vector<float> kv_a_norm;
   // kv_b split per head h: rows [h*kv_lora, (h+1)*kv_lora) of key_absorb hold
