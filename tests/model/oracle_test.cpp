@@ -1,4 +1,6 @@
-// The forward pass against transformers' outputs for the tiny checkpoint.
+// The forward pass against transformers' outputs for the tiny checkpoints:
+// glm_tiny (glm_moe_dsa) and deepseek_tiny (deepseek_v3: YaRN, grouped
+// routing, no indexer), each in every attention form and chunking.
 #include <glmrt/engine/engine.h>
 #include <glmrt/validate/oracle.h>
 
@@ -9,15 +11,16 @@
 namespace glmrt {
 namespace {
 
-const std::filesystem::path kModel = std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny";
 const std::filesystem::path kConfigs = std::filesystem::path(GLMRT_SOURCE_DIR) / "configs";
 
-ValidationReport run(const std::string& profile_name, const ValidateOptions& options = {}) {
+ValidationReport run(const std::string& profile_name, const ValidateOptions& options = {},
+                     const std::string& fixture = "glm_tiny") {
+  const std::filesystem::path model = std::filesystem::path(GLMRT_FIXTURES) / fixture;
   Profile profile = load_profile(kConfigs / profile_name);
   profile.plugin_paths.insert(profile.plugin_paths.begin(),
                               std::filesystem::path(GLMRT_BUILD_DIR) / "plugins");
-  auto engine = Engine::open(profile, kModel);
-  const auto cases = load_oracle(kModel / "ref.json");
+  auto engine = Engine::open(profile, model);
+  const auto cases = load_oracle(model / "ref.json");
   auto report = validate(*engine, cases, profile.validate, options);
   for (const auto& c : report.cases)
     std::printf("[%s] %-8s greedy %lld/%lld top1 %.4f max|dlogit| %.3e mean KL %.3e %s\n",
@@ -27,9 +30,17 @@ ValidationReport run(const std::string& profile_name, const ValidateOptions& opt
   return report;
 }
 
-TEST(Oracle, ReferenceProfileMatchesTransformersAtF32Thresholds) {
-  const auto report = run("reference.yaml");
-  ASSERT_EQ(report.cases.size(), 5u);
+// Each checkpoint of an f32 oracle and its number of cases.
+struct OracleFixture {
+  std::string name;
+  size_t cases;
+};
+
+class OracleFixtures : public ::testing::TestWithParam<OracleFixture> {};
+
+TEST_P(OracleFixtures, ReferenceProfileMatchesTransformersAtF32Thresholds) {
+  const auto report = run("reference.yaml", {}, GetParam().name);
+  ASSERT_EQ(report.cases.size(), GetParam().cases);
   for (const auto& c : report.cases) {
     EXPECT_TRUE(c.pass) << c.name;
     EXPECT_EQ(c.greedy_identical, c.greedy_total) << c.name;
@@ -44,10 +55,11 @@ TEST(Oracle, ReferenceProfileMatchesTransformersAtF32Thresholds) {
 // (A bf16 cache is checked in every form on a generated checkpoint whose
 // decisions are clear of ties, tests/variants/attention_forms_test.cpp: on
 // glm_tiny, whose router gaps are ~1e-3, bf16 rounding flips experts.)
-TEST(Oracle, EveryAttentionFormMatchesTransformersInOneCallAndInChunks) {
+TEST_P(OracleFixtures, EveryAttentionFormMatchesTransformersInOneCallAndInChunks) {
   for (auto form : {AttentionFormChoice::absorbed, AttentionFormChoice::reconstructed})
     for (int64_t chunk : {0, 7}) {
-      const auto report = run("reference.yaml", {chunk, form});
+      const auto report = run("reference.yaml", {chunk, form}, GetParam().name);
+      ASSERT_EQ(report.cases.size(), GetParam().cases);
       for (const auto& c : report.cases) {
         SCOPED_TRACE(::testing::Message()
                      << c.name << " form " << static_cast<int>(form) << " chunk " << chunk);
@@ -56,6 +68,9 @@ TEST(Oracle, EveryAttentionFormMatchesTransformersInOneCallAndInChunks) {
         EXPECT_EQ(c.rows_need_dsa, 0);
         EXPECT_EQ(c.indexer_rows_differ, 0);
         EXPECT_EQ(c.routing_rows_differ, 0);
+        EXPECT_GT(c.routing_rows_compared, 0);
+        EXPECT_EQ(c.greedy_identical, c.greedy_total);
+        EXPECT_LE(c.max_abs_dlogit, 1e-3);
         EXPECT_EQ(c.prefill_chunk, chunk);
         const auto calls = [&](int64_t n) { return chunk ? (n + chunk - 1) / chunk : 1; };
         const int64_t prompt = c.rows_total - c.greedy_total;  // full_ids = prompt + generated
@@ -63,6 +78,11 @@ TEST(Oracle, EveryAttentionFormMatchesTransformersInOneCallAndInChunks) {
       }
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Checkpoints, OracleFixtures,
+                         ::testing::Values(OracleFixture{"glm_tiny", 5},
+                                           OracleFixture{"deepseek_tiny", 6}),
+                         [](const auto& info) { return info.param.name; });
 
 TEST(Oracle, Int8ProfilePassesItsThresholds) {
   const auto report = run("reference-int8.yaml");

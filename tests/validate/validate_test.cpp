@@ -201,6 +201,29 @@ TEST_F(ValidateTest, CommandPrintsOneJsonObjectWithTheChunkingItUsed) {
   }
 }
 
+// The acceptance command of the DeepSeek-V3 kind: no MTP fields, no indexer,
+// every row and every routing decision checked.
+TEST_F(ValidateTest, DeepseekTinyPassesWithEveryRowChecked) {
+  const fs::path model = fs::path(GLMRT_FIXTURES) / "deepseek_tiny";
+  const auto [status, out] = test::run_shell(fmt::format(
+      "{}/glmrt validate --profile {}/configs/reference.yaml --model {} --ref {} --json "
+      "2>/dev/null",
+      GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, model.string(), (model / "ref.json").string()));
+  EXPECT_EQ(status, 0);
+  const nlohmann::json j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["pass"], true);
+  ASSERT_EQ(j["cases"].size(), 6u);
+  for (const auto& c : j["cases"]) {
+    EXPECT_EQ(c["rows_checked"], c["rows_total"]) << c["name"];
+    EXPECT_EQ(c["rows_need_dsa"], 0) << c["name"];
+    EXPECT_EQ(c["greedy_identical"], c["greedy_total"]) << c["name"];
+    EXPECT_EQ(c["mtp_checked"], 0) << c["name"];
+    EXPECT_GT(c["routing_rows_compared"].get<int64_t>(), 0) << c["name"];
+    EXPECT_EQ(c["routing_rows_differ"], 0) << c["name"];
+    EXPECT_LE(c["max_abs_dlogit"].get<double>(), 1e-3) << c["name"];
+  }
+}
+
 TEST_F(ValidateTest, DraftingProfilesPassAtF32ThresholdsWithDraftsOnEveryCase) {
   // Greedy continuations go through drafting and verification; nothing else
   // about the report may change.
