@@ -1,4 +1,7 @@
-"""GLM-5 (`glm_moe_dsa`) in PyTorch, written from ../../DESIGN.md "Model semantics".
+"""GLM-5 (`glm_moe_dsa`) in PyTorch, written from ../../DESIGN.md "Model semantics", and the
+DeepSeek kinds it descends from (`deepseek_v3` / `kimi_k2`: no indexer, YaRN RoPE, optional
+q LoRA; `deepseek_v32`: an indexer on every layer), ported from transformers' modeling files
+(modeling_deepseek_v3.py, modeling_deepseek_v32.py, modeling_rope_utils._compute_yarn_parameters).
 
 One module serves two purposes:
 - training (float32, batched; DSA either dense with the indexer learning by KL, or sparse), and
@@ -33,18 +36,79 @@ def rope(x, positions, theta, interleave):
     """Rotary embedding on the last dim of x [B,S,d] or [B,S,heads,d], positions [S].
 
     interleave: pairs (0,1),(2,3),... (GPT-J); else split-half pairs (i, i + d/2) (NeoX).
-    inv_freq[j] = theta^(-2j/d) for pair j either way.
+    inv_freq[j] = theta^(-2j/d) for pair j either way; `theta` may be a Rotary (YaRN
+    frequencies, cos and sin times its attention factor).
     """
     d = x.shape[-1]
-    inv_freq = theta ** (-torch.arange(0, d, 2, dtype=x.dtype, device=x.device) / d)
+    factor = 1.0
+    if isinstance(theta, Rotary):
+        inv_freq, factor = theta.inv_freq.to(x.dtype).to(x.device), theta.attention_factor
+    else:
+        inv_freq = theta ** (-torch.arange(0, d, 2, dtype=x.dtype, device=x.device) / d)
     ang = positions.to(x.dtype)[:, None] * inv_freq[None, :]  # [S, d/2]
     ang = ang[None] if x.dim() == 3 else ang[None, :, None]
-    cos, sin = ang.cos(), ang.sin()
+    cos, sin = ang.cos() * factor, ang.sin() * factor
     if interleave:
         a, b = x[..., 0::2], x[..., 1::2]
         return torch.stack((a * cos - b * sin, b * cos + a * sin), dim=-1).flatten(-2)
     a, b = x[..., : d // 2], x[..., d // 2:]
     return torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1)
+
+
+NO_INDEXER_KINDS = ("deepseek_v3", "kimi_k2")
+
+
+def yarn_mscale(factor, m=1.0):
+    return 1.0 if factor <= 1 else 0.1 * m * math.log(factor) + 1.0
+
+
+def rope_object(cfg):
+    """The config's rope dict (rope_parameters first, as transformers v5) and its theta."""
+    rp = cfg.get("rope_parameters") or cfg.get("rope_scaling") or {}
+    theta = rp.get("rope_theta", cfg.get("rope_theta", 10000.0))
+    return rp, theta
+
+
+class Rotary:
+    """RoPE frequencies and the cos/sin factor as transformers computes them (default or yarn)."""
+
+    def __init__(self, cfg):
+        rp, self.theta = rope_object(cfg)
+        d = cfg["qk_rope_head_dim"]
+        kind = rp.get("rope_type", rp.get("type", "default"))
+        j = torch.arange(0, d, 2, dtype=torch.float64)
+        pos_freqs = self.theta ** (j / d)
+        self.attention_factor, self.softmax_multiplier = 1.0, 1.0
+        if kind == "default":
+            self.inv_freq = 1.0 / pos_freqs
+            return
+        assert kind == "yarn", kind
+        orig = rp.get("original_max_position_embeddings", cfg["max_position_embeddings"])
+        factor = rp.get("factor") or cfg["max_position_embeddings"] / orig
+        mscale, mscale_all = rp.get("mscale"), rp.get("mscale_all_dim")
+        af = rp.get("attention_factor")
+        if af is None:
+            af = yarn_mscale(factor, mscale) / yarn_mscale(factor, mscale_all) \
+                if mscale and mscale_all else yarn_mscale(factor)
+        self.attention_factor = af
+        if mscale_all:
+            self.softmax_multiplier = yarn_mscale(factor, mscale_all) ** 2
+        beta_fast, beta_slow = rp.get("beta_fast") or 32, rp.get("beta_slow") or 1
+
+        def corr(rot):
+            return d * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(self.theta))
+        low, high = corr(beta_fast), corr(beta_slow)
+        if rp.get("truncate", True):
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, d - 1)
+        if low == high:
+            high += 0.001
+        ramp = ((torch.arange(d // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
+        extrap = 1 - ramp
+        self.inv_freq = (1.0 / (factor * pos_freqs)) * (1 - extrap) + (1.0 / pos_freqs) * extrap
+
+    def apply(self, x, positions, interleave):
+        return rope(x, positions, self, interleave)
 
 
 INDEXER_MIN_DOT = 0.1
@@ -57,7 +121,7 @@ class Indexer(nn.Module):
         super().__init__()
         D, self.nh, self.hd = cfg["hidden_size"], cfg["index_n_heads"], cfg["index_head_dim"]
         self.rope_dim = cfg["qk_rope_head_dim"]
-        self.theta = cfg["rope_parameters"]["rope_theta"]
+        self.theta = Rotary(cfg)
         self.interleave = bool(cfg.get("indexer_rope_interleave", False))
         self.wq_b = nn.Linear(cfg["q_lora_rank"], self.nh * self.hd, bias=False)
         self.wk = nn.Linear(D, self.hd, bias=False)
@@ -86,13 +150,18 @@ class Attention(nn.Module):
         D, H = cfg["hidden_size"], cfg["num_attention_heads"]
         self.H, self.nope, self.rope_dim = H, cfg["qk_nope_head_dim"], cfg["qk_rope_head_dim"]
         self.v_dim, self.kv_lora = cfg["v_head_dim"], cfg["kv_lora_rank"]
-        self.theta = cfg["rope_parameters"]["rope_theta"]
+        self.theta = Rotary(cfg)
         self.interleave = bool(cfg.get("rope_interleave", True))
-        self.topk = cfg["index_topk"]
+        self.topk = cfg.get("index_topk")
         qk = self.nope + self.rope_dim
-        self.q_a_proj = nn.Linear(D, cfg["q_lora_rank"], bias=False)
-        self.q_a_layernorm = RMSNorm(cfg["q_lora_rank"], 1e-6)
-        self.q_b_proj = nn.Linear(cfg["q_lora_rank"], H * qk, bias=False)
+        self.scale = self.theta.softmax_multiplier / math.sqrt(qk)
+        self.q_lora = cfg.get("q_lora_rank")
+        if self.q_lora is None:  # DeepSeek-V3 without the query LoRA
+            self.q_proj = nn.Linear(D, H * qk, bias=False)
+        else:
+            self.q_a_proj = nn.Linear(D, self.q_lora, bias=False)
+            self.q_a_layernorm = RMSNorm(self.q_lora, 1e-6)
+            self.q_b_proj = nn.Linear(self.q_lora, H * qk, bias=False)
         self.kv_a_proj_with_mqa = nn.Linear(D, self.kv_lora + self.rope_dim, bias=False)
         self.kv_a_layernorm = RMSNorm(self.kv_lora, 1e-6)
         self.kv_b_proj = nn.Linear(self.kv_lora, H * (self.nope + self.v_dim), bias=False)
@@ -104,8 +173,11 @@ class Attention(nn.Module):
         (sparse, float64 inference semantics with a trace). Returns (out, selection, kl)."""
         B, S, _ = x.shape
         H, nope, R = self.H, self.nope, self.rope_dim
-        qr = self.q_a_layernorm(self.q_a_proj(x))
-        q = self.q_b_proj(qr).view(B, S, H, nope + R)
+        if self.q_lora is None:
+            qr, q = None, self.q_proj(x).view(B, S, H, nope + R)
+        else:
+            qr = self.q_a_layernorm(self.q_a_proj(x))
+            q = self.q_b_proj(qr).view(B, S, H, nope + R)
         q_nope, q_pe = q[..., :nope], rope(q[..., nope:], positions, self.theta, self.interleave)
         ckv = self.kv_a_proj_with_mqa(x)
         latent, k_pe = ckv[..., : self.kv_lora], ckv[..., self.kv_lora:]
@@ -113,7 +185,7 @@ class Attention(nn.Module):
         kv = self.kv_b_proj(self.kv_a_layernorm(latent)).view(B, S, H, nope + self.v_dim)
         k_nope, v = kv[..., :nope], kv[..., nope:]
         scores = (torch.einsum("bshd,bthd->bhst", q_nope, k_nope) +
-                  torch.einsum("bshd,btd->bhst", q_pe, k_pe)) / math.sqrt(nope + R)
+                  torch.einsum("bshd,btd->bhst", q_pe, k_pe)) * self.scale
         causal = torch.ones(S, S, dtype=torch.bool, device=x.device).tril()
 
         # DSA selection: rows with more than index_topk visible keys keep the top index_topk.
@@ -258,7 +330,7 @@ class MTPLayer(DecoderLayer):
     """DeepSeek-V3 MTP block at index num_hidden_layers: predicts token t+2."""
 
     def __init__(self, cfg, local_copies=False):
-        super().__init__(cfg, dense=False, has_indexer=True)
+        super().__init__(cfg, dense=False, has_indexer=cfg["model_type"] not in NO_INDEXER_KINDS)
         D = cfg["hidden_size"]
         self.enorm = RMSNorm(D, cfg["rms_norm_eps"])
         self.hnorm = RMSNorm(D, cfg["rms_norm_eps"])
@@ -276,10 +348,13 @@ class Model(nn.Module):
         kinds = cfg.get("mlp_layer_types") or \
             ["dense" if i < cfg["first_k_dense_replace"] else "sparse" for i in range(L)]
         idx_types = cfg.get("indexer_types") or ["full"] * L
+        if cfg["model_type"] != "glm_moe_dsa":  # GLM alone has shared-indexer layers
+            idx_types = ["none" if cfg["model_type"] in NO_INDEXER_KINDS else "full"] * L
         self.shared_indexer = [t == "shared" for t in idx_types]
+        self.has_indexer = [t == "full" for t in idx_types]
         self.embed_tokens = nn.Embedding(cfg["vocab_size"], cfg["hidden_size"])
         self.layers = nn.ModuleList(
-            DecoderLayer(cfg, kinds[i] == "dense", not self.shared_indexer[i]) for i in range(L))
+            DecoderLayer(cfg, kinds[i] == "dense", self.has_indexer[i]) for i in range(L))
         if cfg.get("num_nextn_predict_layers", 0):
             self.layers.append(MTPLayer(cfg, mtp_local_copies))
         self.norm = RMSNorm(cfg["hidden_size"], cfg["rms_norm_eps"])
