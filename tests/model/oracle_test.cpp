@@ -6,7 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <glmrt/base/error.h>
+
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
 #include <cstdio>
+#include <fstream>
+#include <ostream>
 
 namespace glmrt {
 namespace {
@@ -35,6 +42,10 @@ struct OracleFixture {
   std::string name;
   size_t cases;
 };
+
+void PrintTo(const OracleFixture& fixture, std::ostream* out) {
+  *out << fixture.name;
+}
 
 class OracleFixtures : public ::testing::TestWithParam<OracleFixture> {};
 
@@ -80,9 +91,50 @@ TEST_P(OracleFixtures, EveryAttentionFormMatchesTransformersInOneCallAndInChunks
 }
 
 INSTANTIATE_TEST_SUITE_P(Checkpoints, OracleFixtures,
+                         // deepseek_tiny is transformers' deepseek_v3; the other three
+                         // are tools/kind-fixtures/make_kind_fixtures.py's (BF16 on disk).
                          ::testing::Values(OracleFixture{"glm_tiny", 5},
-                                           OracleFixture{"deepseek_tiny", 6}),
+                                           OracleFixture{"deepseek_tiny", 6},
+                                           OracleFixture{"deepseek_v3_bf16", 3},
+                                           OracleFixture{"kimi_k2_tiny", 2},
+                                           OracleFixture{"deepseek_v32_tiny", 3}),
                          [](const auto& info) { return info.param.name; });
+
+// What each kind's fixture exercises is there: the checks above compared it.
+TEST(OracleKinds, EachFixtureExercisesItsKind) {
+  const auto v3 = run("reference.yaml", {}, "deepseek_v3_bf16");
+  for (const auto& c : v3.cases) EXPECT_EQ(c.mtp_top1_agree, 1.0) << c.name;  // layer 3 = MTP
+  EXPECT_TRUE(v3.cases.front().mtp_checked);
+  const auto v32 = run("reference.yaml", {}, "deepseek_v32_tiny");
+  for (const auto& c : v32.cases) {
+    EXPECT_GT(c.indexer_rows_compared, 0) << c.name;  // rows past index_topk are sparse
+    EXPECT_EQ(c.indexer_rows_differ, 0) << c.name;
+  }
+}
+
+// A checkpoint whose query projection is not the config's is refused naming both.
+TEST(OracleKinds, QueryProjectionMustMatchTheConfig) {
+  namespace fs = std::filesystem;
+  const fs::path source = fs::path(GLMRT_FIXTURES) / "deepseek_v3_bf16";
+  const fs::path dir = fs::temp_directory_path() / ("glmrt-qproj-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(source, dir);
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(source / "config.json"));
+  config["q_lora_rank"] = 32;
+  std::ofstream(dir / "config.json") << config.dump();
+  Profile profile = load_profile(kConfigs / "reference.yaml");
+  profile.plugin_paths.insert(profile.plugin_paths.begin(), fs::path(GLMRT_BUILD_DIR) / "plugins");
+  try {
+    Engine::open(profile, dir);
+    ADD_FAILURE() << "a q_proj checkpoint loaded with q_lora_rank 32";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("model.layers.0.self_attn.q_proj.weight is present"), std::string::npos)
+        << what;
+    EXPECT_NE(what.find("'q_lora_rank' is 32"), std::string::npos) << what;
+  }
+  fs::remove_all(dir);
+}
 
 TEST(Oracle, Int8ProfilePassesItsThresholds) {
   const auto report = run("reference-int8.yaml");
