@@ -267,8 +267,44 @@ TEST(MakeModelCommand, WritesAModelAndRefusesUnknownPresets) {
       fmt::format("{}/glmrt make-model --preset huge --moe-layers 1 --out {}/x 2>&1",
                   GLMRT_BUILD_DIR, scratch.path().string()));
   EXPECT_EQ(status, 1);
-  EXPECT_NE(text.find("unknown preset `huge` (known: glm5-slice, tiny)"), std::string::npos)
+  EXPECT_NE(text.find("unknown preset `huge` (known: glm5-slice, deepseek-v3-slice, "
+                      "kimi-k2-slice, tiny)"),
+            std::string::npos)
       << text;
+}
+
+// The DeepSeek presets are configs glmrt loads as their kinds, at the real
+// dimensions, and their plans hold no indexer tensors (those kinds have none).
+TEST(MakeModel, DeepseekPresetsLoadAsTheirKinds) {
+  test::ScratchDir scratch("glmrt-make-model");
+  struct Expected {
+    const char* preset;
+    const char* model_type;
+    int experts, n_group, topk_group;
+    double yarn_factor;
+  };
+  for (const Expected& e : {Expected{"deepseek-v3-slice", "deepseek_v3", 256, 8, 4, 40},
+                            Expected{"kimi-k2-slice", "kimi_k2", 384, 1, 1, 32}}) {
+    const nlohmann::ordered_json config = model_preset_config(e.preset, 1, false);
+    const fs::path dir = scratch.path() / e.preset;
+    fs::create_directories(dir);
+    std::ofstream(dir / "config.json") << config.dump();
+    const ModelConfig c = load_model_config(dir);
+    EXPECT_EQ(c.model_type, e.model_type);
+    EXPECT_EQ(c.hidden_size, 7168);
+    EXPECT_EQ(c.n_routed_experts, e.experts);
+    EXPECT_EQ(c.moe_intermediate_size, 2048);
+    EXPECT_EQ(c.num_experts_per_tok, 8);
+    EXPECT_EQ(c.n_group, e.n_group);
+    EXPECT_EQ(c.topk_group, e.topk_group);
+    EXPECT_EQ(c.rope.scaling.factor, e.yarn_factor);
+    EXPECT_EQ(c.mlp_kind(0), MlpKind::dense);
+    EXPECT_EQ(c.indexer_kind(1), IndexerKind::none);
+    const ModelPlan plan = plan_model(config, 0.0);
+    for (const PlannedFile& file : plan.files)
+      for (const auto& t : file.tensors)
+        EXPECT_EQ(t.name.find("indexer"), std::string::npos) << e.preset << " " << t.name;
+  }
 }
 
 }  // namespace

@@ -79,6 +79,7 @@ class FileBuilder : public PlannedFileBuilder {
 
 struct Dims {
   int64_t V, D, I, moe, H, q_lora, L, rope, nope, vd, E, shared, ih, id;
+  bool indexer;  // the kind has DSA indexers (GLM-5; not DeepSeek-V3 / Kimi-K2)
   explicit Dims(const ordered_json& c)
       : V(c.at("vocab_size")),
         D(c.at("hidden_size")),
@@ -92,8 +93,9 @@ struct Dims {
         vd(c.at("v_head_dim")),
         E(c.at("n_routed_experts")),
         shared(c.at("n_shared_experts")),
-        ih(c.at("index_n_heads")),
-        id(c.at("index_head_dim")) {}
+        ih(c.value("index_n_heads", 0)),
+        id(c.value("index_head_dim", 0)),
+        indexer(c.contains("index_topk")) {}
 };
 
 const WeightPrecision kDense = WeightBits::int8;
@@ -113,6 +115,7 @@ void add_attention(FileBuilder& f, const Dims& d, const std::string& p) {
   f.add(norm(a + "kv_a_layernorm.weight", d.L));
   f.add(packed_matrix(a + "kv_b_proj.weight", kDense, d.H * (d.nope + d.vd), d.L, 1.0));
   f.add(packed_matrix(a + "o_proj.weight", kDense, d.D, d.H * d.vd, 0.5));
+  if (!d.indexer) return;
   const std::string ix = a + "indexer.";
   f.add(packed_matrix(ix + "wq_b.weight", kDense, d.ih * d.id, d.q_lora, 1.0));
   f.add(packed_matrix(ix + "wk.weight", kDense, d.id, d.D, 1.0));

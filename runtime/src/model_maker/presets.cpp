@@ -59,6 +59,80 @@ ordered_json glm5_config() {
   };
 }
 
+// DeepSeek-V3 (deepseek-ai/DeepSeek-V3, deepseek_v3) as released, but for the
+// layer counts (3 dense layers and 61 in all there) and the FP8 weights.
+ordered_json deepseek_v3_config() {
+  return {
+      {"architectures", {"DeepseekV3ForCausalLM"}},
+      {"model_type", "deepseek_v3"},
+      {"attention_bias", false},
+      {"attention_dropout", 0.0},
+      {"bos_token_id", 0},
+      {"eos_token_id", 1},
+      {"ep_size", 1},
+      {"hidden_act", "silu"},
+      {"hidden_size", 7168},
+      {"initializer_range", 0.02},
+      {"intermediate_size", 18432},
+      {"kv_lora_rank", 512},
+      {"max_position_embeddings", 163840},
+      {"moe_intermediate_size", 2048},
+      {"moe_layer_freq", 1},
+      {"n_group", 8},
+      {"n_routed_experts", 256},
+      {"n_shared_experts", 1},
+      {"norm_topk_prob", true},
+      {"num_attention_heads", 128},
+      {"num_experts_per_tok", 8},
+      {"num_key_value_heads", 128},
+      {"q_lora_rank", 1536},
+      {"qk_nope_head_dim", 128},
+      {"qk_rope_head_dim", 64},
+      {"rms_norm_eps", 1e-06},
+      {"rope_scaling",
+       {{"beta_fast", 32},
+        {"beta_slow", 1},
+        {"factor", 40},
+        {"mscale", 1.0},
+        {"mscale_all_dim", 1.0},
+        {"original_max_position_embeddings", 4096},
+        {"type", "yarn"}}},
+      {"rope_theta", 10000},
+      {"routed_scaling_factor", 2.5},
+      {"scoring_func", "sigmoid"},
+      {"tie_word_embeddings", false},
+      {"topk_group", 4},
+      {"topk_method", "noaux_tc"},
+      {"torch_dtype", "bfloat16"},
+      {"use_cache", true},
+      {"v_head_dim", 128},
+      {"vocab_size", 129280},
+  };
+}
+
+// Kimi-K2 (moonshotai/Kimi-K2-Instruct, kimi_k2: the DeepSeek-V3 classes) as
+// released, but for the layer count (61 there; one dense layer either way).
+ordered_json kimi_k2_config() {
+  ordered_json c = deepseek_v3_config();
+  c["model_type"] = "kimi_k2";
+  c["bos_token_id"] = 163584;
+  c["eos_token_id"] = 163585;
+  c["max_position_embeddings"] = 131072;
+  c["n_group"] = 1;
+  c["n_routed_experts"] = 384;
+  c["num_attention_heads"] = 64;
+  c["num_key_value_heads"] = 64;
+  c["rope_scaling"] = {{"beta_fast", 1.0},      {"beta_slow", 1.0},
+                       {"factor", 32.0},        {"mscale", 1.0},
+                       {"mscale_all_dim", 1.0}, {"original_max_position_embeddings", 4096},
+                       {"type", "yarn"}};
+  c["rope_theta"] = 50000.0;
+  c["routed_scaling_factor"] = 2.827;
+  c["topk_group"] = 1;
+  c["vocab_size"] = 163840;
+  return c;
+}
+
 // glm_tiny's dimensions (tests/fixtures/glm_tiny) with GLM-5's settings.
 ordered_json tiny_config() {
   ordered_json c = glm5_config();
@@ -90,13 +164,17 @@ ordered_json tiny_config() {
 }  // namespace
 
 std::vector<std::string> model_preset_names() {
-  return {"glm5-slice", "tiny"};
+  return {"glm5-slice", "deepseek-v3-slice", "kimi-k2-slice", "tiny"};
 }
 
 ordered_json model_preset_config(std::string_view preset, int moe_layers, bool mtp) {
   ordered_json c;
   if (preset == "glm5-slice") {
     c = glm5_config();
+  } else if (preset == "deepseek-v3-slice") {
+    c = deepseek_v3_config();
+  } else if (preset == "kimi-k2-slice") {
+    c = kimi_k2_config();
   } else if (preset == "tiny") {
     c = tiny_config();
   } else {
