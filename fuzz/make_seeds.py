@@ -117,6 +117,9 @@ seed("model_config", "topk-pattern.json", dumps(variant))
 variant = dict(config)
 variant["quantization_config"] = {"quant_method": "fp8"}
 seed("model_config", "quantized.json", dumps(variant))
+# The other kinds: DeepSeek-V3 (YaRN rope_scaling, no indexer), without the q LoRA, and V3.2.
+for name in ("deepseek_tiny", "deepseek_v3_bf16", "deepseek_v32_tiny"):
+    seed("model_config", f"{name}.json", (FIXTURES / name / "config.json").read_text())
 
 # --- profiles ------------------------------------------------------------
 
@@ -411,7 +414,8 @@ SAFETENSORS = literals("model_files/safetensors*.cpp", "model_files/dtype*.cpp")
 write_dict("safetensors", SAFETENSORS, True)
 write_dict("model_dir", SAFETENSORS + ["model.safetensors", "model.safetensors.index.json",
                                        "..", "/"], True)
-write_dict("model_config", literals("model_files/model_config.cpp", "model_files/config_*.cpp"),
+write_dict("model_config", literals("model_files/model_config.cpp", "model_files/config_*.cpp",
+                                    "model_files/model_kind.cpp"),
            True)
 write_dict("profile", literals("profile/*.cpp"), False)
 write_dict("tokenizer", literals("text/tokenizer.cpp", "text/bpe_model.cpp", "text/normalizer.cpp",
