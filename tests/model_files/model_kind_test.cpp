@@ -105,6 +105,7 @@ TEST(ModelKind, YarnKeysAreCheckedByName) {
   deepseek([](json& j) {
     j["rope_scaling"]["rope_type"] = "linear";
   }).expect_refused({"'rope_scaling.rope_type' and 'rope_scaling.type' disagree"});
+  deepseek([](json& j) { j["rope_theta"] = 1; }).expect_refused({"rope_theta", "above 1"});
   // A default RoPE object reads no scaling keys.
   ConfigVariant([](json& j) {
     j["rope_parameters"]["factor"] = 4.0;

@@ -164,6 +164,10 @@ RopeSettings read_rope_settings(const ConfigFields& fields, int max_position_emb
     out.theta = fields.as_number(*theta, rope.path("rope_theta"));
   out.yarn = rope.type() == "yarn";
   rope.refuse_unread_keys(out.yarn);
+  // YaRN's correction range divides by ln(theta).
+  if (out.yarn && !(out.theta > 1 && std::isfinite(out.theta)))
+    fail("{}: rope_theta is {}, but a yarn RoPE needs a finite rope_theta above 1", fields.file(),
+         out.theta);
   if (out.yarn) read_yarn(fields, rope, max_position_embeddings, out);
   return out;
 }
