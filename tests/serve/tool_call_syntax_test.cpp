@@ -7,7 +7,11 @@
 #include <glmrt/serve/tool_call_syntax.h>
 #include <glmrt/serve/tool_calls.h>
 
+#include <glmrt/text/model_chat_template.h>
+
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -118,6 +122,20 @@ TEST(ToolCallSyntax, ChosenFromTheChatTemplate) {
   for (const char* name : {"glm", "deepseek-v3", "deepseek-v3.1", "kimi-k2"})
     EXPECT_EQ(tool_call_syntax_named(name)->name(), name);
   EXPECT_EQ(tool_call_syntax_named("llama"), nullptr);
+}
+
+TEST(ToolCallSyntax, ChosenFromTheTemplateAModelFolderShips) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("glmrt-tool-syntax-{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "chat_template.jinja")
+      << "{%- for m in messages %}{%- for tool in m.tool_calls or [] %}"
+         "{{ '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>' + tool.function.name + '<｜tool▁sep｜>' "
+         "+ tool.function.arguments + '<｜tool▁call▁end｜><｜tool▁calls▁end｜>' }}"
+         "{%- endfor %}{%- endfor %}";
+  const auto chat_template = text::ModelChatTemplate::for_model(dir);
+  EXPECT_EQ(tool_call_syntax_for(chat_template.tools_text()).name(), "deepseek-v3.1");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ToolCallSyntax, EveryRenderedCallIsReadBackToTheConversationsCalls) {

@@ -50,7 +50,8 @@ class KimiToolCallSyntax final : public ToolCallSyntax {
     std::vector<ToolCall> calls;
     while (take(rest, kKimiCallBegin)) {
       const auto id = tool_call_text::until(rest, kKimiArgumentBegin);
-      if (!id) return std::nullopt;
+      // An id running into the call's end is a call without arguments.
+      if (!id || id->find(kKimiCallEnd) != std::string_view::npos) return std::nullopt;
       const auto arguments = tool_call_text::until(rest, kKimiCallEnd);
       if (!arguments) return std::nullopt;
       ToolCall call;

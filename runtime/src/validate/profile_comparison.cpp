@@ -39,7 +39,7 @@ std::vector<float> comparison_logits(Engine& engine, KvCache& cache,
   return all;
 }
 
-CacheBiasCost cache_bias_cost(const Engine& engine, const CacheBiasRouting& before) {
+CacheBiasCost cache_bias_cost(Engine& engine, const CacheBiasRouting& before) {
   const CacheBiasRouting& now = engine.model().cache_bias();
   return {now.bias, now.rows - before.rows, now.choices - before.choices,
           now.substitutions - before.substitutions};
