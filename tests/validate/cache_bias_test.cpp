@@ -77,7 +77,6 @@ TEST_F(CacheBiasTest, ZeroLeavesTheValidateReportByteIdentical) {
 }
 
 TEST_F(CacheBiasTest, ZeroRoutesExactlyWithASmallCache) {
-  auto exact = Engine::open(small_cache_profile(0), kTinyModel);
   auto zero = Engine::open(small_cache_profile(0), kTinyModel);
   auto reference = Engine::open(small_cache_profile(0), kTinyModel);
   const ProfileComparison c = compare_profiles(*zero, *reference, sample_ids(24), 64, 0);
@@ -101,15 +100,12 @@ TEST_F(CacheBiasTest, APositiveBiasSubstitutesInDecodeStepsAndCostsSomething) {
   EXPECT_GT(c.cache_bias_q.substitutions, 0);
   EXPECT_LE(c.cache_bias_q.substitutions, c.cache_bias_q.choices);
   EXPECT_GT(c.mean_kl, 0.0);
-  // An everything-resident cache would leave nothing to substitute: the
-  // substitutions come from residency, not from the bias alone.
-  Profile roomy = small_cache_profile(0.5);
-  roomy.expert_cache_per_layer = 16;
-  auto warm = Engine::open(roomy, kTinyModel);
-  compare_profiles(*warm, *exact, ids, 64, 0);  // warms every expert into its slot
-  const int64_t before = warm->model().cache_bias().substitutions;
-  compare_profiles(*warm, *exact, ids, 64, 0);
-  EXPECT_EQ(warm->model().cache_bias().substitutions, before);
+  // Outside decode steps (a prompt's prefill) the routing is exact.
+  auto prefill_only = Engine::open(small_cache_profile(0.5), kTinyModel);
+  KvCache cache = prefill_only->new_cache();
+  prefill_only->model().forward(cache, ids);
+  EXPECT_EQ(prefill_only->model().cache_bias().rows, 0);
+  EXPECT_EQ(prefill_only->model().cache_bias().substitutions, 0);
 }
 
 TEST_F(CacheBiasTest, CommandsSayWhenItIsOn) {
@@ -136,7 +132,7 @@ TEST_F(CacheBiasTest, CommandsSayWhenItIsOn) {
   EXPECT_EQ(j["cache_bias"]["decode_positions"], 16);
   EXPECT_GT(j["cache_bias"]["substitutions"].get<int64_t>(), 0);
   EXPECT_FALSE(j.contains("cache_bias_against"));
-  EXPECT_LT(j["same_top1"].get<double>() + j["mean_kl"].get<double>() * 0, 1.01);
+  EXPECT_GT(j["mean_kl"].get<double>(), 0.0);
   const auto [status_exact, out_exact] = against(exact);
   EXPECT_EQ(status_exact, 0);
   EXPECT_FALSE(nlohmann::json::parse(out_exact).contains("cache_bias"));
@@ -149,7 +145,7 @@ TEST_F(CacheBiasTest, CommandsSayWhenItIsOn) {
   EXPECT_EQ(run_status, 0) << run_err;
   EXPECT_NE(run_err.find("cache_bias: 0.5 (routing not exact): "), std::string::npos) << run_err;
   EXPECT_NE(run_err.find(" in 7 decode positions"), std::string::npos) << run_err;
-  EXPECT_NE(run_err.find("decode: 8 tokens"), std::string::npos) << run_err;
+  EXPECT_NE(run_err.find("decode: 7 tokens"), std::string::npos) << run_err;
 }
 
 }  // namespace
