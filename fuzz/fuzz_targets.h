@@ -41,6 +41,10 @@ int fuzz_request_framing(Input input, const ScratchDir& scratch);
 /// and in pieces.
 int fuzz_chunked_body(Input input, const ScratchDir& scratch);
 
+/// A model's answer (first byte: the family, second: where the stream
+/// splits) read for tool calls as serve reads it.
+int fuzz_tool_calls(Input input, const ScratchDir& scratch);
+
 struct Target {
   std::string_view name;  // also the folder of its corpus: fuzz/corpus/<name>
   int (*run)(Input, const ScratchDir&);
@@ -51,9 +55,8 @@ inline constexpr std::array kTargets = {
     Target{"model_config", fuzz_model_config},   Target{"profile", fuzz_profile},
     Target{"tokenizer", fuzz_tokenizer},         Target{"chat_request", fuzz_chat_request},
     Target{"chat_template", fuzz_chat_template}, Target{"oracle", fuzz_oracle},
-    Target{"serve_request", fuzz_serve_request},
-    Target{"request_framing", fuzz_request_framing},
-    Target{"chunked_body", fuzz_chunked_body},
+    Target{"serve_request", fuzz_serve_request}, Target{"request_framing", fuzz_request_framing},
+    Target{"chunked_body", fuzz_chunked_body},   Target{"tool_calls", fuzz_tool_calls},
 };
 
 }  // namespace glmrt::fuzz

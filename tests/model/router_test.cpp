@@ -79,5 +79,73 @@ TEST(Router, RejectsInvalidGrouping) {
   EXPECT_THROW(route(l, b, RouterParams{6, 7, 1, 1, true, 1.f}), Error);  // top_k > experts
 }
 
+TEST(CacheBiasedRouter, ZeroBiasChoosesExactlyAsTheRouter) {
+  const auto logits = logits_for({0.9f, 0.2f, 0.6f, 0.8f, 0.55f});
+  const std::vector<float> bias = {0.f, 0.5f, 0.f, 0.f, 0.1f};
+  const RouterParams p{5, 2, 1, 1, true, 2.5f};
+  const std::vector<uint8_t> in_memory = {0, 0, 1, 0, 1};
+  const auto exact = route(logits, bias, p);
+  const CacheBiasedChoice c = route_cache_biased(logits, bias, p, in_memory, 0.f);
+  ASSERT_EQ(c.chosen.size(), exact.size());
+  for (size_t k = 0; k < exact.size(); ++k) {
+    EXPECT_EQ(c.chosen[k].expert, exact[k].expert);
+    EXPECT_EQ(c.chosen[k].weight, exact[k].weight);  // bit for bit
+  }
+  EXPECT_EQ(c.substitutions, 0);
+}
+
+TEST(CacheBiasedRouter, AnExpertInMemoryWithinTheBiasReplacesTheWeakestAbsentOne) {
+  // choice scores 0.9, 0.7, 0.6, 0.8, 0.65: exact top-2 = {0, 3}.
+  const auto logits = logits_for({0.9f, 0.2f, 0.6f, 0.8f, 0.55f});
+  const std::vector<float> bias = {0.f, 0.5f, 0.f, 0.f, 0.1f};
+  const RouterParams p{5, 2, 1, 1, true, 2.5f};
+  const std::vector<uint8_t> in_memory = {0, 0, 1, 0, 1};  // experts 2 (0.6) and 4 (0.65)
+  // 0.1 is short of 0.8 - 0.65: nothing changes.
+  EXPECT_EQ(route_cache_biased(logits, bias, p, in_memory, 0.1f).substitutions, 0);
+  // 0.2: expert 4 (0.65 + 0.2) passes expert 3 (0.8), not expert 0 (0.9).
+  const CacheBiasedChoice c = route_cache_biased(logits, bias, p, in_memory, 0.2f);
+  ASSERT_EQ(c.chosen.size(), 2u);
+  EXPECT_EQ(c.chosen[0].expert, 0);
+  EXPECT_EQ(c.chosen[1].expert, 4);
+  EXPECT_EQ(c.substitutions, 1);
+  // The weights are the sigmoid scores of the experts used, renormalised
+  // and scaled as the model does.
+  EXPECT_NEAR(c.chosen[0].weight, 2.5f * 0.9f / (0.9f + 0.55f), 1e-6);
+  EXPECT_NEAR(c.chosen[1].weight, 2.5f * 0.55f / (0.9f + 0.55f), 1e-6);
+  // A selected expert already in memory keeps its place: with 0 also in
+  // memory, only 3 can be replaced.
+  const std::vector<uint8_t> both = {1, 0, 1, 0, 1};
+  const CacheBiasedChoice d = route_cache_biased(logits, bias, p, both, 0.5f);
+  EXPECT_EQ(d.chosen[0].expert, 0);
+  EXPECT_EQ(d.substitutions, 1);
+  // Everything in memory: the ranking is the exact one.
+  const std::vector<uint8_t> all(5, 1);
+  EXPECT_EQ(route_cache_biased(logits, bias, p, all, 5.f).substitutions, 0);
+}
+
+TEST(CacheBiasedRouter, TheBiasNeverCrossesTheGroupLimit) {
+  // Two groups of two; group 0 (0.9 + 0.8) is kept, group 1 (0.3, 0.2) is
+  // not, so its experts stay out however large the bias.
+  const auto logits = logits_for({0.9f, 0.8f, 0.3f, 0.2f});
+  const std::vector<float> bias(4, 0.f);
+  const RouterParams p{4, 2, 2, 1, true, 1.f};
+  const std::vector<uint8_t> in_memory = {0, 0, 1, 1};
+  const CacheBiasedChoice c = route_cache_biased(logits, bias, p, in_memory, 10.f);
+  EXPECT_EQ(c.substitutions, 0);
+  EXPECT_EQ(c.chosen[0].expert, 0);
+  EXPECT_EQ(c.chosen[1].expert, 1);
+}
+
+TEST(CacheBiasedRouter, BadResidencyOrBiasIsAnError) {
+  const auto logits = logits_for({0.9f, 0.2f});
+  const std::vector<float> bias(2, 0.f);
+  const RouterParams p{2, 1, 1, 1, true, 1.f};
+  const std::vector<uint8_t> short_mask = {1};
+  EXPECT_THROW(route_cache_biased(logits, bias, p, short_mask, 0.1f), Error);
+  const std::vector<uint8_t> mask = {0, 1};
+  EXPECT_THROW(route_cache_biased(logits, bias, p, mask, -0.1f), Error);
+  EXPECT_THROW(route_cache_biased(logits, bias, p, mask, NAN), Error);
+}
+
 }  // namespace
 }  // namespace glmrt

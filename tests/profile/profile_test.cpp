@@ -293,6 +293,27 @@ TEST_F(ProfileTest, OutOfRangeValuesAreRefused) {
               AllOf(HasSubstr("key `memory.budget`"), HasSubstr("unknown unit `parsecs`")));
 }
 
+TEST_F(ProfileTest, CacheBiasIsANumberAtLeastZeroAndOffByDefault) {
+  EXPECT_EQ(load_profile(write(kMinimal)).routing.cache_bias, 0.0);
+  EXPECT_EQ(load_profile(write(std::string(kMinimal) + "routing: {cache_bias: 0.05}\n"))
+                .routing.cache_bias,
+            0.05);
+  EXPECT_EQ(
+      load_profile(write(std::string(kMinimal) + "routing:\n  cache_bias: 0\n")).routing.cache_bias,
+      0.0);
+  EXPECT_THAT(error_of(std::string(kMinimal) + "routing:\n  cache_bias: -0.1\n"),
+              AllOf(StartsWith(at_line(5)), HasSubstr("key `routing.cache_bias`"),
+                    HasSubstr("expected a number >= 0"), HasSubstr("found -0.1")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "routing: {cache_bias: close}\n"),
+              AllOf(HasSubstr("key `routing.cache_bias`"), HasSubstr("expected a finite number"),
+                    HasSubstr("`close`")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "routing: {cache_bias: .nan}\n"),
+              HasSubstr("key `routing.cache_bias`"));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "routing: {cache_bias: [1]}\n"),
+              HasSubstr("key `routing.cache_bias`"));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "routing: {bias: 1}\n"), HasSubstr("routing.bias"));
+}
+
 TEST_F(ProfileTest, MissingRequiredAndMisusedChoicesAreRefused) {
   EXPECT_THAT(error_of("threads: 1\n"), HasSubstr("key `plugins`: required key is missing"));
   EXPECT_THAT(error_of("plugins:\n  kernels: kernels-scalar\n"),

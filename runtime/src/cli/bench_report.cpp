@@ -31,6 +31,15 @@ const std::vector<Row>& rows() {
       {"pinned hits", "lookups", [](const BenchRun& r) { return double(r.pinned_hits); }, 0},
       {"LRU hits", "lookups", [](const BenchRun& r) { return double(r.lru_hits); }, 0},
       {"misses", "lookups", [](const BenchRun& r) { return double(r.misses); }, 0},
+      {"decode misses", "per token",
+       [](const BenchRun& r) {
+         return r.decode_tokens ? double(r.decode_misses) / double(r.decode_tokens) : 0.0;
+       },
+       2},
+      {"cache bias", "0 = exact", [](const BenchRun& r) { return r.cache_bias; }, 3},
+      // -1 ("-") when the routing is exact.
+      {"substitutions", "per token", [](const BenchRun& r) { return r.substitutions_per_token(); },
+       3},
       {"prefetch accuracy", "%",
        [](const BenchRun& r) { return r.prefetch_accuracy < 0 ? -1 : 100 * r.prefetch_accuracy; },
        1},
@@ -110,6 +119,10 @@ nlohmann::json run_json(const BenchRun& r) {
                       {"pinned_hits", r.pinned_hits},
                       {"lru_hits", r.lru_hits},
                       {"misses", r.misses},
+                      {"decode_misses", r.decode_misses},
+                      {"cache_bias", r.cache_bias},
+                      {"cache_bias_rows", r.cache_bias_rows},
+                      {"cache_bias_substitutions", r.cache_bias_substitutions},
                       {"peak_rss_bytes", r.peak_rss_bytes},
                       {"step_split_ms",
                        {{"waiting_on_disk", 1e3 * r.step_disk_wait},

@@ -30,6 +30,13 @@ void evict_model(const std::filesystem::path& model) {
 double BenchRun::prefill_tokens_per_second() const {
   return prefill_seconds > 0 ? prefill_tokens / prefill_seconds : 0;
 }
+double BenchRun::substitutions_per_token() const {
+  if (cache_bias <= 0) return -1;
+  return cache_bias_rows > 0
+             ? static_cast<double>(cache_bias_substitutions) / static_cast<double>(cache_bias_rows)
+             : 0.0;
+}
+
 double BenchRun::decode_tokens_per_second() const {
   return decode_seconds > 0 ? decode_tokens / decode_seconds : 0;
 }
@@ -116,6 +123,7 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
   ExpertStoreStats after_prefill = before;
   StepTimes times_after_prefill = engine->model().step_times();
   bool prefilled = false;
+  const CacheBiasRouting bias_before = engine->model().cache_bias();
   Sampler sampler(greedy);
   Session session(*engine);
   const Generation generation = generate(session, sampler, prompt, {new_tokens, {}}, [&](int32_t) {
@@ -153,6 +161,11 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
   run.pinned_hits = e.pinned_hits - before.pinned_hits;
   run.lru_hits = e.hits - before.hits;
   run.misses = e.misses - before.misses;
+  run.decode_misses = e.misses - after_prefill.misses;
+  const CacheBiasRouting& bias = engine->model().cache_bias();
+  run.cache_bias = bias.bias;
+  run.cache_bias_rows = bias.rows - bias_before.rows;
+  run.cache_bias_substitutions = bias.substitutions - bias_before.substitutions;
   const uint64_t hits = run.pinned_hits + run.lru_hits, uses = hits + run.misses;
   run.hit_rate = uses ? static_cast<double>(hits) / static_cast<double>(uses) : 0.0;
   const uint64_t predicted = e.predicted - before.predicted;

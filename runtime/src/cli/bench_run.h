@@ -25,6 +25,13 @@ struct BenchRun {
   uint64_t pinned_bytes = 0;    // what the pinned set holds in RAM
   uint64_t pinned_hits = 0, lru_hits = 0, misses = 0;
   double prefetch_accuracy = -1;  // -1: nothing was predicted
+  uint64_t decode_misses = 0;     // misses of the decode steps alone
+  // Cache-aware routing (routing.cache_bias; 0 = exact): the decode positions
+  // it applied in and the experts it substituted there.
+  double cache_bias = 0;
+  int64_t cache_bias_rows = 0, cache_bias_substitutions = 0;
+  /// Substitutions per decode position (-1 with cache_bias off).
+  double substitutions_per_token() const;
   uint64_t peak_rss_bytes = 0;
   // Where a decode step's time went, seconds per step.
   double step_disk_wait = 0, step_expert_matmuls = 0, step_attention = 0, step_other = 0;

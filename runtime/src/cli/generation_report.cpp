@@ -1,5 +1,6 @@
 #include "generation_report.h"
 
+#include "cache_bias_report.h"
 #include "expert_counters_report.h"
 
 #include <glmrt/base/memory.h>
@@ -41,6 +42,8 @@ void print_generation_report(std::FILE* out, const SessionStats& s, const Expert
              s.prefilled_tokens, s.reused_tokens, s.prefill_seconds,
              per_second(s.prefilled_tokens, s.prefill_seconds), s.decoded_tokens, s.decode_seconds,
              per_second(s.decoded_tokens, s.decode_seconds));
+  if (engine.model().cache_bias().on())
+    fmt::print(out, "{}\n", describe_cache_bias(cache_bias_so_far(engine.model())));
   // The hit rate counts pinned and LRU hits (the lookups line splits them).
   if (e.lookups() > 0)
     fmt::print(out, "expert cache: hit rate {:.1f}% ({} hits, {} misses, {:.1f} MiB read)\n",

@@ -1,5 +1,6 @@
 // glmrt validate: runs a profile against reference outputs and reports
 // agreement, like llama.cpp's KL-divergence mode.
+#include "cache_bias_report.h"
 #include "commands.h"
 #include "expert_counters_report.h"
 #include "options.h"
@@ -200,6 +201,9 @@ int compare_command(const po::variables_map& vm, const Profile& q_profile,
         {"positions", c.positions}, {"mean_kl", c.mean_kl},       {"p99_kl", c.p99_kl},
         {"max_kl", c.max_kl},       {"same_top1", c.same_top1},   {"ppl", c.ppl_q},
         {"ppl_against", c.ppl_p},   {"ppl_ratio", c.ppl_ratio()}, {"ranks", ranks.count()}};
+    // Only when on: exact comparisons print what they always did.
+    if (c.cache_bias_q.on()) j["cache_bias"] = cache_bias_json(c.cache_bias_q);
+    if (c.cache_bias_p.on()) j["cache_bias_against"] = cache_bias_json(c.cache_bias_p);
     std::cout << j.dump(2) << "\n";
   } else {
     fmt::print(
@@ -207,6 +211,11 @@ int compare_command(const po::variables_map& vm, const Profile& q_profile,
         "perplexity {:.4f} vs {:.4f} (ratio {:.4f})\n",
         c.positions, c.mean_kl, c.p99_kl, c.max_kl, 100.0 * c.same_top1, c.ppl_q, c.ppl_p,
         c.ppl_ratio());
+    if (c.cache_bias_q.on())
+      fmt::print("{}; one decode step per position\n", describe_cache_bias(c.cache_bias_q));
+    if (c.cache_bias_p.on())
+      fmt::print("against: {}; one decode step per position\n",
+                 describe_cache_bias(c.cache_bias_p));
   }
   bool pass = true;
   if (vm.count("max-kl")) pass = pass && c.mean_kl <= vm["max-kl"].as<double>();
@@ -279,9 +288,16 @@ int validate_command(const Args& args, const Ranks& ranks) {
     nlohmann::json j = to_json(report, run_options.attention_form);
     j["ranks"] = ranks.count();
     j["rank_experts"] = rank_experts_json(rank_counters(*engine, shards.get()));
+    // Only when on (the greedy decodes are its decode steps): an exact run's
+    // report is what it always was.
+    if (engine->model().cache_bias().on())
+      j["cache_bias"] = cache_bias_json(cache_bias_so_far(engine->model()));
     std::cout << j.dump(2) << "\n";
   } else {
     print_text(report);
+    if (engine->model().cache_bias().on())
+      fmt::print("{} (teacher-forced rows are routed exactly; greedy decodes are not)\n",
+                 describe_cache_bias(cache_bias_so_far(engine->model())));
   }
   return report.pass ? 0 : 1;
 }

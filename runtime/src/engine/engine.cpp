@@ -171,6 +171,7 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir, TensorDi
   if (options.experts_only) return;
   model_ = std::make_unique<Model>(config_, std::move(weights), *experts_, backend_);
   if (!routing_.empty()) model_->set_routing_observer(&routing_);
+  model_->set_cache_bias(static_cast<float>(profile_.routing.cache_bias));
   // A drafter this checkpoint cannot serve (draft-mtp without an MTP layer)
   // is refused at load, not at the first decode step: making one checks it.
   draft_setup();

@@ -87,6 +87,18 @@ uint64_t ExpertStore::largest_slot_bytes() const {
   return bytes;
 }
 
+void ExpertStore::in_memory(int layer, std::span<uint8_t> in_memory) const {
+  std::fill(in_memory.begin(), in_memory.end(), uint8_t{0});
+  if (layer < 0 || layer >= static_cast<int>(pools_.size()) || !pools_[static_cast<size_t>(layer)])
+    return;
+  const ExpertLayerPool& pool = *pools_[static_cast<size_t>(layer)];
+  if (static_cast<int32_t>(in_memory.size()) != pool.n_experts())
+    fail("expert store: residency of {} experts asked for layer {}, which has {}", in_memory.size(),
+         layer, pool.n_experts());
+  for (int32_t id = 0; id < pool.n_experts(); ++id)
+    in_memory[static_cast<size_t>(id)] = pool.slot_of(id) >= 0 || is_pinned(layer, id);
+}
+
 std::vector<bool> ExpertStore::expert_rows() const {
   std::vector<bool> rows;
   for (const auto& pool : pools_) rows.push_back(pool != nullptr);

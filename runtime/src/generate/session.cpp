@@ -50,6 +50,9 @@ std::vector<float> Session::run(std::span<const int32_t> tokens, bool prefill, L
   std::optional<MtpRows> mtp_before = mtp_;
   std::vector<float> last = last_hidden_, step_hidden, logits;
   try {
+    // Cache-aware routing (routing.cache_bias) applies to decode and
+    // verification steps only: a prompt is routed exactly.
+    const Model::DecodeSteps decode_steps(model, !prefill);
     model.forward_chunked(
         cache_, tokens, prefill ? prefill_chunk_ : 0,
         [&](int64_t chunk_first, std::span<const float> hidden) {

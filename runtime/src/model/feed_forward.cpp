@@ -26,8 +26,25 @@ PositionRouting route_positions(const MoeWeights& w, const LayerCall& ctx, int64
                             c.norm_topk_prob,    static_cast<float>(c.routed_scaling_factor)};
   PositionRouting routed(static_cast<size_t>(S));
   const int64_t pos0 = ctx.model.trace ? ctx.cache.length(ctx.layer) - S : 0;
+  // Cache-aware routing: in decode steps, on this process's main layers,
+  // where the store knows what is in RAM.
+  CacheBiasRouting& biased = ctx.model.cache_bias;
+  const bool cache_aware = biased.applies() && !ctx.model.remote && ctx.layer < c.num_hidden_layers;
+  std::vector<uint8_t> in_memory;
+  if (cache_aware) {
+    in_memory.resize(static_cast<size_t>(E));
+    ctx.model.experts.in_memory(ctx.layer, in_memory);
+  }
   for (int64_t s = 0; s < S; ++s) {
-    routed[s] = route(logits.subspan(s * E, E), w.correction_bias, params);
+    if (cache_aware) {
+      CacheBiasedChoice choice = route_cache_biased(logits.subspan(s * E, E), w.correction_bias,
+                                                    params, in_memory, biased.bias);
+      biased.choices += static_cast<int64_t>(choice.chosen.size());
+      biased.substitutions += choice.substitutions;
+      routed[s] = std::move(choice.chosen);
+    } else {
+      routed[s] = route(logits.subspan(s * E, E), w.correction_bias, params);
+    }
     std::sort(routed[s].begin(), routed[s].end(),
               [](const RoutedExpert& a, const RoutedExpert& b) { return a.expert < b.expert; });
     if (ctx.model.trace) {
@@ -101,8 +118,8 @@ void moe_block(const MoeWeights& w, const LayerCall& ctx, std::span<const float>
     // their sums are added after, rank by rank.
     remote->send_step(ctx.layer, x.first(static_cast<size_t>(S * D)), routing, next.layer,
                       next.experts);
-    ctx.model.times.experts += routed_expert_sum(
-        call, x, local_share(routing, *remote, ctx.layer), out, shared_expert);
+    ctx.model.times.experts +=
+        routed_expert_sum(call, x, local_share(routing, *remote, ctx.layer), out, shared_expert);
     shared_expert();  // when this rank had no experts of its own to queue
     remote->add_results(out.first(static_cast<size_t>(S * D)));
   } else {

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace glmrt {
 
@@ -20,7 +21,23 @@ Model::Model(ModelConfig config, ModelWeights weights, ExpertStore& experts,
       experts_(experts),
       kernels_(kernels),
       rope_(config_.qk_rope_head_dim, config_.rope),
-      context_{config_, kernels_, rope_, experts_, scratch_, latent_scratch_, times_} {}
+      context_{config_, kernels_, rope_, experts_, scratch_, latent_scratch_, times_, cache_bias_} {
+}
+
+void Model::set_cache_bias(float bias) {
+  if (!(bias >= 0.f) || !std::isfinite(bias))
+    fail("routing.cache_bias: {} (expected a finite number >= 0)", bias);
+  cache_bias_.bias = bias;
+}
+
+Model::DecodeSteps::DecodeSteps(Model& model, bool on)
+    : model_(model), before_(model.cache_bias_.decode_step) {
+  model_.cache_bias_.decode_step = on;
+}
+
+Model::DecodeSteps::~DecodeSteps() {
+  model_.cache_bias_.decode_step = before_;
+}
 
 KvCache Model::make_cache(CacheType type, int64_t max_tokens, MemoryBudget* budget) const {
   KvCacheShape shape;
@@ -152,6 +169,7 @@ std::vector<float> Model::forward(KvCache& cache, std::span<const int32_t> token
   rollback.commit();
   ++counters_.forward_calls;
   counters_.forward_rows += S;
+  if (cache_bias_.applies() && !context_.remote) cache_bias_.rows += S;
   return h;
 }
 

@@ -3,13 +3,21 @@
 #include <glmrt/model/router.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
 namespace glmrt {
+namespace {
 
-std::vector<RoutedExpert> route(std::span<const float> logits, std::span<const float> bias,
-                                const RouterParams& p) {
+/// Each expert's sigmoid score and the score it is ranked by (+ bias; -inf
+/// outside the kept groups when routing is group-limited).
+struct RouterScores {
+  std::vector<float> score, choice;
+};
+
+RouterScores router_scores(std::span<const float> logits, std::span<const float> bias,
+                           const RouterParams& p) {
   const int E = p.n_experts;
   if (static_cast<int>(logits.size()) != E || static_cast<int>(bias.size()) != E)
     fail("router: {} logits and {} biases for {} experts", logits.size(), bias.size(), E);
@@ -18,10 +26,10 @@ std::vector<RoutedExpert> route(std::span<const float> logits, std::span<const f
     fail("router: invalid grouping (experts {}, n_group {}, topk_group {}, top_k {})", E, p.n_group,
          p.topk_group, p.top_k);
 
-  std::vector<float> score(E), choice(E);
+  RouterScores s{std::vector<float>(E), std::vector<float>(E)};
   for (int e = 0; e < E; ++e) {
-    score[e] = sigmoid(logits[e]);
-    choice[e] = score[e] + bias[e];
+    s.score[e] = sigmoid(logits[e]);
+    s.choice[e] = s.score[e] + bias[e];
   }
 
   if (p.n_group > 1) {
@@ -30,11 +38,11 @@ std::vector<RoutedExpert> route(std::span<const float> logits, std::span<const f
     for (int g = 0; g < p.n_group; ++g) {
       float best = -std::numeric_limits<float>::infinity(), second = best;
       for (int e = g * per_group; e < (g + 1) * per_group; ++e) {
-        if (choice[e] > best) {
+        if (s.choice[e] > best) {
           second = best;
-          best = choice[e];
-        } else if (choice[e] > second) {
-          second = choice[e];
+          best = s.choice[e];
+        } else if (s.choice[e] > second) {
+          second = s.choice[e];
         }
       }
       group_score[g] = per_group > 1 ? best + second : best;
@@ -46,13 +54,20 @@ std::vector<RoutedExpert> route(std::span<const float> logits, std::span<const f
     std::vector<bool> keep(p.n_group, false);
     for (int i = 0; i < p.topk_group; ++i) keep[groups[i]] = true;
     for (int e = 0; e < E; ++e)
-      if (!keep[e / per_group]) choice[e] = -std::numeric_limits<float>::infinity();
+      if (!keep[e / per_group]) s.choice[e] = -std::numeric_limits<float>::infinity();
   }
+  return s;
+}
 
-  std::vector<int> order(E);
+/// The top_k experts by `rank_by` (ties: the lower id), weighted by their
+/// sigmoid `score`: normalised when norm_topk_prob (+1e-20), times
+/// routed_scaling_factor. Best first.
+std::vector<RoutedExpert> weighted_top_k(const std::vector<float>& rank_by,
+                                         const std::vector<float>& score, const RouterParams& p) {
+  std::vector<int> order(p.n_experts);
   std::iota(order.begin(), order.end(), 0);
   std::partial_sort(order.begin(), order.begin() + p.top_k, order.end(), [&](int a, int b) {
-    return choice[a] > choice[b] || (choice[a] == choice[b] && a < b);
+    return rank_by[a] > rank_by[b] || (rank_by[a] == rank_by[b] && a < b);
   });
 
   std::vector<RoutedExpert> chosen(p.top_k);
@@ -64,6 +79,39 @@ std::vector<RoutedExpert> route(std::span<const float> logits, std::span<const f
   const float norm = p.norm_topk_prob ? 1.f / (sum + 1e-20f) : 1.f;
   for (auto& c : chosen) c.weight *= norm * p.routed_scaling_factor;
   return chosen;
+}
+
+}  // namespace
+
+std::vector<RoutedExpert> route(std::span<const float> logits, std::span<const float> bias,
+                                const RouterParams& p) {
+  const RouterScores s = router_scores(logits, bias, p);
+  return weighted_top_k(s.choice, s.score, p);
+}
+
+CacheBiasedChoice route_cache_biased(std::span<const float> logits, std::span<const float> bias,
+                                     const RouterParams& p, std::span<const uint8_t> in_memory,
+                                     float cache_bias) {
+  if (static_cast<int>(in_memory.size()) != p.n_experts)
+    fail("router: residency of {} experts for {} experts", in_memory.size(), p.n_experts);
+  if (!(cache_bias >= 0.f) || !std::isfinite(cache_bias))
+    fail("router: cache bias {} (expected a finite number >= 0)", cache_bias);
+  const RouterScores s = router_scores(logits, bias, p);
+  std::vector<float> biased = s.choice;
+  // Experts outside the kept groups stay at -inf: the bias never crosses the
+  // group limit.
+  for (int e = 0; e < p.n_experts; ++e)
+    if (in_memory[e] && std::isfinite(biased[e])) biased[e] += cache_bias;
+  CacheBiasedChoice c;
+  c.chosen = weighted_top_k(biased, s.score, p);
+  if (cache_bias > 0.f) {
+    const std::vector<RoutedExpert> exact = weighted_top_k(s.choice, s.score, p);
+    for (const RoutedExpert& used : c.chosen)
+      if (std::none_of(exact.begin(), exact.end(),
+                       [&](const RoutedExpert& r) { return r.expert == used.expert; }))
+        ++c.substitutions;
+  }
+  return c;
 }
 
 }  // namespace glmrt

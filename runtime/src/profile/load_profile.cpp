@@ -34,7 +34,7 @@ class ProfileReader {
                                        yaml_strict::describe(root)));
     Mapping top(display_, root, "",
                 {{"model", "chat_template", "plugin_paths", "plugins", "threads", "precision",
-                  "memory", "generation", "validate", "distributed"}});
+                  "memory", "routing", "generation", "validate", "distributed"}});
     Profile profile;
     profile.file = file_;
     if (auto model = top.find("model")) profile.model = resolve_path(*model);
@@ -48,6 +48,7 @@ class ProfileReader {
       profile.threads = static_cast<int>(threads->as_int(0, 1024));
     if (auto precision = top.find("precision")) read_precision(*precision, profile);
     if (auto memory = top.find("memory")) read_memory(*memory, profile);
+    if (auto routing = top.find("routing")) read_routing(*routing, profile.routing);
     if (auto generation = top.find("generation")) read_generation(*generation, profile.generation);
     if (auto validate = top.find("validate")) read_validate(*validate, profile.validate);
     if (auto distributed = top.find("distributed"))
@@ -259,6 +260,19 @@ class ProfileReader {
     generation.frequency_penalty = read(S::frequency_penalty);
     if (auto f = map.find("seed")) generation.seed = f->as_uint64();
     if (auto v = read(S::max_new_tokens)) generation.max_new_tokens = static_cast<int>(*v);
+  }
+
+  static void read_routing(const Field& field, RoutingSettings& routing) {
+    Mapping map = field.as_mapping({"cache_bias"});
+    if (auto f = map.find("cache_bias")) {
+      const double x = f->as_finite_number();
+      if (x < 0)
+        f->fail(fmt::format(
+            "expected a number >= 0 (0 = exact routing; X lets an expert in RAM replace a "
+            "selected one whose score is within X), found {}",
+            x));
+      routing.cache_bias = x;
+    }
   }
 
   static void read_validate(const Field& field, ValidateThresholds& validate) {

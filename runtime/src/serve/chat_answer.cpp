@@ -6,23 +6,22 @@ namespace glmrt::serve {
 namespace {
 
 constexpr std::string_view kThinkMarkers[] = {"<think>", "</think>"};
-constexpr std::string_view kToolMarkers[] = {"<tool_call>", "</tool_call>", "<arg_key>",
-                                             "</arg_key>",  "<arg_value>",  "</arg_value>"};
 
 }  // namespace
 
 ChatAnswer::ChatAnswer(const text::Tokenizer& tokenizer, std::vector<std::string> stop_strings,
                        bool starts_in_reasoning, nlohmann::ordered_json tools,
-                       bool skip_special_tokens)
+                       bool skip_special_tokens, const ToolCallSyntax& tool_calls)
     : tokenizer_(tokenizer),
       skip_special_tokens_(skip_special_tokens),
       think_markers_(text::special_token_ids(tokenizer, kThinkMarkers)),
-      tool_markers_(text::special_token_ids(tokenizer, kToolMarkers)),
+      tool_markers_(text::special_token_ids(tokenizer, tool_calls.markers())),
       detokenizer_(tokenizer),
       stops_(std::move(stop_strings)),
       splitter_(starts_in_reasoning),
+      tool_syntax_(tool_calls),
       tools_(std::move(tools)) {
-  if (!tools_.is_null()) tool_calls_.emplace();
+  if (!tools_.is_null()) tool_calls_.emplace(tool_syntax_);
 }
 
 ChatDelta ChatAnswer::route(std::string_view text) {

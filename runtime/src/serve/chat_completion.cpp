@@ -49,7 +49,8 @@ Json delta_json(const ChatDelta& d) {
 Json tool_calls_json(const std::vector<ToolCall>& calls, IdSource& ids, bool with_index) {
   Json list = Json::array();
   for (size_t i = 0; i < calls.size(); ++i) {
-    Json call = {{"id", ids.next("call_")},
+    // Kimi-K2 writes each call's id (functions.NAME:N); other formats none.
+    Json call = {{"id", calls[i].id.empty() ? ids.next("call_") : calls[i].id},
                  {"type", "function"},
                  {"function", {{"name", calls[i].name}, {"arguments", calls[i].arguments}}}};
     if (with_index) call["index"] = i;
@@ -80,14 +81,9 @@ namespace {
 // A forced call the model did not complete as one (cut by max_tokens, or
 // malformed): still a call, as tool_choice asked, to the function named in
 // the text (or the first tool) with no arguments.
-ToolCall forced_call_fallback(const ChatRequest& request, const std::string& content) {
-  constexpr std::string_view kOpen = "<tool_call>";
-  std::string name;
-  if (const size_t at = content.find(kOpen); at != std::string::npos) {
-    const size_t start = at + kOpen.size();
-    const size_t end = content.find_first_of("< \t\r\n", start);
-    name = content.substr(start, end == std::string::npos ? std::string::npos : end - start);
-  }
+ToolCall forced_call_fallback(const ChatRequest& request, const ToolCallSyntax& syntax,
+                              const std::string& content) {
+  const std::string name = syntax.named_function(content);
   bool known = false;
   std::string first;
   for (const Json& entry : request.tools) {
@@ -96,7 +92,7 @@ ToolCall forced_call_fallback(const ChatRequest& request, const std::string& con
     if (first.empty()) first = tool["name"].get<std::string>();
     known = known || tool["name"] == name;
   }
-  return ToolCall{known ? name : first, "{}"};
+  return ToolCall{{}, known ? name : first, "{}"};
 }
 
 struct ChoiceOutcome {
@@ -122,8 +118,9 @@ std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index
                                 stop_tokens(request.generation, model, Endpoint::chat)};
   Sampler sampler(sampling, json_constraint(request.generation.json_format, *model.token_trie,
                                             limits.stop_tokens));
+  const ToolCallSyntax& tool_syntax = *model.tool_calls;
   ChatAnswer answer(model.tokenizer, request.generation.stop, request.thinking, request.tools,
-                    request.generation.skip_special_tokens);
+                    request.generation.skip_special_tokens, tool_syntax);
   // A forced call's opening is in the prompt: the parser reads it first.
   if (!request.forced_answer.empty())
     for (text::TokenId id : model.tokenizer.encode(request.forced_answer, false))
@@ -153,9 +150,10 @@ std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index
   std::string content = answer.content();
   if (request.forced_call && ending.calls.empty()) {
     // The held call text is not content: the call replaces it.
-    ending.calls.push_back(forced_call_fallback(request, content));
-    content = content.substr(0, content.find("<tool_call>"));
-    ending.delta.content = ending.delta.content.substr(0, ending.delta.content.find("<tool_call>"));
+    ending.calls.push_back(forced_call_fallback(request, tool_syntax, content));
+    content = content.substr(0, content.find(tool_syntax.opening()));
+    ending.delta.content =
+        ending.delta.content.substr(0, ending.delta.content.find(tool_syntax.opening()));
   }
   const std::string reason =
       finish_reason(generation.reason, answer.stopped_by_string(), !ending.calls.empty());

@@ -157,7 +157,8 @@ ChatRequest parse_chat_request(const Json& body, const RequestContext& context) 
   if (tool_choice.forced) {
     // The answer starts as a call (to the named function): the prompt ends
     // with its opening, which the answer's parser reads as if generated.
-    r.forced_answer = (r.thinking ? "</think><tool_call>" : "<tool_call>") + *tool_choice.forced;
+    r.forced_answer =
+        (r.thinking ? "</think>" : "") + context.tool_calls->forced_opening(*tool_choice.forced);
     r.forced_call = true;
   } else if (r.generation.json_format && r.thinking) {
     // JSON is the content: the reasoning is closed before the answer starts

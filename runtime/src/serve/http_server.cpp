@@ -267,13 +267,15 @@ ServerState::ServerState(Engine& engine_, text::ModelChatTemplate chat_template_
       defaults(defaults_),
       options(std::move(options_)),
       tokenizer(text::Tokenizer::from_file(engine_.model_dir() / "tokenizer.json")),
-      model{options.model_name, tokenizer,
+      model{options.model_name,
+            tokenizer,
             stop_token_ids(engine_.model().config(), engine_.model_dir()),
             with_role_tokens(stop_token_ids(engine_.model().config(), engine_.model_dir()),
                              tokenizer),
             std::make_shared<const SharedTokenTrie>(
                 tokenizer, static_cast<size_t>(engine_.model().config().vocab_size),
-                &engine_.budget())},
+                &engine_.budget()),
+            &tool_call_syntax_for(chat_template.tools_text())},
       worker(engine_, static_cast<size_t>(options.limits.max_queue),
              static_cast<size_t>(options.slots), metrics) {}
 
@@ -285,7 +287,8 @@ RequestContext ServerState::request_context() {
                         defaults,
                         options.limits,
                         ids.seed(),
-                        options.allow_special_in_content};
+                        options.allow_special_in_content,
+                        model.tool_calls};
 }
 
 HttpServer::HttpServer(Engine& engine, text::ModelChatTemplate chat_template,

@@ -1,40 +1,25 @@
+// GLM-5's tool calls, and the collector that holds an answer's calls while
+// it streams (whatever the family).
 #include <glmrt/serve/held_text.h>
-#include <glmrt/serve/request_fields.h>
+#include <glmrt/serve/tool_call_json.h>
+#include <glmrt/serve/tool_call_syntax.h>
 #include <glmrt/serve/tool_calls.h>
+
+#include "tool_call_text.h"
 
 namespace glmrt::serve {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using tool_call_text::take;
+using tool_call_text::trim;
+using tool_call_text::until;
 
-constexpr std::string_view kCallOpen = "<tool_call>", kCallClose = "</tool_call>";
-constexpr std::string_view kKeyOpen = "<arg_key>", kKeyClose = "</arg_key>";
-constexpr std::string_view kValueOpen = "<arg_value>", kValueClose = "</arg_value>";
-constexpr std::string_view kSpace = " \t\r\n";
-
-std::string_view trim(std::string_view s) {
-  const size_t first = s.find_first_not_of(kSpace);
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(kSpace) - first + 1);
-}
-
-// Consumes `token` after optional whitespace.
-bool take(std::string_view& rest, std::string_view token) {
-  const std::string_view trimmed =
-      rest.substr(std::min(rest.find_first_not_of(kSpace), rest.size()));
-  if (!trimmed.starts_with(token)) return false;
-  rest = trimmed.substr(token.size());
-  return true;
-}
-
-// Text up to `end` (consumed), or nothing when `end` never comes.
-std::optional<std::string_view> until(std::string_view& rest, std::string_view end) {
-  const size_t at = rest.find(end);
-  if (at == std::string_view::npos) return std::nullopt;
-  const std::string_view before = rest.substr(0, at);
-  rest.remove_prefix(at + end.size());
-  return before;
-}
+constexpr std::string_view kGlmCallOpen = "<tool_call>", kGlmCallClose = "</tool_call>";
+constexpr std::string_view kGlmKeyOpen = "<arg_key>", kGlmKeyClose = "</arg_key>";
+constexpr std::string_view kGlmValueOpen = "<arg_value>", kGlmValueClose = "</arg_value>";
+constexpr std::string_view kGlmMarkers[] = {kGlmCallOpen, kGlmCallClose, kGlmKeyOpen,
+                                            kGlmKeyClose, kGlmValueOpen, kGlmValueClose};
 
 // The declared JSON type of parameter `key` of tool `name`, or "".
 std::string declared_type(const Json& tools, std::string_view name, std::string_view key) {
@@ -59,38 +44,55 @@ std::string declared_type(const Json& tools, std::string_view name, std::string_
 Json typed_value(std::string_view raw, const std::string& type) {
   if (type == "string") return std::string(raw);
   // Model output is untrusted: deeper than a request body may be, it stays text.
-  bool too_deep = false;
-  Json parsed = Json::parse(
-      raw,
-      [&](int depth, Json::parse_event_t, Json&) {
-        too_deep = too_deep || depth > kMaxJsonDepth;
-        return true;
-      },
-      false);
-  if (parsed.is_discarded() || too_deep) return std::string(raw);
-  return parsed;
+  if (auto parsed = parse_model_json(raw)) return std::move(*parsed);
+  return std::string(raw);
 }
 
+class GlmToolCallSyntax final : public ToolCallSyntax {
+ public:
+  std::string_view name() const override { return "glm"; }
+  std::string_view opening() const override { return kGlmCallOpen; }
+  std::span<const std::string_view> markers() const override { return kGlmMarkers; }
+  std::optional<std::vector<ToolCall>> parse(std::string_view text, const Json& tools,
+                                             std::string& trailing) const override {
+    return parse_tool_calls(text, tools, trailing);
+  }
+  std::string forced_opening(std::string_view function) const override {
+    return std::string(kGlmCallOpen) + std::string(function);
+  }
+  std::string named_function(std::string_view held) const override {
+    const size_t at = held.find(kGlmCallOpen);
+    if (at == std::string_view::npos) return {};
+    const std::string_view after = held.substr(at + kGlmCallOpen.size());
+    return std::string(after.substr(0, after.find_first_of("< \t\r\n")));
+  }
+};
+
 }  // namespace
+
+const ToolCallSyntax& glm_tool_call_syntax() {
+  static const GlmToolCallSyntax syntax;
+  return syntax;
+}
 
 std::optional<std::vector<ToolCall>> parse_tool_calls(std::string_view text, const Json& tools,
                                                       std::string& trailing) {
   std::vector<ToolCall> calls;
   std::string_view rest = text;
-  while (take(rest, kCallOpen)) {
-    const auto body = until(rest, kCallClose);
+  while (take(rest, kGlmCallOpen)) {
+    const auto body = until(rest, kGlmCallClose);
     if (!body) return std::nullopt;
     std::string_view call = *body;
-    const size_t key = call.find(kKeyOpen);
+    const size_t key = call.find(kGlmKeyOpen);
     ToolCall parsed;
     parsed.name = trim(call.substr(0, key));
     if (parsed.name.empty()) return std::nullopt;
     call.remove_prefix(key == std::string_view::npos ? call.size() : key);
     Json arguments = Json::object();
-    while (take(call, kKeyOpen)) {
-      const auto name = until(call, kKeyClose);
-      if (!name || !take(call, kValueOpen)) return std::nullopt;
-      const auto value = until(call, kValueClose);
+    while (take(call, kGlmKeyOpen)) {
+      const auto name = until(call, kGlmKeyClose);
+      if (!name || !take(call, kGlmValueOpen)) return std::nullopt;
+      const auto value = until(call, kGlmValueClose);
       if (!value) return std::nullopt;
       const std::string k(trim(*name));
       arguments[k] = typed_value(*value, declared_type(tools, parsed.name, k));
@@ -104,16 +106,19 @@ std::optional<std::vector<ToolCall>> parse_tool_calls(std::string_view text, con
   return calls;
 }
 
+ToolCallCollector::ToolCallCollector() : ToolCallCollector(glm_tool_call_syntax()) {}
+
 std::string ToolCallCollector::push(std::string_view content) {
   pending_ += content;
   if (collecting_) return {};
-  if (const size_t at = pending_.find(kCallOpen); at != std::string::npos) {
+  const std::string_view opening = syntax_->opening();
+  if (const size_t at = pending_.find(opening); at != std::string::npos) {
     collecting_ = true;
     std::string before = pending_.substr(0, at);
     pending_.erase(0, at);
     return before;
   }
-  const size_t hold = partial_marker_length(pending_, kCallOpen);
+  const size_t hold = partial_marker_length(pending_, opening);
   std::string ready = pending_.substr(0, pending_.size() - hold);
   pending_.erase(0, pending_.size() - hold);
   return ready;
@@ -123,7 +128,7 @@ ToolCallCollector::Result ToolCallCollector::finish(const Json& tools) {
   Result result;
   std::string trailing;
   if (collecting_) {
-    if (auto calls = parse_tool_calls(pending_, tools, trailing)) {
+    if (auto calls = syntax_->parse(pending_, tools, trailing)) {
       result.calls = std::move(*calls);
       result.content = std::move(trailing);
       pending_.clear();

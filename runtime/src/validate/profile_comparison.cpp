@@ -22,6 +22,29 @@ size_t top_token(std::span<const float> v) {
   return static_cast<size_t>(std::max_element(v.begin(), v.end()) - v.begin());
 }
 
+/// Logits [rows, vocab] of `tokens` appended to `cache`: one forward call,
+/// or, when the engine routes cache-aware (routing.cache_bias), one decode
+/// step per token, as generation runs them (the bias applies only there).
+std::vector<float> comparison_logits(Engine& engine, KvCache& cache,
+                                     std::span<const int32_t> tokens) {
+  Model& model = engine.model();
+  if (!model.cache_bias().on())
+    return model.logits(model.forward(cache, tokens), static_cast<int64_t>(tokens.size()));
+  const Model::DecodeSteps decode_steps(model, true);
+  std::vector<float> all;
+  for (size_t t = 0; t < tokens.size(); ++t) {
+    const auto row = model.logits(model.forward(cache, tokens.subspan(t, 1)), 1);
+    all.insert(all.end(), row.begin(), row.end());
+  }
+  return all;
+}
+
+CacheBiasCost cache_bias_cost(Engine& engine, const CacheBiasRouting& before) {
+  const CacheBiasRouting& now = engine.model().cache_bias();
+  return {now.bias, now.rows - before.rows, now.choices - before.choices,
+          now.substitutions - before.substitutions};
+}
+
 }  // namespace
 
 ProfileComparison compare_profiles(Engine& q, Engine& p, std::span<const int32_t> ids,
@@ -32,6 +55,7 @@ ProfileComparison compare_profiles(Engine& q, Engine& p, std::span<const int32_t
   const int64_t V = q.model().config().vocab_size;
   if (p.model().config().vocab_size != V || p.model().config().hidden_size != D)
     fail("compare: the two profiles load models of different shapes");
+  const CacheBiasRouting q_before = q.model().cache_bias(), p_before = p.model().cache_bias();
   std::vector<double> kls;
   int64_t same = 0, scored = 0;
   double nll_q = 0, nll_p = 0;
@@ -44,10 +68,8 @@ ProfileComparison compare_profiles(Engine& q, Engine& p, std::span<const int32_t
     for (int64_t at = 0; at < len; at += step) {
       const int64_t rows = std::min(step, len - at);
       const auto tokens = ids.subspan(static_cast<size_t>(start + at), static_cast<size_t>(rows));
-      const auto hq = q.model().forward(cache_q, tokens);
-      const auto hp = p.model().forward(cache_p, tokens);
-      const auto logits_q = q.model().logits(hq, rows);
-      const auto logits_p = p.model().logits(hp, rows);
+      const auto logits_q = comparison_logits(q, cache_q, tokens);
+      const auto logits_p = comparison_logits(p, cache_p, tokens);
       for (int64_t r = 0; r < rows; ++r) {
         const std::span<const float> rq(logits_q.data() + r * V, V), rp(logits_p.data() + r * V, V);
         log_softmax_row(rq, lq);
@@ -69,6 +91,8 @@ ProfileComparison compare_profiles(Engine& q, Engine& p, std::span<const int32_t
     }
   }
   ProfileComparison c;
+  c.cache_bias_q = cache_bias_cost(q, q_before);
+  c.cache_bias_p = cache_bias_cost(p, p_before);
   c.positions = static_cast<int64_t>(kls.size());
   double sum = 0;
   for (double k : kls) sum += k;

@@ -88,6 +88,12 @@ class ExpertStore {
   const PinnedSummary& pin(std::span<const ExpertKey> keys, bool lock);
   const PinnedSummary& pinned() const { return pinned_.summary(); }
   bool is_pinned(int layer, int32_t id) const { return pinned_.find(layer, id) != nullptr; }
+  /// Which experts of `layer` are in RAM now, one flag per expert into
+  /// `in_memory` (size: the layer's experts): pinned, held by a slot, or
+  /// arriving in one (its read submitted); a prediction not yet read is not.
+  /// All 0 for a layer without routed experts. The narrow query cache-aware
+  /// routing asks (routing.cache_bias).
+  void in_memory(int layer, std::span<uint8_t> in_memory) const;
   /// MoE rows (true where the layer has routed experts).
   std::vector<bool> expert_rows() const;
   /// LRU slots per layer (memory.expert_cache, as sized).

@@ -5,6 +5,7 @@
 #include <glmrt/experts/expert_store.h>
 #include <glmrt/kv/kv_cache.h>
 #include <glmrt/model/activation_observer.h>
+#include <glmrt/model/cache_bias_routing.h>
 #include <glmrt/model/forward_trace.h>
 #include <glmrt/model/mla_core.h>
 #include <glmrt/model/moe_scratch.h>
@@ -37,6 +38,7 @@ struct ModelContext {
   MoeScratch& moe_scratch;        // every MoE block's and prediction's buffers, reused
   LatentScratch& latent_scratch;  // every absorbed attention's buffers, reused
   StepTimes& times;               // where forward steps spend their time
+  CacheBiasRouting& cache_bias;   // routing.cache_bias, and what it substituted
   AttentionFormChoice attention_form = AttentionFormChoice::automatic;
   ForwardTrace* trace = nullptr;              // records selections and routing when set
   RoutingObserver* routing = nullptr;         // sees every MoE step's choices when set

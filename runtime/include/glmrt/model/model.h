@@ -52,6 +52,28 @@ class Model {
   /// and head() to `observer` (nullptr: nobody). It must outlive those calls.
   void set_activation_observer(ActivationObserver* observer) { context_.activations = observer; }
 
+  /// Cache-aware routing (profile `routing.cache_bias`; 0 = exact): in the
+  /// forward calls a DecodeSteps marks, an MoE layer's expert already in RAM
+  /// may replace a chosen one whose choice score is within `bias` of it
+  /// (route_cache_biased). Never with remote experts (other processes'
+  /// residency is unknown here) nor in the MTP layer.
+  void set_cache_bias(float bias);
+  /// The setting and its counts so far.
+  const CacheBiasRouting& cache_bias() const { return cache_bias_; }
+  /// Marks the forward calls made while it lives as decode or verification
+  /// steps (`on` false: as prefill), restoring the mark after.
+  class DecodeSteps {
+   public:
+    DecodeSteps(Model& model, bool on);
+    DecodeSteps(const DecodeSteps&) = delete;
+    DecodeSteps& operator=(const DecodeSteps&) = delete;
+    ~DecodeSteps();
+
+   private:
+    Model& model_;
+    bool before_;
+  };
+
   /// Forward and MTP calls made so far (what a chunked prefill costs), and the
   /// rows they ran.
   struct Counters {
@@ -135,6 +157,7 @@ class Model {
   Rope rope_;
   Counters counters_;
   StepTimes times_;
+  CacheBiasRouting cache_bias_;
   MoeScratch scratch_;            // reused by every MoE block and prediction
   LatentScratch latent_scratch_;  // reused by every layer's absorbed attention
   ModelContext context_;          // what every layer works with (refers to the above)

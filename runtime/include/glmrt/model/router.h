@@ -31,4 +31,22 @@ struct RoutedExpert {
 std::vector<RoutedExpert> route(std::span<const float> logits, std::span<const float> bias,
                                 const RouterParams& params);
 
+/// A position's experts under cache-aware routing, and how many of them the
+/// exact routing would not have chosen.
+struct CacheBiasedChoice {
+  std::vector<RoutedExpert> chosen;
+  int substitutions = 0;
+};
+
+/// route() with `cache_bias` added to the choice score of every expert
+/// `in_memory` marks (one flag per expert: pinned, in an LRU slot or arriving
+/// in one): an expert in RAM then replaces a selected one that is not when
+/// its choice score is within cache_bias of it (ties: the lower id). Groups
+/// are kept as the exact scores choose them. The weights are the plain sigmoid
+/// values of the experts actually chosen, normalised and scaled as route()
+/// does. cache_bias 0 chooses exactly as route().
+CacheBiasedChoice route_cache_biased(std::span<const float> logits, std::span<const float> bias,
+                                     const RouterParams& params, std::span<const uint8_t> in_memory,
+                                     float cache_bias);
+
 }  // namespace glmrt

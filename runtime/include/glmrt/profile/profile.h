@@ -68,6 +68,15 @@ struct DistributedSettings {
   double timeout_seconds = 60;  // the longest rank 0 waits for a rank's answer
 };
 
+/// `routing:`: how the MoE router may depart from the model's exact choice.
+struct RoutingSettings {
+  /// `routing.cache_bias`: in decode and verification steps, an expert already
+  /// in RAM may replace a selected one whose selection score (sigmoid +
+  /// e_score_correction_bias) is within this much of it (docs/expert-cache.md,
+  /// *Cache-aware routing*). 0 = the model's exact routing.
+  double cache_bias = 0;
+};
+
 struct Profile {
   std::filesystem::path file;                  // where it was loaded from (empty for defaults)
   std::optional<std::filesystem::path> model;  // resolved against the profile's folder
@@ -120,6 +129,7 @@ struct Profile {
   /// an error naming the file.
   bool verify_checksums = false;
 
+  RoutingSettings routing;
   GenerationDefaults generation;
   ValidateThresholds validate;
   DistributedSettings distributed;

@@ -5,11 +5,13 @@
 // what a non-streamed response holds. Special tokens are skipped (as
 // transformers' decode(skip_special_tokens=True) and vLLM do) but for the
 // markers a parser reads while it reads them: <think>/</think> during the
-// reasoning, the tool-call markers when tools are parsed.
+// reasoning, the tool-call markers of the model's format (tool_call_syntax.h)
+// when tools are parsed.
 #pragma once
 
 #include <glmrt/serve/reasoning_splitter.h>
 #include <glmrt/serve/stop_strings.h>
+#include <glmrt/serve/tool_call_syntax.h>
 #include <glmrt/serve/tool_calls.h>
 #include <glmrt/text/stream_detokenizer.h>
 
@@ -23,10 +25,12 @@ namespace glmrt::serve {
 class ChatAnswer {
  public:
   /// `tools` = null: no tool calls are parsed. `tokenizer` must outlive this.
-  /// `skip_special_tokens` false shows every token's text.
+  /// `skip_special_tokens` false shows every token's text. Calls are read in
+  /// `tool_calls`' format (it must outlive this).
   ChatAnswer(const text::Tokenizer& tokenizer, std::vector<std::string> stop_strings,
              bool starts_in_reasoning, nlohmann::ordered_json tools,
-             bool skip_special_tokens = true);
+             bool skip_special_tokens = true,
+             const ToolCallSyntax& tool_calls = glm_tool_call_syntax());
 
   ChatDelta push(int32_t token);
   /// A stop string completed: generation should end.
@@ -51,6 +55,7 @@ class ChatAnswer {
   text::StreamDetokenizer detokenizer_;
   StopStringFilter stops_;
   ReasoningSplitter splitter_;
+  const ToolCallSyntax& tool_syntax_;
   std::optional<ToolCallCollector> tool_calls_;
   nlohmann::ordered_json tools_;
   std::string reasoning_, content_;

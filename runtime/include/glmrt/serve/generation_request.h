@@ -9,6 +9,7 @@
 #include <glmrt/sampling/sampler.h>
 #include <glmrt/serve/request_fields.h>
 #include <glmrt/serve/serve_options.h>
+#include <glmrt/serve/tool_call_syntax.h>
 #include <glmrt/text/model_chat_template.h>
 #include <glmrt/text/tokenizer.h>
 
@@ -29,6 +30,8 @@ struct RequestContext {
   uint64_t fresh_seed = 0;  // the seed of a request that names none
   bool allow_special_in_content =
       false;  // --allow-special-in-content: content may hold control tokens
+  /// The format the model writes tool calls in (from its chat template).
+  const ToolCallSyntax* tool_calls = &glm_tool_call_syntax();
 };
 
 enum class Endpoint { chat, completions };

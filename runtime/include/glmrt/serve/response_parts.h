@@ -4,6 +4,7 @@
 
 #include <glmrt/generate/generator.h>
 #include <glmrt/serve/json_output.h>
+#include <glmrt/serve/tool_call_syntax.h>
 #include <glmrt/text/tokenizer.h>
 
 #include <nlohmann/json.hpp>
@@ -27,6 +28,8 @@ struct ServedModel {
   std::vector<int32_t> stop_tokens;       // sorted (stop_token_ids)
   std::vector<int32_t> chat_stop_tokens;  // and the role tokens: a chat answer ends its turn
   std::shared_ptr<const SharedTokenTrie> token_trie;  // for answers constrained to JSON
+  /// The format the model writes tool calls in (from its chat template).
+  const ToolCallSyntax* tool_calls = &glm_tool_call_syntax();
 };
 
 /// Response ids ("chatcmpl-…", "call_…") and the seeds of requests that name

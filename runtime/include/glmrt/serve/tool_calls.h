@@ -1,9 +1,11 @@
-// Tool calls written by GLM-5, parsed back into OpenAI's `tool_calls`. The
-// chat template renders a call as
+// Tool calls parsed back into OpenAI's `tool_calls`: GLM-5's format here,
+// every family's behind ToolCallSyntax (tool_call_syntax.h). GLM's chat
+// template renders a call as
 //   <tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>...</tool_call>
 // (string values raw, others as JSON), and the model answers in that form.
-// While an answer streams, content is shown until a <tool_call> starts; from
-// there the text is kept and parsed when the answer ends.
+// While an answer streams, content is shown until its family's calls open
+// (<tool_call> for GLM); from there the text is kept and parsed when the
+// answer ends.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -16,6 +18,7 @@
 namespace glmrt::serve {
 
 struct ToolCall {
+  std::string id;  // the call's id when the format carries one (Kimi-K2), else ""
   std::string name;
   std::string arguments;  // a JSON object, as text (OpenAI's `function.arguments`)
 };
@@ -30,9 +33,17 @@ std::optional<std::vector<ToolCall>> parse_tool_calls(std::string_view text,
                                                       const nlohmann::ordered_json& tools,
                                                       std::string& trailing);
 
+class ToolCallSyntax;
+
 class ToolCallCollector {
  public:
-  /// Content that is safe to show; text from the first "<tool_call>" on is kept.
+  /// For GLM-5's format.
+  ToolCallCollector();
+  /// For `syntax`'s format; it must outlive the collector.
+  explicit ToolCallCollector(const ToolCallSyntax& syntax) : syntax_(&syntax) {}
+
+  /// Content that is safe to show; text from the first opening of the calls
+  /// (ToolCallSyntax::opening) on is kept.
   std::string push(std::string_view content);
 
   struct Result {
@@ -43,7 +54,8 @@ class ToolCallCollector {
   Result finish(const nlohmann::ordered_json& tools);
 
  private:
-  std::string pending_;  // held partial "<tool_call>" or, once collecting, the calls
+  const ToolCallSyntax* syntax_;
+  std::string pending_;  // held partial opening or, once collecting, the calls
   bool collecting_ = false;
 };
 

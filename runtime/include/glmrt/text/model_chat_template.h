@@ -39,6 +39,10 @@ class ModelChatTemplate {
   }
   /// Where the template came from: "built-in GLM-5" or the file (and key).
   const std::string& source() const { return source_; }
+  /// The Jinja text that renders requests with tools (the `tool_use`
+  /// template when the model ships one): what tells which format the model
+  /// writes its tool calls in. Empty for the built-in template.
+  const std::string& tools_text() const { return tools_text_; }
 
  private:
   using Renderer = std::function<RenderedChat(const nlohmann::ordered_json&)>;
@@ -47,6 +51,7 @@ class ModelChatTemplate {
 
   Renderer renderer_;
   std::string source_;
+  std::string tools_text_;
 };
 
 }  // namespace glmrt::text
