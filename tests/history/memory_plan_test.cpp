@@ -99,6 +99,45 @@ TEST(MemoryPlan, AutoExpertCacheTakesWhatIsLeft) {
   EXPECT_LE(shared.total(), shared.budget);
 }
 
+TEST(MemoryPlan, EachRankPlansItsShareOfTheExpertsOnly) {
+  TinyModelFiles tiny;
+  Profile profile = test_support::reference_profile();  // fixed cache of 16 per layer
+  profile.pinned_bytes.reset();                         // auto
+  const auto layouts = plan_expert_layouts(tiny.config, tiny.tensors, 5);  // 4 layers + MTP
+  const auto third = [](int rank) {
+    return [rank](int, int32_t expert) { return expert % 3 == rank; };
+  };
+  const RankShare expert_rank = rank_share_of(1, false, layouts, third(1));
+  EXPECT_EQ(expert_rank.experts_per_layer, 5);  // 1, 4, 7, 10, 13 of 16
+  EXPECT_EQ(expert_rank.experts_owned, 5 * 4);  // 3 sparse layers + MTP
+  AvailableMemory machine;
+  machine.mem_available = 64ull << 30;
+  const auto settings = resolve_run_settings(profile, tiny.config);
+  const MemoryPlan whole =
+      plan_memory(profile, settings, tiny.config, tiny.tensors, {1000, machine, std::nullopt});
+  MemoryPlanInputs inputs{1000, machine, std::nullopt};
+  inputs.rank_share = expert_rank;
+  const MemoryPlan plan = plan_memory(profile, settings, tiny.config, tiny.tensors, inputs);
+  EXPECT_GT(whole.part(memory_part::dense)->bytes, 0u);
+  EXPECT_EQ(plan.part(memory_part::dense)->bytes, 0u);
+  EXPECT_EQ(plan.part(memory_part::kv)->bytes, 0u);
+  EXPECT_LT(plan.part(memory_part::activations)->bytes,
+            whole.part(memory_part::activations)->bytes);
+  EXPECT_EQ(plan.cache_per_layer, 5);  // not the profile's 16: the shard holds 5 of a layer
+  EXPECT_EQ(plan.part(memory_part::lru)->bytes, 5u * 4 * plan.expert_bytes);
+  EXPECT_LE(plan.pinned_bytes, 20u * plan.expert_bytes);
+  EXPECT_LT(plan.minimum(), whole.minimum());
+
+  // Rank 0 of `distributed.rank0_experts: false`: the model, no expert memory.
+  inputs.rank_share = rank_share_of(0, true, layouts, [](int, int32_t) { return false; });
+  const MemoryPlan no_experts = plan_memory(profile, settings, tiny.config, tiny.tensors, inputs);
+  EXPECT_EQ(no_experts.part(memory_part::dense)->bytes, whole.part(memory_part::dense)->bytes);
+  EXPECT_EQ(no_experts.part(memory_part::kv)->bytes, whole.part(memory_part::kv)->bytes);
+  EXPECT_EQ(no_experts.part(memory_part::lru)->bytes, 0u);
+  EXPECT_EQ(no_experts.part(memory_part::io)->bytes, 0u);
+  EXPECT_EQ(no_experts.pinned_bytes, 0u);
+}
+
 TEST(MemoryPlan, AutoBudgetIsAShareOfWhatIsAvailable) {
   TinyModelFiles tiny;
   Profile profile = test_support::reference_profile();

@@ -21,6 +21,7 @@ namespace {
 using history_test::HistoryTempDir;
 using test::run_glmrt;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 /// Points XDG_CACHE_HOME (inherited by glmrt) at a fresh folder.
 class StatsCommand : public ::testing::Test {
@@ -152,6 +153,27 @@ TEST_F(StatsCommand, ProfileCheckPrintsTheMemoryPlan) {
   EXPECT_EQ(small.exit_status, 1);
   EXPECT_THAT(small.err, HasSubstr("below the minimum"));
   EXPECT_THAT(small.err, HasSubstr("2 MiB given"));
+}
+
+TEST_F(StatsCommand, ProfileCheckPrintsEachRanksPlan) {
+  const auto profile = dir_.path() / "ranks.yaml";
+  std::ofstream(profile) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
+                            "memory: {expert_cache: 16, history: off, budget: 1GiB}\n";
+  const auto r = run_glmrt(
+      {"profile", "check", profile.string(), "--model", test::tiny_model(), "--ranks", "3"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("ranks:     3 (expert parallelism; shards by expert id)"));
+  for (const char* rank : {"rank 0:    the whole model", "rank 1:    routed experts only",
+                           "rank 2:    routed experts only"})
+    EXPECT_THAT(r.out, HasSubstr(rank));
+  // glm_tiny's 16 experts of a layer over 3 ranks: no rank keeps 16 of a layer,
+  // and the expert ranks hold no dense weights or KV cache.
+  EXPECT_THAT(r.out, Not(HasSubstr("16 experts x 4 MoE layers")));
+  EXPECT_THAT(r.out, HasSubstr("rank 0 holds it (this rank runs routed experts only)"));
+  const auto bad = run_glmrt(
+      {"profile", "check", profile.string(), "--model", test::tiny_model(), "--ranks", "0"});
+  EXPECT_EQ(bad.exit_status, 1);
+  EXPECT_THAT(bad.err, HasSubstr("--ranks expects a number of processes"));
 }
 
 TEST_F(StatsCommand, ProfileCheckSaysWhichMemoryPartsAreAuto) {

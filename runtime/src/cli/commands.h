@@ -20,9 +20,9 @@ int validate_command(const Args& args,
                      const Ranks& ranks);    // validate.cpp: compare a profile with the oracle
 int plugins_command(const Args& args);       // plugins.cpp: list / test plugins
 int plugins_test_command(const Args& args);  // plugins_test.cpp: `plugins test PATH` conformance
-int profile_command(const Args& args);       // profile.cpp: profile check FILE
-int tokenize_command(const Args& args);      // tokenize.cpp: text <-> token ids
-int template_command(const Args& args);      // template.cpp: render a chat request
+int profile_command(const Args& args, const Ranks& ranks);  // profile.cpp: profile check FILE
+int tokenize_command(const Args& args);                     // tokenize.cpp: text <-> token ids
+int template_command(const Args& args);                     // template.cpp: render a chat request
 int serve_command(const Args& args,
                   const Ranks& ranks);  // serve.cpp: the OpenAI-compatible HTTP server
 int score_command(const Args& args,

@@ -43,7 +43,7 @@ const Command kCommands[] = {
     {"validate", "compare a profile's outputs with a reference (the oracle)",
      glmrt::cli::validate_command},
     {"plugins", "list the plugins found, or test one", on_rank0<glmrt::cli::plugins_command>},
-    {"profile", "check a profile file", on_rank0<glmrt::cli::profile_command>},
+    {"profile", "check a profile file", glmrt::cli::profile_command},
     {"tokenize", "text on stdin to token ids (or back with --decode)",
      on_rank0<glmrt::cli::tokenize_command>},
     {"template", "render a chat request into the model's prompt",

@@ -5,6 +5,8 @@
 #include <glmrt/base/byte_size.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/memory.h>
+#include <glmrt/distributed/expert_shard_plan.h>
+#include <glmrt/experts/expert_layout.h>
 #include <glmrt/history/model_id.h>
 #include <glmrt/history/usage_history.h>
 #include <glmrt/host/plugin_host.h>
@@ -14,18 +16,22 @@
 #include <glmrt/model_files/safetensors.h>
 #include <glmrt/profile/profile.h>
 
+#include <charconv>
 #include <cstdio>
 
 namespace glmrt::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: glmrt profile check FILE [--model DIR]\n"
+    "usage: glmrt profile check FILE [--model DIR] [--ranks N]\n"
     "  loads FILE strictly (unknown keys, wrong types and out-of-range values are errors)\n"
     "  and checks that its plugins exist, are of the right kind, match the ABI, run on\n"
     "  this CPU and accept their settings. With a model (--model, or the profile's\n"
     "  `model`), also works out where the memory goes under the budget, from the\n"
-    "  model's headers alone, and fails when the budget is below the minimum.\n";
+    "  model's headers alone, and fails when the budget is below the minimum.\n"
+    "  --ranks N (default: the ranks under mpirun, else 1) prints the plan of each\n"
+    "  rank of an expert-parallel run: rank 0 with the dense part, every rank with\n"
+    "  its shard of the routed experts (docs/distributed.md).\n";
 
 std::string plugin_line(const PluginChoice& choice, const PluginInfo& created) {
   const std::filesystem::path& path = created.path;
@@ -36,7 +42,39 @@ std::string plugin_line(const PluginChoice& choice, const PluginInfo& created) {
   return fmt::format("{}{} ({})", choice.name, settings, path.string());
 }
 
-void print_memory_plan(const Profile& profile, const std::filesystem::path& model) {
+void print_plan(const std::filesystem::path& model, const MemoryPlan& plan) {
+  fmt::print("  memory plan for {} (one expert {} in memory, {} read; {} MoE layers):\n{}",
+             model.string(), format_byte_size(plan.expert_bytes),
+             format_byte_size(plan.expert_read_bytes), plan.moe_layers, plan.table());
+}
+
+/// Each rank's plan under `ranks`-way expert parallelism, with the shards
+/// rank 0 would give them (the same decision it makes at start).
+void print_rank_plans(const Profile& profile, const RunSettings& settings,
+                      const ModelConfig& config, const TensorDirectory& tensors,
+                      const std::filesystem::path& model, MemoryPlanInputs inputs, int ranks) {
+  const ExpertAssignment shards = plan_expert_shards(profile, model, ranks);
+  const int rows = config.num_hidden_layers + (checkpoint_has_mtp(config, tensors) ? 1 : 0);
+  const auto layouts = plan_expert_layouts(config, tensors, rows);
+  inputs.layouts = &layouts;
+  fmt::print("  ranks:     {} (expert parallelism; shards {})\n", ranks,
+             shards.from_usage() ? "from the usage history" : "by expert id");
+  for (int rank = 0; rank < ranks; ++rank) {
+    inputs.rank_share = rank_share_of(rank, rank == 0, layouts, [&](int layer, int32_t expert) {
+      return layer < shards.rows() && shards.owner(layer, expert) == rank;
+    });
+    fmt::print("  rank {}:    {}; {} routed experts, at most {} of a layer\n", rank,
+               rank == 0 ? "the whole model but the other ranks' experts" : "routed experts only",
+               inputs.rank_share->experts_owned, inputs.rank_share->experts_per_layer);
+    try {
+      print_plan(model, plan_memory(profile, settings, config, tensors, inputs));
+    } catch (const Error& e) {
+      fail("rank {} of {}: {}", rank, ranks, e.what());
+    }
+  }
+}
+
+void print_memory_plan(const Profile& profile, const std::filesystem::path& model, int ranks) {
   const TensorDirectory tensors = TensorDirectory::open(model);
   const ModelConfig config = load_model_config(model, tensors);
   // As the engine would plan it, from the settings it would resolve: the
@@ -48,15 +86,14 @@ void print_memory_plan(const Profile& profile, const std::filesystem::path& mode
                                settings.history_rows, config.n_routed_experts);
     inputs.pinnable_experts = history.totals().ranked().size();
   }
+  if (ranks > 1) return print_rank_plans(profile, settings, config, tensors, model, inputs, ranks);
   const MemoryPlan plan = plan_memory(profile, settings, config, tensors, inputs);
   fmt::print(
       "  resolved:  {} threads, prefetch {} per layer, expert_cache {} per layer{}, history {}\n",
       settings.threads, settings.prefetch_slots, plan.cache_per_layer,
       plan.cache_auto ? " (auto)" : "",
       settings.history_folder ? settings.history_folder->string() : std::string("off"));
-  fmt::print("  memory plan for {} (one expert {} in memory, {} read; {} MoE layers):\n{}",
-             model.string(), format_byte_size(plan.expert_bytes),
-             format_byte_size(plan.expert_read_bytes), plan.moe_layers, plan.table());
+  print_plan(model, plan);
   if (plan.prefill_chunk_from_budget)
     fmt::print(
         "  prefill:   in chunks of {} positions (memory.prefill_chunk 0 asks for the whole prompt, "
@@ -64,7 +101,7 @@ void print_memory_plan(const Profile& profile, const std::filesystem::path& mode
         plan.prefill_chunk);
 }
 
-int check(const std::string& file, const std::string& model_dir) {
+int check(const std::string& file, const std::string& model_dir, int ranks) {
   const Profile profile = load_profile(file);
   const PluginHost host(profile);
   const ProfilePlugins plugins = host.check_profile(profile);
@@ -110,15 +147,17 @@ int check(const std::string& file, const std::string& model_dir) {
                                       ? profile.history_folder->string()
                                       : std::string("$XDG_CACHE_HOME/glmrt (~/.cache/glmrt)"));
   if (!model_dir.empty())
-    print_memory_plan(profile, model_dir);
+    print_memory_plan(profile, model_dir, ranks);
   else if (profile.model)
-    print_memory_plan(profile, *profile.model);
+    print_memory_plan(profile, *profile.model, ranks);
+  else if (ranks > 1)
+    fail("glmrt profile check: --ranks {} plans each rank for a model: give --model DIR", ranks);
   return 0;
 }
 
 }  // namespace
 
-int profile_command(const Args& args) {
+int profile_command(const Args& args, const Ranks& world) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     std::fputs(kUsage, args.empty() ? stderr : stdout);
     return args.empty() ? 2 : 0;
@@ -130,13 +169,26 @@ int profile_command(const Args& args) {
     return 0;
   }
   std::string file, model;
+  int ranks = world.count();
+  const auto parse_ranks = [&](const std::string& text) {
+    int n = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (error != std::errc() || end != text.data() + text.size() || n < 1 || n > 4096)
+      fail("glmrt profile check: --ranks expects a number of processes (1..4096), got `{}`", text);
+    return n;
+  };
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--model" && i + 1 < args.size()) {
       model = args[++i];
     } else if (args[i].starts_with("--model=")) {
       model = args[i].substr(8);
+    } else if (args[i] == "--ranks" && i + 1 < args.size()) {
+      ranks = parse_ranks(args[++i]);
+    } else if (args[i].starts_with("--ranks=")) {
+      ranks = parse_ranks(args[i].substr(8));
     } else if (args[i].starts_with("-")) {
-      fail("glmrt profile check: unknown option `{}` (expected FILE [--model DIR])", args[i]);
+      fail("glmrt profile check: unknown option `{}` (expected FILE [--model DIR] [--ranks N])",
+           args[i]);
     } else if (file.empty()) {
       file = args[i];
     } else {
@@ -145,7 +197,7 @@ int profile_command(const Args& args) {
     }
   }
   if (file.empty()) fail("glmrt profile check: expected exactly one profile file");
-  return check(file, model);
+  return check(file, model, ranks);
 }
 
 }  // namespace glmrt::cli

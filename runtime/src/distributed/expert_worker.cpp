@@ -97,6 +97,7 @@ class ExpertWorker {
       const int rank = world_.rank();
       EngineOptions options;
       options.experts_only = true;
+      options.rank = rank;
       options.runs_expert = [&a, rank](int layer, int32_t expert) {
         return layer < a.rows() && a.owner(layer, expert) == rank;
       };

@@ -139,6 +139,9 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir, TensorDi
                           largest_slot_bytes(layouts, *io_channel_, profile_)};
   if (history_) inputs.pinnable_experts = history_->totals().ranked().size();
   inputs.layouts = &layouts;
+  if (options.runs_expert)
+    inputs.rank_share =
+        rank_share_of(options.rank, !options.experts_only, layouts, options.runs_expert);
   plan_ = plan_memory(profile_, settings_, config_, tensors_, inputs);
   budget_.set_limit(plan_.budget);
   // What the budget cannot see being allocated is reserved in it: the

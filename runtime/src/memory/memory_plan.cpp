@@ -27,6 +27,20 @@ std::string budget_origin(const Profile& profile, const AvailableMemory& availab
 
 }  // namespace
 
+RankShare rank_share_of(int rank, bool holds_model,
+                        const std::vector<std::vector<ExpertLayout>>& layouts,
+                        const std::function<bool(int layer, int32_t expert)>& runs_expert) {
+  RankShare share{rank, holds_model, 0, 0};
+  for (size_t layer = 0; layer < layouts.size(); ++layer) {
+    int here = 0;
+    for (size_t e = 0; e < layouts[layer].size(); ++e)
+      if (runs_expert(static_cast<int>(layer), static_cast<int32_t>(e))) ++here;
+    share.experts_per_layer = std::max(share.experts_per_layer, here);
+    share.experts_owned += here;
+  }
+  return share;
+}
+
 uint64_t MemoryPlan::minimum() const {
   uint64_t sum = 0;
   for (const MemoryPart& p : parts)
@@ -91,15 +105,22 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
   plan.expert_read_bytes = expert.read;
 
   using namespace memory_part;
+  const std::optional<RankShare>& rank_share = inputs.rank_share;
+  const bool holds_model = !rank_share || rank_share->holds_model;
+  const int experts_here = rank_share ? rank_share->experts_per_layer : config.n_routed_experts;
+  const std::string on_rank0 = "rank 0 holds it (this rank runs routed experts only)";
   plan.parts.push_back({std::string(overhead), inputs.process_overhead,
                         "resident memory of this process before loading (measured)"});
-  plan.parts.push_back({std::string(dense), resident_weight_bytes(profile, config, tensors),
-                        "from the safetensors headers at the profile's precision"});
-  plan.parts.push_back({std::string(kv), kv_cache_bytes(profile, config),
-                        fmt::format("{} tokens x {} layers incl. MTP; serve's {} conversation "
-                                    "slots (memory.kv_slots{}) share it",
-                                    profile.max_context, config.num_hidden_layers + 1,
-                                    settings.kv_slots, profile.kv_slots ? "" : " auto")});
+  plan.parts.push_back(
+      {std::string(dense), holds_model ? resident_weight_bytes(profile, config, tensors) : 0,
+       holds_model ? "from the safetensors headers at the profile's precision" : on_rank0});
+  plan.parts.push_back(
+      {std::string(kv), holds_model ? kv_cache_bytes(profile, config) : 0,
+       holds_model ? fmt::format("{} tokens x {} layers incl. MTP; serve's {} conversation "
+                                 "slots (memory.kv_slots{}) share it",
+                                 profile.max_context, config.num_hidden_layers + 1,
+                                 settings.kv_slots, profile.kv_slots ? "" : " auto")
+                   : on_rank0});
   // The expert store's pools: each MoE layer has cache + prefetch slots of
   // one expert (at least one), reads land straight in them when the file is
   // in the kernels' layout (widened to the io alignment), else in one staging
@@ -108,7 +129,7 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
   const uint64_t staging = expert.in_memory == expert.read ? 0 : align_up(expert.read, 4096);
   // A pool holds at least one slot: with no prefetch and no fixed cache, that one.
   const bool fixed_cache = !settings.expert_cache_auto && settings.expert_cache_per_layer > 0;
-  const int io_per_layer = prefetch > 0 ? prefetch : fixed_cache ? 0 : 1;
+  const int io_per_layer = experts_here == 0 ? 0 : prefetch > 0 ? prefetch : fixed_cache ? 0 : 1;
   const uint64_t io_slots = uint64_t(plan.moe_layers) * uint64_t(io_per_layer);
   plan.parts.push_back(
       {std::string(io), io_slots * plan.expert_bytes + staging,
@@ -173,20 +194,31 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
        fmt::format("the MoE block's buffers for {} positions (routes, each user's output "
                    "row, the experts' rows of one grouped call, the shared expert){}",
                    shape.positions, staging ? " and the conversion's row scratch" : "")});
+  // An expert rank holds one exchange's rows: the hidden states it is sent
+  // and the weighted sums it sends back, in f32 whatever the wire.
+  const uint64_t exchange_rows =
+      2 * uint64_t(shape.positions) * uint64_t(config.hidden_size) * sizeof(float);
   plan.parts.push_back(
-      {std::string(activations), buffers.layers + buffers.logits,
-       fmt::format("one forward call of {} against {} keys: hidden rows, attention (either MLA "
-                   "form), DSA selections{}; logits {}",
-                   call, profile.max_context, mtp_rows ? ", MTP pairs" : "",
-                   format_byte_size(buffers.logits))});
+      holds_model
+          ? MemoryPart{std::string(activations), buffers.layers + buffers.logits,
+                       fmt::format("one forward call of {} against {} keys: hidden rows, "
+                                   "attention (either MLA form), DSA selections{}; logits {}",
+                                   call, profile.max_context, mtp_rows ? ", MTP pairs" : "",
+                                   format_byte_size(buffers.logits))}
+          : MemoryPart{std::string(activations), exchange_rows,
+                       fmt::format("one exchange of {} positions: hidden rows in, weighted sums "
+                                   "out (rank 0 runs the rest of the forward)",
+                                   shape.positions)});
 
   // Expert memory: fixed sizes are needed; `auto` ones share what is left.
   plan.cache_auto = settings.expert_cache_auto;
   plan.pinned_auto = !profile.pinned_bytes.has_value();
   const uint64_t one_slot_everywhere = uint64_t(plan.moe_layers) * plan.expert_bytes;
   uint64_t lru = 0, pinned = profile.pinned_bytes.value_or(0);
+  // No rank keeps more of a layer than its shard holds.
+  const auto capped_cache = [&](int per_layer) { return std::min(per_layer, experts_here); };
   if (!plan.cache_auto) {
-    plan.cache_per_layer = settings.expert_cache_per_layer;
+    plan.cache_per_layer = capped_cache(settings.expert_cache_per_layer);
     lru = uint64_t(plan.cache_per_layer) * one_slot_everywhere;
   }
   const uint64_t fixed =
@@ -194,7 +226,7 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
   const uint64_t left = plan.budget > fixed ? plan.budget - fixed : 0;
   const double share = kAutoPinnedShare;
   if (plan.cache_auto && plan.budget == 0) {
-    plan.cache_per_layer = settings.expert_cache_per_layer;  // no budget to size it from
+    plan.cache_per_layer = capped_cache(settings.expert_cache_per_layer);  // no budget to size from
     lru = uint64_t(plan.cache_per_layer) * one_slot_everywhere;
   }
   if (plan.pinned_auto) {
@@ -213,13 +245,16 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
   }
   if (plan.pinned_auto && inputs.pinnable_experts)  // nothing to pin beyond the history
     pinned = std::min(pinned, *inputs.pinnable_experts * plan.expert_bytes);
+  if (rank_share)  // nor beyond the shard
+    pinned = std::min(pinned, uint64_t(rank_share->experts_owned) * plan.expert_bytes);
   if (plan.cache_auto && plan.budget != 0) {
     // What the history cannot fill goes to the LRU.
     const uint64_t for_lru = left > pinned ? left - pinned : 0;
     plan.cache_per_layer =
-        one_slot_everywhere ? static_cast<int>(std::min<uint64_t>(
-                                  for_lru / one_slot_everywhere, uint64_t(config.n_routed_experts)))
-                            : 0;
+        one_slot_everywhere
+            ? static_cast<int>(std::min<uint64_t>(for_lru / one_slot_everywhere,
+                                                  uint64_t(std::max(experts_here, 0))))
+            : 0;
     lru = uint64_t(plan.cache_per_layer) * one_slot_everywhere;
   }
   plan.pinned_bytes = pinned;
@@ -233,8 +268,13 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
        !plan.pinned_auto});
   plan.parts.push_back(
       {std::string(memory_part::lru), lru,
-       fmt::format("memory.expert_cache {}: {} experts x {} MoE layers",
-                   plan.cache_auto ? "auto" : "fixed", plan.cache_per_layer, plan.moe_layers),
+       fmt::format("memory.expert_cache {}: {} experts x {} MoE layers{}",
+                   plan.cache_auto ? "auto" : "fixed", plan.cache_per_layer, plan.moe_layers,
+                   rank_share
+                       ? fmt::format(" (rank {} runs at most {} experts of a layer, {} in all)",
+                                     rank_share->rank, rank_share->experts_per_layer,
+                                     rank_share->experts_owned)
+                       : std::string()),
        !plan.cache_auto});
 
   if (plan.budget && plan.minimum() > plan.budget)

@@ -37,6 +37,8 @@ struct EngineOptions {
   /// No resident weights and no model: the expert store, the kernels and the
   /// config only, for a rank that runs routed experts for another.
   bool experts_only = false;
+  /// This process's rank under mpirun (named in its memory plan).
+  int rank = 0;
 };
 
 class Engine {

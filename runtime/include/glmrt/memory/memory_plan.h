@@ -14,6 +14,7 @@
 #include <glmrt/profile/profile.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,22 @@ struct MemoryPlan {
 /// (measured by replaying skewed routing traces: see docs/profiles.md).
 inline constexpr double kAutoPinnedShare = 0.75;
 
+/// What one process of an expert-parallel run (mpirun, docs/distributed.md)
+/// holds: rank 0 the whole model but only its shard of the routed experts,
+/// an expert rank its shard alone.
+struct RankShare {
+  int rank = 0;
+  bool holds_model = true;    // dense weights, KV cache, logits: rank 0 only
+  int experts_per_layer = 0;  // the most routed experts of one layer this rank runs
+  int64_t experts_owned = 0;  // routed experts of every layer this rank runs
+};
+
+/// The share of `layouts`' routed experts (per layer, per expert; empty rows
+/// are dense layers) that `runs_expert` gives rank `rank`.
+RankShare rank_share_of(int rank, bool holds_model,
+                        const std::vector<std::vector<ExpertLayout>>& layouts,
+                        const std::function<bool(int layer, int32_t expert)>& runs_expert);
+
 struct MemoryPlanInputs {
   uint64_t process_overhead = 0;  // resident bytes of the process before loading (measured)
   AvailableMemory available;      // for `memory.budget: auto`
@@ -68,6 +85,11 @@ struct MemoryPlanInputs {
   std::optional<uint64_t> slot_bytes = std::nullopt;
   /// The expert layouts the engine planned (nullptr: planned here from the headers).
   const std::vector<std::vector<ExpertLayout>>* layouts = nullptr;
+  /// This process's part of an expert-parallel run (nullopt: one process
+  /// runs the whole model): an expert rank plans no dense weights, KV cache
+  /// or logits, and no rank plans cache or pinned room for more experts than
+  /// its shard holds.
+  std::optional<RankShare> rank_share = std::nullopt;
 };
 
 /// The smallest prefill chunk `memory.prefill_chunk: 0` falls back to under a
