@@ -119,6 +119,19 @@ TEST(ReadAheadDepth, AutoReadsARankOnlyWhileItsGuessesPay) {
   costly.displaced = 1;
   depth.choose(1, costly);
   EXPECT_TRUE(depth.reads(1, 0));
+  // A drive busy all the time: a right guess saves nothing, a wrong one
+  // delays a needed read.
+  ReadAheadCosts saturated = one_second_reads();
+  saturated.drive_busy = 1;
+  depth.choose(1, saturated);
+  EXPECT_FALSE(depth.reads(1, 0));
+  // An idle drive and nothing else to pay: a guess costs only its bytes, so
+  // even the mostly wrong rank is read.
+  ReadAheadCosts idle = one_second_reads();
+  idle.drive_busy = 0;
+  depth.choose(1, idle);
+  EXPECT_TRUE(depth.reads(1, 0));
+  EXPECT_TRUE(depth.reads(1, 1));
   // Conversion far dearer than a read: no guess pays.
   costly.finish_seconds = 1000;
   depth.choose(1, costly);
@@ -130,7 +143,7 @@ TEST(ReadAheadDepth, AutoReadsARankOnlyWhileItsGuessesPay) {
   const auto chosen = depth.chosen();
   ASSERT_EQ(chosen.size(), 2u);
   EXPECT_EQ(chosen[0].layer, 1u);
-  EXPECT_DOUBLE_EQ(chosen[0].mean_depth, 2.0 / 4);  // 0, 1, 1, 0 ranks
+  EXPECT_DOUBLE_EQ(chosen[0].mean_depth, 4.0 / 6);  // 0, 1, 1, 0, 2, 0 ranks
 }
 
 TEST(ReadAheadDepth, AFixedDepthReadsItsRanksAlways) {

@@ -124,11 +124,7 @@ void ExpertStore::prefetch(int layer, std::span<const int32_t> ids) {
     p.absent.push_back(
         id >= 0 && id < pool.n_experts() && !is_pinned(layer, id) && pool.slot_of(id) < 0 ? 1 : 0);
   pool.predict(ids);
-  const IoStats& drive = io_.stats();
-  depth_.choose(static_cast<size_t>(layer),
-                read_ahead_costs(stats_, drive.busy_seconds > 0
-                                             ? static_cast<double>(drive.bytes) / drive.busy_seconds
-                                             : 0.0));
+  depth_.choose(static_cast<size_t>(layer), measured_costs());
   // Pinned experts are in memory for the whole run: reading one ahead into a
   // slot wastes a read and the slot. A step's few ids: the copy costs
   // nothing beside the step.
@@ -138,6 +134,28 @@ void ExpertStore::prefetch(int layer, std::span<const int32_t> ids) {
     if (depth_.reads(static_cast<size_t>(layer), r) && !is_pinned(layer, ids[r]))
       ahead.push_back(ids[r]);
   read_ahead_.prefetch(pool, ahead);
+}
+
+ReadAheadCosts ExpertStore::measured_costs() {
+  const IoStats& drive = io_.stats();
+  const auto now = std::chrono::steady_clock::now();
+  if (drive_sampled_at_ != std::chrono::steady_clock::time_point{}) {
+    const double wall = std::chrono::duration<double>(now - drive_sampled_at_).count();
+    // A few milliseconds at least, so one sample is not all noise.
+    if (wall >= 0.005) {
+      const double share = std::clamp((drive.busy_seconds - drive_busy_at_) / wall, 0.0, 1.0);
+      drive_busy_share_ = drive_busy_share_ < 0 ? share : 0.9 * drive_busy_share_ + 0.1 * share;
+      drive_sampled_at_ = now;
+      drive_busy_at_ = drive.busy_seconds;
+    }
+  } else {
+    drive_sampled_at_ = now;
+    drive_busy_at_ = drive.busy_seconds;
+  }
+  ReadAheadCosts costs = read_ahead_costs(
+      stats_, drive.busy_seconds > 0 ? static_cast<double>(drive.bytes) / drive.busy_seconds : 0.0);
+  if (drive_busy_share_ >= 0) costs.drive_busy = drive_busy_share_;
+  return costs;
 }
 
 void ExpertStore::settle_prediction(int layer, std::span<const int32_t> ids) {

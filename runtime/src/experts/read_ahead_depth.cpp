@@ -51,12 +51,13 @@ void ReadAheadDepth::choose(size_t layer, const ReadAheadCosts& costs) {
   if (max_depth_ == 0 || layer >= decisions_.size()) return;
   const size_t first = layer * static_cast<size_t>(max_depth_);
   if (automatic_) {
-    // Nothing read yet: a read as the unit of time, so a rank is read once
-    // it is right more often than wrong.
+    // Nothing read yet: a read as the unit of time.
     const double read = costs.read_seconds > 0 ? costs.read_seconds : 1.0;
     const double finish = costs.read_seconds > 0 ? costs.finish_seconds : 0.0;
-    const double saved = read * (costs.on_time + 0.5 * (1.0 - costs.on_time));
-    const double wasted = read * (1.0 + costs.displaced) + finish;
+    const double busy = std::clamp(costs.drive_busy, 0.0, 1.0);
+    // A right guess that has not landed when its step begins saves about half.
+    const double saved = read * (1.0 - busy) * (costs.on_time + 0.5 * (1.0 - costs.on_time));
+    const double wasted = read * (busy + costs.displaced) + finish;
     for (size_t r = 0; r < static_cast<size_t>(max_depth_); ++r) {
       const RankRecord& record = ranks_[first + r];
       // Laplace's rule: an unmeasured rank is as likely right as wrong.

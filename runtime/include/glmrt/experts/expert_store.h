@@ -21,6 +21,7 @@
 #include <glmrt/experts/pinned_experts.h>
 #include <glmrt/experts/read_ahead_depth.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -137,6 +138,13 @@ class ExpertStore {
     std::vector<uint8_t> absent;
   };
   std::vector<Prediction> predictions_;
+  /// The drive's busy share, smoothed over the last predictions (negative:
+  /// not measured yet), and the clock and busy seconds it was last taken at.
+  double drive_busy_share_ = -1;
+  std::chrono::steady_clock::time_point drive_sampled_at_;
+  double drive_busy_at_ = 0;
+  /// The costs the read-ahead depth weighs now (updates the busy share).
+  ReadAheadCosts measured_costs();
   PinnedExperts pinned_;
   /// By row, null for dense layers. Last: their in-flight reads land before the rest goes.
   std::vector<std::unique_ptr<ExpertLayerPool>> pools_;

@@ -5,13 +5,19 @@
 // guesses that were not in memory, so would be read), the drive's time for
 // one expert read, the share of right guesses that landed before their
 // step began (a late one saves only part of a read), the re-reads a wrong
-// guess causes by taking a slot (misses on experts a guess evicted) and the
-// time checking or converting an expert into its slot takes. A right guess
-// saves the step a read; a wrong one costs the drive a read the step's own
-// misses queue behind, its re-reads and its conversion: a rank is read
-// ahead while p x saved > (1 - p) x cost. Accuracy is measured whether or
-// not anything is read, so a layer at depth 0 starts reading when its
-// predictions become good.
+// guess causes by taking a slot (misses on experts a guess evicted), the
+// time checking or converting an expert into its slot takes, and the share
+// of the time the drive is busy. A read ahead lands on an idle drive (the
+// step computes) or a busy one (other reads are in flight): on an idle one a
+// right guess saves the step that read and a wrong one costs nothing but its
+// bytes; on a busy one a right guess saves nothing (the read was coming
+// anyway) and a wrong one delays the needed reads queued behind it by a
+// read. So a rank is read ahead while
+//   p x read x (1 - busy) x on-time  >  (1 - p) x (read x (busy + displaced) + finish),
+// i.e. with nothing else to pay, while its guesses are right more often than
+// the drive is busy: reading ahead stops where it would only queue up. Accuracy
+// is measured whether or not anything is read, so a layer at depth 0 starts
+// reading when its predictions become good.
 #pragma once
 
 #include <glmrt/experts/expert_store_stats.h>
@@ -29,6 +35,7 @@ struct ReadAheadCosts {
   double finish_seconds = 0;  // checking or converting one expert into its slot
   double on_time = 1;         // of the reads ahead a step used, the share landed when it began
   double displaced = 0;       // re-reads per wasted read ahead
+  double drive_busy = 0.5;    // share of the wall time with reads in flight (0.5: not measured)
 };
 
 /// The costs as `stats` measured them, with the drive reading
