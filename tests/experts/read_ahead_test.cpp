@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <fstream>
 
 #include "checkpoint_generator.h"
@@ -59,7 +60,6 @@ TEST_F(ReadAhead, AWrongGuessNeverEvictsARecentlyUsedExpert) {
   const ExpertStoreStats after = store.stats();
   EXPECT_EQ(after.misses, before.misses) << "expert 0 was evicted by a guess and read again";
   EXPECT_EQ(after.hits, before.hits + 1);
-  EXPECT_EQ(after.bytes_read, before.bytes_read);
   EXPECT_EQ(after.displaced_rereads, 0u);
   // The first two guesses were dropped unused: their bytes are wasted.
   EXPECT_GT(after.prefetch_bytes, 0u);
@@ -80,6 +80,36 @@ TEST_F(ReadAhead, AStepStillTakesAnySlotItNeeds) {
   { const auto held = store.acquire(2, next); }
   EXPECT_EQ(store.stats().misses, 6u);
   EXPECT_EQ(store.stats().prefetch_reads_used, 0u);
+}
+
+// glm_tiny's f32 experts under int4 are converted: read ahead into staging
+// buffers of their own (budgeted), converted when a step uses them, and
+// equal to the expert a step reads and converts itself.
+TEST_F(ReadAhead, ExpertsThatNeedConvertingAreReadAheadToo) {
+  auto engine = open_read_ahead_engine(scratch_.path(), 2, "2", "int4");
+  ExpertStore& store = engine->experts();
+  const int32_t guess[] = {1, 2}, one[] = {1};
+  store.prefetch(2, guess);
+  EXPECT_EQ(store.stats().prefetch_reads, 2u);
+  const auto held = store.acquire(2, one);
+  EXPECT_EQ(store.stats().misses, 0u);
+  EXPECT_EQ(store.stats().hits, 1u);
+  EXPECT_EQ(store.stats().prefetch_reads_used, 1u);
+  auto plain = open_read_ahead_engine(scratch_.path(), 2, "0", "int4");
+  const auto expected = plain->experts().acquire(2, one);
+  EXPECT_EQ(plain->experts().stats().misses, 1u);
+  for (auto matrix : {&Expert::gate, &Expert::up, &Expert::down}) {
+    const glmrt_weight_view& got = held[0].*matrix;
+    const glmrt_weight_view& want = expected[0].*matrix;
+    ASSERT_EQ(got.rows, want.rows);
+    EXPECT_EQ(
+        std::memcmp(got.data, want.data, static_cast<size_t>(got.rows * got.row_stride_bytes)), 0);
+    EXPECT_EQ(std::memcmp(got.scales, want.scales, static_cast<size_t>(got.rows) * sizeof(float)),
+              0);
+  }
+  // The read-ahead buffers are charged beside the step's one.
+  EXPECT_GT(engine->budget().by_category().at("expert staging"),
+            plain->budget().by_category().at("expert staging"));
 }
 
 TEST_F(ReadAhead, PredictionIsMeasuredWithNothingReadAhead) {
@@ -166,8 +196,8 @@ TEST(ReadAheadCosts, ComeFromTheStoresCounters) {
   s.bytes_read = 4000;
   s.prefetch_reads_used = 4;
   s.prefetch_reads_late = 1;
-  s.experts_finished = 2;
-  s.convert_seconds = 0.5;
+  s.ahead_finished = 2;
+  s.ahead_finish_seconds = 0.5;
   const ReadAheadCosts c = read_ahead_costs(s, 1000);
   EXPECT_DOUBLE_EQ(c.read_seconds, 1.0);  // 1000 bytes per expert at 1000 bytes/s
   EXPECT_DOUBLE_EQ(c.finish_seconds, 0.25);

@@ -127,13 +127,14 @@ int ExpertLayerPool::claim_for_step(int32_t id) {
   if (const int slot = claim_idle(id); slot >= 0) return slot;
   // Only reads ahead still in flight are left: let the coldest one land and
   // take its slot (its read is wasted; a wrong guess costs a read).
+  int32_t guess = -1;
   const int taken = pool_.claim(id, [&](int s) {
-    return slots_[static_cast<size_t>(s)].state == State::loading && !wanted_in(s);
+    if (slots_[static_cast<size_t>(s)].state != State::loading || wanted_in(s)) return false;
+    guess = pool_.expert_in(s);
+    return true;
   });
   if (taken < 0) return -1;
-  const auto t0 = std::chrono::steady_clock::now();
-  slots_[static_cast<size_t>(taken)].ticket = IoTicket();  // waits for the read to land
-  stats_.wait_seconds += seconds_since(t0);
+  if (!wait(taken) && guess >= 0) count_read(guess);  // the drive read it all the same
   return claimed(taken);
 }
 
@@ -194,7 +195,6 @@ void ExpertLayerPool::finish(int slot) {
   s.expert = expert_views(plan, pool_.memory(slot));
   s.state = State::ready;
   stats_.convert_seconds += seconds_since(t0);
-  ++stats_.experts_finished;
 }
 
 std::optional<ReadFailure> ExpertLayerPool::read_converted(int slot) {
@@ -211,7 +211,6 @@ std::optional<ReadFailure> ExpertLayerPool::read_converted(int slot) {
   s.expert = expert_views(plan, pool_.memory(slot));
   s.state = State::ready;
   stats_.convert_seconds += seconds_since(t1);
-  ++stats_.experts_finished;
   return std::nullopt;
 }
 
@@ -224,18 +223,37 @@ void ExpertLayerPool::drop(int slot) {
 void ExpertLayerPool::reap() {
   for (int slot = 0; slot < pool_.allocated(); ++slot) {
     Slot& s = slots_[static_cast<size_t>(slot)];
-    if (s.state != State::loading || !s.read_ahead || !io_.poll(s.ticket)) continue;
+    // A guess that needs converting waits for a step to use it: a wrong one
+    // is never converted (drop_landed_staged_guess frees its buffer).
+    if (s.state != State::loading || !s.read_ahead || s.staged >= 0 || !io_.poll(s.ticket))
+      continue;
     if (wait(slot)) {
       drop(slot);  // a failed guess: the step reads it again if it needs it
       continue;
     }
     count_read(pool_.expert_in(slot));
+    const auto t0 = std::chrono::steady_clock::now();
     try {
       finish(slot);
     } catch (const Error&) {
       drop(slot);  // the step that needs it reads it again and reports
     }
+    stats_.ahead_finish_seconds += seconds_since(t0);
+    ++stats_.ahead_finished;
   }
+}
+
+bool ExpertLayerPool::drop_landed_staged_guess() {
+  for (int slot = 0; slot < pool_.allocated(); ++slot) {
+    Slot& s = slots_[static_cast<size_t>(slot)];
+    if (s.staged < 0 || s.state != State::loading || !s.read_ahead || wanted_in(slot) ||
+        predicted(pool_.expert_in(slot)) || !io_.poll(s.ticket))
+      continue;
+    if (!wait(slot)) count_read(pool_.expert_in(slot));
+    drop(slot);  // unused so far: its read is wasted, its buffer free
+    return true;
+  }
+  return false;
 }
 
 void ExpertLayerPool::count_read(int32_t id) {

@@ -36,7 +36,8 @@ void ExpertReadAhead::prefetch(ExpertLayerPool& pool, std::span<const int32_t> i
     if (plan.direct) {
       pool.start_read(slot, /*read_ahead=*/true);
     } else {
-      // Converted on arrival (ExpertLayerPool::finish), on this thread.
+      // Converted when a step first uses it (ExpertLayerPool::finish), on
+      // the thread that runs the model.
       const int taken = staging_.take(pool, slot);
       if (taken < 0) {
         pool.drop(slot);
@@ -52,10 +53,11 @@ void ExpertReadAhead::prefetch(ExpertLayerPool& pool, std::span<const int32_t> i
 
 bool ExpertReadAhead::staging_free() {
   if (staging_.has_free()) return true;
-  // Every buffer holds a read ahead: the ones that have landed are converted
-  // now (their pools reaped), which frees their buffers.
-  for (ExpertLayerPool* owner : staging_.owners()) owner->reap();
-  return staging_.has_free();
+  // Every buffer holds a read ahead: one that has landed and no step has
+  // used is dropped (a wrong guess, never converted), which frees its buffer.
+  for (ExpertLayerPool* owner : staging_.owners())
+    if (owner->drop_landed_staged_guess()) return true;
+  return false;
 }
 
 }  // namespace glmrt

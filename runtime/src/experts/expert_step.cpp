@@ -53,7 +53,8 @@ ExpertStep::ExpertStep(ExpertLayerPool& pool, std::span<const int32_t> ids, bool
     ExpertLayerPool::Slot& info = pool_.slot(slot);
     if (info.read_ahead) {
       ++stats_.prefetch_reads_used;
-      if (info.state != State::ready) ++stats_.prefetch_reads_late;
+      // One waiting in a staging buffer has landed if its read has.
+      if (info.state != State::ready && !pool_.landed(slot)) ++stats_.prefetch_reads_late;
       info.read_ahead = false;
       ahead_.push_back(slot);
     }

@@ -18,8 +18,8 @@ ReadAheadCosts read_ahead_costs(const ExpertStoreStats& s, double drive_bytes_pe
   if (drive_bytes_per_second > 0 && s.bytes_read > 0 && reads > 0)
     c.read_seconds =
         static_cast<double>(s.bytes_read) / static_cast<double>(reads) / drive_bytes_per_second;
-  if (s.experts_finished > 0)
-    c.finish_seconds = s.convert_seconds / static_cast<double>(s.experts_finished);
+  if (s.ahead_finished > 0)
+    c.finish_seconds = s.ahead_finish_seconds / static_cast<double>(s.ahead_finished);
   if (s.prefetch_reads_used > 0)
     c.on_time = 1.0 - static_cast<double>(s.prefetch_reads_late) /
                           static_cast<double>(s.prefetch_reads_used);

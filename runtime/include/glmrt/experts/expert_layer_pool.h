@@ -114,8 +114,13 @@ class ExpertLayerPool {
   std::optional<ReadFailure> read_converted(int slot);
   /// The slot forgets its expert (a read still in flight lands first).
   void drop(int slot);
-  /// Reads ahead that have landed become ready (failed ones are dropped).
+  /// Reads ahead that have landed become ready (failed ones are dropped);
+  /// those that need converting stay as they landed until a step uses them.
   void reap();
+  /// Drops one landed read ahead still waiting in a staging buffer that no
+  /// step needs and the current prediction does not name (its buffer is
+  /// free again); false when there is none.
+  bool drop_landed_staged_guess();
   /// Adds expert `id`'s reads to the bytes and extents read.
   void count_read(int32_t id);
 

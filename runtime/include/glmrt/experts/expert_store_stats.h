@@ -23,7 +23,8 @@ struct ExpertStoreStats {
   uint64_t prefetch_bytes_wasted = 0;  // of those, reads a slot dropped before any step used them
   uint64_t prefetch_reads_late = 0;    // reads ahead a step used that had not landed when it began
   uint64_t displaced_rereads = 0;      // misses on experts a read ahead had evicted
-  uint64_t experts_finished = 0;       // experts checked or converted into slots
+  uint64_t ahead_finished = 0;         // reads ahead checked into their slot on arrival
+  double ahead_finish_seconds = 0;     // the time those checks took
   uint64_t streamed_steps = 0;         // steps that needed more experts than the pool holds
   uint64_t slots_allocated = 0;
 

@@ -6,7 +6,9 @@
 // one expert read, the share of right guesses that landed before their
 // step began (a late one saves only part of a read), the re-reads a wrong
 // guess causes by taking a slot (misses on experts a guess evicted), the
-// time checking or converting an expert into its slot takes, and the share
+// time checking a read ahead into its slot on arrival takes (one that needs
+// converting is converted only when a step uses it, so a wrong one costs no
+// conversion), and the share
 // of the time the drive is busy. A read ahead lands on an idle drive (the
 // step computes) or a busy one (other reads are in flight): on an idle one a
 // right guess saves the step that read and a wrong one costs nothing but its
@@ -32,7 +34,7 @@ namespace glmrt {
 /// A read ahead's measured costs, in seconds per expert.
 struct ReadAheadCosts {
   double read_seconds = 0;    // the drive's time for one expert: bytes / its throughput while busy
-  double finish_seconds = 0;  // checking or converting one expert into its slot
+  double finish_seconds = 0;  // checking one read ahead into its slot when it lands
   double on_time = 1;         // of the reads ahead a step used, the share landed when it began
   double displaced = 0;       // re-reads per wasted read ahead
   double drive_busy = 0.5;    // share of the wall time with reads in flight (0.5: not measured)

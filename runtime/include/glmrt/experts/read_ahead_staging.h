@@ -1,11 +1,13 @@
 // The buffers reads ahead of experts that need converting land in (their
 // checkpoint is not in the kernels' layout: BF16 on disk under int4, say):
 // such an expert cannot be read into its slot, so each read ahead takes one
-// of these, and the expert is converted into its slot when the read is seen
-// to have landed — by the thread that runs the model, as every conversion
-// is (its rows are shared out over the compute team), never by an io
-// plugin's reader threads, which the plugin owns. The buffer is free again
-// as soon as the conversion is done (or the guess is dropped).
+// of these, and the expert is converted into its slot from it when a step
+// first uses it (at its arrival if the step is already waiting) — by the
+// thread that runs the model, as every conversion is (its rows are shared out
+// over the compute team), never by an io plugin's reader threads, which the
+// plugin owns. A guess no step used is never converted: when a buffer is
+// needed, a landed one no step wants is dropped. The buffer is free again as
+// soon as the conversion is done or the guess dropped.
 //
 // As many buffers as a layer has read-ahead slots, allocated when first
 // taken, charged to the budget under "expert staging" (the memory plan
