@@ -162,7 +162,7 @@ TEST(RunCommand, KeepsItsReportLineAndAddsExpertFigures) {
                                  "tokens/s\\)\n"));
   EXPECT_THAT(out, HasSubstr("expert reads: "));
   EXPECT_THAT(out, HasSubstr("overlap"));
-  EXPECT_THAT(out, HasSubstr("prefetch: 4 slots per layer; predicted "));
+  EXPECT_THAT(out, HasSubstr("prefetch: 4 slots per layer, depth auto: "));
   EXPECT_THAT(out, HasSubstr("accuracy"));
   EXPECT_THAT(out, HasSubstr("expert slots: 20 per layer"));
 }

@@ -230,7 +230,7 @@ TEST_F(ExpertSlots, PrefetchIsAccountedFor) {
   auto off = open_engine(scratch_.path(), kTinyCheckpoint, {.prefetch = "0"});
   run_session(*off);
   const ExpertStoreStats without = off->experts().stats();
-  EXPECT_EQ(without.predicted, 0u);
+  EXPECT_GT(without.predicted, 0u);  // measured, though nothing is read ahead
   EXPECT_EQ(without.prefetch_reads, 0u);
 
   auto on = open_engine(scratch_.path(), kTinyCheckpoint, {.cache = 4, .prefetch = "4"});
@@ -262,7 +262,8 @@ TEST_F(ExpertSlots, PerfectPredictionsOnAModelWithHotExperts) {
     for (int e = 0; e < 4; ++e) bias->values[e] = 100.f;
   }
   test::write_checkpoint(scratch_.path() / "hot", config, tensors, 1);
-  auto engine = open_engine(scratch_.path(), scratch_.path() / "hot", {.cache = 4});
+  auto engine =
+      open_engine(scratch_.path(), scratch_.path() / "hot", {.cache = 4, .prefetch = "4"});
   run_session(*engine);
   const ExpertStoreStats& s = engine->experts().stats();
   EXPECT_EQ(s.predicted, 3u * 4 * (1 + kNext.size()));

@@ -198,8 +198,9 @@ TEST_F(StatsCommand, ProfileCheckPrintsTheSettingsTheEngineResolves) {
   ASSERT_EQ(r.exit_status, 0) << r.err;
   // memory.prefetch auto: glm_tiny's 4 experts per token; expert_cache auto
   // without a budget to size it from: the default.
-  EXPECT_THAT(r.out, HasSubstr("resolved:  3 threads, prefetch 4 per layer, expert_cache 16 per "
-                               "layer (auto), history off"));
+  EXPECT_THAT(r.out, HasSubstr("resolved:  3 threads, prefetch 4 per layer (auto: each layer's "
+                               "depth chosen as it runs), expert_cache 16 per layer (auto), "
+                               "history off"));
 }
 
 }  // namespace

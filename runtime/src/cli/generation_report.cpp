@@ -7,6 +7,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+
 namespace glmrt::cli {
 namespace {
 
@@ -28,6 +31,40 @@ void print_threads(std::FILE* out, const Engine& engine) {
   fmt::print(out, "threads: {} compute (the core and kernels plugin {}); {} started by plugins{}\n",
              engine.services().n_threads(), engine.kernels_info().name, total,
              started.empty() ? std::string() : fmt::format(" ({})", started));
+}
+
+/// The depth each layer read ahead at: fixed, or under `auto` the range of
+/// the layers' mean depths (the engine's whole run, not one answer's).
+std::string describe_depth(const ExpertStore& store) {
+  const ReadAheadDepth& depth = store.read_ahead_depth();
+  if (!depth.automatic()) return fmt::format("depth {}", depth.max_depth());
+  const auto layers = depth.chosen();
+  if (layers.empty()) return "depth auto (nothing predicted yet)";
+  double low = layers.front().mean_depth, high = low, sum = 0;
+  for (const auto& l : layers) {
+    low = std::min(low, l.mean_depth);
+    high = std::max(high, l.mean_depth);
+    sum += l.mean_depth;
+  }
+  return fmt::format("depth auto: {:.1f}-{:.1f} per layer (mean {:.2f} over {} layers)", low, high,
+                     sum / static_cast<double>(layers.size()), layers.size());
+}
+
+/// Read-ahead on its own line: depth, prediction accuracy (measured even when
+/// nothing is read ahead), what was read ahead and what of it was wasted.
+void print_read_ahead(std::FILE* out, const ExpertStore& store, const ExpertStoreStats& e) {
+  const std::string slots =
+      store.sizes().prefetch == 0
+          ? std::string("off (0 slots per layer)")
+          : fmt::format("{} slots per layer, {}", store.sizes().prefetch, describe_depth(store));
+  const std::string predicted =
+      e.predicted > 0 ? fmt::format("predicted {} experts, {} used (accuracy {:.1f}%)", e.predicted,
+                                    e.predicted_used, 100.0 * e.prediction_accuracy())
+                      : std::string("nothing predicted");
+  fmt::print(
+      out, "prefetch: {}; {}; {} reads ahead ({:.1f} MiB), {} used ({} late), {:.1f} MiB wasted\n",
+      slots, predicted, e.prefetch_reads, e.prefetch_bytes / kMiB, e.prefetch_reads_used,
+      e.prefetch_reads_late, e.prefetch_bytes_wasted / kMiB);
 }
 
 }  // namespace
@@ -60,16 +97,7 @@ void print_generation_report(std::FILE* out, const SessionStats& s, const Expert
                100.0 * e.overlap());
   else
     fmt::print(out, "expert reads: none ({} plugin {}, ABI {})\n", io.name, io.version, io.abi);
-  if (store.sizes().prefetch == 0 && e.predicted == 0 && e.prefetch_reads == 0)
-    fmt::print(out, "prefetch: off (0 slots per layer)\n");
-  else
-    fmt::print(out, "prefetch: {} slots per layer; {}; {} reads ahead, {} used\n",
-               store.sizes().prefetch,
-               e.predicted > 0
-                   ? fmt::format("predicted {} experts, {} used (accuracy {:.1f}%)", e.predicted,
-                                 e.predicted_used, 100.0 * e.prediction_accuracy())
-                   : std::string("nothing predicted"),
-               e.prefetch_reads, e.prefetch_reads_used);
+  print_read_ahead(out, store, e);
   fmt::print(out,
              "expert slots: {} per layer, {} allocated ({:.1f} MiB each); {} steps streamed "
              "through the pool\n",

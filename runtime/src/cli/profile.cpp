@@ -89,9 +89,10 @@ void print_memory_plan(const Profile& profile, const std::filesystem::path& mode
   if (ranks > 1) return print_rank_plans(profile, settings, config, tensors, model, inputs, ranks);
   const MemoryPlan plan = plan_memory(profile, settings, config, tensors, inputs);
   fmt::print(
-      "  resolved:  {} threads, prefetch {} per layer, expert_cache {} per layer{}, history {}\n",
-      settings.threads, settings.prefetch_slots, plan.cache_per_layer,
-      plan.cache_auto ? " (auto)" : "",
+      "  resolved:  {} threads, prefetch {} per layer{}, expert_cache {} per layer{}, history {}\n",
+      settings.threads, settings.prefetch_slots,
+      settings.prefetch_auto ? " (auto: each layer's depth chosen as it runs)" : "",
+      plan.cache_per_layer, plan.cache_auto ? " (auto)" : "",
       settings.history_folder ? settings.history_folder->string() : std::string("off"));
   print_plan(model, plan);
   if (plan.prefill_chunk_from_budget)
@@ -130,8 +131,10 @@ int check(const std::string& file, const std::string& model_dir, int ranks) {
       profile.expert_cache_auto ? std::string("auto")
                                 : fmt::format("{} per layer", profile.expert_cache_per_layer),
       pinned,
-      profile.prefetch_slots ? fmt::format("{} per layer", *profile.prefetch_slots)
-                             : std::string("auto (the model's experts per token) per layer"),
+      profile.prefetch_slots
+          ? fmt::format("{} per layer", *profile.prefetch_slots)
+          : std::string("auto (the model's experts per token slots per layer, each "
+                        "layer's depth from measured accuracy and read cost)"),
       profile.max_context,
       profile.prefill_chunk ? fmt::format("in chunks of {}", profile.prefill_chunk)
                             : std::string("whole prompt"),

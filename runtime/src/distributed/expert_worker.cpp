@@ -143,7 +143,7 @@ class ExpertWorker {
       const RoutedExpertsCall call{
           engine_->config(), engine_->kernels(), engine_->experts(), scratch_, layer, nullptr};
       const int next_layer = request.next_layer;
-      routed_expert_sum(call, request.rows, routing, sums.rows, [&] {
+      routed_expert_sum(call, request.rows, routing, sums.rows, [&](std::span<const float>) {
         if (next_layer >= 0 && next_layer < assignment_->rows() && !request.predicted.empty())
           engine_->experts().prefetch(next_layer, request.predicted);
       });

@@ -159,7 +159,8 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir, TensorDi
     mark_expert_tensors(layouts, usage);
     usage.warn_unused(model_dir_);
   }
-  const ExpertPoolSizes pools{plan_.cache_per_layer, settings_.prefetch_slots};
+  const ExpertPoolSizes pools{plan_.cache_per_layer, settings_.prefetch_slots,
+                              settings_.prefetch_auto};
   experts_ = std::make_unique<ExpertStore>(std::move(layouts), *io_channel_, profile_.expert_bits,
                                            pools, &budget_, settings_.threads);
   if (history_ && plan_.pinned_bytes > 0) {

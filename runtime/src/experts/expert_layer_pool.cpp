@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <limits>
 
 namespace glmrt {
 namespace {
@@ -25,16 +27,20 @@ uint64_t largest_slot(const std::vector<ExpertSlotPlan>& plans) {
 }  // namespace
 
 ExpertLayerPool::ExpertLayerPool(int layer, const std::vector<ExpertLayout>& layouts, IoChannel& io,
-                                 WeightPrecision bits, int capacity, MemoryBudget* budget,
-                                 ExpertStaging& staging, ExpertStoreStats& stats)
+                                 WeightPrecision bits, int capacity, int cache_slots,
+                                 MemoryBudget* budget, ExpertStaging& staging,
+                                 ReadAheadStaging& ahead_staging, ExpertStoreStats& stats)
     : layer_(layer),
+      cache_slots_(cache_slots),
       io_(io),
       staging_(staging),
+      ahead_staging_(ahead_staging),
       stats_(stats),
       plans_(plan_layer(layouts, io, bits)),
       pool_(static_cast<int>(layouts.size()), capacity, largest_slot(plans_), budget),
       slots_(static_cast<size_t>(capacity)),
-      wanted_(layouts.size(), 0) {
+      wanted_(layouts.size(), 0),
+      evicted_by_guess_(layouts.size(), 0) {
   for (const ExpertSlotPlan& plan : plans_) {
     if (plan.direct) continue;
     staging_bytes_ = std::max(staging_bytes_, plan.read_bytes);
@@ -43,46 +49,93 @@ ExpertLayerPool::ExpertLayerPool(int layer, const std::vector<ExpertLayout>& lay
   }
 }
 
-void ExpertLayerPool::settle_prediction() {
-  if (predicted_.empty()) return;
-  stats_.predicted += predicted_.size();
-  for (int32_t p : predicted_)
-    if (p >= 0 && p < n_experts() && wanted(p)) ++stats_.predicted_used;
-  predicted_.clear();
-}
-
 bool ExpertLayerPool::wanted_in(int slot) const {
   const int32_t held = pool_.expert_in(slot);
   return held >= 0 && wanted(held);
 }
 
-void ExpertLayerPool::reset(int slot) {
-  Slot& s = slots_[static_cast<size_t>(slot)];
-  s.state = State::empty;
-  s.read_ahead = false;
+bool ExpertLayerPool::predicted(int32_t id) const {
+  return std::find(predicted_.begin(), predicted_.end(), id) != predicted_.end();
 }
 
-int ExpertLayerPool::claim_idle(int32_t id) {
-  const int slot = pool_.claim(id, [&](int s) {
-    return slots_[static_cast<size_t>(s)].state != State::loading && !wanted_in(s);
-  });
-  if (slot >= 0) reset(slot);
+void ExpertLayerPool::mark_used(int slot) {
+  slots_[static_cast<size_t>(slot)].last_use = ++use_clock_;
+}
+
+uint64_t ExpertLayerPool::recent_use_floor() const {
+  if (cache_slots_ <= 0) return std::numeric_limits<uint64_t>::max();
+  std::vector<uint64_t> uses;
+  uses.reserve(static_cast<size_t>(pool_.allocated()));
+  for (int slot = 0; slot < pool_.allocated(); ++slot)
+    if (const uint64_t use = slots_[static_cast<size_t>(slot)].last_use; use > 0)
+      uses.push_back(use);
+  if (uses.size() <= static_cast<size_t>(cache_slots_)) return 1;
+  const auto kept = uses.begin() + (cache_slots_ - 1);
+  std::nth_element(uses.begin(), kept, uses.end(), std::greater<>());
+  return *kept;
+}
+
+void ExpertLayerPool::reset(int slot) {
+  Slot& s = slots_[static_cast<size_t>(slot)];
+  if (s.read_ahead) stats_.prefetch_bytes_wasted += s.ahead_bytes;
+  s.state = State::empty;
+  s.read_ahead = false;
+  s.ahead_bytes = 0;
+  if (s.staged >= 0) ahead_staging_.release(s.staged);  // its read has landed or was waited for
+  s.staged = -1;
+}
+
+int ExpertLayerPool::claimed(int slot) {
+  if (slot < 0) return slot;
+  reset(slot);
+  slots_[static_cast<size_t>(slot)].last_use = 0;
+  evicted_by_guess_[static_cast<size_t>(pool_.expert_in(slot))] = 0;
   return slot;
 }
 
+int ExpertLayerPool::claim_idle(int32_t id) {
+  const auto idle = [&](int s) {
+    return slots_[static_cast<size_t>(s)].state != State::loading && !wanted_in(s);
+  };
+  // The LRU part's last `cache_slots` experts go last: a slot holding an
+  // older one, or an unused guess, is taken first.
+  const uint64_t floor = recent_use_floor();
+  int slot = pool_.claim(
+      id, [&](int s) { return idle(s) && slots_[static_cast<size_t>(s)].last_use < floor; });
+  if (slot < 0) slot = pool_.claim(id, idle);
+  return claimed(slot);
+}
+
+int ExpertLayerPool::claim_guess(int32_t id) {
+  const uint64_t floor = recent_use_floor();
+  int32_t evicted = -1;
+  const int slot = pool_.claim(id, [&](int s) {
+    const Slot& info = slots_[static_cast<size_t>(s)];
+    const int32_t held = pool_.expert_in(s);
+    if (info.state == State::loading || wanted_in(s) || info.last_use >= floor ||
+        (held >= 0 && predicted(held)))
+      return false;
+    evicted = held;
+    return true;
+  });
+  if (slot >= 0 && evicted >= 0) evicted_by_guess_[static_cast<size_t>(evicted)] = 1;
+  return claimed(slot);
+}
+
 int ExpertLayerPool::claim_for_step(int32_t id) {
+  if (evicted_by_guess_[static_cast<size_t>(id)]) ++stats_.displaced_rereads;
   if (const int slot = claim_idle(id); slot >= 0) return slot;
   // Only reads ahead still in flight are left: let the coldest one land and
   // take its slot (its read is wasted; a wrong guess costs a read).
+  int32_t guess = -1;
   const int taken = pool_.claim(id, [&](int s) {
-    return slots_[static_cast<size_t>(s)].state == State::loading && !wanted_in(s);
+    if (slots_[static_cast<size_t>(s)].state != State::loading || wanted_in(s)) return false;
+    guess = pool_.expert_in(s);
+    return true;
   });
   if (taken < 0) return -1;
-  const auto t0 = std::chrono::steady_clock::now();
-  slots_[static_cast<size_t>(taken)].ticket = IoTicket();  // waits for the read to land
-  stats_.wait_seconds += seconds_since(t0);
-  reset(taken);
-  return taken;
+  if (!wait(taken) && guess >= 0) count_read(guess);  // the drive read it all the same
+  return claimed(taken);
 }
 
 void ExpertLayerPool::start_read(int slot, bool read_ahead) {
@@ -95,6 +148,27 @@ void ExpertLayerPool::start_read(int slot, bool read_ahead) {
   s.ticket = io_.submit(reads);
   s.state = State::loading;
   s.read_ahead = read_ahead;
+  s.ahead_bytes = 0;
+  if (read_ahead) {
+    for (const SlotRead& r : plan.reads) s.ahead_bytes += r.span.expected;
+    stats_.prefetch_bytes += s.ahead_bytes;
+  }
+}
+
+void ExpertLayerPool::start_staged_read(int slot, int buffer) {
+  const ExpertSlotPlan& plan = plans_[static_cast<size_t>(pool_.expert_in(slot))];
+  std::byte* base = ahead_staging_.data(buffer);
+  std::vector<PlannedRead> reads;
+  reads.reserve(plan.reads.size());
+  for (const SlotRead& r : plan.reads) reads.push_back({r.file, r.span, base + r.at});
+  Slot& s = slots_[static_cast<size_t>(slot)];
+  s.ticket = io_.submit(reads);
+  s.state = State::loading;
+  s.read_ahead = true;
+  s.staged = buffer;
+  s.ahead_bytes = 0;
+  for (const SlotRead& r : plan.reads) s.ahead_bytes += r.span.expected;
+  stats_.prefetch_bytes += s.ahead_bytes;
 }
 
 std::optional<ReadFailure> ExpertLayerPool::wait(int slot) {
@@ -109,7 +183,15 @@ void ExpertLayerPool::finish(int slot) {
   const int32_t id = pool_.expert_in(slot);
   const ExpertSlotPlan& plan = plans_[static_cast<size_t>(id)];
   const auto t0 = std::chrono::steady_clock::now();
-  finish_direct_expert(plan, pool_.memory(slot), {layer_, id, &io_.files()});
+  if (s.staged >= 0) {
+    // Throws on a bad expert: the caller drops the slot, which frees the buffer.
+    staging_.convert_from(plan, ahead_staging_.bytes(s.staged), pool_.memory(slot),
+                          {layer_, id, &io_.files()});
+    ahead_staging_.release(s.staged);
+    s.staged = -1;
+  } else {
+    finish_direct_expert(plan, pool_.memory(slot), {layer_, id, &io_.files()});
+  }
   s.expert = expert_views(plan, pool_.memory(slot));
   s.state = State::ready;
   stats_.convert_seconds += seconds_since(t0);
@@ -141,18 +223,37 @@ void ExpertLayerPool::drop(int slot) {
 void ExpertLayerPool::reap() {
   for (int slot = 0; slot < pool_.allocated(); ++slot) {
     Slot& s = slots_[static_cast<size_t>(slot)];
-    if (s.state != State::loading || !s.read_ahead || !io_.poll(s.ticket)) continue;
+    // A guess that needs converting waits for a step to use it: a wrong one
+    // is never converted (drop_landed_staged_guess frees its buffer).
+    if (s.state != State::loading || !s.read_ahead || s.staged >= 0 || !io_.poll(s.ticket))
+      continue;
     if (wait(slot)) {
       drop(slot);  // a failed guess: the step reads it again if it needs it
       continue;
     }
     count_read(pool_.expert_in(slot));
+    const auto t0 = std::chrono::steady_clock::now();
     try {
       finish(slot);
     } catch (const Error&) {
       drop(slot);  // the step that needs it reads it again and reports
     }
+    stats_.ahead_finish_seconds += seconds_since(t0);
+    ++stats_.ahead_finished;
   }
+}
+
+bool ExpertLayerPool::drop_landed_staged_guess() {
+  for (int slot = 0; slot < pool_.allocated(); ++slot) {
+    Slot& s = slots_[static_cast<size_t>(slot)];
+    if (s.staged < 0 || s.state != State::loading || !s.read_ahead || wanted_in(slot) ||
+        predicted(pool_.expert_in(slot)) || !io_.poll(s.ticket))
+      continue;
+    if (!wait(slot)) count_read(pool_.expert_in(slot));
+    drop(slot);  // unused so far: its read is wasted, its buffer free
+    return true;
+  }
+  return false;
 }
 
 void ExpertLayerPool::count_read(int32_t id) {

@@ -6,38 +6,58 @@
 namespace glmrt {
 
 void ExpertReadAhead::prefetch(ExpertLayerPool& pool, std::span<const int32_t> ids) {
-  pool.predict(ids);
-  if (slots_per_layer_ <= 0) return;
+  if (slots_per_layer_ <= 0 || ids.empty()) return;
   pool.reap();
+  for (int32_t id : ids)
+    if (id >= 0 && id < pool.n_experts())
+      if (const int present = pool.slot_of(id); present >= 0)
+        pool.touch(present);  // keep it for the step that is coming
   int issued = 0;
   std::vector<PlannedRead> hints;
   for (int32_t id : ids) {
     if (issued >= slots_per_layer_) break;
-    if (id < 0 || id >= pool.n_experts()) continue;
-    if (const int present = pool.slot_of(id); present >= 0) {
-      pool.touch(present);  // keep it for the step that is coming
-      continue;
-    }
+    if (id < 0 || id >= pool.n_experts() || pool.slot_of(id) >= 0) continue;
     const ExpertSlotPlan& plan = pool.plan(id);
-    if (!plan.direct || !io_.asynchronous()) {
-      // Cannot be read ahead into a slot (staging is one buffer; a 1.0
-      // plugin reads only when asked): let the plugin warm its cache.
+    if (!io_.asynchronous() || (!plan.direct && !staging_free())) {
+      // Cannot be read ahead into a slot (a 1.0 plugin reads only when
+      // asked; every read-ahead staging buffer is busy): let the plugin warm
+      // its cache.
       for (const SlotRead& r : plan.reads) hints.push_back({r.file, r.span, nullptr});
       ++issued;
       continue;
     }
     int slot = -1;
     try {
-      slot = pool.claim_idle(id);
+      slot = pool.claim_guess(id);
     } catch (const Error&) {
       break;  // no memory for another slot now: reading ahead is only ever a guess
     }
     if (slot < 0) break;
-    pool.start_read(slot, /*read_ahead=*/true);
+    if (plan.direct) {
+      pool.start_read(slot, /*read_ahead=*/true);
+    } else {
+      // Converted when a step first uses it (ExpertLayerPool::finish), on
+      // the thread that runs the model.
+      const int taken = staging_.take(pool, slot);
+      if (taken < 0) {
+        pool.drop(slot);
+        break;
+      }
+      pool.start_staged_read(slot, taken);
+    }
     ++issued;
     ++stats_.prefetch_reads;
   }
   if (!hints.empty()) io_.hint(hints);
+}
+
+bool ExpertReadAhead::staging_free() {
+  if (staging_.has_free()) return true;
+  // Every buffer holds a read ahead: one that has landed and no step has
+  // used is dropped (a wrong guess, never converted), which frees its buffer.
+  for (ExpertLayerPool* owner : staging_.owners())
+    if (owner->drop_landed_staged_guess()) return true;
+  return false;
 }
 
 }  // namespace glmrt

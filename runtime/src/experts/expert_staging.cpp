@@ -28,4 +28,9 @@ void ExpertStaging::convert_into(const ExpertSlotPlan& plan, std::byte* slot,
                  site);
 }
 
+void ExpertStaging::convert_from(const ExpertSlotPlan& plan, std::span<const std::byte> read,
+                                 std::byte* slot, const ExpertSite& site) {
+  convert_expert(plan, read, slot, row_scratch_.as<float>(), threads_, site);
+}
+
 }  // namespace glmrt

@@ -37,7 +37,7 @@ ExpertStep::ExpertStep(ExpertLayerPool& pool, std::span<const int32_t> ids, bool
   pool_.reap();
   for (int32_t id : ids_) pool_.want(id, true);
   marked_ = true;
-  pool_.settle_prediction();
+  pool_.forget_prediction();
   slot_.assign(ids_.size(), -1);
   pinned_.assign(ids_.size(), 0);
   for (size_t k = 0; k < ids_.size(); ++k) {
@@ -53,6 +53,8 @@ ExpertStep::ExpertStep(ExpertLayerPool& pool, std::span<const int32_t> ids, bool
     ExpertLayerPool::Slot& info = pool_.slot(slot);
     if (info.read_ahead) {
       ++stats_.prefetch_reads_used;
+      // One waiting in a staging buffer has landed if its read has.
+      if (info.state != State::ready && !pool_.landed(slot)) ++stats_.prefetch_reads_late;
       info.read_ahead = false;
       ahead_.push_back(slot);
     }
@@ -78,22 +80,13 @@ ExpertStep::~ExpertStep() {
 
 void ExpertStep::run(const std::function<void()>& reads_queued, const UseExperts& use) {
   submit_more();
+  // The experts in memory are used while the misses' reads are in flight,
+  // before `reads_queued`: the next layer's prediction then sees their output.
+  size_t used = use_ready(use);
   if (reads_queued) reads_queued();
-  size_t used = 0;
   while (used < ids_.size()) {
     if (ready_head_ < ready_.size()) {
-      const size_t end = ready_.size();
-      batch_.clear();
-      for (size_t i = ready_head_; i < end; ++i)
-        batch_.push_back({ready_[i], &pool_.slot(slot_[ready_[i]]).expert});
-      use(batch_);
-      for (; ready_head_ < end; ++ready_head_) {
-        const size_t k = ready_[ready_head_];
-        pool_.want(ids_[k], false);
-        if (!keep_pins_) unpin(k);
-        ++used;
-      }
-      submit_more();
+      used += use_ready(use);
     } else if (!loading_.empty()) {
       land(next_arrival());
     } else if (!todo_.empty()) {
@@ -107,9 +100,27 @@ void ExpertStep::run(const std::function<void()>& reads_queued, const UseExperts
   finished_ = true;
 }
 
+size_t ExpertStep::use_ready(const UseExperts& use) {
+  if (ready_head_ >= ready_.size()) return 0;
+  const size_t end = ready_.size();
+  batch_.clear();
+  for (size_t i = ready_head_; i < end; ++i)
+    batch_.push_back({ready_[i], &pool_.slot(slot_[ready_[i]]).expert});
+  use(batch_);
+  const size_t used = end - ready_head_;
+  for (; ready_head_ < end; ++ready_head_) {
+    const size_t k = ready_[ready_head_];
+    pool_.want(ids_[k], false);
+    if (!keep_pins_) unpin(k);
+  }
+  submit_more();
+  return used;
+}
+
 void ExpertStep::pin(size_t k, int slot) {
   slot_[k] = slot;
   pool_.pin(slot);
+  pool_.mark_used(slot);
   pinned_[k] = 1;
 }
 

@@ -21,7 +21,9 @@ ExpertStore::ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChann
       io_(io),
       sizes_(sizes),
       capacity_(std::max(1, sizes.cache + sizes.prefetch)),
-      read_ahead_(io, sizes.prefetch, stats_),
+      read_ahead_(io, sizes.prefetch, ahead_staging_, stats_),
+      depth_(layouts_.size(), sizes.prefetch, sizes.auto_depth),
+      predictions_(layouts_.size()),
       pinned_(io, staging_, budget, layouts_.size()) {
   if (sizes.cache < 0 || sizes.prefetch < 0)
     fail("expert store: cache {} and prefetch {} slots must not be negative", sizes.cache,
@@ -33,8 +35,9 @@ ExpertStore::ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChann
   int moe_layers = 0;
   for (size_t i = 0; i < layouts_.size(); ++i) {
     if (layouts_[i].empty()) continue;
-    pools_[i] = std::make_unique<ExpertLayerPool>(static_cast<int>(i), layouts_[i], io_, bits,
-                                                  capacity_, budget, staging_, stats_);
+    pools_[i] =
+        std::make_unique<ExpertLayerPool>(static_cast<int>(i), layouts_[i], io_, bits, capacity_,
+                                          sizes.cache, budget, staging_, ahead_staging_, stats_);
     const ExpertLayerPool& pool = *pools_[i];
     staging = std::max(staging, pool.staging_bytes());
     widest = std::max(widest, pool.widest_converted_cols());
@@ -43,8 +46,11 @@ ExpertStore::ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChann
     ++moe_layers;
   }
   const uint64_t scratch = ExpertStaging::scratch_bytes(widest, threads);
+  // Reads ahead of experts that need converting land in buffers of their own.
+  const int ahead_buffers = staging && io_.asynchronous() ? sizes.prefetch : 0;
+  const uint64_t ahead = ReadAheadStaging::bytes_for(ahead_buffers, staging);
   if (budget && budget->limit() != 0 &&
-      budget->used() + pools + align_up(staging, kPage) + scratch > budget->limit())
+      budget->used() + pools + align_up(staging, kPage) + scratch + ahead > budget->limit())
     fail(
         "memory budget {} cannot hold the expert slots: the resident part already uses {}, and "
         "{} MoE layers x {} slots (memory.expert_cache {} + memory.prefetch {}) x {} per slot "
@@ -52,8 +58,11 @@ ExpertStore::ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChann
         format_byte_size(budget->limit()), format_byte_size(budget->used()), moe_layers, capacity_,
         sizes_.cache, sizes_.prefetch, format_byte_size(align_up(largest_slot, kPage)),
         format_byte_size(pools),
-        staging ? fmt::format(" (+ {} staging for conversion)", format_byte_size(staging)) : "");
+        staging ? fmt::format(" (+ {} staging for conversion, + {} x {} for reads ahead)",
+                              format_byte_size(staging), ahead_buffers, format_byte_size(staging))
+                : "");
   if (staging) staging_ = ExpertStaging(staging, widest, threads, budget);
+  if (ahead_buffers > 0) ahead_staging_ = ReadAheadStaging(ahead_buffers, staging, budget);
 }
 
 ExpertStore::~ExpertStore() = default;
@@ -119,19 +128,59 @@ const PinnedSummary& ExpertStore::pin(std::span<const ExpertKey> keys, bool lock
 }
 
 void ExpertStore::prefetch(int layer, std::span<const int32_t> ids) {
-  if (!pinned_.holds_any(layer)) {
-    read_ahead_.prefetch(pool_at(layer), ids);
-    return;
-  }
-  // Pinned experts are in memory for the whole run: reading one ahead into a
-  // slot wastes a read and the slot, and counting it as a prediction the pool
-  // never sees used would make the read-ahead look wrong (0% with every
-  // expert pinned). A step's few ids: the copy costs nothing beside the step.
-  std::vector<int32_t> pooled;
-  pooled.reserve(ids.size());
+  ExpertLayerPool& pool = pool_at(layer);
+  Prediction& p = predictions_[static_cast<size_t>(layer)];
+  p.ids.assign(ids.begin(), ids.end());
+  p.absent.clear();
   for (int32_t id : ids)
-    if (!is_pinned(layer, id)) pooled.push_back(id);
-  read_ahead_.prefetch(pool_at(layer), pooled);
+    p.absent.push_back(
+        id >= 0 && id < pool.n_experts() && !is_pinned(layer, id) && pool.slot_of(id) < 0 ? 1 : 0);
+  pool.predict(ids);
+  depth_.choose(static_cast<size_t>(layer), measured_costs());
+  // Pinned experts are in memory for the whole run: reading one ahead into a
+  // slot wastes a read and the slot. A step's few ids: the copy costs
+  // nothing beside the step.
+  std::vector<int32_t> ahead;
+  ahead.reserve(ids.size());
+  for (size_t r = 0; r < ids.size(); ++r)
+    if (depth_.reads(static_cast<size_t>(layer), r) && !is_pinned(layer, ids[r]))
+      ahead.push_back(ids[r]);
+  read_ahead_.prefetch(pool, ahead);
+}
+
+ReadAheadCosts ExpertStore::measured_costs() {
+  const IoStats& drive = io_.stats();
+  const auto now = std::chrono::steady_clock::now();
+  if (drive_sampled_at_ != std::chrono::steady_clock::time_point{}) {
+    const double wall = std::chrono::duration<double>(now - drive_sampled_at_).count();
+    // A few milliseconds at least, so one sample is not all noise.
+    if (wall >= 0.005) {
+      const double share = std::clamp((drive.busy_seconds - drive_busy_at_) / wall, 0.0, 1.0);
+      drive_busy_share_ = drive_busy_share_ < 0 ? share : 0.9 * drive_busy_share_ + 0.1 * share;
+      drive_sampled_at_ = now;
+      drive_busy_at_ = drive.busy_seconds;
+    }
+  } else {
+    drive_sampled_at_ = now;
+    drive_busy_at_ = drive.busy_seconds;
+  }
+  ReadAheadCosts costs = read_ahead_costs(
+      stats_, drive.busy_seconds > 0 ? static_cast<double>(drive.bytes) / drive.busy_seconds : 0.0);
+  if (drive_busy_share_ >= 0) costs.drive_busy = drive_busy_share_;
+  return costs;
+}
+
+void ExpertStore::settle_prediction(int layer, std::span<const int32_t> ids) {
+  if (layer < 0 || layer >= static_cast<int>(predictions_.size())) return;
+  Prediction& p = predictions_[static_cast<size_t>(layer)];
+  if (p.ids.empty()) return;
+  for (size_t r = 0; r < p.ids.size(); ++r) {
+    const bool used = std::find(ids.begin(), ids.end(), p.ids[r]) != ids.end();
+    ++stats_.predicted;
+    stats_.predicted_used += used ? 1 : 0;
+    depth_.observe(static_cast<size_t>(layer), r, p.absent[r] != 0, used);
+  }
+  p.ids.clear();
 }
 
 ExpertStore::Held ExpertStore::acquire(int layer, std::span<const int32_t> ids) {
@@ -161,6 +210,7 @@ std::vector<int> ExpertStore::run(int layer, std::span<const int32_t> ids,
                                   const std::function<void()>& reads_queued, const UseExperts& use,
                                   bool keep_pins) {
   ExpertLayerPool& pool = pool_at(layer);
+  settle_prediction(layer, ids);
   if (!pinned_.holds_any(layer)) {
     ExpertStep step(pool, ids, keep_pins, step_lists_, stats_);
     step.run(reads_queued, use);

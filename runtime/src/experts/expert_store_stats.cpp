@@ -20,6 +20,12 @@ ExpertStoreStats expert_stats_since(const ExpertStoreStats& now, const ExpertSto
   d.predicted_used = less(now.predicted_used, before.predicted_used);
   d.prefetch_reads = less(now.prefetch_reads, before.prefetch_reads);
   d.prefetch_reads_used = less(now.prefetch_reads_used, before.prefetch_reads_used);
+  d.prefetch_bytes = less(now.prefetch_bytes, before.prefetch_bytes);
+  d.prefetch_bytes_wasted = less(now.prefetch_bytes_wasted, before.prefetch_bytes_wasted);
+  d.prefetch_reads_late = less(now.prefetch_reads_late, before.prefetch_reads_late);
+  d.displaced_rereads = less(now.displaced_rereads, before.displaced_rereads);
+  d.ahead_finished = less(now.ahead_finished, before.ahead_finished);
+  d.ahead_finish_seconds = less_seconds(now.ahead_finish_seconds, before.ahead_finish_seconds);
   d.streamed_steps = less(now.streamed_steps, before.streamed_steps);
   d.slots_allocated = now.slots_allocated;
   return d;

@@ -21,7 +21,7 @@ constexpr uint64_t kProduct = sizeof(glmrt_matmul_product);
 
 struct Dims {
   uint64_t S, T, P, D, H, nope, rope, qk, vd, L, W, q_lora, index_heads, index_dim, topk, E, K;
-  uint64_t dense_width, expert_width, shared_width, vocab;
+  uint64_t dense_width, expert_width, shared_width, vocab, layers;
   bool indexer = false, dense = false, moe = false;
 };
 
@@ -48,6 +48,7 @@ Dims dims_of(const ModelConfig& c, const ForwardShape& shape) {
   d.expert_width = uint64_t(c.moe_intermediate_size);
   d.shared_width = uint64_t(c.moe_intermediate_size) * uint64_t(std::max(c.n_shared_experts, 0));
   d.vocab = uint64_t(c.vocab_size);
+  d.layers = uint64_t(std::max(c.num_hidden_layers, 0));
   // The MTP layer (index num_hidden_layers) runs like any decoder layer.
   for (int layer = 0; layer <= c.num_hidden_layers; ++layer) {
     d.indexer |= c.indexer_kind(layer) == IndexerKind::full;
@@ -96,17 +97,19 @@ uint64_t session_phase(const Dims& d, bool mtp_rows) {
 
 uint64_t moe_block(const Dims& d) {
   if (!d.moe) return 0;
-  // MoeScratch, kept: router logits, user lists, each user's output row, the
+  // MoeScratch, kept: router logits, user lists (and which have run), each user's output row, the
   // gathered rows and SwiGLU activations of one grouped call of experts (at
   // most max(S, kGroupedExpertRows) users per thread), its product list, the
-  // shared expert's output, the next layer's prediction.
+  // shared expert's output, the next layer's prediction (and each layer's
+  // last attention output row it adds, [layers, hidden]).
   const uint64_t users = d.S * d.K;
   const uint64_t grouped_users =
       std::min(users, d.P * std::max<uint64_t>(d.S, uint64_t(kGroupedExpertRows)));
-  const uint64_t kept = kFloat * d.S * d.E + users * (kInt64 + kFloat + kInt64) +
+  const uint64_t kept = kFloat * d.S * d.E + users * (kInt64 + kFloat + kInt64 + 1) +
                         d.E * (2 * kInt64 + kInt32) + kFloat * users * d.D +
                         kFloat * grouped_users * (d.D + 2 * d.expert_width) + 2 * d.E * kProduct +
-                        kFloat * d.S * d.D + kFloat * d.S * (d.D + d.E) + d.E * (kInt32 + kInt64);
+                        kFloat * d.S * d.D + kFloat * d.S * (d.D + d.E) + d.E * (kInt32 + kInt64) +
+                        kFloat * d.layers * d.D;
   // Per call: each position's routes, every choice for the routing
   // observer, the shared expert's gate and up rows.
   const uint64_t call = d.S * (kSmallVector + d.K * 8) + users * kInt32 +

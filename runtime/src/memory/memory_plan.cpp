@@ -131,12 +131,19 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
   const bool fixed_cache = !settings.expert_cache_auto && settings.expert_cache_per_layer > 0;
   const int io_per_layer = experts_here == 0 ? 0 : prefetch > 0 ? prefetch : fixed_cache ? 0 : 1;
   const uint64_t io_slots = uint64_t(plan.moe_layers) * uint64_t(io_per_layer);
+  // Reads ahead of experts that need converting land in buffers of their own
+  // (one per read-ahead slot of a layer) and are converted on arrival.
+  const uint64_t ahead_staging = prefetch > 0 ? uint64_t(prefetch) * staging : 0;
   plan.parts.push_back(
-      {std::string(io), io_slots * plan.expert_bytes + staging,
-       fmt::format("memory.prefetch {} slots x {} MoE layers x {} per slot{}", io_per_layer,
-                   plan.moe_layers, format_byte_size(plan.expert_bytes),
-                   staging ? fmt::format(" + {} staging for conversion", format_byte_size(staging))
-                           : std::string())});
+      {std::string(io), io_slots * plan.expert_bytes + staging + ahead_staging,
+       fmt::format(
+           "memory.prefetch {} slots x {} MoE layers x {} per slot{}", io_per_layer,
+           plan.moe_layers, format_byte_size(plan.expert_bytes),
+           staging ? fmt::format(" + {} staging for conversion{}", format_byte_size(staging),
+                                 ahead_staging ? fmt::format(" + {} x {} for reads ahead", prefetch,
+                                                             format_byte_size(staging))
+                                               : std::string())
+                   : std::string())});
   plan.forward_threads = std::max(settings.threads, 1);
   const int drafts = profile.draft ? profile.max_draft_tokens : 0;
   const bool mtp_rows = profile.draft && mtp;

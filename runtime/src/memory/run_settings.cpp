@@ -24,6 +24,7 @@ RunSettings resolve_run_settings(const Profile& profile, const ModelConfig& conf
   RunSettings s;
   s.threads = effective_threads(profile);
   s.prefetch_slots = effective_prefetch_slots(profile, config.num_experts_per_tok);
+  s.prefetch_auto = !profile.prefetch_slots.has_value();
   s.expert_cache_auto = profile.expert_cache_auto;
   s.expert_cache_per_layer =
       profile.expert_cache_auto ? kDefaultExpertCachePerLayer : profile.expert_cache_per_layer;

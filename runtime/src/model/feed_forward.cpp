@@ -106,12 +106,12 @@ void moe_block(const MoeWeights& w, const LayerCall& ctx, std::span<const float>
   // The shared expert is computed while the routed experts' reads are in
   // flight, and its output helps predict the next layer's experts.
   bool shared_done = false;
-  const auto shared_expert = [&] {
+  const auto shared_expert = [&](std::span<const float> routed_so_far) {
     if (shared_done) return;
     shared_done = true;
     swiglu_mlp(w.shared, ctx.model.kernels, x, S, shared, ctx.model.activations ? &ctx : nullptr,
                "mlp.shared_experts");
-    if (reads_queued) reads_queued(shared);
+    if (reads_queued) reads_queued(shared, routed_so_far);
   };
   if (RemoteExperts* remote = ctx.model.remote) {
     // The other ranks start on their experts while this one runs its own;
@@ -120,11 +120,11 @@ void moe_block(const MoeWeights& w, const LayerCall& ctx, std::span<const float>
                       next.experts);
     ctx.model.times.experts +=
         routed_expert_sum(call, x, local_share(routing, *remote, ctx.layer), out, shared_expert);
-    shared_expert();  // when this rank had no experts of its own to queue
+    shared_expert({});  // when this rank had no experts of its own to queue
     remote->add_results(out.first(static_cast<size_t>(S * D)));
   } else {
     ctx.model.times.experts += routed_expert_sum(call, x, routing, out, shared_expert);
-    shared_expert();
+    shared_expert({});
   }
   for (int64_t i = 0; i < S * D; ++i) out[i] += shared[i];
 }

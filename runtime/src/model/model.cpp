@@ -21,6 +21,7 @@ Model::Model(ModelConfig config, ModelWeights weights, ExpertStore& experts,
       experts_(experts),
       kernels_(kernels),
       rope_(config_.qk_rope_head_dim, config_.rope),
+      last_attention_(static_cast<size_t>(config_.num_hidden_layers * config_.hidden_size), 0.f),
       context_{config_, kernels_, rope_, experts_, scratch_, latent_scratch_, times_, cache_bias_} {
 }
 
@@ -60,9 +61,13 @@ void Model::embed(const Matrix& table, std::span<const int32_t> tokens,
 }
 
 void Model::prefetch_next_layer(int layer, std::span<const float> h, int64_t S,
-                                std::span<const float> shared) {
+                                std::span<const float> shared,
+                                std::span<const float> routed_so_far) {
+  // Predicted even when nothing is read ahead (memory.prefetch 0, every
+  // expert pinned): the accuracy is measured, and auto depth needs it. One
+  // norm and one router product per layer: cheap beside the layer.
   const int next = layer + 1;
-  if (experts_.sizes().prefetch <= 0 || next >= config_.num_hidden_layers) return;
+  if (next >= config_.num_hidden_layers) return;
   const LayerWeights& w = weights_.layers[next];
   if (w.mlp_kind != MlpKind::sparse) return;
   const auto t0 = std::chrono::steady_clock::now();
@@ -70,16 +75,29 @@ void Model::prefetch_next_layer(int layer, std::span<const float> h, int64_t S,
   const size_t limit = S == 1 ? static_cast<size_t>(config_.num_experts_per_tok)
                               : static_cast<size_t>(experts_.pool_capacity());
   std::span<const float> basis = h.first(static_cast<size_t>(S * config_.hidden_size));
-  if (!shared.empty()) {
-    // The residual stream as the next layer will see it but for the routed
-    // experts still on their way: attention output plus the shared expert
-    // (colibri measured +2 to +5 points of accuracy on GLM-5.2; on the demo
-    // model both predict 76.7% of the experts, docs/expert-cache.md).
-    // Summed into the prediction's own normed rows, normalised in place there
-    // (no buffer beyond the ones the memory plan counts).
+  // The residual stream as the next layer's router will see it, as far as it
+  // is known: attention output, the shared expert and the routed experts that
+  // were in memory (they ran before this was called), plus the next layer's
+  // attention as the last call's last position saw it (consecutive tokens'
+  // attention outputs at a layer are alike). On the demo model they predict
+  // 76.7% (attention output alone), 77.7% (+ routed so far) and 82.4% (+ the
+  // next layer's last attention) of the experts (docs/expert-cache.md); the
+  // shared expert changes nothing there, colibri measured +2 to +5 points
+  // with it on GLM-5.2. Summed into the prediction's own normed rows,
+  // normalised in place there (no buffer beyond the ones the plan counts).
+  // After a dense layer (no shared or routed output yet) only the attention
+  // output is used: without the MLP's output, adding the next layer's
+  // attention made the demo's predictions worse (75.6% against 82.4%).
+  if (!shared.empty() || !routed_so_far.empty()) {
+    const int64_t D = config_.hidden_size;
+    const std::span<const float> next_attention(last_attention_.data() + next * D,
+                                                static_cast<size_t>(D));
     std::vector<float>& sum = scratch_.predict_normed;
     if (sum.size() < basis.size()) sum.resize(basis.size());
-    for (size_t i = 0; i < basis.size(); ++i) sum[i] = basis[i] + shared[i];
+    for (size_t i = 0; i < basis.size(); ++i)
+      sum[i] = basis[i] + (shared.empty() ? 0.f : shared[i]) +
+               (routed_so_far.empty() ? 0.f : routed_so_far[i]) +
+               next_attention[i % static_cast<size_t>(D)];
     basis = std::span<const float>(sum.data(), basis.size());
   }
   predict_experts(w, config_, kernels_, basis, S, limit, scratch_);
@@ -130,14 +148,18 @@ void Model::decoder_layer(const LayerWeights& w, const LayerCall& call, std::spa
   mla_attention(w.attention, call, normed, S, selection, delta);
   for (int64_t i = 0; i < S * D; ++i) h[i] += delta[i];
   times_.attention += seconds_since(t0);
+  if (call.layer < config_.num_hidden_layers)
+    std::copy_n(delta.begin() + (S - 1) * D, D, last_attention_.begin() + call.layer * D);
 
   rms_norm_rows(h, w.post_attention_norm, eps, normed);
   // The MTP layer (index num_hidden_layers) reads nothing ahead: no layer follows.
-  const auto read_next_layer_ahead = [&](std::span<const float> shared) {
-    if (call.layer < config_.num_hidden_layers) prefetch_next_layer(call.layer, h, S, shared);
+  const auto read_next_layer_ahead = [&](std::span<const float> shared,
+                                         std::span<const float> routed_so_far) {
+    if (call.layer < config_.num_hidden_layers)
+      prefetch_next_layer(call.layer, h, S, shared, routed_so_far);
   };
   if (w.mlp_kind == MlpKind::dense) {
-    read_next_layer_ahead({});
+    read_next_layer_ahead({}, {});
     swiglu_mlp(w.dense, kernels_, normed, S, delta, &call, "mlp");
   } else if (!context_.remote || call.layer >= config_.num_hidden_layers) {
     moe_block(w.moe, call, normed, S, delta, read_next_layer_ahead);
@@ -147,7 +169,7 @@ void Model::decoder_layer(const LayerWeights& w, const LayerCall& call, std::spa
     const int next = predict_next_layer(call.layer, h, S);
     const std::vector<int32_t> predicted = next >= 0 ? scratch_.predicted : std::vector<int32_t>{};
     moe_block(w.moe, call, normed, S, delta,
-              [&](std::span<const float>) {
+              [&](std::span<const float>, std::span<const float>) {
                 if (next >= 0) prefetch_own_share(next, predicted);
               },
               {next, predicted});

@@ -118,16 +118,33 @@ void run_experts(std::span<const ExpertStore::ReadyExpert> ready, const RoutedEx
   }
 }
 
+/// Each position's weighted sum over the users marked done, into out.
+void sum_routed_rows(const MoeScratch& m, int64_t S, int64_t D, bool done_only,
+                     std::span<float> out) {
+  for (int64_t s = 0; s < S; ++s) {
+    float* o = out.data() + s * D;
+    std::fill(o, o + D, 0.f);
+    for (int64_t j = m.position_first[s]; j < m.position_first[s + 1]; ++j) {
+      const int64_t u = m.position_users[j];
+      if (done_only && !m.user_done[u]) continue;
+      const float wgt = m.user_weight[u];
+      const float* y = m.contributions.data() + u * D;
+      for (int64_t d = 0; d < D; ++d) o[d] += wgt * y[d];
+    }
+  }
+}
+
 }  // namespace
 
 double routed_expert_sum(const RoutedExpertsCall& call, std::span<const float> x,
                          const PositionRouting& routing, std::span<float> out,
-                         const std::function<void()>& reads_queued) {
+                         const RoutedSoFar& reads_queued) {
   MoeScratch& m = call.scratch;
   const int64_t S = static_cast<int64_t>(routing.size());
   const int64_t D = call.config.hidden_size, E = call.config.n_routed_experts;
   group_by_expert(routing, E, m);
   grow_scratch(m.contributions, static_cast<size_t>(m.first_user[E] * D));
+  m.user_done.assign(static_cast<size_t>(m.first_user[E]), 0);
 
   double expert_seconds = 0;
   // Per grouped call: every user of the step, but at most a few positions'
@@ -135,24 +152,25 @@ double routed_expert_sum(const RoutedExpertsCall& call, std::span<const float> x
   const int64_t max_users =
       std::min<int64_t>(m.first_user[E], std::max<int64_t>(S, kGroupedExpertRows) *
                                              std::max(omp_get_max_threads(), 1));
-  call.experts.run_step_batches(call.layer, m.ids, reads_queued,
-                                [&](std::span<const ExpertStore::ReadyExpert> ready) {
-                                  const auto t0 = std::chrono::steady_clock::now();
-                                  run_experts(ready, call, x, m, std::max<int64_t>(max_users, 1));
-                                  expert_seconds += seconds_since(t0);
-                                });
+  const auto queued = [&] {
+    if (!reads_queued) return;
+    sum_routed_rows(m, S, D, /*done_only=*/true, out);
+    reads_queued(out.first(static_cast<size_t>(S * D)));
+  };
+  call.experts.run_step_batches(
+      call.layer, m.ids, queued, [&](std::span<const ExpertStore::ReadyExpert> ready) {
+        const auto t0 = std::chrono::steady_clock::now();
+        run_experts(ready, call, x, m, std::max<int64_t>(max_users, 1));
+        for (const ExpertStore::ReadyExpert& r : ready) {
+          const int32_t id = m.ids[r.index];
+          std::fill(m.user_done.begin() + m.first_user[id],
+                    m.user_done.begin() + m.first_user[id + 1], uint8_t{1});
+        }
+        expert_seconds += seconds_since(t0);
+      });
 
   // Each position sums its experts in the order of its routing.
-  for (int64_t s = 0; s < S; ++s) {
-    float* o = out.data() + s * D;
-    std::fill(o, o + D, 0.f);
-    for (int64_t j = m.position_first[s]; j < m.position_first[s + 1]; ++j) {
-      const int64_t u = m.position_users[j];
-      const float wgt = m.user_weight[u];
-      const float* y = m.contributions.data() + u * D;
-      for (int64_t d = 0; d < D; ++d) o[d] += wgt * y[d];
-    }
-  }
+  sum_routed_rows(m, S, D, /*done_only=*/false, out);
   return expert_seconds;
 }
 

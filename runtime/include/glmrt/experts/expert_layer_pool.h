@@ -13,6 +13,7 @@
 #include <glmrt/experts/expert_staging.h>
 #include <glmrt/experts/expert_store_stats.h>
 #include <glmrt/experts/io_channel.h>
+#include <glmrt/experts/read_ahead_staging.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -27,18 +28,22 @@ class ExpertLayerPool {
   enum class State : uint8_t { empty, loading, ready };
   struct Slot {
     State state = State::empty;
-    bool read_ahead = false;  // filled by a read ahead and not yet used by a step
-    IoTicket ticket;          // while loading
-    Expert expert;            // when ready
+    bool read_ahead = false;   // filled by a read ahead and not yet used by a step
+    uint64_t ahead_bytes = 0;  // the read ahead's bytes, while read_ahead
+    uint64_t last_use = 0;     // when a step last used the expert (the pool's use clock; 0: never)
+    int staged = -1;           // the read-ahead staging buffer a read to convert lands in
+    IoTicket ticket;           // while loading
+    Expert expert;             // when ready
   };
 
   /// Plans the reads of layer `layer`'s experts (`layouts`, which must
   /// outlive the pool) for `io`, converted at `bits`; `capacity` slots,
-  /// allocated when first claimed. Conversions go through `staging`; counts
-  /// go to `stats`.
+  /// allocated when first claimed, of which `cache_slots` hold the experts
+  /// steps used last: a read ahead never takes one of those (see
+  /// claim_guess). Conversions go through `staging`; counts go to `stats`.
   ExpertLayerPool(int layer, const std::vector<ExpertLayout>& layouts, IoChannel& io,
-                  WeightPrecision bits, int capacity, MemoryBudget* budget, ExpertStaging& staging,
-                  ExpertStoreStats& stats);
+                  WeightPrecision bits, int capacity, int cache_slots, MemoryBudget* budget,
+                  ExpertStaging& staging, ReadAheadStaging& ahead_staging, ExpertStoreStats& stats);
   ExpertLayerPool(const ExpertLayerPool&) = delete;
   ExpertLayerPool& operator=(const ExpertLayerPool&) = delete;
 
@@ -68,25 +73,40 @@ class ExpertLayerPool {
   void want(int32_t id, bool wanted) { wanted_[static_cast<size_t>(id)] = wanted ? 1 : 0; }
   bool wanted(int32_t id) const { return wanted_[static_cast<size_t>(id)] != 0; }
 
-  /// The experts the next step is predicted to need.
+  /// The experts the next step is predicted to need: claim_guess() takes
+  /// none of their slots. forget_prediction() when that step begins.
   void predict(std::span<const int32_t> ids) { predicted_.assign(ids.begin(), ids.end()); }
-  /// Counts the prediction against the running step's marks, and forgets it.
-  void settle_prediction();
+  void forget_prediction() { predicted_.clear(); }
+
+  /// A step used the expert in `slot` (the LRU part holds the last
+  /// `cache_slots` experts used; a miss on one a read ahead evicted is counted).
+  void mark_used(int slot);
 
   /// A slot for expert `id` that the running step does not need; lets a read
   /// ahead land and takes its slot when that is all there is. -1 when every
   /// slot is pinned or needed.
   int claim_for_step(int32_t id);
-  /// A slot for expert `id` that is neither needed nor loading, or -1.
-  /// Throws when a new slot cannot be allocated.
+  /// A slot for expert `id` that is neither needed nor loading, one outside
+  /// the last `cache_slots` used first; -1 when there is none. Throws when a
+  /// new slot cannot be allocated.
   int claim_idle(int32_t id);
+  /// A slot for a guess, expert `id`: never one holding an expert the steps
+  /// used among the last `cache_slots` (so reading ahead never costs the LRU
+  /// part a hit it would have had), a predicted one, a needed one or a
+  /// loading one. -1 when there is none. Throws as claim_idle does.
+  int claim_guess(int32_t id);
   /// Submits the reads of the expert `slot` was claimed for straight into it.
   void start_read(int slot, bool read_ahead);
+  /// Reads ahead the expert `slot` was claimed for, which needs converting,
+  /// into read-ahead staging buffer `buffer` (taken for this slot); finish()
+  /// converts it into the slot and frees the buffer.
+  void start_staged_read(int slot, int buffer);
   /// Whether the slot's read has completed (waiting will not block).
   bool landed(int slot) { return io_.poll(slots_[static_cast<size_t>(slot)].ticket); }
   /// Waits for the slot's read; nothing on success.
   std::optional<ReadFailure> wait(int slot);
-  /// Completes a read straight into `slot`: scales checked, views made.
+  /// Completes a read into `slot` (or into its staging buffer: converted
+  /// into the slot now, on this thread): scales checked, views made.
   /// Throws on a bad expert.
   void finish(int slot);
   /// Reads the expert `slot` was claimed for through the staging buffer and
@@ -94,18 +114,33 @@ class ExpertLayerPool {
   std::optional<ReadFailure> read_converted(int slot);
   /// The slot forgets its expert (a read still in flight lands first).
   void drop(int slot);
-  /// Reads ahead that have landed become ready (failed ones are dropped).
+  /// Reads ahead that have landed become ready (failed ones are dropped);
+  /// those that need converting stay as they landed until a step uses them.
   void reap();
+  /// Drops one landed read ahead still waiting in a staging buffer that no
+  /// step needs and the current prediction does not name (its buffer is
+  /// free again); false when there is none.
+  bool drop_landed_staged_guess();
   /// Adds expert `id`'s reads to the bytes and extents read.
   void count_read(int32_t id);
 
  private:
   bool wanted_in(int slot) const;
+  bool predicted(int32_t id) const;
+  /// The smallest last_use among the last `cache_slots` experts used (a slot
+  /// whose last_use is at least this holds one of them); max when none is kept.
+  uint64_t recent_use_floor() const;
+  /// The claim when it succeeds: the slot's state reset (an unused read
+  /// ahead it held counted as wasted).
+  int claimed(int slot);
   void reset(int slot);
 
   int layer_;
+  int cache_slots_;
+  uint64_t use_clock_ = 0;
   IoChannel& io_;
   ExpertStaging& staging_;
+  ReadAheadStaging& ahead_staging_;
   ExpertStoreStats& stats_;
   std::vector<ExpertSlotPlan> plans_;  // by expert id
   uint64_t staging_bytes_ = 0;
@@ -113,6 +148,7 @@ class ExpertLayerPool {
   ExpertSlotPool pool_;
   std::vector<Slot> slots_;      // after pool_: their in-flight reads land before its memory goes
   std::vector<uint8_t> wanted_;  // by expert id
+  std::vector<uint8_t> evicted_by_guess_;  // by expert id: a read ahead took its slot
   std::vector<int32_t> predicted_;
 };
 

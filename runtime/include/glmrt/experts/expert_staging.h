@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 namespace glmrt {
 
@@ -32,6 +33,10 @@ class ExpertStaging {
   /// Checks and converts the expert the buffer holds into `slot`; throws
   /// naming tensor, row and file offset of a NaN or infinity.
   void convert_into(const ExpertSlotPlan& plan, std::byte* slot, const ExpertSite& site);
+  /// The same for an expert read into `read` (a read ahead's buffer), with
+  /// this staging's row scratch.
+  void convert_from(const ExpertSlotPlan& plan, std::span<const std::byte> read, std::byte* slot,
+                    const ExpertSite& site);
 
  private:
   HugePageBlock buffer_;

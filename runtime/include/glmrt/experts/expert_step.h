@@ -64,7 +64,8 @@ class ExpertStep {
 
   /// Calls `use` with the experts as they are in their slots, those in
   /// memory first. `reads_queued` (may be empty) runs once the first reads
-  /// are submitted. Throws when a read fails or an expert is not finite.
+  /// are submitted and the experts in memory used. Throws when a read fails
+  /// or an expert is not finite.
   void run(const std::function<void()>& reads_queued, const UseExperts& use);
 
   /// Each expert's slot by index into `ids` (kept pinned with keep_pins).
@@ -74,6 +75,9 @@ class ExpertStep {
   void pin(size_t k, int slot);
   void unpin(size_t k);
   void drop(int slot);
+  /// Hands every landed expert not yet used to `use`, then frees what it
+  /// can for more misses; the number used.
+  size_t use_ready(const UseExperts& use);
   /// Gives every miss that can be read straight into a slot one, in
   /// ascending order, as long as slots are free.
   void submit_more();

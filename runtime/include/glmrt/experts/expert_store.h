@@ -19,7 +19,9 @@
 #include <glmrt/experts/expert_store_stats.h>
 #include <glmrt/experts/io_channel.h>
 #include <glmrt/experts/pinned_experts.h>
+#include <glmrt/experts/read_ahead_depth.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -33,6 +35,9 @@ namespace glmrt {
 struct ExpertPoolSizes {
   int cache = 0;
   int prefetch = 0;
+  /// `memory.prefetch: auto`: each layer's depth chosen from what is
+  /// measured (read_ahead_depth.h), else every prefetch slot read ahead.
+  bool auto_depth = false;
 };
 
 class ExpertStore {
@@ -52,16 +57,20 @@ class ExpertStore {
   /// Runs one step of `layer` over the distinct experts `ids`, handing them
   /// to `use` in batches (see UseExperts): the pinned ones and those in
   /// memory first, the rest as their reads arrive. `reads_queued` (may be
-  /// empty) runs once the step's first reads are submitted: the caller
-  /// queues the next layer's prefetch there. Throws glmrt::Error when a read
+  /// empty) runs once the step's first reads are submitted and the experts
+  /// in memory have been used: the caller queues the next layer's prefetch
+  /// there, knowing their output. Throws glmrt::Error when a read
   /// fails or an expert is not finite; nothing the step read is cached then.
   void run_step_batches(int layer, std::span<const int32_t> ids,
                         const std::function<void()>& reads_queued, const UseExperts& use);
 
   /// The experts `ids` of `layer` (most likely first) will probably be
-  /// needed by its next step: reads up to the layer's prefetch slots of them
-  /// ahead into slots (or, when they cannot be read ahead, hints the plugin).
-  /// A wrong guess costs a read, never a result.
+  /// needed by its next step: the prediction is kept to measure against
+  /// that step (accuracy counts pinned experts too), and the ranks the
+  /// read-ahead depth chooses are read ahead into slots, up to the layer's
+  /// prefetch slots (or, when they cannot be read ahead, hinted to the
+  /// plugin). A wrong guess costs a read, never a result, and never takes
+  /// the slot of one of the last memory.expert_cache experts used.
   void prefetch(int layer, std::span<const int32_t> ids);
 
   /// Experts held in their slots (pinned) until this is destroyed.
@@ -100,6 +109,8 @@ class ExpertStore {
   int cache_per_layer() const { return sizes_.cache; }
 
   const ExpertStoreStats& stats() const;
+  /// Each layer's read-ahead depth as chosen so far.
+  const ReadAheadDepth& read_ahead_depth() const { return depth_; }
   const ExpertPoolSizes& sizes() const { return sizes_; }
   /// Slots in each layer's pool, and the bytes of each slot.
   int pool_capacity() const { return capacity_; }
@@ -108,6 +119,8 @@ class ExpertStore {
 
  private:
   ExpertLayerPool& pool_at(int layer);
+  /// Counts `layer`'s last prediction against the step's experts `ids`.
+  void settle_prediction(int layer, std::span<const int32_t> ids);
   /// One step over `ids`, pinned experts first; with `keep_pins` the slots
   /// stay pinned and are returned by index (-1 for pinned experts).
   std::vector<int> run(int layer, std::span<const int32_t> ids,
@@ -120,8 +133,24 @@ class ExpertStore {
   int capacity_;
   mutable ExpertStoreStats stats_;
   ExpertStaging staging_;
+  ReadAheadStaging ahead_staging_;  // before the pools: they free its buffers
   ExpertStepLists step_lists_;
   ExpertReadAhead read_ahead_;
+  ReadAheadDepth depth_;
+  /// By row: the last prediction not yet measured, and which of its experts
+  /// were not in memory when it was made.
+  struct Prediction {
+    std::vector<int32_t> ids;
+    std::vector<uint8_t> absent;
+  };
+  std::vector<Prediction> predictions_;
+  /// The drive's busy share, smoothed over the last predictions (negative:
+  /// not measured yet), and the clock and busy seconds it was last taken at.
+  double drive_busy_share_ = -1;
+  std::chrono::steady_clock::time_point drive_sampled_at_;
+  double drive_busy_at_ = 0;
+  /// The costs the read-ahead depth weighs now (updates the busy share).
+  ReadAheadCosts measured_costs();
   PinnedExperts pinned_;
   /// By row, null for dense layers. Last: their in-flight reads land before the rest goes.
   std::vector<std::unique_ptr<ExpertLayerPool>> pools_;

@@ -19,7 +19,13 @@ struct ExpertStoreStats {
   double convert_seconds = 0;                  // checking and converting experts into slots
   uint64_t predicted = 0, predicted_used = 0;  // prefetch predictions and how many a step used
   uint64_t prefetch_reads = 0, prefetch_reads_used = 0;  // reads ahead, and those a step used
-  uint64_t streamed_steps = 0;  // steps that needed more experts than the pool holds
+  uint64_t prefetch_bytes = 0;                           // bytes of the reads ahead (as widened)
+  uint64_t prefetch_bytes_wasted = 0;  // of those, reads a slot dropped before any step used them
+  uint64_t prefetch_reads_late = 0;    // reads ahead a step used that had not landed when it began
+  uint64_t displaced_rereads = 0;      // misses on experts a read ahead had evicted
+  uint64_t ahead_finished = 0;         // reads ahead checked into their slot on arrival
+  double ahead_finish_seconds = 0;     // the time those checks took
+  uint64_t streamed_steps = 0;         // steps that needed more experts than the pool holds
   uint64_t slots_allocated = 0;
 
   /// Pinned and slot hits over every lookup.

@@ -15,6 +15,7 @@ namespace glmrt {
 struct RunSettings {
   int threads = 1;                 // `threads`, or for 0 every core this process may use
   int prefetch_slots = 0;          // per MoE layer: memory.prefetch, or auto: experts per token
+  bool prefetch_auto = false;      // memory.prefetch: auto (each layer's depth chosen as it runs)
   bool expert_cache_auto = false;  // memory.expert_cache: auto (the budget sizes the LRU)
   /// LRU experts per MoE layer: memory.expert_cache; under `auto`, what the
   /// LRU gets when there is no budget to size it from.

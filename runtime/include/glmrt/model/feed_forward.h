@@ -35,11 +35,13 @@ struct NextLayerPrediction {
 /// position sums its experts in ascending id order whatever order they
 /// arrived in, so results never depend on the cache, prefetch or pool size.
 /// The shared expert runs while this layer's reads are in flight; then
-/// `reads_queued` gets its output [S, hidden] (the next layer's prediction
-/// and prefetch go there). x: normed hidden [S, hidden]. With remote experts
+/// `reads_queued` gets its output [S, hidden] and the routed experts' sum so
+/// far (those in memory have run; empty when none ran here) — the next
+/// layer's prediction and prefetch go there. x: normed hidden [S, hidden]. With remote experts
 /// set on the model (ModelContext::remote), the experts other processes own
 /// run there, `next` travelling with the step.
-using SharedExpertReady = std::function<void(std::span<const float> shared)>;
+using SharedExpertReady =
+    std::function<void(std::span<const float> shared, std::span<const float> routed_so_far)>;
 void moe_block(const MoeWeights& w, const LayerCall& ctx, std::span<const float> x, int64_t S,
                std::span<float> out, const SharedExpertReady& reads_queued = {},
                const NextLayerPrediction& next = {});

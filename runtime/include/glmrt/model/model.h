@@ -139,10 +139,11 @@ class Model {
                      KeySelection& selection);
   /// While layer `layer`'s experts are read: predicts the experts of the next
   /// main layer when it is MoE, from h (after this layer's attention) plus
-  /// this layer's shared expert output when there is one, and reads them
-  /// ahead (no-op when prefetch is off).
+  /// this layer's shared expert output and the routed experts' output so far
+  /// (either may be empty), and hands the prediction to the store (which
+  /// measures it and reads ahead what its depth says).
   void prefetch_next_layer(int layer, std::span<const float> h, int64_t S,
-                           std::span<const float> shared);
+                           std::span<const float> shared, std::span<const float> routed_so_far);
   /// With remote experts: predicts the experts of the next main layer (when
   /// it is MoE and prefetch is on) into scratch_.predicted, for the exchange
   /// to carry; returns that layer, or -1 when nothing was predicted.
@@ -158,7 +159,10 @@ class Model {
   Counters counters_;
   StepTimes times_;
   CacheBiasRouting cache_bias_;
-  MoeScratch scratch_;            // reused by every MoE block and prediction
+  MoeScratch scratch_;  // reused by every MoE block and prediction
+  /// By main layer: the last position's attention output [hidden] of the
+  /// latest call, which predicts that layer's attention in the next call.
+  std::vector<float> last_attention_;
   LatentScratch latent_scratch_;  // reused by every layer's absorbed attention
   ModelContext context_;          // what every layer works with (refers to the above)
 };

@@ -19,6 +19,7 @@ struct MoeScratch {
   std::vector<int64_t> position_first;  // by position (and one past): its users in position_users
   std::vector<int64_t> count;           // by expert id
   std::vector<float> contributions;     // [users, hidden]: each user's expert output
+  std::vector<uint8_t> user_done;       // by user: its expert has run (this step)
   // The gathered input rows and the gate / up activations of the experts of
   // one grouped call, and the call's list of products.
   std::vector<float> expert_rows, expert_gate, expert_up;

@@ -31,12 +31,18 @@ struct RoutedExpertsCall {
   ActivationObserver* activations = nullptr;  // sees each expert product's input rows
 };
 
+/// What the experts in memory gave before the rest arrived: each position's
+/// weighted sum over the experts that have run [S, hidden] (the rest count 0).
+using RoutedSoFar = std::function<void(std::span<const float> routed_so_far)>;
+
 /// out[s] = sum over routing[s], in its order, of weight x expert(x[s]) for
 /// the S = routing.size() rows of x [S, hidden]; zeros for a position with
 /// no experts. `reads_queued` (may be empty) runs once the step's reads are
-/// submitted. Returns the seconds spent in the experts' matrix products.
+/// submitted and the experts in memory have run, with their sum so far
+/// (held in `out` until the end). Returns the seconds spent in the experts'
+/// matrix products.
 double routed_expert_sum(const RoutedExpertsCall& call, std::span<const float> x,
                          const PositionRouting& routing, std::span<float> out,
-                         const std::function<void()>& reads_queued);
+                         const RoutedSoFar& reads_queued);
 
 }  // namespace glmrt
