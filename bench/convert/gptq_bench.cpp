@@ -3,7 +3,7 @@
 // experts' gate and up share one) and the column sweep of a matrix's rows,
 // in seconds and as seconds per GB of BF16 weights, with the peak resident
 // memory the two add (VmHWM growth).
-//   build/bench/convert/gptq_bench [COLS=6144] [ROWS=128] [FORMAT=int4-k32]
+//   build/bench/convert/gptq_bench [COLS=6144] [ROWS=128] [FORMAT=int4-k32] [SAMPLES=COLS/8]
 #include <glmrt/base/weight_precision.h>
 #include <glmrt/plugin/weight_format.h>
 #include <glmrt/weights/gptq_quantizer.h>
@@ -15,6 +15,7 @@
 #include <fstream>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -44,11 +45,14 @@ int main(int argc, char** argv) {
   std::normal_distribution<float> normal(0.f, 1.f);
   // H = X^T X of 2 cols random rows: built row by row into the upper
   // triangle (the bench times the factor, not this).
+  // Rows of X: GLM-5 calibrations see many more tokens than inputs (full
+  // rank); fewer make H low-rank, its damped inverse harder.
+  const int64_t samples = argc > 4 ? std::stoll(argv[4]) : cols / 8;
   const long before = peak_rss_kb();
   std::vector<float> h(static_cast<size_t>(cols * cols), 0.f);
   {
     std::vector<float> x(static_cast<size_t>(cols));
-    for (int64_t r = 0; r < 2 * cols / 64; ++r) {
+    for (int64_t r = 0; r < samples; ++r) {
       for (auto& v : x) v = normal(rng);
 #pragma omp parallel for schedule(static)
       for (int64_t i = 0; i < cols; ++i)
@@ -58,10 +62,9 @@ int main(int argc, char** argv) {
       for (int64_t j = 0; j < i; ++j) h[i * cols + j] = h[j * cols + i];
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const glmrt::GptqFactor f = glmrt::gptq_factor(h, cols, glmrt::kGptqDefaultDamping, "bench");
+  const glmrt::GptqFactor f =
+      glmrt::gptq_factor(std::move(h), cols, glmrt::kGptqDefaultDamping, "bench");
   const double factor_s = seconds_from(t0);
-  h.clear();
-  h.shrink_to_fit();
   std::vector<float> w(static_cast<size_t>(rows * cols));
   for (auto& v : w) v = 0.02f * normal(rng);
   glmrt::MatrixStorage dst;

@@ -149,6 +149,7 @@ void gptq_encode_rows(std::span<float> rows, int64_t n, const GptqFactor& f,
   const GptqLayout l = layout_of(dst);
 #pragma omp parallel
   {
+    const DenormalsAsZero flushed;
     std::vector<int8_t> codes, scratch;
     std::vector<float> scales;
 #pragma omp for schedule(dynamic, 1)
