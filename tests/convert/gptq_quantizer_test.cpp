@@ -171,10 +171,11 @@ long peak_resident_kb(bool reset) {
 }
 
 TEST(Gptq, ALargeMatrixNeedsNoMemoryBeyondItsSecondMoments) {
-  // A GLM-5 routed expert's down_proj input: 2048 wide (H: 16.8 MB). The
-  // factor is computed in H's own buffer and the sweep adds a tile's codes:
-  // a copy of H in f32 would add 16.8 MB, one in double 33.6 MB.
-  const int64_t cols = 2048, rows = 64;
+  // 1536 inputs (H: 9.4 MB; GLM-5's expert down_proj reads 2048, its
+  // gate/up 6144: bench/convert/gptq_bench measures those). The factor is
+  // computed in H's own buffer and the sweep adds a tile's codes: a copy of H
+  // in f32 would add 9.4 MB, one in double 18.9 MB.
+  const int64_t cols = 1536, rows = 64;
   std::vector<float> h(static_cast<size_t>(cols * cols));
   for (int64_t i = 0; i < cols; ++i)  // positive definite: exp(-|i - j| / 8)
     for (int64_t j = 0; j < cols; ++j)
@@ -189,8 +190,13 @@ TEST(Gptq, ALargeMatrixNeedsNoMemoryBeyondItsSecondMoments) {
   const GptqFactor f = gptq_factor(std::move(h), cols, kGptqDefaultDamping, "test");
   gptq_encode_rows(w, rows, f, q.storage, 0, GptqScales::during);
   const double grown_mb = static_cast<double>(peak_resident_kb(false) - before) / 1024.0;
-  EXPECT_LT(grown_mb, 6.0) << "the factor and the sweep of a 2048-wide matrix grew the peak "
-                           << "resident set by " << grown_mb << " MB";
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr double kLimitMb = 8.0;  // the sanitizer's own allocations
+#else
+  constexpr double kLimitMb = 4.0;
+#endif
+  EXPECT_LT(grown_mb, kLimitMb) << "the factor and the sweep of a 1536-wide matrix grew the peak "
+                                << "resident set by " << grown_mb << " MB";
 }
 
 TEST(Gptq, RefusesMomentsThatAreNoMatrixOrAllZero) {

@@ -1,6 +1,7 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
 #include <glmrt/base/warning.h>
+#include <glmrt/convert/conversion_plan.h>
 #include <glmrt/convert/convert_recipe.h>
 #include <glmrt/convert/target_size.h>
 #include <glmrt/engine/engine.h>
@@ -76,9 +77,11 @@ uint64_t layer_expert_bytes(const ConversionPlan& plan, int layer) {
   return bytes;
 }
 
-ConversionPlan planned(ConvertOptions o) {
-  o.dry_run = true;
-  return convert_checkpoint(o).plan;
+// The plan of `o` over `dir` (which its parts point into: it must outlive
+// the plan), the recipe expanded as convert_checkpoint expands it.
+ConversionPlan planned(const TensorDirectory& dir, const ModelConfig& model, ConvertOptions o) {
+  apply_convert_recipe(find_convert_recipe(o.recipe), model, o);
+  return plan_conversion(dir, o, model.num_hidden_layers, {128, 128});
 }
 
 }  // namespace
@@ -111,8 +114,8 @@ LayerStepChoice choose_layer_steps(uint64_t base_bytes, std::span<const LayerLad
       smallest -= l.bytes.front() - *std::min_element(l.bytes.begin(), l.bytes.end());
   if (smallest > target_bytes)
     fail(
-        "--target-gb {:.3f}: cannot be met: with every MoE layer's experts at the recipe "
-        "ladder's lowest step the container takes {:.3f} GB",
+        "--target-gb {:.6g}: cannot be met: with every MoE layer's experts at the recipe "
+        "ladder's lowest step the container takes {:.6g} GB",
         target_bytes / 1e9, smallest / 1e9);
   while (c.bytes > target_bytes) {
     size_t best = ladders.size();
@@ -147,7 +150,7 @@ TargetSizeReport convert_to_target_size(ConvertOptions o, const TargetSizeOption
   const ConvertRecipe& recipe = find_convert_recipe(o.recipe);
   const TensorDirectory dir = TensorDirectory::open(o.from);
   const ModelConfig model = load_model_config(o.from, dir, QuantizationConfig::accepted);
-  const ConversionPlan base = planned(o);
+  const ConversionPlan base = planned(dir, model, o);
   TargetSizeReport report;
   report.recipe_bytes = base.layout.total_bytes();
   std::vector<LayerLadder> ladders;
@@ -163,7 +166,7 @@ TargetSizeReport convert_to_target_size(ConvertOptions o, const TargetSizeOption
       ConvertOptions lower = o;
       const auto rules = layer_rules(l, f, k);
       lower.overrides.insert(lower.overrides.end(), rules.begin(), rules.end());
-      const uint64_t bytes = planned(lower).layout.total_bytes();
+      const uint64_t bytes = planned(dir, model, lower).layout.total_bytes();
       if (bytes >= ladder.bytes.back()) break;  // every class at the lowest rung
       ladder.bytes.push_back(bytes);
     }
@@ -215,11 +218,14 @@ TargetSizeReport convert_to_target_size(ConvertOptions o, const TargetSizeOption
     if (choice.steps[i] > 0) o.overrides.insert(o.overrides.end(), rules.begin(), rules.end());
   }
   report.result = convert_checkpoint(o);
-  report.chosen_bytes = report.result.plan.layout.total_bytes();
+  // result.plan's parts point into convert_checkpoint's own directory, gone
+  // by now: the layers' sizes come from a plan over `dir`.
+  const ConversionPlan chosen = planned(dir, model, o);
+  report.chosen_bytes = chosen.layout.total_bytes();
   for (size_t i = 0; i < ladders.size(); ++i)
     report.layers.push_back({ladders[i].layer, ladders[i].sensitivity, choice.steps[i],
                              formats_text(formats[i], choice.steps[i]),
-                             layer_expert_bytes(report.result.plan, ladders[i].layer)});
+                             layer_expert_bytes(chosen, ladders[i].layer)});
   return report;
 }
 
