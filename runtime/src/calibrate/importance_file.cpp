@@ -25,7 +25,8 @@ using nlohmann::ordered_json;
 constexpr uint64_t kMaxImportanceHeader = 256ull << 20;
 
 // Writes all of `bytes` to `fd` (the file `file`), or throws naming it.
-void write_all_to(int fd, std::span<const std::byte> bytes, const std::filesystem::path& file) {
+void write_all_to_importance(int fd, std::span<const std::byte> bytes,
+                             const std::filesystem::path& file) {
   while (!bytes.empty()) {
     const ssize_t n = ::write(fd, bytes.data(), bytes.size());
     if (n < 0 && errno == EINTR) continue;
@@ -34,7 +35,7 @@ void write_all_to(int fd, std::span<const std::byte> bytes, const std::filesyste
   }
 }
 
-std::string little_endian_u64(uint64_t v) {
+std::string importance_header_length(uint64_t v) {
   std::string out(8, '\0');
   for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((v >> (8 * i)) & 0xff);
   return out;
@@ -233,7 +234,7 @@ void ImportanceFileWriter::add_moment(const std::string& key, int64_t cols, int6
   if (fd_ < 0) fail("{}: second moments added after finish()", file_);
   if (static_cast<int64_t>(sums.size()) != cols * cols)
     fail("{}: {} holds {} values, not {}x{}", file_, key, sums.size(), cols, cols);
-  write_all_to(fd_, std::as_bytes(sums), data_file_);
+  write_all_to_importance(fd_, std::as_bytes(sums), data_file_);
   added_.push_back({key, cols, rows, data_bytes_});
   data_bytes_ += sums.size_bytes();
 }
@@ -269,7 +270,7 @@ void ImportanceFileWriter::finish(const ImportanceTable& table,
   header["__metadata__"] = meta;
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-aligned
-  std::string head = little_endian_u64(text.size()) + text;
+  std::string head = importance_header_length(text.size()) + text;
   for (const auto& [name, e] : table.entries)
     head.append(reinterpret_cast<const char*>(e.mean_square.data()),
                 e.mean_square.size() * sizeof(float));
@@ -282,7 +283,7 @@ void ImportanceFileWriter::finish(const ImportanceTable& table,
     int fd;
     ~Closer() { ::close(fd); }
   } closer{out};
-  write_all_to(out, std::as_bytes(std::span(head)), temporary);
+  write_all_to_importance(out, std::as_bytes(std::span(head)), temporary);
   const int in = model_files::open_read_only(data_file_);
   struct InCloser {
     int fd;
@@ -292,7 +293,7 @@ void ImportanceFileWriter::finish(const ImportanceTable& table,
   for (uint64_t at = 0; at < data_bytes_; at += chunk.size()) {
     const auto part = std::span(chunk).first(std::min<uint64_t>(chunk.size(), data_bytes_ - at));
     model_files::pread_exact(in, at, part, data_file_, "the second moments");
-    write_all_to(out, part, temporary);
+    write_all_to_importance(out, part, temporary);
   }
   if (::fsync(out) != 0) fail("{}: cannot write: {}", temporary, std::strerror(errno));
   std::error_code ec;

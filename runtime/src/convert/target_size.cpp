@@ -20,34 +20,34 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<WeightPrecision> descending_rungs() {
+std::vector<WeightPrecision> descending_expert_rungs() {
   return {WeightPrecision(WeightBits::int8), WeightPrecision::two_level_of(WeightBits::int4),
           WeightPrecision::two_level_of(WeightBits::int3),
           WeightPrecision::two_level_of(WeightBits::int2)};
 }
 
 // The estimated KL of taking a layer from `steps` to `steps + 1`.
-double step_cost(const LayerLadder& l, int steps) {
+double target_step_cost(const LayerLadder& l, int steps) {
   return std::max(l.sensitivity, 1e-12) * std::pow(4.0, steps);
 }
 
-constexpr const char* kExpertClasses[] = {"gate_proj", "up_proj", "down_proj"};
+constexpr const char* kTargetExpertClasses[] = {"gate_proj", "up_proj", "down_proj"};
 
 // Each routed-expert class's precision in `layer` as the plan stores it.
-std::map<std::string, WeightPrecision> expert_formats(const ConversionPlan& plan, int layer) {
+std::map<std::string, WeightPrecision> layer_expert_formats(const ConversionPlan& plan, int layer) {
   std::map<std::string, WeightPrecision> formats;
   const std::string prefix = fmt::format("model.layers.{}.mlp.experts.", layer);
   for (const auto& parts : plan.parts)
     for (const ConvertedPart& p : parts) {
       if (p.kind != ConvertedPart::Kind::values || !p.source->name.starts_with(prefix)) continue;
-      for (const char* c : kExpertClasses)
+      for (const char* c : kTargetExpertClasses)
         if (p.source->name.ends_with(std::string(".") + c + ".weight"))
           formats.emplace(c, p.precision);
     }
   return formats;
 }
 
-std::vector<std::pair<std::string, WeightPrecision>> layer_rules(
+std::vector<std::pair<std::string, WeightPrecision>> layer_step_rules(
     int layer, const std::map<std::string, WeightPrecision>& formats, int steps) {
   std::vector<std::pair<std::string, WeightPrecision>> rules;
   for (const auto& [c, p] : formats)
@@ -56,9 +56,9 @@ std::vector<std::pair<std::string, WeightPrecision>> layer_rules(
   return rules;
 }
 
-std::string formats_text(const std::map<std::string, WeightPrecision>& formats, int steps) {
+std::string layer_formats_text(const std::map<std::string, WeightPrecision>& formats, int steps) {
   std::string s;
-  for (const char* c : kExpertClasses) {
+  for (const char* c : kTargetExpertClasses) {
     const auto it = formats.find(c);
     if (it == formats.end()) continue;
     s += fmt::format("{}{} {}", s.empty() ? "" : ", ", c,
@@ -79,7 +79,8 @@ uint64_t layer_expert_bytes(const ConversionPlan& plan, int layer) {
 
 // The plan of `o` over `dir` (which its parts point into: it must outlive
 // the plan), the recipe expanded as convert_checkpoint expands it.
-ConversionPlan planned(const TensorDirectory& dir, const ModelConfig& model, ConvertOptions o) {
+ConversionPlan planned_for_target(const TensorDirectory& dir, const ModelConfig& model,
+                                  ConvertOptions o) {
   apply_convert_recipe(find_convert_recipe(o.recipe), model, o);
   return plan_conversion(dir, o, model.num_hidden_layers, {128, 128});
 }
@@ -87,7 +88,7 @@ ConversionPlan planned(const TensorDirectory& dir, const ModelConfig& model, Con
 }  // namespace
 
 WeightPrecision precision_steps_down(WeightPrecision p, int steps) {
-  const std::vector<WeightPrecision> rungs = descending_rungs();
+  const std::vector<WeightPrecision> rungs = descending_expert_rungs();
   const auto bits = [](WeightPrecision q) { return bits_per_weight(q, 6144); };
   if (steps <= 0) return p;
   // The first rung below p (p itself when it is a rung).
@@ -125,7 +126,7 @@ LayerStepChoice choose_layer_steps(uint64_t base_bytes, std::span<const LayerLad
       const auto k = static_cast<size_t>(c.steps[i]);
       if (k + 1 >= l.bytes.size() || l.bytes[k + 1] >= l.bytes[k]) continue;
       const double cost =
-          step_cost(l, c.steps[i]) / static_cast<double>(l.bytes[k] - l.bytes[k + 1]);
+          target_step_cost(l, c.steps[i]) / static_cast<double>(l.bytes[k] - l.bytes[k + 1]);
       if (cost < best_cost) {
         best_cost = cost;
         best = i;
@@ -135,7 +136,7 @@ LayerStepChoice choose_layer_steps(uint64_t base_bytes, std::span<const LayerLad
     const LayerLadder& l = ladders[best];
     const auto k = static_cast<size_t>(c.steps[best]);
     c.bytes -= l.bytes[k] - l.bytes[k + 1];
-    c.estimated_kl += step_cost(l, c.steps[best]);
+    c.estimated_kl += target_step_cost(l, c.steps[best]);
     ++c.steps[best];
   }
   return c;
@@ -150,23 +151,23 @@ TargetSizeReport convert_to_target_size(ConvertOptions o, const TargetSizeOption
   const ConvertRecipe& recipe = find_convert_recipe(o.recipe);
   const TensorDirectory dir = TensorDirectory::open(o.from);
   const ModelConfig model = load_model_config(o.from, dir, QuantizationConfig::accepted);
-  const ConversionPlan base = planned(dir, model, o);
+  const ConversionPlan base = planned_for_target(dir, model, o);
   TargetSizeReport report;
   report.recipe_bytes = base.layout.total_bytes();
   std::vector<LayerLadder> ladders;
   std::vector<std::map<std::string, WeightPrecision>> formats;
   for (int l = 0; l < model.num_hidden_layers; ++l) {
     if (model.mlp_kind(l) != MlpKind::sparse) continue;
-    auto f = expert_formats(base, l);
+    auto f = layer_expert_formats(base, l);
     if (f.empty()) continue;
     LayerLadder ladder;
     ladder.layer = l;
     ladder.bytes.push_back(report.recipe_bytes);
-    for (int k = 1; k <= static_cast<int>(descending_rungs().size()); ++k) {
+    for (int k = 1; k <= static_cast<int>(descending_expert_rungs().size()); ++k) {
       ConvertOptions lower = o;
-      const auto rules = layer_rules(l, f, k);
+      const auto rules = layer_step_rules(l, f, k);
       lower.overrides.insert(lower.overrides.end(), rules.begin(), rules.end());
-      const uint64_t bytes = planned(dir, model, lower).layout.total_bytes();
+      const uint64_t bytes = planned_for_target(dir, model, lower).layout.total_bytes();
       if (bytes >= ladder.bytes.back()) break;  // every class at the lowest rung
       ladder.bytes.push_back(bytes);
     }
@@ -196,7 +197,7 @@ TargetSizeReport convert_to_target_size(ConvertOptions o, const TargetSizeOption
       ConvertOptions lower = o;
       lower.force = true;
       lower.to = t.scratch / "one-layer-lower";
-      const auto rules = layer_rules(ladders[i].layer, formats[i], 1);
+      const auto rules = layer_step_rules(ladders[i].layer, formats[i], 1);
       lower.overrides.insert(lower.overrides.end(), rules.begin(), rules.end());
       convert_checkpoint(lower);
       {
@@ -205,7 +206,7 @@ TargetSizeReport convert_to_target_size(ConvertOptions o, const TargetSizeOption
       }
       fs::remove_all(lower.to);
       note("--target-gb: layer {} one step lower ({}): KL {:.3e}", ladders[i].layer,
-           formats_text(formats[i], 1), ladders[i].sensitivity);
+           layer_formats_text(formats[i], 1), ladders[i].sensitivity);
     }
     reference.reset();
     fs::remove_all(trial.to);
@@ -214,17 +215,17 @@ TargetSizeReport convert_to_target_size(ConvertOptions o, const TargetSizeOption
       measure ? choose_layer_steps(report.recipe_bytes, ladders, target)
               : LayerStepChoice{std::vector<int>(ladders.size(), 0), report.recipe_bytes, 0.0};
   for (size_t i = 0; i < ladders.size(); ++i) {
-    const auto rules = layer_rules(ladders[i].layer, formats[i], choice.steps[i]);
+    const auto rules = layer_step_rules(ladders[i].layer, formats[i], choice.steps[i]);
     if (choice.steps[i] > 0) o.overrides.insert(o.overrides.end(), rules.begin(), rules.end());
   }
   report.result = convert_checkpoint(o);
   // result.plan's parts point into convert_checkpoint's own directory, gone
   // by now: the layers' sizes come from a plan over `dir`.
-  const ConversionPlan chosen = planned(dir, model, o);
+  const ConversionPlan chosen = planned_for_target(dir, model, o);
   report.chosen_bytes = chosen.layout.total_bytes();
   for (size_t i = 0; i < ladders.size(); ++i)
     report.layers.push_back({ladders[i].layer, ladders[i].sensitivity, choice.steps[i],
-                             formats_text(formats[i], choice.steps[i]),
+                             layer_formats_text(formats[i], choice.steps[i]),
                              layer_expert_bytes(chosen, ladders[i].layer)});
   return report;
 }

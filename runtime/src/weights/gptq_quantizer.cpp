@@ -39,7 +39,7 @@ struct GptqLayout {
   bool two_level = false, per_row = false;
 };
 
-GptqLayout layout_of(const MatrixStorage& dst) {
+GptqLayout gptq_layout_of(const MatrixStorage& dst) {
   GptqLayout l;
   l.two_level = plugin::is_two_level(dst.type);
   l.per_row = !l.two_level && dst.group_size == 0;
@@ -86,9 +86,9 @@ void choose_gptq_scales(const float* w, const GptqFactor& f, const MatrixStorage
 }
 
 // One tile of rows [row0, row0 + count) of dst from `w` ([count, cols]).
-void sweep_tile(float* w, int64_t count, const GptqFactor& f, const MatrixStorage& dst,
-                const GptqLayout& l, int64_t row0, GptqScales when, std::vector<int8_t>& codes,
-                std::vector<float>& scales, std::vector<int8_t>& scratch) {
+void gptq_sweep_tile(float* w, int64_t count, const GptqFactor& f, const MatrixStorage& dst,
+                     const GptqLayout& l, int64_t row0, GptqScales when, std::vector<int8_t>& codes,
+                     std::vector<float>& scales, std::vector<int8_t>& scratch) {
   const int64_t cols = dst.cols, groups = (cols + l.group - 1) / l.group;
   const auto qmax = static_cast<float>(packed_qmax(l.code_type));
   codes.assign(static_cast<size_t>(count * cols), 0);
@@ -146,7 +146,7 @@ void gptq_encode_rows(std::span<float> rows, int64_t n, const GptqFactor& f,
     fail("gptq_encode_rows: {} rows of {} columns into rows {}.. of a {}x{} matrix, factor of {}",
          n, rows.size() / static_cast<size_t>(std::max<int64_t>(n, 1)), first_row, dst.rows,
          dst.cols, f.cols);
-  const GptqLayout l = layout_of(dst);
+  const GptqLayout l = gptq_layout_of(dst);
 #pragma omp parallel
   {
     const DenormalsAsZero flushed;
@@ -154,8 +154,8 @@ void gptq_encode_rows(std::span<float> rows, int64_t n, const GptqFactor& f,
     std::vector<float> scales;
 #pragma omp for schedule(dynamic, 1)
     for (int64_t first = 0; first < n; first += kGptqTileRows)
-      sweep_tile(rows.data() + first * f.cols, std::min(kGptqTileRows, n - first), f, dst, l,
-                 first_row + first, when, codes, scales, scratch);
+      gptq_sweep_tile(rows.data() + first * f.cols, std::min(kGptqTileRows, n - first), f, dst, l,
+                      first_row + first, when, codes, scales, scratch);
   }
 }
 
