@@ -210,6 +210,8 @@ TargetSizeReport convert_to_target_size(ConvertOptions o, const TargetSizeOption
     }
     reference.reset();
     fs::remove_all(trial.to);
+    std::error_code ignored;
+    fs::remove(t.scratch, ignored);  // when empty (it held only the trials)
   }
   const LayerStepChoice choice =
       measure ? choose_layer_steps(report.recipe_bytes, ladders, target)
