@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -107,6 +109,48 @@ TEST(ImportanceFile, RefusesBadFilesNamingThem) {
   std::ofstream(file, std::ios::binary) << "abc";
   EXPECT_NE(refusal(file).find(name), std::string::npos) << refusal(file);
   EXPECT_NE(refusal(dir / "missing").find("missing"), std::string::npos);
+}
+
+TEST(ImportanceFile, RefusesBadSecondMomentsNamingTheField) {
+  ImportanceScratch dir;
+  const fs::path file = dir / "moments.safetensors";
+  const std::string meta =
+      R"("__metadata__": {"format": "glmrt-importance-2", "tokens": "1", "rows.moment.k": "1")";
+  // Not square.
+  write_raw(
+      file,
+      R"({"moment.k": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}, )" + meta + "}}",
+      std::string(24, '\0'));
+  EXPECT_NE(refusal(file).find("tensor moment.k: shape must be a square [cols, cols]"),
+            std::string::npos)
+      << refusal(file);
+  // A weight's moments named but absent.
+  write_raw(file,
+            R"({"moment.k": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}, )" + meta +
+                R"(, "moment_of.w": "moment.gone"}})",
+            std::string(16, '\0'));
+  EXPECT_NE(
+      refusal(file).find("\"moment_of.w\" names \"moment.gone\", which the file does not hold"),
+      std::string::npos)
+      << refusal(file);
+  // A well-formed one reads, its matrix only on demand; a non-finite value is refused then.
+  std::string data(16, '\0');
+  const float nan = std::nanf("");
+  std::memcpy(data.data() + 4, &nan, 4);
+  write_raw(file,
+            R"({"moment.k": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}, )" + meta +
+                R"(, "moment_of.w": "moment.k"}})",
+            data);
+  const ImportanceTable t = read_importance_file(file);
+  ASSERT_NE(t.find_moments("w"), nullptr);
+  EXPECT_EQ(t.find_moments("w")->cols, 2);
+  try {
+    t.read_moments(*t.find_moments("w"));
+    ADD_FAILURE() << "a NaN in second moments was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor moment.k: value 1 is nan"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

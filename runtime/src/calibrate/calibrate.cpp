@@ -1,8 +1,12 @@
 #include <glmrt/base/error.h>
 #include <glmrt/calibrate/calibrate.h>
 #include <glmrt/calibrate/importance_collector.h>
+#include <glmrt/calibrate/second_moment_collector.h>
+
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 namespace glmrt {
 namespace {
@@ -21,16 +25,29 @@ class ActivationObserverScope {
   Model& model_;
 };
 
-}  // namespace
+// Shows every product to both collectors.
+class BothCollectors : public ActivationObserver {
+ public:
+  BothCollectors(ActivationObserver* first, ActivationObserver* second)
+      : first_(first), second_(second) {}
+  void on_matmul_input(const MatmulSite& site, std::span<const float> rows, int64_t n) override {
+    if (first_) first_->on_matmul_input(site, rows, n);
+    if (second_) second_->on_matmul_input(site, rows, n);
+  }
 
-ImportanceTable calibrate(Model& model, const std::function<KvCache()>& new_cache,
-                          std::span<const int32_t> tokens, const CalibrationOptions& options,
-                          const std::function<void(int64_t, int64_t)>& progress) {
+ private:
+  ActivationObserver *first_, *second_;
+};
+
+// One run over the tokens with `observer` attached.
+void run_calibration_windows(Model& model, const std::function<KvCache()>& new_cache,
+                             std::span<const int32_t> tokens, const CalibrationOptions& options,
+                             ActivationObserver* observer,
+                             const std::function<void(int64_t, int64_t)>& progress) {
   if (options.window < 1) fail("calibrate: the window must hold at least one token");
   if (tokens.empty()) fail("calibrate: no calibration tokens");
   const int64_t T = std::ssize(tokens), D = model.config().hidden_size;
-  ImportanceCollector collector;
-  ActivationObserverScope scope(model, &collector);
+  ActivationObserverScope scope(model, observer);
   for (int64_t first = 0; first < T; first += options.window) {
     const int64_t n = std::min(options.window, T - first);
     const auto window = tokens.subspan(static_cast<size_t>(first), static_cast<size_t>(n));
@@ -43,7 +60,62 @@ ImportanceTable calibrate(Model& model, const std::function<KvCache()>& new_cach
                         std::span(normed).first(static_cast<size_t>((n - 1) * D)));
     if (progress) progress(first + n, T);
   }
-  return collector.table(T);
+}
+
+}  // namespace
+
+CalibrationSummary calibrate_to_file(Model& model, const std::function<KvCache()>& new_cache,
+                                     std::span<const int32_t> tokens,
+                                     const CalibrationOptions& options,
+                                     const std::filesystem::path& out,
+                                     const std::function<void(int64_t, int64_t)>& progress) {
+  const ModelConfig& c = model.config();
+  // Orders: the decoder layers, the MTP layer(s), lm_head last.
+  const int lm_head_order = c.num_hidden_layers + c.num_nextn_predict_layers;
+  ImportanceCollector diagonal;
+  ImportanceFileWriter writer(out);
+  std::map<std::string, std::string> weight_keys;
+  std::set<int> no_routed_down;
+  CalibrationSummary summary;
+  summary.tokens = std::ssize(tokens);
+  for (int first = 0; first <= lm_head_order;) {
+    SecondMomentCollector moments(options.moments_max_cols, options.moments_budget_bytes, first,
+                                  lm_head_order, no_routed_down);
+    BothCollectors both(summary.passes == 0 ? &diagonal : nullptr,
+                        options.moments_max_cols > 0 ? &moments : nullptr);
+    run_calibration_windows(model, new_cache, tokens, options, &both, progress);
+    ++summary.passes;
+    if (options.moments_max_cols <= 0) break;
+    const int frontier = moments.frontier();
+    if (frontier == first) {
+      // Not even one layer fits: its routed down_proj matrices are left out.
+      if (no_routed_down.count(first))
+        fail(
+            "calibrate: the second moments of layer {} alone need more than the budget of {:.3f} "
+            "MB; raise it or lower the widest input collected",
+            first, static_cast<double>(options.moments_budget_bytes) / (1 << 20));
+      no_routed_down.insert(first);
+      continue;
+    }
+    for (const auto& [key, m] : moments.take()) {
+      writer.add_moment(key, m.cols, m.rows, m.sums);
+      ++summary.moments;
+    }
+    for (const auto& [weight, key] : moments.weight_keys()) weight_keys.emplace(weight, key);
+    first = frontier;
+  }
+  const ImportanceTable table = diagonal.table(std::ssize(tokens));
+  summary.matrices = std::ssize(table.entries);
+  writer.finish(table, weight_keys);
+  return summary;
+}
+
+ImportanceTable calibrate(Model& model, const std::function<KvCache()>& new_cache,
+                          std::span<const int32_t> tokens, const CalibrationOptions& options,
+                          const std::function<void(int64_t, int64_t)>& progress) {
+  ImportanceCollector collector;
+  run_calibration_windows(model, new_cache, tokens, options, &collector, progress);
+  return collector.table(std::ssize(tokens));
 }
 
 }  // namespace glmrt

@@ -21,20 +21,26 @@ namespace glmrt::cli {
 int calibrate_command(const Args& args) {
   namespace po = boost::program_options;
   std::string profile_path, model_dir, text_file, out = "importance.safetensors";
-  int64_t window = 512;
+  int64_t window = 512, moments_max_cols = 6144, moments_budget_mb = 2048;
   po::options_description options(
       "glmrt calibrate --profile P [--model DIR] --text FILE [--out FILE] [--window N] "
-      "[--no-mtp]\n  Runs the model over FILE's tokens and writes, per weight matrix, the mean "
-      "of x^2\n  per input channel (safetensors of F32 vectors) for `glmrt convert "
-      "--importance`.\n  Use an f32 profile (configs/reference.yaml) for the cleanest "
-      "statistics.");
+      "[--no-mtp] [--moments-max-cols N] [--moments-budget-mb MB]\n  Runs the model over FILE's "
+      "tokens and writes, per weight matrix, the mean of x^2\n  per input channel and the "
+      "second moments X^T X of each input (safetensors) for\n  `glmrt convert --importance`. "
+      "Use an f32 profile (configs/reference.yaml) for the\n  cleanest statistics.");
   options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
                                                     "profile YAML (f32: configs/reference.yaml)")(
       "model", po::value(&model_dir), "model directory (default: the profile's `model`)")(
       "text", po::value(&text_file)->required(), "calibration text file")(
       "out", po::value(&out), "statistics file to write (default importance.safetensors)")(
       "window", po::value(&window), "tokens per window, each from an empty cache (default 512)")(
-      "no-mtp", "skip the multi-token-prediction layer");
+      "no-mtp", "skip the multi-token-prediction layer")(
+      "moments-max-cols", po::value(&moments_max_cols),
+      "second moments (X^T X, for convert --method gptq) of inputs at most N wide (default "
+      "6144; 0: none)")(
+      "moments-budget-mb", po::value(&moments_budget_mb),
+      "most MB of second-moment accumulators at once; more layers take more passes over the "
+      "text (default 2048)");
   const auto vm = parse_options(args, options);
   if (!vm) return 0;
   const Profile profile = load_profile(profile_path);
@@ -56,16 +62,22 @@ int calibrate_command(const Args& args) {
   CalibrationOptions o;
   o.window = window;
   o.mtp = vm->count("no-mtp") == 0;
+  if (moments_max_cols < 0) fail("--moments-max-cols {}: must be 0 or more", moments_max_cols);
+  if (moments_budget_mb < 1) fail("--moments-budget-mb {}: must be at least 1", moments_budget_mb);
+  o.moments_max_cols = moments_max_cols;
+  o.moments_budget_bytes = static_cast<uint64_t>(moments_budget_mb) << 20;
   const auto start = std::chrono::steady_clock::now();
-  const ImportanceTable table = calibrate(
-      engine->model(), [&] { return engine->new_cache(); }, tokens, o,
+  const CalibrationSummary summary = calibrate_to_file(
+      engine->model(), [&] { return engine->new_cache(); }, tokens, o, out,
       [&](int64_t done, int64_t total) {
         fmt::print(stderr, "[calibrate {}/{} tokens, {:.1f} s]\n", done, total,
                    seconds_since(start));
       });
-  write_importance_file(out, table);
-  fmt::print("wrote {}: statistics of {} matrices over {} tokens\n", out, table.entries.size(),
-             table.tokens);
+  fmt::print(
+      "wrote {}: statistics of {} matrices over {} tokens, {} second-moment matrices in {} "
+      "pass{}\n",
+      out, summary.matrices, summary.tokens, summary.moments, summary.passes,
+      summary.passes == 1 ? "" : "es");
   return 0;
 }
 

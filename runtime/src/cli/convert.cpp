@@ -6,6 +6,7 @@
 #include <glmrt/base/error.h>
 #include <glmrt/convert/convert.h>
 #include <glmrt/convert/convert_recipe.h>
+#include <glmrt/convert/target_size.h>
 
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
@@ -67,7 +68,8 @@ int convert_command(const Args& args) {
       "glmrt convert --from HF_DIR --to OUT_DIR [--experts FMT] [--dense FMT] [--embed FMT] "
       "[--lm-head FMT] [--kv-b FMT] [--recipe NAME] [--override PATTERN=FMT]... [--drop-mtp] "
       "[--dry-run] "
-      "[--force] [--importance FILE]\n       glmrt convert --formats [--json]\nFMT: f32, bf16, "
+      "[--force] [--importance FILE [--method rtn|gptq]]\n       glmrt convert --formats "
+      "[--json]\nFMT: f32, bf16, "
       "int8, int4, int3, int2 (one scale per row) or int8/int4/int3/int2-gN (one scale per N "
       "inputs, e.g. int4-g64)");
   options.add_options()("help,h", "show this help")(
@@ -96,8 +98,26 @@ int convert_command(const Args& args) {
       "unfinished conversion of other options")(
       "importance", po::value<std::string>(),
       "activation statistics of `glmrt calibrate` weighting the per-group scale search")(
-      "stop-after", po::value(&stop_after)->default_value(0),
-      "(tests) stop after writing N files, as an interruption would");
+      "method", po::value<std::string>(),
+      "with --importance: rtn (round each value, importance-weighted scale search) or gptq "
+      "(feed each column's rounding error forward through the inputs' second moments); default "
+      "gptq when the statistics hold second moments")(
+      "gptq-damping", po::value<double>(),
+      "gptq: damping added to the second moments' diagonal, as a fraction of its mean (default "
+      "0.01)")("gptq-scales", po::value<std::string>(),
+               "gptq: choose group scales `before` the sweep or `during` it (default)")(
+      "gptq-min-rows", po::value<double>(),
+      "gptq: matrices whose second moments are over fewer than this many rows per column are "
+      "rounded by rtn (default 1)")(
+      "target-gb", po::value<double>(),
+      "with --recipe: move each MoE layer's experts down the recipe's ladder, least sensitive "
+      "first, until the container fits G GB (1e9 bytes); needs --sensitivity-text and --profile")(
+      "sensitivity-text", po::value<std::string>(),
+      "--target-gb: calibration text the per-layer sensitivity (KL) is measured on")(
+      "profile", po::value<std::string>(),
+      "--target-gb: profile whose plugins run the sensitivity measurements "
+      "(configs/reference.yaml)")("stop-after", po::value(&stop_after)->default_value(0),
+                                  "(tests) stop after writing N files, as an interruption would");
   const auto vm = parse_options(args, options);
   if (!vm) return 0;
   if (vm->count("formats")) {
@@ -132,7 +152,47 @@ int convert_command(const Args& args) {
   o.dry_run = vm->count("dry-run") > 0;
   o.force = vm->count("force") > 0;
   if (vm->count("importance")) o.importance = (*vm)["importance"].as<std::string>();
+  if (vm->count("method")) {
+    const std::string m = (*vm)["method"].as<std::string>();
+    if (m == "rtn")
+      o.method = QuantMethod::rtn;
+    else if (m == "gptq")
+      o.method = QuantMethod::gptq;
+    else
+      fail("--method {}: expected rtn or gptq", m);
+  }
+  if (vm->count("gptq-damping")) o.gptq_damping = (*vm)["gptq-damping"].as<double>();
+  if (vm->count("gptq-min-rows")) o.gptq_min_rows_per_col = (*vm)["gptq-min-rows"].as<double>();
+  if (vm->count("gptq-scales")) {
+    const std::string w = (*vm)["gptq-scales"].as<std::string>();
+    if (w == "before")
+      o.gptq_scales = GptqScales::before;
+    else if (w == "during")
+      o.gptq_scales = GptqScales::during;
+    else
+      fail("--gptq-scales {}: expected before or during", w);
+  }
   if (!o.dry_run && to.empty()) fail("--to: the output folder is required (or pass --dry-run)");
+  if (vm->count("target-gb")) {
+    if (!vm->count("sensitivity-text") || !vm->count("profile"))
+      fail("--target-gb: needs --sensitivity-text FILE and --profile P to measure with");
+    TargetSizeOptions t;
+    t.target_gb = (*vm)["target-gb"].as<double>();
+    t.text = (*vm)["sensitivity-text"].as<std::string>();
+    t.profile = load_profile((*vm)["profile"].as<std::string>());
+    t.scratch = std::filesystem::path(to).string() + ".target-trials";
+    const TargetSizeReport report = convert_to_target_size(o, t);
+    fmt::print("recipe {}: {:.4f} GB; target {:.4f} GB; chosen {:.4f} GB\n", o.recipe,
+               report.recipe_bytes / 1e9, t.target_gb, report.chosen_bytes / 1e9);
+    fmt::print("{:<7}{:>12}{:>7}{:>14}  {}\n", "layer", "KL 1 lower", "steps", "experts MB",
+               "formats");
+    for (const TargetSizeRow& row : report.layers)
+      fmt::print("{:<7}{:>12.3e}{:>7}{:>14.3f}  {}\n", row.layer, row.sensitivity, row.steps,
+                 row.bytes / 1e6, row.formats);
+    fmt::print("wrote {}: {:.3f} GB\n", to, report.chosen_bytes / 1e9);
+    return 0;
+  }
+  if (vm->count("sensitivity-text")) fail("--sensitivity-text: only with --target-gb");
   const ConvertResult r = convert_checkpoint(o, stop_after);
   if (o.dry_run) {
     fmt::print("{}", conversion_summary(r.plan));
@@ -144,6 +204,11 @@ int convert_command(const Args& args) {
       to, r.files_written + r.files_reused, r.files_reused, r.plan.layout.total_bytes() / 1e9,
       r.source_bytes / 1e9, r.seconds, r.seconds > 0 ? r.source_bytes / 1e6 / r.seconds : 0.0,
       r.seconds > 0 ? r.bytes_written / 1e6 / r.seconds : 0.0);
+  if (r.method == QuantMethod::gptq)
+    fmt::print(
+        "method gptq: {} matrices with error feedback, {} by rtn (no second moments or too few "
+        "rows); {} factors in {:.1f} s\n",
+        r.gptq_matrices, r.rtn_matrices, r.gptq_factors, r.gptq_factor_seconds);
   return 0;
 }
 

@@ -2,6 +2,7 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
 #include <glmrt/base/progress_bar.h>
+#include <glmrt/base/warning.h>
 #include <glmrt/calibrate/importance_file.h>
 #include <glmrt/convert/convert.h>
 #include <glmrt/convert/convert_recipe.h>
@@ -13,13 +14,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include <glmrt/model_files/file_io.h>
 #include "conversion_state.h"
 #include "convert_destination.h"
+#include "gptq_factor_cache.h"
 #include "source_checks.h"
 #include "source_checksum.h"
 
@@ -42,17 +46,57 @@ ordered_json read_config(const fs::path& from) {
 // records the checksum of its own, see source_checksum.h): every planned
 // header (names, formats, shapes, offsets), the statistics and the
 // quantizer's version.
-uint64_t plan_fingerprint(const ConversionPlan& plan, const ConvertOptions& o) {
+uint64_t plan_fingerprint(const ConversionPlan& plan, const ConvertOptions& o, QuantMethod method) {
   std::string text = "glmrt-convert-2\n";
   for (const auto& f : plan.layout.files) text += f.name + "\n" + f.header() + "\n";
   if (!o.importance.empty()) {
     // The statistics' contents, not only their name: new statistics under an
-    // old name must not resume files weighted by the old ones.
-    const std::string stats = model_files::read_whole_file(o.importance);
+    // old name must not resume files weighted by the old ones. Hashed in
+    // pieces: second moments make the file GBs.
+    const int fd = model_files::open_read_only(o.importance);
+    struct Closer {
+      int fd;
+      ~Closer() { model_files::close_fd(fd); }
+    } closer{fd};
+    const uint64_t size = model_files::file_size(fd, o.importance);
+    std::unique_ptr<XXH3_state_t, decltype(&XXH3_freeState)> state(XXH3_createState(),
+                                                                   &XXH3_freeState);
+    XXH3_64bits_reset(state.get());
+    std::vector<std::byte> chunk(8u << 20);
+    for (uint64_t at = 0; at < size; at += chunk.size()) {
+      const auto part = std::span(chunk).first(std::min<uint64_t>(chunk.size(), size - at));
+      model_files::pread_exact(fd, at, part, o.importance, "the statistics");
+      XXH3_64bits_update(state.get(), part.data(), part.size());
+    }
     text += fmt::format("importance {} {:016x}\n", o.importance.string(),
-                        XXH3_64bits(stats.data(), stats.size()));
+                        XXH3_64bits_digest(state.get()));
   }
+  // rtn's files are those of the format before --method existed.
+  if (method == QuantMethod::gptq)
+    text += fmt::format("gptq damping {} scales {} min-rows {}\n", o.gptq_damping,
+                        o.gptq_scales == GptqScales::before ? "before" : "during",
+                        o.gptq_min_rows_per_col);
   return XXH3_64bits(text.data(), text.size());
+}
+
+// The method run: as asked, or gptq when the statistics hold second moments.
+QuantMethod method_to_run(const ConvertOptions& o, const ImportanceTable& importance) {
+  if (o.method == QuantMethod::rtn) return QuantMethod::rtn;
+  if (o.importance.empty()) {
+    if (o.method == QuantMethod::gptq)
+      fail(
+          "--method gptq: needs --importance STATS with second moments (written by `glmrt "
+          "calibrate`)");
+    return QuantMethod::rtn;
+  }
+  if (importance.moments.empty()) {
+    note(
+        "--importance {}: the statistics hold no second moments (an older `glmrt calibrate`, or "
+        "--moments-max-cols 0): rounding by rtn, the importance-weighted scale search",
+        o.importance);
+    return QuantMethod::rtn;
+  }
+  return QuantMethod::gptq;
 }
 
 // Which finished files of an earlier run stay: their bytes and their
@@ -142,13 +186,24 @@ ConvertResult convert_checkpoint(const ConvertOptions& given, int stop_after_fil
             o.importance, p.source->name, a.size(), p.source->shape.back());
     }
   const auto importance_of = [&](const std::string& name) { return importance.find(name); };
+  if (!(o.gptq_damping >= 0.0 && o.gptq_damping <= 1.0))
+    fail("--gptq-damping {}: must be a fraction of the mean diagonal from 0 to 1", o.gptq_damping);
+  if (!(o.gptq_min_rows_per_col >= 0.0))
+    fail("--gptq-min-rows {}: must be 0 or more", o.gptq_min_rows_per_col);
+  result.method = method_to_run(o, importance);
+  GptqFactorCache factors(importance, o.gptq_damping, o.gptq_min_rows_per_col);
+  MatrixRounding rounding;
+  if (!o.importance.empty()) rounding.importance = importance_of;
+  if (result.method == QuantMethod::gptq)
+    rounding.gptq = [&](const std::string& name) { return factors.find(name); };
+  rounding.gptq_scales = o.gptq_scales;
   if (o.to.empty()) fail("--to: no output folder given");
 
   const fs::path out = resolved_output(o.to);
   const fs::path partial_path = out.string() + ".partial";
   check_apart_from_source(o, dir, out, partial_path);
   check_replaceable_output(out, o.force);
-  const uint64_t fingerprint = plan_fingerprint(plan, o);
+  const uint64_t fingerprint = plan_fingerprint(plan, o, result.method);
   ConversionState state = ConversionState::resume(partial_path, fingerprint, o.force);
   PartialDirectory partial(partial_path);
   partial.keep();  // resumable: an interrupted run leaves it for the next one
@@ -181,9 +236,7 @@ ConvertResult convert_checkpoint(const ConvertOptions& given, int stop_after_fil
              result.files_written);
       const ConvertedFileChecksums sums = write_converted_file(
           partial_path / f.name, f, plan.parts[k], dir, plan.fp8_block,
-          [&](uint64_t n) { bar.update(consumed += n); },
-          o.importance.empty() ? std::function<std::span<const float>(const std::string&)>()
-                               : importance_of);
+          [&](uint64_t n) { bar.update(consumed += n); }, rounding);
       state.finished(f.name, f.file_bytes(), sums.file, sums.source);
       ++result.files_written;
       result.bytes_written += f.file_bytes();
@@ -214,6 +267,10 @@ ConvertResult convert_checkpoint(const ConvertOptions& given, int stop_after_fil
   state.remove_state_file();
   partial.rename_to(out);
   result.source_bytes = consumed.load();
+  result.gptq_matrices = factors.matrices_gptq();
+  result.rtn_matrices = factors.matrices_rtn();
+  result.gptq_factors = factors.factors_computed();
+  result.gptq_factor_seconds = factors.factor_seconds();
   result.seconds = seconds_since(start);
   return result;
 }

@@ -58,6 +58,7 @@ std::vector<SourceBlock> blocks_of(const SourceRows& source) {
 void convert_matrix_part(const ConvertedPart& part, const SourceRows& src,
                          const TensorDirectory& dir, BlockReadAhead& reads, StreamedFileWriter& out,
                          std::vector<float>& scales, std::span<const float> importance,
+                         const GptqFactor* gptq, GptqScales gptq_scales,
                          const std::function<void(uint64_t)>& consumed) {
   const TensorInfo& t = *part.source;
   const int64_t rows = src.rows(), cols = src.cols();
@@ -76,7 +77,9 @@ void convert_matrix_part(const ConvertedPart& part, const SourceRows& src,
   const uint64_t per_source_row =
       src.row_bytes() +
       (part.block_scales ? part.block_scales->byte_size / std::max<int64_t>(rows, 1) : 0);
+  if (gptq && (!plugin::is_quantized(type) || gptq->cols != cols)) gptq = nullptr;
   std::vector<std::byte> packed;
+  std::vector<float> block_values;  // gptq: the block's rows, the errors fed into them
   for (const SourceBlock& block : blocks_of(src)) {
     const int64_t first = block.first, n = block.rows;
     const std::span<const std::byte> bytes = reads.next(src, first, n);
@@ -86,6 +89,7 @@ void convert_matrix_part(const ConvertedPart& part, const SourceRows& src,
     dst.data = packed.data();
     dst.scales = per_row ? scales.data() + first * per_row : nullptr;
     std::atomic<int64_t> first_bad{n};
+    if (gptq) block_values.resize(static_cast<size_t>(n * cols));
 #pragma omp parallel
     {
       // Cache-line aligned: the quantizer's vector loads never split a line.
@@ -95,7 +99,10 @@ void convert_matrix_part(const ConvertedPart& part, const SourceRows& src,
                                     static_cast<size_t>(cols));
 #pragma omp for schedule(static)
       for (int64_t r = 0; r < n; ++r) {
-        if (src.decode_row(bytes, first, r, values)) {
+        if (gptq) {
+          const std::span<float> into(block_values.data() + r * cols, static_cast<size_t>(cols));
+          if (src.decode_row(bytes, first, r, into)) continue;
+        } else if (src.decode_row(bytes, first, r, values)) {
           encode_row(values, dst, r);
           continue;
         }
@@ -115,6 +122,7 @@ void convert_matrix_part(const ConvertedPart& part, const SourceRows& src,
       fail("tensor '{}' in {}: a value is not finite, {} at [{}, {}]: weights must be finite",
            t.name, dir.files().at(t.file_index), *bad, first + r, bad - values.begin());
     }
+    if (gptq) gptq_encode_rows(block_values, n, *gptq, dst, 0, gptq_scales);
     out.append(packed);
     consumed(static_cast<uint64_t>(n) * per_source_row);
   }
@@ -122,11 +130,13 @@ void convert_matrix_part(const ConvertedPart& part, const SourceRows& src,
 
 }  // namespace
 
-ConvertedFileChecksums write_converted_file(
-    const std::filesystem::path& path, const PlannedFile& file,
-    std::span<const ConvertedPart> parts, const TensorDirectory& dir,
-    std::array<int64_t, 2> fp8_block, const std::function<void(uint64_t)>& consumed,
-    const std::function<std::span<const float>(const std::string&)>& importance) {
+ConvertedFileChecksums write_converted_file(const std::filesystem::path& path,
+                                            const PlannedFile& file,
+                                            std::span<const ConvertedPart> parts,
+                                            const TensorDirectory& dir,
+                                            std::array<int64_t, 2> fp8_block,
+                                            const std::function<void(uint64_t)>& consumed,
+                                            const MatrixRounding& rounding) {
   if (parts.size() != file.tensors.size())
     fail("write_converted_file {}: {} parts for {} tensors", path, parts.size(),
          file.tensors.size());
@@ -173,9 +183,13 @@ ConvertedFileChecksums write_converted_file(
         copy_tensor(dir, *part.source, out, source_sum, consumed);
         break;
       case ConvertedPart::Kind::values:
-        convert_matrix_part(part, *sources[k], dir, reads, out, scales,
-                            importance ? importance(part.source->name) : std::span<const float>(),
-                            consumed);
+        convert_matrix_part(
+            part, *sources[k], dir, reads, out, scales,
+            rounding.importance ? rounding.importance(part.source->name) : std::span<const float>(),
+            rounding.gptq && plugin::is_quantized(element_type_for(part.precision))
+                ? rounding.gptq(part.source->name)
+                : nullptr,
+            rounding.gptq_scales, consumed);
         break;
       case ConvertedPart::Kind::scales:
         if (scales.size() * sizeof(float) != t.bytes)

@@ -342,6 +342,10 @@ void SourceMatrix::decode_row(int64_t r, std::span<float> out) const {
   }
 }
 
+void pack_row_codes(std::span<const int8_t> codes, uint32_t type, std::byte* out) {
+  pack_codes(codes.data(), codes.size(), type, reinterpret_cast<uint8_t*>(out), 0);
+}
+
 void encode_row(std::span<const float> values, const MatrixStorage& dst, int64_t r) {
   std::byte* out = dst.data + r * dst.row_bytes;
   switch (dst.type) {

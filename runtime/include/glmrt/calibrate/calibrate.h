@@ -8,6 +8,7 @@
 #include <glmrt/model/model.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <span>
 
@@ -19,6 +20,19 @@ struct CalibrationOptions {
   /// activations and memory stays bounded.
   int64_t window = 512;
   bool mtp = true;  // also run the MTP layer (when the model has one)
+  /// Second-moment matrices (calibrate_to_file) of inputs at most this wide;
+  /// 0 collects none.
+  int64_t moments_max_cols = 6144;
+  /// Most bytes of second-moment accumulators held at once: layers beyond
+  /// it are collected in further passes over the text.
+  uint64_t moments_budget_bytes = 2ull << 30;
+};
+
+struct CalibrationSummary {
+  int64_t matrices = 0;  // with diagonal statistics
+  int64_t moments = 0;   // second-moment matrices written
+  int64_t passes = 0;    // runs over the text
+  int64_t tokens = 0;
 };
 
 /// Runs `tokens` through `model` window by window with `new_cache()` giving
@@ -28,5 +42,17 @@ struct CalibrationOptions {
 ImportanceTable calibrate(Model& model, const std::function<KvCache()>& new_cache,
                           std::span<const int32_t> tokens, const CalibrationOptions& options,
                           const std::function<void(int64_t, int64_t)>& progress = {});
+
+/// calibrate() and the second moments (second_moment_collector.h) written
+/// to `out` (importance_file.h, version 2) pass by pass: the first pass also
+/// collects the diagonal statistics; each pass holds at most
+/// options.moments_budget_bytes of accumulators and writes them before the
+/// next starts. A layer whose routed experts' down_proj matrices alone pass
+/// the budget gets none for them (their diagonal statistics remain).
+CalibrationSummary calibrate_to_file(Model& model, const std::function<KvCache()>& new_cache,
+                                     std::span<const int32_t> tokens,
+                                     const CalibrationOptions& options,
+                                     const std::filesystem::path& out,
+                                     const std::function<void(int64_t, int64_t)>& progress = {});
 
 }  // namespace glmrt

@@ -6,6 +6,12 @@
 // one F32 vector [cols] per matrix, named after the weight it weights, and in
 // __metadata__ "format": "glmrt-importance-1", "tokens" and, per tensor,
 // "rows.<name>" (how many input rows its mean is over).
+//
+// Version 2 ("glmrt-importance-2") adds second-moment matrices for
+// error-compensating rounding: F32 [cols, cols] tensors "moment.<key>" (the
+// sum over calibration rows of x x^T, accumulated in f32), "rows.moment.<key>"
+// and, per weight whose input one describes, "moment_of.<weight>" naming it.
+// They are read one at a time when a matrix needs them, never whole.
 #pragma once
 
 #include <cstdint>
@@ -25,15 +31,60 @@ struct ImportanceTable {
   std::map<std::string, Entry> entries;  // by weight name
   int64_t tokens = 0;                    // calibration tokens run
 
+  /// Where a weight's second moments lie in `file` (version 2).
+  struct MomentRef {
+    std::string tensor;  // "moment.model.layers.3.post_attention_layernorm"
+    int64_t cols = 0, rows = 0;
+    uint64_t offset = 0;  // of the F32 data in the file
+  };
+  std::filesystem::path file;  // the file read (for the moments)
+  int version = 1;
+  std::map<std::string, MomentRef> moments;  // by weight name
+
+  /// The second moments of `weight`'s input, or nullptr.
+  const MomentRef* find_moments(const std::string& weight) const;
+  /// Reads one matrix [cols, cols] from `file`; refuses a non-finite value
+  /// naming the file and the tensor.
+  std::vector<float> read_moments(const MomentRef& ref) const;
+
   /// The statistics of `weight`, empty when it has none (an expert no token
   /// was routed to, a tensor no product reads).
   std::span<const float> find(const std::string& weight) const;
 };
 
 inline constexpr const char* kImportanceFormat = "glmrt-importance-1";
+inline constexpr const char* kImportanceFormatWithMoments = "glmrt-importance-2";
 
 /// Writes `table` to `file` atomically (a temporary beside it, renamed).
 void write_importance_file(const std::filesystem::path& file, const ImportanceTable& table);
+
+/// Writes a version-2 file: the second moments go to a temporary file beside
+/// `file` as each calibration pass finishes (add), and finish() writes the
+/// header, the diagonal statistics and copies them in, then renames: memory
+/// holds only the pass's matrices.
+class ImportanceFileWriter {
+ public:
+  explicit ImportanceFileWriter(std::filesystem::path file);
+  ~ImportanceFileWriter();
+  ImportanceFileWriter(const ImportanceFileWriter&) = delete;
+  ImportanceFileWriter& operator=(const ImportanceFileWriter&) = delete;
+  void add_moment(const std::string& key, int64_t cols, int64_t rows, std::span<const float> sums);
+  /// `weight_keys`: each weight's input key; weights whose key got no
+  /// matrix are written without one.
+  void finish(const ImportanceTable& table, const std::map<std::string, std::string>& weight_keys);
+  int64_t moments() const { return static_cast<int64_t>(added_.size()); }
+
+ private:
+  struct Added {
+    std::string key;
+    int64_t cols, rows;
+    uint64_t offset;
+  };
+  std::filesystem::path file_, data_file_;
+  std::vector<Added> added_;
+  uint64_t data_bytes_ = 0;
+  int fd_ = -1;
+};
 
 /// Reads and checks a file written by write_importance_file; anything else
 /// (not safetensors, another format tag, a tensor that is not a finite,

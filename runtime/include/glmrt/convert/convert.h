@@ -27,6 +27,11 @@ struct ConvertResult {
   int files_written = 0, files_reused = 0;
   uint64_t bytes_written = 0, source_bytes = 0;
   double seconds = 0;
+  QuantMethod method = QuantMethod::rtn;  // as run
+  /// gptq: matrices rounded with error feedback / by rtn (no second
+  /// moments, or too few rows), factors computed and their time.
+  int64_t gptq_matrices = 0, rtn_matrices = 0, gptq_factors = 0;
+  double gptq_factor_seconds = 0;
 };
 
 /// Converts; with options.dry_run only plans (result.plan). Throws

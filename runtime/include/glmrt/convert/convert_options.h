@@ -2,6 +2,7 @@
 #pragma once
 
 #include <glmrt/base/weight_precision.h>
+#include <glmrt/weights/gptq_quantizer.h>
 
 #include <filesystem>
 #include <optional>
@@ -10,6 +11,12 @@
 #include <vector>
 
 namespace glmrt {
+
+/// How integer formats are rounded: `rtn` rounds each value to its group's
+/// scale (the importance-weighted clipping search of group_quantizer.h);
+/// `gptq` also feeds each column's rounding error forward through the
+/// calibration inputs' second moments (gptq_quantizer.h).
+enum class QuantMethod { rtn, gptq };
 
 struct ConvertOptions {
   std::filesystem::path from, to;
@@ -32,6 +39,14 @@ struct ConvertOptions {
   /// Importance statistics weighting the per-group scale search: a file of
   /// `glmrt calibrate` (importance_file.h); matrices it lacks are unweighted.
   std::filesystem::path importance;
+  /// Unset: gptq when the statistics hold second moments, else rtn (with a
+  /// note). gptq needs --importance with second moments.
+  std::optional<QuantMethod> method;
+  double gptq_damping = kGptqDefaultDamping;  // fraction of H's mean diagonal
+  GptqScales gptq_scales = GptqScales::during;
+  /// A matrix whose second moments are over fewer rows than this many times
+  /// its columns (a routed expert few tokens reached) is rounded by rtn.
+  double gptq_min_rows_per_col = 1.0;
   /// Output files of resident tensors are cut at about this size.
   uint64_t max_shard_bytes = 4ull << 30;
 };

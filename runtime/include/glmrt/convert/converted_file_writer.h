@@ -9,6 +9,7 @@
 
 #include <glmrt/convert/conversion_plan.h>
 #include <glmrt/model_files/safetensors.h>
+#include <glmrt/weights/gptq_quantizer.h>
 
 #include <filesystem>
 #include <functional>
@@ -21,13 +22,24 @@ struct ConvertedFileChecksums {
   uint64_t source = 0;  // of the source bytes read (see source_checksum.h)
 };
 
+/// How matrices are rounded, by tensor name.
+struct MatrixRounding {
+  /// Optional [cols] weights for the per-group scale search (empty: none).
+  std::function<std::span<const float>(const std::string&)> importance;
+  /// The error-feedback factor of a matrix's input (nullptr: rounded alone);
+  /// its working set (one [cols, cols] factor, the block's rows in f32) is
+  /// what a matrix adds to the memory above.
+  std::function<const GptqFactor*(const std::string&)> gptq;
+  GptqScales gptq_scales = GptqScales::during;
+};
+
 /// `consumed` is called with the number of source bytes each step used up.
-/// `importance` gives, by tensor name, optional [cols] weights for the
-/// per-group scale search (empty: none).
-ConvertedFileChecksums write_converted_file(
-    const std::filesystem::path& path, const PlannedFile& file,
-    std::span<const ConvertedPart> parts, const TensorDirectory& dir,
-    std::array<int64_t, 2> fp8_block, const std::function<void(uint64_t)>& consumed,
-    const std::function<std::span<const float>(const std::string&)>& importance = {});
+ConvertedFileChecksums write_converted_file(const std::filesystem::path& path,
+                                            const PlannedFile& file,
+                                            std::span<const ConvertedPart> parts,
+                                            const TensorDirectory& dir,
+                                            std::array<int64_t, 2> fp8_block,
+                                            const std::function<void(uint64_t)>& consumed,
+                                            const MatrixRounding& rounding = {});
 
 }  // namespace glmrt

@@ -58,6 +58,11 @@ struct SourceMatrix {
 /// search of group_quantizer.h (weighted by dst.importance when set).
 void encode_row(std::span<const float> values, const MatrixStorage& dst, int64_t r);
 
+/// Packs one row's codes (`codes.size()` = the row's columns, each in the
+/// type's range) into `out` as encode_row lays out GLMRT_I8/I4/I3/I2 values
+/// (a two-level format's group codes follow separately).
+void pack_row_codes(std::span<const int8_t> codes, uint32_t type, std::byte* out);
+
 /// Converts the rows of `src` into rows [dst_first_row, dst_first_row +
 /// src.rows) of `dst`, on the calling thread.
 void convert_rows(const SourceMatrix& src, const MatrixStorage& dst, int64_t dst_first_row = 0);

@@ -1,0 +1,75 @@
+// Accumulates the second-moment matrices H = sum over calibration rows of
+// x x^T that error-compensating rounding (weights/gptq_quantizer.h) needs,
+// one per distinct input of the model's products: matrices that read the
+// same rows share one (second_moment_key), so a layer's q_a, kv_a and
+// indexer wk/weights_proj share the input_layernorm output's, and its dense
+// MLP, shared experts and every routed expert's gate and up share the
+// post_attention_layernorm output's (taken from the dense MLP or the shared
+// experts, which see every token). A routed expert's down_proj gets its own,
+// over the tokens routed to it. Accumulators are f32 [cols, cols]; products
+// wider than `max_cols` get none (their diagonal statistics still apply).
+// Memory is bounded by `budget_bytes`: keys of layers from `first_order` on
+// are taken in layer order until the next would pass the budget; that layer
+// and the later ones are left for the next pass (calibrate.h).
+#pragma once
+
+#include <glmrt/model/activation_observer.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace glmrt {
+
+/// The shared statistic a product's input belongs to.
+struct SecondMomentKey {
+  std::string name;          // "model.layers.3.post_attention_layernorm", or the weight's own name
+  bool source = true;        // this product's rows are the ones accumulated for `name`
+  int layer = -1;            // decoder layer, -1 for lm_head
+  bool routed_down = false;  // a routed expert's down_proj (per expert)
+};
+SecondMomentKey second_moment_key(const MatmulSite& site);
+
+struct SecondMoment {
+  int64_t cols = 0, rows = 0;
+  std::vector<float> sums;  // [cols, cols], symmetric
+};
+
+class SecondMomentCollector : public ActivationObserver {
+ public:
+  /// Layers in the order `order` gives (a pass covers orders [first_order,
+  /// frontier)); routed experts' down_proj of the layers in
+  /// `no_routed_down` (orders) are skipped.
+  SecondMomentCollector(int64_t max_cols, uint64_t budget_bytes, int first_order, int lm_head_order,
+                        std::set<int> no_routed_down);
+  void on_matmul_input(const MatmulSite& site, std::span<const float> rows, int64_t n) override;
+
+  /// The first order the pass did not cover (lm_head_order + 1 when it
+  /// covered every layer).
+  int frontier() const;
+  /// The pass's matrices by key (mirrored to full), emptied.
+  std::map<std::string, SecondMoment> take();
+  /// Every weight seen with the key its input belongs to.
+  std::map<std::string, std::string> weight_keys() const;
+
+ private:
+  int order_of(int layer) const { return layer < 0 ? lm_head_order_ : layer; }
+  struct Accumulator {
+    SecondMoment moment;
+    int order = 0;
+  };
+  int64_t max_cols_;
+  uint64_t budget_, used_ = 0;
+  int first_order_, lm_head_order_, frontier_;
+  std::set<int> no_routed_down_;
+  mutable std::mutex mutex_;  // routed experts run side by side
+  std::map<std::string, std::unique_ptr<Accumulator>> sums_;
+  std::map<std::string, std::string> weight_keys_;
+};
+
+}  // namespace glmrt
