@@ -73,6 +73,22 @@ TEST(Router, GroupScoresUseBiasedScores) {
   EXPECT_EQ(chosen[1].expert, 3);
 }
 
+TEST(Router, DroppedGroupsRankByZeroAsTransformersMasksThem) {
+  // 4 experts, 2 groups of 2, keep 1, top 2. Biased scores: e0 .5 + 1 = 1.5,
+  // e1 .2 - .5 = -.3 (group 0: 1.2); e2 = e3 = .55 (group 1: 1.1). Group 0 is
+  // kept, but transformers fills the dropped group's scores with 0.0, not
+  // -inf, so expert 2 (0.0, the lower id of the tie) beats expert 1 (-.3).
+  const auto logits = logits_for({0.5f, 0.2f, 0.55f, 0.55f});
+  const std::vector<float> bias = {1.f, -0.5f, 0.f, 0.f};
+  RouterParams p{4, 2, 2, 1, true, 1.f};
+  auto chosen = route(logits, bias, p);
+  ASSERT_EQ(chosen.size(), 2u);
+  EXPECT_EQ(chosen[0].expert, 0);
+  EXPECT_EQ(chosen[1].expert, 2);
+  EXPECT_NEAR(chosen[0].weight, 0.5f / 1.05f, 1e-6);  // the plain sigmoid scores, normalised
+  EXPECT_NEAR(chosen[1].weight, 0.55f / 1.05f, 1e-6);
+}
+
 TEST(Router, RejectsInvalidGrouping) {
   std::vector<float> l(6, 0.f), b(6, 0.f);
   EXPECT_THROW(route(l, b, RouterParams{6, 2, 4, 1, true, 1.f}), Error);  // 4 does not divide 6

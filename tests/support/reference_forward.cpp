@@ -200,7 +200,8 @@ Vec ReferenceModel::moe(int layer, const Vec& x, std::vector<int>& chosen_expert
           std::min(result_.min_router_gap,
                    group_score[groups[c_.topk_group - 1]] - group_score[groups[c_.topk_group]]);
     for (int i = c_.topk_group; i < c_.n_group; ++i)
-      for (int e = groups[i] * per_group; e < (groups[i] + 1) * per_group; ++e) choice[e] = -kInf;
+      for (int e = groups[i] * per_group; e < (groups[i] + 1) * per_group; ++e)
+        choice[e] = 0.0;  // transformers' masked_fill(~mask, 0.0)
   }
 
   const std::vector<int> order = descending_order(choice);

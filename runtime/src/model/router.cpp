@@ -10,10 +10,14 @@
 namespace glmrt {
 namespace {
 
-/// Each expert's sigmoid score and the score it is ranked by (+ bias; -inf
-/// outside the kept groups when routing is group-limited).
+/// Each expert's sigmoid score, the score it is ranked by (+ bias), and
+/// whether its group is kept when routing is group-limited. Outside the kept
+/// groups the ranking score is 0, as transformers masks it (masked_fill 0.0,
+/// not -inf): a dropped group's expert still outranks a kept one whose
+/// biased score is negative.
 struct RouterScores {
   std::vector<float> score, choice;
+  std::vector<uint8_t> in_kept_group;
 };
 
 RouterScores router_scores(std::span<const float> logits, std::span<const float> bias,
@@ -26,7 +30,7 @@ RouterScores router_scores(std::span<const float> logits, std::span<const float>
     fail("router: invalid grouping (experts {}, n_group {}, topk_group {}, top_k {})", E, p.n_group,
          p.topk_group, p.top_k);
 
-  RouterScores s{std::vector<float>(E), std::vector<float>(E)};
+  RouterScores s{std::vector<float>(E), std::vector<float>(E), std::vector<uint8_t>(E, 1)};
   for (int e = 0; e < E; ++e) {
     s.score[e] = sigmoid(logits[e]);
     s.choice[e] = s.score[e] + bias[e];
@@ -54,7 +58,10 @@ RouterScores router_scores(std::span<const float> logits, std::span<const float>
     std::vector<bool> keep(p.n_group, false);
     for (int i = 0; i < p.topk_group; ++i) keep[groups[i]] = true;
     for (int e = 0; e < E; ++e)
-      if (!keep[e / per_group]) s.choice[e] = -std::numeric_limits<float>::infinity();
+      if (!keep[e / per_group]) {
+        s.choice[e] = 0.f;
+        s.in_kept_group[e] = 0;
+      }
   }
   return s;
 }
@@ -98,10 +105,10 @@ CacheBiasedChoice route_cache_biased(std::span<const float> logits, std::span<co
     fail("router: cache bias {} (expected a finite number >= 0)", cache_bias);
   const RouterScores s = router_scores(logits, bias, p);
   std::vector<float> biased = s.choice;
-  // Experts outside the kept groups stay at -inf: the bias never crosses the
-  // group limit.
+  // Experts outside the kept groups keep their masked score: the bias never
+  // crosses the group limit.
   for (int e = 0; e < p.n_experts; ++e)
-    if (in_memory[e] && std::isfinite(biased[e])) biased[e] += cache_bias;
+    if (in_memory[e] && s.in_kept_group[e]) biased[e] += cache_bias;
   CacheBiasedChoice c;
   c.chosen = weighted_top_k(biased, s.score, p);
   if (cache_bias > 0.f) {

@@ -24,7 +24,9 @@ struct RoutedExpert {
 
 /// Chooses top_k experts for one position from its router logits [n_experts]:
 /// choice score = sigmoid(logit) + bias; with n_group > 1 only the topk_group
-/// groups with the largest sum of their two best choice scores compete. The
+/// groups with the largest sum of their two best choice scores keep their
+/// choice score, the others' experts rank by 0 (as transformers masks them:
+/// with strongly negative biases a dropped group's expert can win). The
 /// weights are the plain sigmoid values of the chosen, normalised when
 /// norm_topk_prob (+1e-20), times routed_scaling_factor. Order: by choice
 /// score, best first.
