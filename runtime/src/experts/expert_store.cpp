@@ -21,7 +21,7 @@ ExpertStore::ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChann
       io_(io),
       sizes_(sizes),
       capacity_(std::max(1, sizes.cache + sizes.prefetch)),
-      read_ahead_(io, sizes.prefetch, ahead_staging_, stats_),
+      read_ahead_(io, sizes.prefetch, stats_),
       depth_(layouts_.size(), sizes.prefetch, sizes.auto_depth),
       predictions_(layouts_.size()),
       pinned_(io, staging_, budget, layouts_.size()) {
