@@ -12,6 +12,12 @@ constexpr double kKeep = 0.98;
 
 }  // namespace
 
+double busy_while_computing(double busy, double waited, double wall) {
+  const double computing = wall - waited;
+  if (!(computing > 0)) return -1;
+  return std::clamp((busy - waited) / computing, 0.0, 1.0);
+}
+
 ReadAheadCosts read_ahead_costs(const ExpertStoreStats& s, double drive_bytes_per_second) {
   ReadAheadCosts c;
   const uint64_t reads = s.misses + s.prefetch_reads;
