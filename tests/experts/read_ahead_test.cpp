@@ -257,10 +257,16 @@ TEST(ReadAheadCosts, ComeFromTheStoresCounters) {
   s.prefetch_reads_late = 1;
   s.ahead_finished = 2;
   s.ahead_finish_seconds = 0.5;
+  s.displaced_rereads = 3;
   const ReadAheadCosts c = read_ahead_costs(s, 1000);
   EXPECT_DOUBLE_EQ(c.read_seconds, 1.0);  // 1000 bytes per expert at 1000 bytes/s
   EXPECT_DOUBLE_EQ(c.finish_seconds, 0.25);
   EXPECT_DOUBLE_EQ(c.on_time, 0.75);
+  // Per guess read (1 here), not per wasted guess (none: every guess was
+  // used), which would be unbounded and stop reading ahead for good.
+  EXPECT_DOUBLE_EQ(c.displaced, 3.0);
+  s.prefetch_reads = 6;
+  EXPECT_DOUBLE_EQ(read_ahead_costs(s, 1000).displaced, 0.5);
 }
 
 }  // namespace

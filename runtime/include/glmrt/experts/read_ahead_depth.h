@@ -39,7 +39,7 @@ struct ReadAheadCosts {
   double read_seconds = 0;    // the drive's time for one expert: bytes / its throughput while busy
   double finish_seconds = 0;  // checking one read ahead into its slot when it lands
   double on_time = 1;         // of the reads ahead a step used, the share landed when it began
-  double displaced = 0;       // re-reads per wasted read ahead
+  double displaced = 0;       // re-reads of evicted experts per read ahead (charged to wrong ones)
   double drive_busy = 0.5;    // share of the compute time with reads in flight (0.5: not measured)
 };
 
