@@ -10,11 +10,12 @@
 namespace glmrt::io_buffered {
 
 BufferedIo::BufferedIo(const glmrt_host_services& host, IoSettings settings)
-    : PlainFileIo(settings.mirrors),
+    : PlainFileIo(settings.mirrors, settings.cap_credit),
       drop_after_read_(settings.drop_after_read),
       queue_(std::make_unique<io_support::ReadQueue>(
           host, settings.threads > 0 ? settings.threads : std::max(1, host.n_threads),
-          "io-buffered reader", *this, false, settings.max_bytes_per_second)) {}
+          "io-buffered reader", *this, false, settings.max_bytes_per_second, settings.cap_credit)) {
+}
 
 std::string BufferedIo::read_extent(const glmrt_extent& extent, uint64_t,
                                     glmrt_extent_result& result) noexcept {

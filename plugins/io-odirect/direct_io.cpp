@@ -43,9 +43,10 @@ TwinFile::~TwinFile() {
 DirectIo::DirectIo(const glmrt_host_services& host, io_support::IoSettings settings)
     : host_(host),
       mirrors_(std::move(settings.mirrors)),
+      cap_credit_(settings.cap_credit),
       queue_(std::make_unique<io_support::ReadQueue>(host, settings.threads, "io-odirect reader",
-                                                     *this, false, settings.max_bytes_per_second)) {
-}
+                                                     *this, false, settings.max_bytes_per_second,
+                                                     settings.cap_credit)) {}
 
 void DirectIo::warn_fallback(const std::string& file, const std::string& why,
                              size_t more_files) noexcept {
@@ -113,7 +114,7 @@ glmrt_status DirectIo::open_file_set(const char* const* paths, int32_t n_paths,
     }
   }
   copies_ = std::move(copies);
-  router_ = std::make_unique<io_support::CopyRouter>(layout.caps);
+  router_ = std::make_unique<io_support::CopyRouter>(layout.caps, cap_credit_);
   return GLMRT_OK;
 }
 

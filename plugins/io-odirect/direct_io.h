@@ -80,6 +80,7 @@ class DirectIo final : public io_support::QueuedIo<DirectIo> {
 
   const glmrt_host_services& host_;
   std::vector<io_support::MirrorEntry> mirrors_;
+  io_support::ByteRateLimit::Clock::duration cap_credit_;
   std::vector<std::vector<TwinFile>> copies_;  // [copy][file]
   std::unique_ptr<io_support::CopyRouter> router_;
   std::atomic<bool> warned_{false};

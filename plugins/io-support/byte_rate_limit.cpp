@@ -10,7 +10,7 @@ ByteRateLimit::Clock::time_point ByteRateLimit::reserve(uint64_t bytes) {
   const auto cost = std::chrono::duration_cast<Clock::duration>(
       std::chrono::duration<double>(double(bytes) / double(bytes_per_second_)));
   std::lock_guard lock(mutex_);
-  next_ = std::max(next_, now - std::chrono::duration_cast<Clock::duration>(kBurst)) + cost;
+  next_ = std::max(next_, now - credit_) + cost;
   return next_;
 }
 

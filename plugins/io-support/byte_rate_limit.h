@@ -1,8 +1,11 @@
 // The most bytes per second one io plugin instance reads, all its files and
 // reader threads together (`max_bytes_per_second`): a token bucket. Each
 // read reserves its bytes on a shared clock that runs at the cap (with up to
-// kBurst of credit saved while idle) and, once done, waits until the clock
-// has passed them, so the read's own time counts toward the cap. With it N
+// `cap_credit_seconds` of credit saved while idle, kBurst by default) and,
+// once done, waits until the clock has passed them, so the read's own time
+// counts toward the cap. With no credit a read after an idle spell takes its
+// bytes / the cap, as on a drive of that speed; the default credit keeps the
+// average rate when reader threads wake late on a loaded machine. With it N
 // processes on one machine each behave like a machine with a drive of that
 // speed (docs/distributed.md, *Scaling on one machine*).
 #pragma once
@@ -19,7 +22,8 @@ class ByteRateLimit {
   /// Credit an idle limit keeps: a burst of this long at the cap.
   static constexpr std::chrono::milliseconds kBurst{20};
 
-  explicit ByteRateLimit(uint64_t bytes_per_second) : bytes_per_second_(bytes_per_second) {}
+  explicit ByteRateLimit(uint64_t bytes_per_second, Clock::duration credit = kBurst)
+      : bytes_per_second_(bytes_per_second), credit_(credit) {}
   /// Reserves `bytes`; returns when the cap allows them to have been read.
   Clock::time_point reserve(uint64_t bytes);
   /// Sleeps until `due` (a time reserve() returned).
@@ -29,6 +33,7 @@ class ByteRateLimit {
 
  private:
   uint64_t bytes_per_second_;
+  Clock::duration credit_;
   std::mutex mutex_;
   Clock::time_point next_{};  // when the bytes reserved so far are allowed
 };

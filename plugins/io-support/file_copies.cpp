@@ -131,9 +131,10 @@ std::string check_same_file(std::string_view plugin, const std::string& original
   return {};
 }
 
-CopyRouter::CopyRouter(const std::vector<uint64_t>& caps) : copies_(caps.size()) {
+CopyRouter::CopyRouter(const std::vector<uint64_t>& caps, ByteRateLimit::Clock::duration cap_credit)
+    : copies_(caps.size()) {
   for (size_t c = 0; c < caps.size(); ++c)
-    if (caps[c]) copies_[c].cap = std::make_unique<ByteRateLimit>(caps[c]);
+    if (caps[c]) copies_[c].cap = std::make_unique<ByteRateLimit>(caps[c], cap_credit);
 }
 
 size_t CopyRouter::least_busy_locked() const {

@@ -45,7 +45,9 @@ std::string check_same_file(std::string_view plugin, const std::string& original
 /// allows its bytes. Thread-safe: the reader threads share one.
 class CopyRouter {
  public:
-  explicit CopyRouter(const std::vector<uint64_t>& caps);
+  /// `caps`: each copy's (0 = none), each keeping `cap_credit` of credit.
+  explicit CopyRouter(const std::vector<uint64_t>& caps,
+                      ByteRateLimit::Clock::duration cap_credit = ByteRateLimit::kBurst);
 
   /// A read's claim on one copy; its end waits for the copy's cap, then
   /// releases the bytes and counts them.

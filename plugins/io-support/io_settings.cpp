@@ -122,6 +122,17 @@ bool parse_io_settings(const IoSettingsRules& rules, const glmrt_setting* settin
                             value);
         return false;
       }
+    } else if (key == "cap_credit_seconds") {
+      char* end = nullptr;
+      const std::string number(value);
+      const double seconds = std::strtod(number.c_str(), &end);
+      if (number.empty() || end != number.c_str() + number.size() || !(seconds >= 0) ||
+          seconds > 1) {
+        error = bad_setting(rules.plugin, key, "a number of seconds from 0 to 1", value);
+        return false;
+      }
+      out.cap_credit = std::chrono::duration_cast<ByteRateLimit::Clock::duration>(
+          std::chrono::duration<double>(seconds));
     } else if (key == "mirrors") {
       std::string why;
       if (!parse_mirrors(value, out.mirrors, why)) {
@@ -135,8 +146,9 @@ bool parse_io_settings(const IoSettingsRules& rules, const glmrt_setting* settin
     } else {
       error = unknown_setting(rules.plugin, key,
                               rules.takes_drop_after_read
-                                  ? "threads, drop_after_read, max_bytes_per_second, mirrors"
-                                  : "threads, max_bytes_per_second, mirrors");
+                                  ? "threads, drop_after_read, max_bytes_per_second, "
+                                    "cap_credit_seconds, mirrors"
+                                  : "threads, max_bytes_per_second, cap_credit_seconds, mirrors");
       return false;
     }
   }

@@ -2,6 +2,8 @@
 // plugins.io.settings, each plugin with its own bounds and defaults.
 #pragma once
 
+#include "byte_rate_limit.h"
+
 #include <glmrt/plugin/abi.h>
 
 #include <cstddef>
@@ -27,6 +29,10 @@ struct IoSettings {
   /// together (0 = no cap): `max_bytes_per_second`, a count or a size such
   /// as 500MB or 1.5GiB.
   uint64_t max_bytes_per_second = 0;
+  /// The unused rate a cap (that one and each mirror's) keeps as credit
+  /// while idle: `cap_credit_seconds`, 0 to 1 (0: a read after an idle
+  /// spell is paced like any other, as on a real drive).
+  ByteRateLimit::Clock::duration cap_credit = ByteRateLimit::kBurst;
   /// More copies of the model's files, one entry per line (a YAML list in a
   /// profile): `FOLDER` or `FOLDER@RATE`, each read sent to the least busy
   /// copy (file_copies.h).

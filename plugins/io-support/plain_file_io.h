@@ -21,7 +21,9 @@ namespace glmrt::io_support {
 template <typename Self>
 class PlainFileIo : public QueuedIo<Self> {
  protected:
-  explicit PlainFileIo(std::vector<MirrorEntry> mirrors = {}) : mirrors_(std::move(mirrors)) {}
+  explicit PlainFileIo(std::vector<MirrorEntry> mirrors = {},
+                       ByteRateLimit::Clock::duration cap_credit = ByteRateLimit::kBurst)
+      : mirrors_(std::move(mirrors)), cap_credit_(cap_credit) {}
   ~PlainFileIo() = default;
 
   /// File `index` of copy `copy` (0: the set the host opened).
@@ -55,7 +57,7 @@ class PlainFileIo : public QueuedIo<Self> {
       }
     }
     copies_ = std::move(copies);
-    router_ = std::make_unique<CopyRouter>(layout.caps);
+    router_ = std::make_unique<CopyRouter>(layout.caps, cap_credit_);
     return GLMRT_OK;
   }
   /// A hint for the copy a read would go to now.
@@ -65,6 +67,7 @@ class PlainFileIo : public QueuedIo<Self> {
   }
 
   std::vector<MirrorEntry> mirrors_;
+  ByteRateLimit::Clock::duration cap_credit_;
   std::vector<std::vector<OpenFile>> copies_;  // [copy][file]
   std::unique_ptr<CopyRouter> router_;
 };

@@ -6,12 +6,13 @@ namespace glmrt::io_support {
 
 ReadQueue::ReadQueue(const glmrt_host_services& host, int threads, const char* purpose,
                      ExtentReader& reader, bool stop_batch_on_failure,
-                     uint64_t max_bytes_per_second)
+                     uint64_t max_bytes_per_second, ByteRateLimit::Clock::duration cap_credit)
     : host_(host),
       reader_(reader),
       stop_batch_on_failure_(stop_batch_on_failure),
-      rate_limit_(max_bytes_per_second ? std::make_unique<ByteRateLimit>(max_bytes_per_second)
-                                       : nullptr) {
+      rate_limit_(max_bytes_per_second
+                      ? std::make_unique<ByteRateLimit>(max_bytes_per_second, cap_credit)
+                      : nullptr) {
   if (!GLMRT_HOST_HAS_THREADS(&host))
     throw std::runtime_error(
         "the host offers no start_thread service (it is older than ABI 1.1); asynchronous reads "

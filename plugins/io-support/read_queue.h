@@ -41,10 +41,11 @@ class ReadQueue {
   /// std::runtime_error when the host lacks the service or refuses. With
   /// `stop_batch_on_failure`, the extents of a batch queued after one that
   /// failed are not read (result: 0 bytes, GLMRT_ERR_IO).
-  /// `max_bytes_per_second` > 0 caps what the workers read together
-  /// (byte_rate_limit.h).
+  /// `max_bytes_per_second` > 0 caps what the workers read together, with
+  /// `cap_credit` of credit (byte_rate_limit.h).
   ReadQueue(const glmrt_host_services& host, int threads, const char* purpose, ExtentReader& reader,
-            bool stop_batch_on_failure = false, uint64_t max_bytes_per_second = 0);
+            bool stop_batch_on_failure = false, uint64_t max_bytes_per_second = 0,
+            ByteRateLimit::Clock::duration cap_credit = ByteRateLimit::kBurst);
   ReadQueue(const ReadQueue&) = delete;
   ReadQueue& operator=(const ReadQueue&) = delete;
   /// Finishes the extents already queued, then stops and joins the workers.

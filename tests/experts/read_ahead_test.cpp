@@ -9,8 +9,10 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
+#include <thread>
 
 #include "checkpoint_generator.h"
 
@@ -112,6 +114,63 @@ TEST_F(ReadAhead, ExpertsThatNeedConvertingAreReadAheadToo) {
             plain->budget().by_category().at("expert staging"));
 }
 
+// A step's own misses on experts that need converting take free read-ahead
+// staging buffers: read side by side (and before the next layer's guesses),
+// converted on arrival, equal to the ones read one by one through the
+// step's staging buffer, and counted as misses, not as reads ahead.
+TEST_F(ReadAhead, ConvertedMissesAreReadSideBySide) {
+  auto engine = open_read_ahead_engine(scratch_.path(), 2, "2", "int4");
+  ExpertStore& store = engine->experts();
+  const int32_t two[] = {1, 2};
+  const auto held = store.acquire(2, two);
+  EXPECT_EQ(store.stats().misses, 2u);
+  EXPECT_EQ(store.stats().prefetch_reads, 0u);
+  EXPECT_EQ(store.stats().prefetch_bytes, 0u);
+  EXPECT_EQ(store.stats().prefetch_bytes_wasted, 0u);
+  auto plain = open_read_ahead_engine(scratch_.path(), 2, "0", "int4");
+  const auto expected = plain->experts().acquire(2, two);
+  for (size_t k = 0; k < 2; ++k)
+    for (auto matrix : {&Expert::gate, &Expert::up, &Expert::down}) {
+      const glmrt_weight_view& got = held[k].*matrix;
+      const glmrt_weight_view& want = expected[k].*matrix;
+      ASSERT_EQ(got.rows, want.rows);
+      EXPECT_EQ(
+          std::memcmp(got.data, want.data, static_cast<size_t>(got.rows * got.row_stride_bytes)),
+          0);
+    }
+  // Both read-ahead buffers were taken (by the two misses).
+  EXPECT_GT(engine->budget().by_category().at("expert staging"),
+            plain->budget().by_category().at("expert staging"));
+}
+
+// A guess that needs converting waits in its buffer until a step uses it,
+// but the drive is not busy meanwhile: the next reap (each prediction, each
+// step) ends its busy time, so the drive's rate and busy share the
+// read-ahead depth is priced by do not count that wait as reading.
+TEST_F(ReadAhead, ALandedGuessWaitingToBeConvertedLeavesTheDriveIdle) {
+  auto engine = open_read_ahead_engine(scratch_.path(), 2, "2", "int4");
+  ExpertStore& store = engine->experts();
+  const int32_t guess[] = {1, 2}, one[] = {1};
+  store.prefetch(2, guess);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the reads land
+  store.prefetch(2, guess);  // reaps: both are there, their busy time ends
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const auto held = store.acquire(2, one);
+  EXPECT_EQ(store.stats().prefetch_reads_used, 1u);
+  EXPECT_EQ(store.stats().prefetch_reads_late, 0u);
+  // Busy until the reap (the 50 ms: a reap is when the store looks), not
+  // through the 300 ms the guess then waited for its step.
+  EXPECT_LT(store.stats().busy_seconds, 0.25) << "busy until the step converted it";
+}
+
+TEST(ReadAheadCosts, TheBusyShareLeavesOutTheStepsWaits) {
+  EXPECT_DOUBLE_EQ(busy_while_computing(0.3, 0, 1), 0.3);
+  // Half the time waiting (busy), 0.1 s of reads while computing: 0.1 of 0.5.
+  EXPECT_DOUBLE_EQ(busy_while_computing(0.6, 0.5, 1), 0.2);
+  EXPECT_EQ(busy_while_computing(0.5, 0.5, 0.5), -1) << "nothing but waiting";
+  EXPECT_EQ(busy_while_computing(0.2, 0.3, 1), 0) << "clamped";
+}
+
 TEST_F(ReadAhead, PredictionIsMeasuredWithNothingReadAhead) {
   auto engine = open_read_ahead_engine(scratch_.path(), 4, "0");
   Session session(*engine);
@@ -198,10 +257,16 @@ TEST(ReadAheadCosts, ComeFromTheStoresCounters) {
   s.prefetch_reads_late = 1;
   s.ahead_finished = 2;
   s.ahead_finish_seconds = 0.5;
+  s.displaced_rereads = 3;
   const ReadAheadCosts c = read_ahead_costs(s, 1000);
   EXPECT_DOUBLE_EQ(c.read_seconds, 1.0);  // 1000 bytes per expert at 1000 bytes/s
   EXPECT_DOUBLE_EQ(c.finish_seconds, 0.25);
   EXPECT_DOUBLE_EQ(c.on_time, 0.75);
+  // Per guess read (1 here), not per wasted guess (none: every guess was
+  // used), which would be unbounded and stop reading ahead for good.
+  EXPECT_DOUBLE_EQ(c.displaced, 3.0);
+  s.prefetch_reads = 6;
+  EXPECT_DOUBLE_EQ(read_ahead_costs(s, 1000).displaced, 0.5);
 }
 
 }  // namespace

@@ -129,20 +129,30 @@ TEST(IoSettings, EachPluginTakesItsOwnKeysAndBounds) {
   EXPECT_FALSE(parse_io_settings(direct, drop, 1, out, error));
   EXPECT_EQ(error,
             "io-odirect: unknown setting `drop_after_read` (valid settings: threads, "
-            "max_bytes_per_second, mirrors)");
+            "max_bytes_per_second, cap_credit_seconds, mirrors)");
   const glmrt_setting typo[] = {{"thread", "2"}};
   EXPECT_FALSE(parse_io_settings(buffered, typo, 1, out, error));
   EXPECT_EQ(error,
             "io-buffered: unknown setting `thread` (valid settings: threads, drop_after_read, "
-            "max_bytes_per_second, mirrors)");
+            "max_bytes_per_second, cap_credit_seconds, mirrors)");
+  EXPECT_EQ(out.cap_credit, io_support::ByteRateLimit::kBurst) << "the default credit";
+  const glmrt_setting no_credit[] = {{"cap_credit_seconds", "0"}};
+  ASSERT_TRUE(parse_io_settings(direct, no_credit, 1, out, error)) << error;
+  EXPECT_EQ(out.cap_credit.count(), 0);
+  const glmrt_setting half[] = {{"cap_credit_seconds", "0.5"}};
+  ASSERT_TRUE(parse_io_settings(direct, half, 1, out, error)) << error;
+  EXPECT_EQ(out.cap_credit, std::chrono::milliseconds(500));
   const glmrt_setting maybe[] = {{"drop_after_read", "maybe"}};
   EXPECT_FALSE(parse_io_settings(buffered, maybe, 1, out, error));
   EXPECT_EQ(error, "io-buffered: setting `drop_after_read` expects true or false, found `maybe`");
 
   // max_bytes_per_second, the read cap both plugins take: a count or a size.
-  for (const auto& [text, bytes] : std::vector<std::pair<const char*, uint64_t>>{
-           {"1", 1}, {"250000000", 250000000}, {"200MB", 200000000}, {"1.5GiB", 1610612736},
-           {"64KiB", 65536}}) {
+  for (const auto& [text, bytes] :
+       std::vector<std::pair<const char*, uint64_t>>{{"1", 1},
+                                                     {"250000000", 250000000},
+                                                     {"200MB", 200000000},
+                                                     {"1.5GiB", 1610612736},
+                                                     {"64KiB", 65536}}) {
     const glmrt_setting cap[] = {{"max_bytes_per_second", text}};
     ASSERT_TRUE(parse_io_settings(direct, cap, 1, out, error)) << text << ": " << error;
     EXPECT_EQ(out.max_bytes_per_second, bytes) << text;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <limits>
+#include <utility>
 
 namespace glmrt {
 namespace {
@@ -83,6 +84,8 @@ void ExpertLayerPool::reset(int slot) {
   s.ahead_bytes = 0;
   if (s.staged >= 0) ahead_staging_.release(s.staged);  // its read has landed or was waited for
   s.staged = -1;
+  s.settled = false;
+  s.settled_failure.reset();
 }
 
 int ExpertLayerPool::claimed(int slot) {
@@ -155,7 +158,7 @@ void ExpertLayerPool::start_read(int slot, bool read_ahead) {
   }
 }
 
-void ExpertLayerPool::start_staged_read(int slot, int buffer) {
+void ExpertLayerPool::start_staged_read(int slot, int buffer, bool read_ahead) {
   const ExpertSlotPlan& plan = plans_[static_cast<size_t>(pool_.expert_in(slot))];
   std::byte* base = ahead_staging_.data(buffer);
   std::vector<PlannedRead> reads;
@@ -164,16 +167,37 @@ void ExpertLayerPool::start_staged_read(int slot, int buffer) {
   Slot& s = slots_[static_cast<size_t>(slot)];
   s.ticket = io_.submit(reads);
   s.state = State::loading;
-  s.read_ahead = true;
+  s.read_ahead = read_ahead;
   s.staged = buffer;
+  s.settled = false;
   s.ahead_bytes = 0;
+  if (!read_ahead) return;
   for (const SlotRead& r : plan.reads) s.ahead_bytes += r.span.expected;
   stats_.prefetch_bytes += s.ahead_bytes;
 }
 
+bool ExpertLayerPool::staging_free() {
+  if (ahead_staging_.has_free()) return true;
+  // Every buffer holds a read: one that has landed and no step has used is
+  // dropped (a wrong guess, never converted), which frees its buffer.
+  for (ExpertLayerPool* owner : ahead_staging_.owners())
+    if (owner->drop_landed_staged_guess()) return true;
+  return false;
+}
+
+int ExpertLayerPool::take_staging(int slot) {
+  if (!staging_free()) return -1;
+  return ahead_staging_.take(*this, slot);
+}
+
 std::optional<ReadFailure> ExpertLayerPool::wait(int slot) {
+  Slot& s = slots_[static_cast<size_t>(slot)];
+  if (s.settled) {
+    s.settled = false;
+    return std::exchange(s.settled_failure, std::nullopt);
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  std::optional<ReadFailure> failure = io_.wait(slots_[static_cast<size_t>(slot)].ticket);
+  std::optional<ReadFailure> failure = io_.wait(s.ticket);
   stats_.wait_seconds += seconds_since(t0);
   return failure;
 }
@@ -223,10 +247,17 @@ void ExpertLayerPool::drop(int slot) {
 void ExpertLayerPool::reap() {
   for (int slot = 0; slot < pool_.allocated(); ++slot) {
     Slot& s = slots_[static_cast<size_t>(slot)];
-    // A guess that needs converting waits for a step to use it: a wrong one
-    // is never converted (drop_landed_staged_guess frees its buffer).
-    if (s.state != State::loading || !s.read_ahead || s.staged >= 0 || !io_.poll(s.ticket))
+    if (s.state != State::loading || !s.read_ahead || s.settled || !io_.poll(s.ticket)) continue;
+    if (s.staged >= 0) {
+      // A guess that needs converting waits for a step to use it (a wrong
+      // one is never converted: drop_landed_staged_guess frees its buffer),
+      // but its read is over: settling it ends the drive's busy time now,
+      // not when a step gets to it (the busy share and the drive's rate
+      // that reading ahead is priced by would count that wait as reading).
+      s.settled_failure = io_.wait(s.ticket);
+      s.settled = true;
       continue;
+    }
     if (wait(slot)) {
       drop(slot);  // a failed guess: the step reads it again if it needs it
       continue;
@@ -247,7 +278,7 @@ bool ExpertLayerPool::drop_landed_staged_guess() {
   for (int slot = 0; slot < pool_.allocated(); ++slot) {
     Slot& s = slots_[static_cast<size_t>(slot)];
     if (s.staged < 0 || s.state != State::loading || !s.read_ahead || wanted_in(slot) ||
-        predicted(pool_.expert_in(slot)) || !io_.poll(s.ticket))
+        predicted(pool_.expert_in(slot)) || !landed(slot))
       continue;
     if (!wait(slot)) count_read(pool_.expert_in(slot));
     drop(slot);  // unused so far: its read is wasted, its buffer free

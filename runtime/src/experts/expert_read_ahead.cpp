@@ -18,7 +18,7 @@ void ExpertReadAhead::prefetch(ExpertLayerPool& pool, std::span<const int32_t> i
     if (issued >= slots_per_layer_) break;
     if (id < 0 || id >= pool.n_experts() || pool.slot_of(id) >= 0) continue;
     const ExpertSlotPlan& plan = pool.plan(id);
-    if (!io_.asynchronous() || (!plan.direct && !staging_free())) {
+    if (!io_.asynchronous() || (!plan.direct && !pool.staging_free())) {
       // Cannot be read ahead into a slot (a 1.0 plugin reads only when
       // asked; every read-ahead staging buffer is busy): let the plugin warm
       // its cache.
@@ -38,26 +38,17 @@ void ExpertReadAhead::prefetch(ExpertLayerPool& pool, std::span<const int32_t> i
     } else {
       // Converted when a step first uses it (ExpertLayerPool::finish), on
       // the thread that runs the model.
-      const int taken = staging_.take(pool, slot);
+      const int taken = pool.take_staging(slot);
       if (taken < 0) {
         pool.drop(slot);
         break;
       }
-      pool.start_staged_read(slot, taken);
+      pool.start_staged_read(slot, taken, /*read_ahead=*/true);
     }
     ++issued;
     ++stats_.prefetch_reads;
   }
   if (!hints.empty()) io_.hint(hints);
-}
-
-bool ExpertReadAhead::staging_free() {
-  if (staging_.has_free()) return true;
-  // Every buffer holds a read ahead: one that has landed and no step has
-  // used is dropped (a wrong guess, never converted), which frees its buffer.
-  for (ExpertLayerPool* owner : staging_.owners())
-    if (owner->drop_landed_staged_guess()) return true;
-  return false;
 }
 
 }  // namespace glmrt

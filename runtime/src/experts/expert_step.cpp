@@ -136,15 +136,27 @@ void ExpertStep::drop(int slot) {
 void ExpertStep::submit_more() {
   for (auto it = todo_.begin(); it != todo_.end();) {
     const size_t k = *it;
-    if (!pool_.plan(ids_[k]).direct) {
-      ++it;  // through the staging buffer, one at a time: convert_next()
+    const bool direct = pool_.plan(ids_[k]).direct;
+    // One that needs converting is read into a free read-ahead staging
+    // buffer and converted when it lands, so a step's misses are read side
+    // by side and queued before the next layer's reads ahead (which run()
+    // submits after this); without a free buffer it goes through the
+    // staging buffer, one at a time: convert_next().
+    if (!direct && !pool_.staging_free()) {
+      ++it;
       continue;
     }
     const int slot = pool_.claim_for_step(ids_[k]);
     if (slot < 0) break;
     pin(k, slot);
     filled_.push_back(slot);
-    pool_.start_read(slot, /*read_ahead=*/false);
+    if (direct) {
+      pool_.start_read(slot, /*read_ahead=*/false);
+    } else {
+      const int buffer = pool_.take_staging(slot);
+      if (buffer < 0) fail("expert store: layer {}: a free staging buffer went missing", layer_);
+      pool_.start_staged_read(slot, buffer, /*read_ahead=*/false);
+    }
     loading_.push_back(k);
     it = todo_.erase(it);
   }

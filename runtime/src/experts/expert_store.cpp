@@ -21,7 +21,7 @@ ExpertStore::ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChann
       io_(io),
       sizes_(sizes),
       capacity_(std::max(1, sizes.cache + sizes.prefetch)),
-      read_ahead_(io, sizes.prefetch, ahead_staging_, stats_),
+      read_ahead_(io, sizes.prefetch, stats_),
       depth_(layouts_.size(), sizes.prefetch, sizes.auto_depth),
       predictions_(layouts_.size()),
       pinned_(io, staging_, budget, layouts_.size()) {
@@ -155,14 +155,18 @@ ReadAheadCosts ExpertStore::measured_costs() {
     const double wall = std::chrono::duration<double>(now - drive_sampled_at_).count();
     // A few milliseconds at least, so one sample is not all noise.
     if (wall >= 0.005) {
-      const double share = std::clamp((drive.busy_seconds - drive_busy_at_) / wall, 0.0, 1.0);
-      drive_busy_share_ = drive_busy_share_ < 0 ? share : 0.9 * drive_busy_share_ + 0.1 * share;
+      const double share = busy_while_computing(drive.busy_seconds - drive_busy_at_,
+                                                stats_.wait_seconds - drive_waited_at_, wall);
+      if (share >= 0)
+        drive_busy_share_ = drive_busy_share_ < 0 ? share : 0.9 * drive_busy_share_ + 0.1 * share;
       drive_sampled_at_ = now;
       drive_busy_at_ = drive.busy_seconds;
+      drive_waited_at_ = stats_.wait_seconds;
     }
   } else {
     drive_sampled_at_ = now;
     drive_busy_at_ = drive.busy_seconds;
+    drive_waited_at_ = stats_.wait_seconds;
   }
   ReadAheadCosts costs = read_ahead_costs(
       stats_, drive.busy_seconds > 0 ? static_cast<double>(drive.bytes) / drive.busy_seconds : 0.0);

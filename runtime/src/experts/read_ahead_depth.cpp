@@ -12,6 +12,12 @@ constexpr double kKeep = 0.98;
 
 }  // namespace
 
+double busy_while_computing(double busy, double waited, double wall) {
+  const double computing = wall - waited;
+  if (!(computing > 0)) return -1;
+  return std::clamp((busy - waited) / computing, 0.0, 1.0);
+}
+
 ReadAheadCosts read_ahead_costs(const ExpertStoreStats& s, double drive_bytes_per_second) {
   ReadAheadCosts c;
   const uint64_t reads = s.misses + s.prefetch_reads;
@@ -23,9 +29,14 @@ ReadAheadCosts read_ahead_costs(const ExpertStoreStats& s, double drive_bytes_pe
   if (s.prefetch_reads_used > 0)
     c.on_time = 1.0 - static_cast<double>(s.prefetch_reads_late) /
                           static_cast<double>(s.prefetch_reads_used);
-  const uint64_t wasted = s.prefetch_reads - std::min(s.prefetch_reads, s.prefetch_reads_used);
-  if (wasted > 0)
-    c.displaced = static_cast<double>(s.displaced_rereads) / static_cast<double>(wasted);
+  // Re-reads per guess read, right or wrong: any guess takes a slot, and the
+  // counter cannot tell whose eviction a re-read came from. A right guess's
+  // eviction is a wash (its step's miss would have taken a slot too), so
+  // charging this to the wrong ones alone, at their rate, is what they cost.
+  // (Per wasted guess it grew without bound once the guesses read were all
+  // right, and kept a layer at depth 0: re-reads stay, wasted guesses stop.)
+  if (s.prefetch_reads > 0)
+    c.displaced = static_cast<double>(s.displaced_rereads) / static_cast<double>(s.prefetch_reads);
   return c;
 }
 

@@ -33,7 +33,11 @@ class ExpertLayerPool {
     uint64_t last_use = 0;     // when a step last used the expert (the pool's use clock; 0: never)
     int staged = -1;           // the read-ahead staging buffer a read to convert lands in
     IoTicket ticket;           // while loading
-    Expert expert;             // when ready
+    // A staged read that reap() saw land and waited for (so the drive is not
+    // counted busy while it waits to be converted), and how it ended.
+    bool settled = false;
+    std::optional<ReadFailure> settled_failure;
+    Expert expert;  // when ready
   };
 
   /// Plans the reads of layer `layer`'s experts (`layouts`, which must
@@ -97,12 +101,21 @@ class ExpertLayerPool {
   int claim_guess(int32_t id);
   /// Submits the reads of the expert `slot` was claimed for straight into it.
   void start_read(int slot, bool read_ahead);
-  /// Reads ahead the expert `slot` was claimed for, which needs converting,
-  /// into read-ahead staging buffer `buffer` (taken for this slot); finish()
-  /// converts it into the slot and frees the buffer.
-  void start_staged_read(int slot, int buffer);
+  /// Reads the expert `slot` was claimed for, which needs converting, into
+  /// read-ahead staging buffer `buffer` (taken for this slot): a read ahead,
+  /// or a step's miss; finish() converts it into the slot and frees the buffer.
+  void start_staged_read(int slot, int buffer, bool read_ahead);
+  /// A read-ahead staging buffer for the expert in `slot`, or -1 when every
+  /// one holds a read some step may still use (a landed guess that nothing
+  /// wants is dropped to free one, in any layer).
+  int take_staging(int slot);
+  /// Whether take_staging() would find a buffer (dropping such a guess).
+  bool staging_free();
   /// Whether the slot's read has completed (waiting will not block).
-  bool landed(int slot) { return io_.poll(slots_[static_cast<size_t>(slot)].ticket); }
+  bool landed(int slot) {
+    Slot& s = slots_[static_cast<size_t>(slot)];
+    return s.settled || io_.poll(s.ticket);
+  }
   /// Waits for the slot's read; nothing on success.
   std::optional<ReadFailure> wait(int slot);
   /// Completes a read into `slot` (or into its staging buffer: converted

@@ -21,10 +21,10 @@ class ExpertReadAhead {
  public:
   /// Reads up to `slots_per_layer` experts ahead per call (0: none); counts
   /// go to `stats`.
-  /// Experts that need converting are read into `staging`'s buffers.
-  ExpertReadAhead(IoChannel& io, int slots_per_layer, ReadAheadStaging& staging,
-                  ExpertStoreStats& stats)
-      : io_(io), slots_per_layer_(slots_per_layer), staging_(staging), stats_(stats) {}
+  /// Experts that need converting are read into the pools' read-ahead
+  /// staging buffers (ExpertLayerPool::take_staging).
+  ExpertReadAhead(IoChannel& io, int slots_per_layer, ExpertStoreStats& stats)
+      : io_(io), slots_per_layer_(slots_per_layer), stats_(stats) {}
 
   /// The experts `ids` of `pool`'s layer (most likely first, those the
   /// depth chose) will probably be needed by its next step: reads ahead the
@@ -32,12 +32,8 @@ class ExpertReadAhead {
   void prefetch(ExpertLayerPool& pool, std::span<const int32_t> ids);
 
  private:
-  /// Whether a staging buffer is free (reaping the pools that hold landed ones).
-  bool staging_free();
-
   IoChannel& io_;
   int slots_per_layer_;
-  ReadAheadStaging& staging_;
   ExpertStoreStats& stats_;
 };
 

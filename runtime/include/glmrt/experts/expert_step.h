@@ -78,8 +78,9 @@ class ExpertStep {
   /// Hands every landed expert not yet used to `use`, then frees what it
   /// can for more misses; the number used.
   size_t use_ready(const UseExperts& use);
-  /// Gives every miss that can be read straight into a slot one, in
-  /// ascending order, as long as slots are free.
+  /// Gives every miss that can be read straight into a slot, or into a free
+  /// read-ahead staging buffer, a slot, in ascending order, as long as slots
+  /// are free.
   void submit_more();
   /// The position in loading_ of a read that has landed, or of the oldest.
   size_t next_arrival();

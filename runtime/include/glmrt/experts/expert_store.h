@@ -149,6 +149,7 @@ class ExpertStore {
   double drive_busy_share_ = -1;
   std::chrono::steady_clock::time_point drive_sampled_at_;
   double drive_busy_at_ = 0;
+  double drive_waited_at_ = 0;  // the steps' waits on reads at that sample
   /// The costs the read-ahead depth weighs now (updates the busy share).
   ReadAheadCosts measured_costs();
   PinnedExperts pinned_;

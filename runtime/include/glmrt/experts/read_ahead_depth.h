@@ -9,7 +9,10 @@
 // time checking a read ahead into its slot on arrival takes (one that needs
 // converting is converted only when a step uses it, so a wrong one costs no
 // conversion), and the share
-// of the time the drive is busy. A read ahead lands on an idle drive (the
+// of the time the model computes that the drive is busy (time a step waits
+// on a read is left out: the drive is busy then by definition, but a read
+// ahead is issued while a step computes, so that wait says nothing about the
+// drive it meets). A read ahead lands on an idle drive (the
 // step computes) or a busy one (other reads are in flight): on an idle one a
 // right guess saves the step that read and a wrong one costs nothing but its
 // bytes; on a busy one a right guess saves nothing (the read was coming
@@ -36,9 +39,14 @@ struct ReadAheadCosts {
   double read_seconds = 0;    // the drive's time for one expert: bytes / its throughput while busy
   double finish_seconds = 0;  // checking one read ahead into its slot when it lands
   double on_time = 1;         // of the reads ahead a step used, the share landed when it began
-  double displaced = 0;       // re-reads per wasted read ahead
-  double drive_busy = 0.5;    // share of the wall time with reads in flight (0.5: not measured)
+  double displaced = 0;       // re-reads of evicted experts per read ahead (charged to wrong ones)
+  double drive_busy = 0.5;    // share of the compute time with reads in flight (0.5: not measured)
 };
+
+/// The share of the time the model computed (`wall` less the `waited` on
+/// reads) that reads were in flight (`busy` of `wall`, which includes the
+/// waits), 0 to 1; -1 when the model did nothing but wait.
+double busy_while_computing(double busy, double waited, double wall);
 
 /// The costs as `stats` measured them, with the drive reading
 /// `drive_bytes_per_second` while busy (0: not measured yet; neutral

@@ -7,7 +7,9 @@
 // over the compute team), never by an io plugin's reader threads, which the
 // plugin owns. A guess no step used is never converted: when a buffer is
 // needed, a landed one no step wants is dropped. The buffer is free again as
-// soon as the conversion is done or the guess dropped.
+// soon as the conversion is done or the guess dropped. A step's own misses
+// take a free one too (expert_step.h): read side by side and ahead of the
+// next layer's guesses, instead of one by one through the staging buffer.
 //
 // As many buffers as a layer has read-ahead slots, allocated when first
 // taken, charged to the budget under "expert staging" (the memory plan
