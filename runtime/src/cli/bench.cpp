@@ -63,7 +63,7 @@ std::vector<int32_t> default_prompt(const fs::path& model) {
 int bench_command(const Args& args, const Ranks& ranks) {
   po::options_description options(
       "glmrt bench [--model DIR] [--profile A.yaml --profile B.yaml ...] [--evict] [--warmup] "
-      "[--reps N] [--json]\n"
+      "[--limits] [--reps N] [--json]\n"
       "Runs the same prompt under each profile (alternating, repeated) and prints them side by\n"
       "side. Defaults: configs/reference.yaml against configs/nvme.yaml on\n"
       "tests/fixtures/glm_tiny");
@@ -79,7 +79,12 @@ int bench_command(const Args& args, const Ranks& ranks) {
       "warmup",
       "generate once, untimed, before the timed run in the same process (a warm start: "
       "with a cache that holds them, every expert the run needs is in RAM)")(
-      "reps", po::value(&reps), "repetitions of each profile (default 3)")(
+      "limits",
+      "before each run, measure the drive (raw O_DIRECT reads of the model's largest file) and "
+      "memory (reads of a 4 GiB buffer with the profile's threads), and report decode against "
+      "the limits they set: the drive's GB/s over the expert bytes a step gets from it, "
+      "memory's over the bytes a step reads")("reps", po::value(&reps),
+                                              "repetitions of each profile (default 3)")(
       "prompt-ids", po::value(&prompt_ids),
       "prompt token ids, comma-separated (default: 8 ids spread over the vocabulary)")(
       "new-tokens,n", po::value(&new_tokens), "tokens to generate, greedily (default 32)")(
@@ -107,6 +112,7 @@ int bench_command(const Args& args, const Ranks& ranks) {
   setup.reps = reps;
   setup.evict = vm->count("evict") > 0;
   setup.warmup = vm->count("warmup") > 0;
+  setup.limits = vm->count("limits") > 0;
   setup.ranks = ranks.count();
 
   const int total = reps * static_cast<int>(profiles.size());
@@ -119,7 +125,7 @@ int bench_command(const Args& args, const Ranks& ranks) {
       const fs::path model =
           model_dir.empty() && profiles[p].model ? fs::path(*profiles[p].model) : setup.model;
       series[p].runs.push_back(run_bench_once(profiles[p], model, setup.prompt, new_tokens,
-                                              {setup.evict, setup.warmup}, ranks));
+                                              {setup.evict, setup.warmup, setup.limits}, ranks));
     }
   }
   if (vm->count("json"))

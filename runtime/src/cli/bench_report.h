@@ -23,7 +23,8 @@ struct BenchSetup {
   int reps = 0;
   bool evict = false;
   bool warmup = false;
-  int ranks = 1;  // processes that ran (mpirun -n N)
+  bool limits = false;  // the drive and DRAM limits measured before each run
+  int ranks = 1;        // processes that ran (mpirun -n N)
 };
 
 void print_bench_table(std::FILE* out, const BenchSetup& setup,
