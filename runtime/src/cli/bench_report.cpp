@@ -243,15 +243,12 @@ void print_bench_json(std::FILE* out, const BenchSetup& setup,
                         {"median", median},
                         {"runs", runs}});
   }
-  const nlohmann::json doc = {{"model", setup.model.string()},
-                              {"prompt", setup.prompt},
-                              {"new_tokens", setup.new_tokens},
-                              {"reps", setup.reps},
-                              {"evict", setup.evict},
-                              {"warmup", setup.warmup},
-                              {"limits", setup.limits},
-                              {"ranks", setup.ranks},
-                              {"profiles", profiles}};
+  const nlohmann::json doc = {
+      {"model", setup.model.string()},  {"prompt", setup.prompt},
+      {"new_tokens", setup.new_tokens}, {"reps", setup.reps},
+      {"evict", setup.evict},           {"warmup", setup.warmup},
+      {"limits", setup.limits},         {"limits_memory_bytes", setup.memory_read_bytes},
+      {"ranks", setup.ranks},           {"profiles", profiles}};
   fmt::print(out, "{}\n", doc.dump());
   std::fflush(out);
 }

@@ -24,7 +24,8 @@ struct BenchSetup {
   bool evict = false;
   bool warmup = false;
   bool limits = false;  // the drive and DRAM limits measured before each run
-  int ranks = 1;        // processes that ran (mpirun -n N)
+  uint64_t memory_read_bytes = uint64_t{4} << 30;  // --limits-memory
+  int ranks = 1;                                   // processes that ran (mpirun -n N)
 };
 
 void print_bench_table(std::FILE* out, const BenchSetup& setup,

@@ -21,10 +21,9 @@
 namespace glmrt::cli {
 namespace {
 
-// What `--limits` reads: 2 GiB of the drive (seconds at NVMe speeds, enough
-// to pass its caches) and a 4 GiB buffer of memory (far beyond any cache).
+// What `--limits` reads of the drive: 2 GiB (a second or so at NVMe speeds,
+// enough to pass the drive's own cache).
 constexpr uint64_t kDriveReadBytes = uint64_t{2} << 30;
-constexpr uint64_t kMemoryReadBytes = uint64_t{4} << 30;
 
 void evict_model(const std::filesystem::path& model) {
   for (const auto& entry : std::filesystem::directory_iterator(model)) {
@@ -126,7 +125,7 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
   if (start.limits) {
     run.drive_gb_per_second = measure_drive_read_gb_per_second(model, kDriveReadBytes);
     run.memory_gb_per_second =
-        measure_memory_read_gb_per_second(kMemoryReadBytes, effective_threads(profile));
+        measure_memory_read_gb_per_second(start.memory_read_bytes, effective_threads(profile));
   }
   if (start.evict) evict_model(model);
   reset_peak_rss();

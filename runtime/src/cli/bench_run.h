@@ -88,6 +88,7 @@ struct BenchStart {
   bool evict = false;   // the model's files leave the page cache first
   bool warmup = false;  // one untimed generation first, in the same engine
   bool limits = false;  // measure the drive and memory speeds first (machine_speeds.h)
+  uint64_t memory_read_bytes = uint64_t{4} << 30;  // the buffer the memory speed reads
 };
 
 /// Loads `model` under `profile` (timed), prefills `prompt` and decodes
