@@ -3,7 +3,6 @@
 #include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/huge_pages.h>
-#include <glmrt/base/page_cache.h>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -67,8 +66,8 @@ double measure_drive_read_gb_per_second(const fs::path& model_dir, uint64_t max_
     fail("bench --limits: {} is smaller than one O_DIRECT block ({} bytes)", file.string(),
          kDirectAlignment);
   const uint64_t total = std::max(chunk, std::min(max_bytes, size) / chunk * chunk);
-  if (std::string problem = evict_from_page_cache(file); !problem.empty())
-    fail("bench --limits: {}", problem);
+  // No eviction: O_DIRECT reads come from the drive whatever the page cache
+  // holds, and a warm run's cached pages must stay where they are.
   FileDescriptor descriptor{::open(file.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC)};
   if (descriptor.fd < 0)
     fail(

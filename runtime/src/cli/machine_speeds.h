@@ -11,9 +11,9 @@ namespace glmrt::cli {
 
 /// Sequential 64 MiB O_DIRECT reads (smaller for a smaller file) into a
 /// 2 MiB-aligned huge-page buffer from the largest file in `model_dir`, at
-/// most `max_bytes` of it, after dropping the file from the page cache: the
-/// most the drive gives, in GB/s. Throws naming the file when it cannot be
-/// read with O_DIRECT.
+/// most `max_bytes` of it: the most the drive gives, in GB/s. O_DIRECT skips
+/// the page cache, so what it holds neither speeds the reads up nor is
+/// dropped. Throws naming the file when it cannot be read with O_DIRECT.
 double measure_drive_read_gb_per_second(const std::filesystem::path& model_dir, uint64_t max_bytes);
 
 /// `threads` threads each streaming a disjoint slice of a `bytes` buffer
