@@ -1,4 +1,4 @@
-// y = x . W^T through each kernels plugin at GLM-5's real shapes, for
+// y = x . W^T through each kernels plugin at GLM-5's and DeepSeek-V3's real shapes, for
 // S in {1, 4, 16} and every weight format, next to two baselines measured in
 // the same run with the same thread count:
 //   baseline/memory_read   streaming read of 1 GiB (>> last-level cache)
@@ -42,11 +42,24 @@ struct Shape {
   bool expert;  // routed-expert shapes: the bandwidth targets
 };
 
+// GLM-5's, then DeepSeek-V3's (ds_*: hidden 7168, 128 heads, q LoRA 1536) where
+// they differ, so a shape one model kind has can be compared with the other's.
 constexpr Shape kShapes[] = {
-    {"expert_gate_up", 2048, 6144, true}, {"expert_down", 6144, 2048, true},
-    {"q_a", 2048, 6144, false},           {"q_b", 16384, 2048, false},
-    {"kv_a", 576, 6144, false},           {"kv_b", 28672, 512, false},
-    {"o_proj", 6144, 16384, false},       {"lm_head_slice", 16384, 6144, false},
+    {"expert_gate_up", 2048, 6144, true},
+    {"expert_down", 6144, 2048, true},
+    {"q_a", 2048, 6144, false},
+    {"q_b", 16384, 2048, false},
+    {"kv_a", 576, 6144, false},
+    {"kv_b", 28672, 512, false},
+    {"o_proj", 6144, 16384, false},
+    {"lm_head_slice", 16384, 6144, false},
+    {"ds_expert_gate_up", 2048, 7168, true},
+    {"ds_expert_down", 7168, 2048, true},
+    {"ds_q_a", 1536, 7168, false},
+    {"ds_q_b", 24576, 1536, false},
+    {"ds_kv_a", 576, 7168, false},
+    {"ds_o_proj", 7168, 16384, false},
+    {"ds_lm_head_slice", 16384, 7168, false},
 };
 constexpr int64_t kBatchSizes[] = {1, 4, 16};
 constexpr size_t kReadBufferBytes = 1ull << 30;

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "options.h"
 
+#include <glmrt/base/byte_size.h>
 #include <glmrt/base/error.h>
 #include <glmrt/model_files/model_config.h>
 
@@ -63,12 +64,12 @@ std::vector<int32_t> default_prompt(const fs::path& model) {
 int bench_command(const Args& args, const Ranks& ranks) {
   po::options_description options(
       "glmrt bench [--model DIR] [--profile A.yaml --profile B.yaml ...] [--evict] [--warmup] "
-      "[--reps N] [--json]\n"
+      "[--limits [--limits-memory SIZE]] [--reps N] [--json]\n"
       "Runs the same prompt under each profile (alternating, repeated) and prints them side by\n"
       "side. Defaults: configs/reference.yaml against configs/nvme.yaml on\n"
       "tests/fixtures/glm_tiny");
   std::vector<std::string> profile_paths;
-  std::string model_dir, prompt_ids;
+  std::string model_dir, prompt_ids, limits_memory = "4GiB";
   int reps = 3, new_tokens = 32;
   options.add_options()("help,h", "show this help")(
       "model", po::value(&model_dir),
@@ -79,6 +80,13 @@ int bench_command(const Args& args, const Ranks& ranks) {
       "warmup",
       "generate once, untimed, before the timed run in the same process (a warm start: "
       "with a cache that holds them, every expert the run needs is in RAM)")(
+      "limits",
+      "before each run, measure the drive (raw O_DIRECT reads of the model's largest file) and "
+      "memory (reads of a --limits-memory buffer with the profile's threads), and report decode "
+      "against the limits they set: the drive's GB/s over the expert bytes a step gets from "
+      "it, memory's over the bytes a step reads")(
+      "limits-memory", po::value(&limits_memory),
+      "the buffer --limits reads memory speed from (default 4GiB: far beyond any cache)")(
       "reps", po::value(&reps), "repetitions of each profile (default 3)")(
       "prompt-ids", po::value(&prompt_ids),
       "prompt token ids, comma-separated (default: 8 ids spread over the vocabulary)")(
@@ -107,6 +115,15 @@ int bench_command(const Args& args, const Ranks& ranks) {
   setup.reps = reps;
   setup.evict = vm->count("evict") > 0;
   setup.warmup = vm->count("warmup") > 0;
+  setup.limits = vm->count("limits") > 0;
+  try {
+    setup.memory_read_bytes = parse_byte_size(limits_memory);
+  } catch (const std::exception& e) {
+    fail("bench: --limits-memory: {}", e.what());
+  }
+  if (setup.memory_read_bytes < (uint64_t{1} << 20))
+    fail("bench: --limits-memory: {} is under 1 MiB: the read would stay in the caches",
+         limits_memory);
   setup.ranks = ranks.count();
 
   const int total = reps * static_cast<int>(profiles.size());
@@ -118,8 +135,9 @@ int bench_command(const Args& args, const Ranks& ranks) {
       // then compare containers (the same model in two formats).
       const fs::path model =
           model_dir.empty() && profiles[p].model ? fs::path(*profiles[p].model) : setup.model;
-      series[p].runs.push_back(run_bench_once(profiles[p], model, setup.prompt, new_tokens,
-                                              {setup.evict, setup.warmup}, ranks));
+      series[p].runs.push_back(run_bench_once(
+          profiles[p], model, setup.prompt, new_tokens,
+          {setup.evict, setup.warmup, setup.limits, setup.memory_read_bytes}, ranks));
     }
   }
   if (vm->count("json"))

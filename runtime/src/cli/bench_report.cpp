@@ -17,6 +17,7 @@ struct Row {
   std::string unit;
   Metric value;
   int decimals;
+  bool limits = false;  // in the table only with --limits (always in --json, null without)
 };
 
 const std::vector<Row>& rows() {
@@ -64,6 +65,27 @@ const std::vector<Row>& rows() {
        [](const BenchRun& r) { return r.ranks > 1 ? 1e3 * r.step_exchange_overhead : -1; }, 2},
       {"all ranks read", "GB/s",
        [](const BenchRun& r) { return r.ranks > 1 ? r.all_ranks_read_gb_per_second() : -1; }, 3},
+      // The machine's limits (--limits): -1 ("-") when not measured.
+      {"step: from the drive", "MB", [](const BenchRun& r) { return r.step_missed_bytes / 1e6; }, 1,
+       true},
+      {"step: from memory", "MB", [](const BenchRun& r) { return r.step_touched_bytes / 1e6; }, 1,
+       true},
+      {"drive, raw O_DIRECT", "GB/s",
+       [](const BenchRun& r) { return r.drive_gb_per_second > 0 ? r.drive_gb_per_second : -1; }, 2,
+       true},
+      {"memory read", "GB/s",
+       [](const BenchRun& r) { return r.memory_gb_per_second > 0 ? r.memory_gb_per_second : -1; },
+       2, true},
+      {"drive limit", "tokens/s",
+       [](const BenchRun& r) { return r.drive_limit_tokens_per_second(); }, 2, true},
+      {"of drive limit", "%",
+       [](const BenchRun& r) { return r.of_drive_limit() < 0 ? -1 : 100 * r.of_drive_limit(); }, 1,
+       true},
+      {"DRAM limit", "tokens/s",
+       [](const BenchRun& r) { return r.memory_limit_tokens_per_second(); }, 2, true},
+      {"of DRAM limit", "%",
+       [](const BenchRun& r) { return r.of_memory_limit() < 0 ? -1 : 100 * r.of_memory_limit(); },
+       1, true},
   };
   return kRows;
 }
@@ -135,7 +157,19 @@ nlohmann::json run_json(const BenchRun& r) {
                       {"decode_bytes_all_ranks", r.decode_bytes_all_ranks},
                       {"all_ranks_read_gb_per_s", r.all_ranks_read_gb_per_second()},
                       {"step_exchange_ms", 1e3 * r.step_exchange},
-                      {"step_exchange_overhead_ms", 1e3 * r.step_exchange_overhead}};
+                      {"step_exchange_overhead_ms", 1e3 * r.step_exchange_overhead},
+                      {"step_missed_bytes", r.step_missed_bytes},
+                      {"step_touched_bytes", r.step_touched_bytes}};
+  // The limits: null when --limits was not given (or a step missed nothing).
+  const auto measured = [](double v) {
+    return v < 0 ? nlohmann::json(nullptr) : nlohmann::json(v);
+  };
+  j["drive_gb_per_s"] = measured(r.drive_gb_per_second > 0 ? r.drive_gb_per_second : -1);
+  j["memory_gb_per_s"] = measured(r.memory_gb_per_second > 0 ? r.memory_gb_per_second : -1);
+  j["drive_limit_tokens_per_s"] = measured(r.drive_limit_tokens_per_second());
+  j["memory_limit_tokens_per_s"] = measured(r.memory_limit_tokens_per_second());
+  j["of_drive_limit"] = measured(r.of_drive_limit());
+  j["of_memory_limit"] = measured(r.of_memory_limit());
   j["draft"] = r.drafting ? nlohmann::json{{"forwards", r.draft_forwards},
                                            {"proposed", r.draft_proposed},
                                            {"accepted", r.draft_accepted},
@@ -157,12 +191,17 @@ void print_bench_table(std::FILE* out, const BenchSetup& setup,
              setup.reps == 1 ? "" : "s, profiles alternated",
              setup.evict ? ", page cache evicted before each" : "",
              setup.warmup ? ", each timed after an untimed pass in the same process" : "");
+  if (setup.limits)
+    fmt::print(out,
+               "limits measured before each run: drive = raw O_DIRECT GB/s over the bytes a step "
+               "gets from it, DRAM = memory read GB/s over the bytes a step reads\n");
   constexpr int kName = 26, kColumn = 18;
   fmt::print(out, "{:<{}}", "", kName);
   for (size_t p = 0; p < series.size(); ++p)
     fmt::print(out, "{:>{}}", fmt::format("[{}]", p + 1), kColumn);
   fmt::print(out, "\n");
   for (const Row& row : rows()) {
+    if (row.limits && !setup.limits) continue;
     fmt::print(out, "{:<{}}", fmt::format("{} ({})", row.name, row.unit), kName);
     for (const BenchSeries& s : series) {
       const double v = median_of(s, row.value);
@@ -204,10 +243,12 @@ void print_bench_json(std::FILE* out, const BenchSetup& setup,
                         {"median", median},
                         {"runs", runs}});
   }
-  const nlohmann::json doc = {{"model", setup.model.string()},  {"prompt", setup.prompt},
-                              {"new_tokens", setup.new_tokens}, {"reps", setup.reps},
-                              {"evict", setup.evict},           {"warmup", setup.warmup},
-                              {"ranks", setup.ranks},           {"profiles", profiles}};
+  const nlohmann::json doc = {
+      {"model", setup.model.string()},  {"prompt", setup.prompt},
+      {"new_tokens", setup.new_tokens}, {"reps", setup.reps},
+      {"evict", setup.evict},           {"warmup", setup.warmup},
+      {"limits", setup.limits},         {"limits_memory_bytes", setup.memory_read_bytes},
+      {"ranks", setup.ranks},           {"profiles", profiles}};
   fmt::print(out, "{}\n", doc.dump());
   std::fflush(out);
 }

@@ -23,7 +23,9 @@ struct BenchSetup {
   int reps = 0;
   bool evict = false;
   bool warmup = false;
-  int ranks = 1;  // processes that ran (mpirun -n N)
+  bool limits = false;  // the drive and DRAM limits measured before each run
+  uint64_t memory_read_bytes = uint64_t{4} << 30;  // --limits-memory
+  int ranks = 1;                                   // processes that ran (mpirun -n N)
 };
 
 void print_bench_table(std::FILE* out, const BenchSetup& setup,

@@ -1,5 +1,8 @@
 #include "bench_run.h"
 
+#include "machine_speeds.h"
+#include "step_bytes.h"
+
 #include <glmrt/base/byte_size.h>
 #include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
@@ -8,6 +11,7 @@
 #include <glmrt/engine/engine.h>
 #include <glmrt/generate/generator.h>
 #include <glmrt/generate/speculator.h>
+#include <glmrt/memory/run_settings.h>
 
 #include <fmt/format.h>
 
@@ -16,6 +20,10 @@
 
 namespace glmrt::cli {
 namespace {
+
+// What `--limits` reads of the drive: 2 GiB (a second or so at NVMe speeds,
+// enough to pass the drive's own cache).
+constexpr uint64_t kDriveReadBytes = uint64_t{2} << 30;
 
 void evict_model(const std::filesystem::path& model) {
   for (const auto& entry : std::filesystem::directory_iterator(model)) {
@@ -49,6 +57,23 @@ double BenchRun::draft_acceptance() const {
 }
 double BenchRun::disk_gb_per_second() const {
   return disk_busy_seconds > 0 ? bytes_read / disk_busy_seconds / 1e9 : 0;
+}
+
+double BenchRun::drive_limit_tokens_per_second() const {
+  if (drive_gb_per_second <= 0 || step_missed_bytes <= 0) return -1;
+  return drive_gb_per_second * 1e9 / step_missed_bytes;
+}
+double BenchRun::memory_limit_tokens_per_second() const {
+  if (memory_gb_per_second <= 0 || step_touched_bytes <= 0) return -1;
+  return memory_gb_per_second * 1e9 / step_touched_bytes;
+}
+double BenchRun::of_drive_limit() const {
+  const double limit = drive_limit_tokens_per_second();
+  return limit > 0 ? decode_tokens_per_second() / limit : -1;
+}
+double BenchRun::of_memory_limit() const {
+  const double limit = memory_limit_tokens_per_second();
+  return limit > 0 ? decode_tokens_per_second() / limit : -1;
 }
 
 double BenchRun::all_ranks_read_gb_per_second() const {
@@ -96,9 +121,14 @@ std::string BenchRun::pinning() const {
 BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& model,
                         std::span<const int32_t> prompt, int new_tokens, BenchStart start,
                         const Ranks& ranks) {
+  BenchRun run;
+  if (start.limits) {
+    run.drive_gb_per_second = measure_drive_read_gb_per_second(model, kDriveReadBytes);
+    run.memory_gb_per_second =
+        measure_memory_read_gb_per_second(start.memory_read_bytes, effective_threads(profile));
+  }
   if (start.evict) evict_model(model);
   reset_peak_rss();
-  BenchRun run;
   const auto t0 = std::chrono::steady_clock::now();
   auto engine = ranks.open(profile, model);
   const auto shards = ranks.spread(*engine);
@@ -179,6 +209,18 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
     run.step_disk_wait = (e.wait_seconds - after_prefill.wait_seconds) / steps;
     run.step_expert_matmuls = (t.experts - times_after_prefill.experts) / steps;
     run.step_attention = (t.attention - times_after_prefill.attention) / steps;
+    // Reads during decode: misses, and reads ahead (used or wasted).
+    const uint64_t misses = e.misses - after_prefill.misses;
+    const uint64_t reads = misses + (e.prefetch_reads - after_prefill.prefetch_reads);
+    const uint64_t needed = misses + (e.prefetch_reads_used - after_prefill.prefetch_reads_used);
+    const double decode_bytes = static_cast<double>(e.bytes_read - after_prefill.bytes_read);
+    run.step_missed_bytes =
+        reads ? decode_bytes * static_cast<double>(needed) / static_cast<double>(reads) / steps
+              : 0.0;
+    const double lookups = static_cast<double>(e.lookups() - after_prefill.lookups());
+    run.step_touched_bytes =
+        static_cast<double>(resident_bytes_per_decode_step(profile, engine->model_dir())) +
+        lookups * static_cast<double>(engine->experts().largest_slot_bytes()) / steps;
   }
   const std::vector<cluster::Counters> ranks_after = rank_counters(*engine, shards.get());
   run.rank_experts = counters_between(ranks_before, ranks_after);

@@ -52,6 +52,25 @@ struct BenchRun {
   /// What all ranks read while decoding, over the decode time.
   double all_ranks_read_gb_per_second() const;
 
+  // What a decode step moved, per step: the routed-expert bytes it had to get
+  // from the drive (its misses and the reads ahead it used, not the wasted
+  // ones) and the weight bytes it read from memory (the resident weights but
+  // the embeddings, and every routed expert it used).
+  double step_missed_bytes = 0, step_touched_bytes = 0;
+  // The machine's best, measured just before this run by `--limits` (0: not
+  // measured): raw O_DIRECT reads of the model's drive, and memory reads with
+  // the profile's threads (machine_speeds.h).
+  double drive_gb_per_second = 0, memory_gb_per_second = 0;
+  /// Decode tokens/s the drive allows: its speed over the bytes a step missed
+  /// (-1: not measured, or a step missed nothing).
+  double drive_limit_tokens_per_second() const;
+  /// Decode tokens/s memory allows: its speed over the bytes a step touched
+  /// (-1: not measured).
+  double memory_limit_tokens_per_second() const;
+  /// Decode tokens/s over each limit (-1 when the limit is).
+  double of_drive_limit() const;
+  double of_memory_limit() const;
+
   /// Tokens per decode forward: 1 without drafting.
   double tokens_per_forward() const;
   /// Accepted drafts over verified ones (0 when none was verified).
@@ -68,6 +87,8 @@ struct BenchRun {
 struct BenchStart {
   bool evict = false;   // the model's files leave the page cache first
   bool warmup = false;  // one untimed generation first, in the same engine
+  bool limits = false;  // measure the drive and memory speeds first (machine_speeds.h)
+  uint64_t memory_read_bytes = uint64_t{4} << 30;  // the buffer the memory speed reads
 };
 
 /// Loads `model` under `profile` (timed), prefills `prompt` and decodes
