@@ -5,9 +5,11 @@
 #include <glmrt/distributed/expert_shard_plan.h>
 #include <glmrt/distributed/fault_report.h>
 #include <glmrt/distributed/profile_keys.h>
+#include <glmrt/distributed/step_placement.h>
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 namespace glmrt {
 
@@ -73,6 +75,17 @@ ShardedExperts::ShardedExperts(ExpertCluster& cluster, Engine& engine)
       positions_(static_cast<size_t>(world_.size())) {
   hosts_[0] = world_.host();
   handshake();
+  const Profile& profile = engine_.profile();
+  least_loaded_ = world_.size() > 1 &&
+                  profile.distributed.placement == DistributedSettings::Placement::least_loaded;
+  if (least_loaded_) {
+    if (profile.distributed.rank0_experts) holders_.push_back(0);
+    for (int r = 1; r < world_.size(); ++r) holders_.push_back(r);
+    placed_ = assignment_.owners();
+    const size_t cells = placed_.size();
+    resident_.assign(static_cast<size_t>(world_.size()), std::vector<uint8_t>(cells, 0));
+    ahead_ = resident_;
+  }
   cluster_.attached_ = true;
   engine_.model().set_remote_experts(this);
 }
@@ -218,6 +231,15 @@ void ShardedExperts::send_step(int layer, std::span<const float> x, const Positi
   step_layer_ = layer;
   step_rows_ = S;
   step_ranks_.clear();
+  if (least_loaded_) {
+    std::set<int32_t> chosen;
+    for (const auto& position : routing)
+      for (const RoutedExpert& e : position) chosen.insert(e.expert);
+    const std::vector<int32_t> ids(chosen.begin(), chosen.end());
+    std::vector<double> queued = queued_reads(layer);
+    place(layer, ids, /*ahead=*/false, queued);
+    if (next_layer >= 0) place(next_layer, next_predicted, /*ahead=*/true, queued);
+  }
   std::vector<int32_t> counts, predicted;
   std::vector<RoutedExpert> choices;
   std::vector<float> rows;
@@ -230,7 +252,7 @@ void ShardedExperts::send_step(int layer, std::span<const float> x, const Positi
     for (int64_t s = 0; s < S; ++s) {
       int32_t n = 0;
       for (const RoutedExpert& e : routing[s])
-        if (assignment_.owner(layer, e.expert) == r) {
+        if (rank_of(layer, e.expert) == r) {
           choices.push_back(e);
           ++n;
         }
@@ -240,7 +262,7 @@ void ShardedExperts::send_step(int layer, std::span<const float> x, const Positi
     }
     if (next_layer >= 0)
       for (int32_t id : next_predicted)
-        if (assignment_.owner(next_layer, id) == r) predicted.push_back(id);
+        if (rank_of(next_layer, id) == r) predicted.push_back(id);
     if (positions.empty() && predicted.empty()) continue;  // nothing for this rank
     rows.resize(positions.size() * static_cast<size_t>(D));
     for (size_t i = 0; i < positions.size(); ++i)
@@ -279,7 +301,7 @@ void ShardedExperts::add_results(std::span<float> out) {
       const int r = waiting[i];
       times_.bytes_received += answers[i].size();
       ByteReader in(answers[i], fmt::format("rank {}'s {}", r, what));
-      Sums s = decode_sums(in, D);
+      Sums s = decode_sums(in, D, assignment_.experts());
       if (s.sequence < sequence_) {
         again.push_back(r);
         continue;
@@ -291,6 +313,15 @@ void ShardedExperts::add_results(std::span<float> out) {
         fault(fmt::format(
             "rank {} (host {}) answered step {} with {} values, rank 0 expected step {} with {}", r,
             hosts_[r], s.sequence, s.rows.size(), sequence_, expected));
+      if (least_loaded_)
+        for (const Sums::Resident& row : s.resident) {
+          // What the rank holds now of the step's row and the next: where
+          // those rows' experts run next.
+          if (row.layer < 0 || row.layer >= assignment_.rows()) continue;
+          const auto first = resident_[r].begin() + static_cast<int64_t>(cell(row.layer, 0));
+          std::fill_n(first, assignment_.experts(), uint8_t{0});
+          for (int32_t id : row.experts) resident_[r][cell(row.layer, id)] = 1;
+        }
       sums[slot[r]] = std::move(s);
     }
     waiting = std::move(again);
@@ -314,12 +345,61 @@ void ShardedExperts::add_results(std::span<float> out) {
 }
 
 void ShardedExperts::prefetch(int layer, std::span<const int32_t> predicted) {
+  if (least_loaded_) {
+    std::vector<double> queued = queued_reads(layer);
+    place(layer, predicted, /*ahead=*/true, queued);
+  }
   std::vector<int32_t> own;
   for (int r = 1; r < world_.size(); ++r) {
     own.clear();
     for (int32_t id : predicted)
-      if (assignment_.owner(layer, id) == r) own.push_back(id);
+      if (rank_of(layer, id) == r) own.push_back(id);
     if (!own.empty()) world_.send(r, kToWorker, encode_prefetch(layer, own));
+  }
+}
+
+std::vector<double> ShardedExperts::queued_reads(int layer) {
+  std::vector<double> queued(static_cast<size_t>(world_.size()), 0.0);
+  if (layer < 0 || layer >= assignment_.rows()) return queued;
+  if (!holders_.empty() && holders_.front() == 0) {
+    own_resident_.resize(static_cast<size_t>(assignment_.experts()));
+    engine_.experts().in_memory(layer, own_resident_);
+    std::copy(own_resident_.begin(), own_resident_.end(),
+              resident_[0].begin() + static_cast<int64_t>(cell(layer, 0)));
+  }
+  for (int r : holders_)
+    for (int32_t e = 0; e < assignment_.experts(); ++e) {
+      uint8_t& asked = ahead_[static_cast<size_t>(r)][cell(layer, e)];
+      if (asked && resident_[static_cast<size_t>(r)][cell(layer, e)]) queued[r] += 1;
+      asked = 0;  // read by the step being placed, or a wrong guess it passes
+    }
+  return queued;
+}
+
+void ShardedExperts::place(int layer, std::span<const int32_t> ids, bool ahead,
+                           std::vector<double>& queued) {
+  if (layer < 0 || layer >= assignment_.rows() || ids.empty()) return;
+  if (ahead && !holders_.empty() && holders_.front() == 0) {
+    // The next layer's: rank 0's own memory of that row as it is now.
+    own_resident_.resize(static_cast<size_t>(assignment_.experts()));
+    engine_.experts().in_memory(layer, own_resident_);
+    std::copy(own_resident_.begin(), own_resident_.end(),
+              resident_[0].begin() + static_cast<int64_t>(cell(layer, 0)));
+  }
+  const PlacementView view{holders_,
+                           [&](int rank, int32_t e) {
+                             return resident_[static_cast<size_t>(rank)][cell(layer, e)] != 0;
+                           },
+                           [&](int32_t e) { return assignment_.owner(layer, e); }};
+  const std::vector<int> ranks = place_experts(ids, view, queued);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const size_t at = cell(layer, ids[i]);
+    const auto r = static_cast<size_t>(ranks[i]);
+    placed_[at] = static_cast<int16_t>(ranks[i]);
+    // Until the rank's answer says what it holds: a step's experts stay in
+    // its memory, a read ahead is taken (and queued on its drive).
+    if (ahead && !resident_[r][at]) ahead_[r][at] = 1;
+    resident_[r][at] = 1;
   }
 }
 

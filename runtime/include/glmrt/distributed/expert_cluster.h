@@ -72,9 +72,7 @@ class ShardedExperts final : public RemoteExperts {
   /// Detaches from the model; the ranks close their copy.
   ~ShardedExperts() override;
 
-  bool runs_here(int layer, int32_t expert) const override {
-    return assignment_.owner(layer, expert) == 0;
-  }
+  bool runs_here(int layer, int32_t expert) const override { return rank_of(layer, expert) == 0; }
   void send_step(int layer, std::span<const float> x, const PositionRouting& routing,
                  int next_layer, std::span<const int32_t> next_predicted) override;
   void add_results(std::span<float> out) override;
@@ -99,6 +97,21 @@ class ShardedExperts final : public RemoteExperts {
                              const std::string& what);
   void handshake();
   [[noreturn]] void fault(std::string message);
+  /// The rank `expert` of store row `layer` runs on in the step being made.
+  int rank_of(int layer, int32_t expert) const {
+    return least_loaded_ ? placed_[cell(layer, expert)] : assignment_.owner(layer, expert);
+  }
+  size_t cell(int layer, int32_t expert) const {
+    return static_cast<size_t>(layer) * static_cast<size_t>(assignment_.experts()) +
+           static_cast<size_t>(expert);
+  }
+  /// distributed.placement least_loaded: places `ids` of row `layer` (one
+  /// step's experts, or the next layer's read-ahead, `ahead`) by where
+  /// each is in memory and what each rank has queued (step_placement.h).
+  void place(int layer, std::span<const int32_t> ids, bool ahead, std::vector<double>& queued);
+  /// What each rank's drive still reads for row `layer`: the reads ahead
+  /// it was asked for that it took (they are in its memory or on their way).
+  std::vector<double> queued_reads(int layer);
 
   ExpertCluster& cluster_;
   MpiWorld& world_;
@@ -119,6 +132,14 @@ class ShardedExperts final : public RemoteExperts {
   std::function<void()> on_fault_;
   double step_send_seconds_ = 0;
   Clock::time_point step_sent_{};
+  // distributed.placement least_loaded. By rank, [rows, experts]: where each
+  // expert runs now, and what rank 0 knows each rank holds (its answers say
+  // after every step) and asked it to read ahead.
+  bool least_loaded_ = false;
+  std::vector<int> holders_;
+  std::vector<int16_t> placed_;
+  std::vector<std::vector<uint8_t>> resident_, ahead_;
+  std::vector<uint8_t> own_resident_;  // rank 0's own, one row, taken when placing
 };
 
 }  // namespace glmrt
