@@ -201,6 +201,10 @@ std::vector<Bytes> ShardedExperts::collect(const std::vector<int>& ranks, double
             "the job was ended (SIGTERM: mpirun ends every rank when one dies) while rank 0 "
             "waited for {} for {}: that rank stopped; the run is incomplete",
             late, what));
+      std::vector<int> gone;
+      for (size_t i = 0; i < ranks.size(); ++i)
+        if (!done[i]) gone.push_back(ranks[i]);
+      if (serve_on_ && can_cover_without(gone)) leave_out(gone, late, seconds, what);
       fault(
           fmt::format("{} did not answer within {:g} s (distributed.timeout_seconds) while rank "
                       "0 waited for {}: the rank stopped or is stuck; the run is incomplete",
@@ -212,6 +216,31 @@ std::vector<Bytes> ShardedExperts::collect(const std::vector<int>& ranks, double
       backoff.wait();
   }
   return answers;
+}
+
+bool ShardedExperts::can_cover_without(const std::vector<int>& gone) const {
+  const auto is_gone = [&](int r) { return std::find(gone.begin(), gone.end(), r) != gone.end(); };
+  if (!least_loaded_)  // rank 0 runs a lost rank's shard itself
+    return engine_.profile().distributed.rank0_experts;
+  return std::any_of(holders_.begin(), holders_.end(), [&](int r) { return !is_gone(r); });
+}
+
+void ShardedExperts::leave_out(const std::vector<int>& gone, const std::string& names,
+                               double seconds, const std::string& what) {
+  for (int r : gone) {
+    world_.mark_lost(r);
+    holders_.erase(std::remove(holders_.begin(), holders_.end(), r), holders_.end());
+  }
+  std::string left;
+  if (least_loaded_)
+    for (int r : holders_) left += fmt::format("{}{}", left.empty() ? "" : ", ", r);
+  const std::string message = fmt::format(
+      "{} did not answer within {:g} s (distributed.timeout_seconds) while rank 0 waited for {}: "
+      "left out from now on, its experts run on {} (every rank has the model's files); this "
+      "request is incomplete",
+      names, seconds, what, least_loaded_ ? "rank " + left : std::string("rank 0"));
+  warn("{}", message);
+  throw RankFault(message);
 }
 
 void ShardedExperts::fault(std::string message) {
@@ -386,11 +415,16 @@ void ShardedExperts::place(int layer, std::span<const int32_t> ids, bool ahead,
     std::copy(own_resident_.begin(), own_resident_.end(),
               resident_[0].begin() + static_cast<int64_t>(cell(layer, 0)));
   }
+  // A rank left out (serve) neither holds nor owns anything.
   const PlacementView view{holders_,
                            [&](int rank, int32_t e) {
-                             return resident_[static_cast<size_t>(rank)][cell(layer, e)] != 0;
+                             return !world_.lost(rank) &&
+                                    resident_[static_cast<size_t>(rank)][cell(layer, e)] != 0;
                            },
-                           [&](int32_t e) { return assignment_.owner(layer, e); }};
+                           [&](int32_t e) {
+                             const int owner = assignment_.owner(layer, e);
+                             return world_.lost(owner) ? -1 : owner;
+                           }};
   const std::vector<int> ranks = place_experts(ids, view, queued);
   for (size_t i = 0; i < ids.size(); ++i) {
     const size_t at = cell(layer, ids[i]);
@@ -406,12 +440,19 @@ void ShardedExperts::place(int layer, std::span<const int32_t> ids, bool ahead,
 std::vector<Counters> ShardedExperts::rank_counters() {
   std::vector<Counters> all;
   all.push_back(counters_of(engine_.experts().stats(), 0, assignment_.experts_owned(0)));
-  const std::vector<int> ranks = other_ranks(world_.size());
+  std::vector<int> ranks;  // a rank left out counts nothing more
+  for (int r : other_ranks(world_.size()))
+    if (!world_.lost(r)) ranks.push_back(r);
   for (int r : ranks) world_.send(r, kToWorker, encode_op(Op::stats));
   const auto answers = collect(ranks, timeout_seconds_, "its expert counters");
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    ByteReader in(answers[i], fmt::format("rank {}'s expert counters", ranks[i]));
+  for (int r = 1, i = 0; r < world_.size(); ++r) {
+    if (world_.lost(r)) {
+      all.push_back(Counters{r, assignment_.experts_owned(r)});
+      continue;
+    }
+    ByteReader in(answers[static_cast<size_t>(i)], fmt::format("rank {}'s expert counters", r));
     all.push_back(decode_counters(in));
+    ++i;
   }
   return all;
 }

@@ -89,6 +89,11 @@ class ShardedExperts final : public RemoteExperts {
   void on_fault(std::function<void()> action) { on_fault_ = std::move(action); }
   /// The fault that stopped the shards (empty: none).
   const std::string& fault_message() const { return fault_message_; }
+  /// Under serve: a rank that stops answering fails the step it was in
+  /// (RankFault) and is left out from then on, its experts run by the
+  /// others (rank 0 with `placement: shard`), while they can cover them;
+  /// only then does on_fault's action run.
+  void serve_on_without_lost_ranks() { serve_on_ = true; }
 
  private:
   /// Waits for one answer from each of `ranks`, at most `seconds`; fails
@@ -97,9 +102,16 @@ class ShardedExperts final : public RemoteExperts {
                              const std::string& what);
   void handshake();
   [[noreturn]] void fault(std::string message);
+  /// Whether the ranks left, less `gone`, can run every expert.
+  bool can_cover_without(const std::vector<int>& gone) const;
+  /// Leaves `gone` (named `names`) out and fails the step (a RankFault).
+  [[noreturn]] void leave_out(const std::vector<int>& gone, const std::string& names,
+                              double seconds, const std::string& what);
   /// The rank `expert` of store row `layer` runs on in the step being made.
   int rank_of(int layer, int32_t expert) const {
-    return least_loaded_ ? placed_[cell(layer, expert)] : assignment_.owner(layer, expert);
+    if (least_loaded_) return placed_[cell(layer, expert)];
+    const int owner = assignment_.owner(layer, expert);
+    return world_.lost(owner) ? 0 : owner;  // rank 0 covers a lost rank's shard
   }
   size_t cell(int layer, int32_t expert) const {
     return static_cast<size_t>(layer) * static_cast<size_t>(assignment_.experts()) +
@@ -135,6 +147,7 @@ class ShardedExperts final : public RemoteExperts {
   // distributed.placement least_loaded. By rank, [rows, experts]: where each
   // expert runs now, and what rank 0 knows each rank holds (its answers say
   // after every step) and asked it to read ahead.
+  bool serve_on_ = false;
   bool least_loaded_ = false;
   std::vector<int> holders_;
   std::vector<int16_t> placed_;
