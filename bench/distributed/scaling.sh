@@ -6,7 +6,8 @@
 # (docs/distributed.md, *Scaling on one machine*).
 # Usage: bench/distributed/scaling.sh MODEL [REPS] [NEW_TOKENS]
 # Environment: GLMRT (the binary), PROFILES (space-separated; default
-# capped.yaml here), OUT (the folder for the raw JSON and stderr of every
+# capped.yaml here), NS (the rank counts, default "1 2 3 4"; 1 first: the
+# ratios are to it), OUT (the folder for the raw JSON and stderr of every
 # run; default a new one).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,10 +16,11 @@ model=$1 reps=${2:-3} tokens=${3:-8}
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 read -r -a profiles <<<"${PROFILES:-$here/capped.yaml}"
+read -r -a ns <<<"${NS:-1 2 3 4}"
 flags=(--allow-run-as-root --oversubscribe --mca btl self,tcp --mca btl_tcp_if_include lo
        --mca oob_tcp_if_include lo)
 for rep in $(seq 1 "$reps"); do
-  for n in 1 2 3 4; do
+  for n in "${ns[@]}"; do
     for p in "${!profiles[@]}"; do
       launch=()
       [ "$n" -gt 1 ] && launch=(mpirun "${flags[@]}" -n "$n")
@@ -32,9 +34,9 @@ for rep in $(seq 1 "$reps"); do
     done
   done
 done
-python3 - "$out" "$reps" "${profiles[@]}" <<'PY'
+python3 - "$out" "$reps" "${ns[*]}" "${profiles[@]}" <<'PY'
 import json, re, statistics, sys
-out, reps, profiles = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+out, reps, ns, profiles = sys.argv[1], int(sys.argv[2]), [int(n) for n in sys.argv[3].split()], sys.argv[4:]
 units = {"": 1, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KIB": 1024, "MIB": 1024**2, "GIB": 1024**3}
 for p, profile in enumerate(profiles):
     # B: each rank's cap, from the profile's max_bytes_per_second.
@@ -43,7 +45,7 @@ for p, profile in enumerate(profiles):
     print(f"{profile}: B = {B * 1e3:g} MB/s per rank")
     print("N  decode tok/s  of N x one's  all ranks read GB/s  of N x B  exchange ms/step  of which the exchange itself  runs (tok/s)")
     one = None
-    for n in range(1, 5):
+    for n in ns:
         runs = [json.load(open(f"{out}/p{p}-n{n}-{r}.json"))["profiles"][0]["runs"][0]
                 for r in range(1, reps + 1)]
         tps = statistics.median(r["decode_tokens_per_s"] for r in runs)
