@@ -81,13 +81,22 @@ TEST(ClusterProtocol, HelloAndSumsRoundTrip) {
   const Hello back = decode_hello(in);
   EXPECT_EQ(back.host, "host-a");
   EXPECT_EQ(back.profile_keys, hello.profile_keys);
-  const Sums sums{9, 0.5, "", {1.f, 2.f, 3.f}};
+  const Sums sums{9, 0.5, "", {1.f, 2.f, 3.f}, {{1, {0, 3}}, {2, {1, 5}}}};
   const Bytes s = encode(sums, Wire::f32);
   ByteReader sin(s, "sums");
-  const Sums sback = decode_sums(sin, 3);
+  const Sums sback = decode_sums(sin, 3, 8);
   EXPECT_EQ(sback.sequence, 9u);
   EXPECT_EQ(sback.busy_seconds, 0.5);
   EXPECT_EQ(sback.rows, sums.rows);
+  EXPECT_EQ(sback.resident, sums.resident);
+  // A resident expert the layer does not have is refused, naming the field.
+  ByteReader small(s, "sums");
+  try {
+    decode_sums(small, 3, 4);
+    ADD_FAILURE() << "expert 5 of 4 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("resident expert 5"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ProfileKeys, TheFirstDifferingKeyIsNamed) {

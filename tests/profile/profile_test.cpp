@@ -169,6 +169,22 @@ TEST_F(ProfileTest, PrefetchIsAutoACountOrOff) {
             2);
 }
 
+// Under mpirun, where a step's experts run (docs/distributed.md, *Placing
+// each step's misses*): the least-loaded rank unless told to keep shards.
+TEST_F(ProfileTest, DistributedPlacementIsShardOrLeastLoaded) {
+  using Placement = DistributedSettings::Placement;
+  EXPECT_EQ(load_profile(write(kMinimal)).distributed.placement, Placement::least_loaded);
+  EXPECT_EQ(load_profile(write(std::string(kMinimal) + "distributed: {placement: shard}\n"))
+                .distributed.placement,
+            Placement::shard);
+  EXPECT_EQ(load_profile(write(std::string(kMinimal) + "distributed: {placement: least_loaded}\n"))
+                .distributed.placement,
+            Placement::least_loaded);
+  EXPECT_THAT(error_of(std::string(kMinimal) + "distributed:\n  placement: anywhere\n"),
+              AllOf(HasSubstr(at_line(5)), HasSubstr("distributed.placement"),
+                    HasSubstr("`shard` or `least_loaded`"), HasSubstr("`anywhere`")));
+}
+
 // `glmrt serve`'s conversation slots: a count, or auto from the KV memory
 // the plan sets aside (max_context tokens shared by the slots).
 TEST_F(ProfileTest, KvSlotsIsAutoOrACount) {

@@ -220,9 +220,11 @@ void print_bench_table(std::FILE* out, const BenchSetup& setup,
         for (const cluster::Counters& c : series[p].runs.back().rank_experts)
           fmt::print(out,
                      "[{}] rank {} experts: {} owned; {} lookups, {} pinned hits, {} LRU hits, {} "
-                     "misses, {:.3f} GB read (last run)\n",
+                     "misses, {:.3f} GB read, drive busy {:.1f} s, {} reads ahead ({} used, "
+                     "{:.3f} GB wasted) (last run)\n",
                      p + 1, c.rank, c.experts_owned, c.lookups, c.pinned_hits, c.hits, c.misses,
-                     c.bytes_read / 1e9);
+                     c.bytes_read / 1e9, c.busy_seconds, c.reads_ahead, c.reads_ahead_used,
+                     c.bytes_ahead_wasted / 1e9);
   std::fflush(out);
 }
 

@@ -93,6 +93,10 @@ std::vector<cluster::Counters> counters_between(const std::vector<cluster::Count
     delta[i].misses -= before[i].misses;
     delta[i].bytes_read -= before[i].bytes_read;
     delta[i].wait_seconds -= before[i].wait_seconds;
+    delta[i].busy_seconds -= before[i].busy_seconds;
+    delta[i].reads_ahead -= before[i].reads_ahead;
+    delta[i].reads_ahead_used -= before[i].reads_ahead_used;
+    delta[i].bytes_ahead_wasted -= before[i].bytes_ahead_wasted;
   }
   return delta;
 }

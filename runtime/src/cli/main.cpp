@@ -134,6 +134,12 @@ int main(int argc, char** argv) {
     if (world) cluster.emplace(*world);
     const int status = run_command_line(args, cluster ? Ranks(*cluster) : Ranks());
     glmrt::cli::flush_output(stdout, "the output");
+    cluster.reset();  // tells the ranks to stop
+    // serve went on without a rank it lost: MPI_Finalize would wait for it.
+    if (world && world->any_lost()) {
+      std::fflush(stderr);
+      world->abort_job(status);
+    }
     return status;
   } catch (const glmrt::RankFault& e) {
     // MPI_Finalize would wait for the rank that is gone: end the job.

@@ -21,7 +21,12 @@ nlohmann::json rank_experts_json(const std::vector<cluster::Counters>& counters)
                     {"experts_owned", c.experts_owned},
                     {"lookups", c.lookups},
                     {"misses", c.misses},
-                    {"bytes_read", c.bytes_read}});
+                    {"bytes_read", c.bytes_read},
+                    {"wait_seconds", c.wait_seconds},
+                    {"busy_seconds", c.busy_seconds},
+                    {"reads_ahead", c.reads_ahead},
+                    {"reads_ahead_used", c.reads_ahead_used},
+                    {"bytes_ahead_wasted", c.bytes_ahead_wasted}});
   return list;
 }
 
@@ -46,9 +51,11 @@ void print_rank_report(std::FILE* out, Engine& engine, ShardedExperts* shards) {
   for (const cluster::Counters& c : shards->rank_counters())
     fmt::print(out,
                "rank {} experts: {} owned; {} lookups: {} pinned hits, {} LRU hits, {} misses; {} "
-               "read, {:.2f} s waiting on reads\n",
+               "read, {:.2f} s waiting on reads; drive busy {:.2f} s; {} reads ahead, {} used, "
+               "{} wasted\n",
                c.rank, c.experts_owned, c.lookups, c.pinned_hits, c.hits, c.misses,
-               format_byte_size(c.bytes_read), c.wait_seconds);
+               format_byte_size(c.bytes_read), c.wait_seconds, c.busy_seconds, c.reads_ahead,
+               c.reads_ahead_used, format_byte_size(c.bytes_ahead_wasted));
 }
 
 }  // namespace glmrt::cli

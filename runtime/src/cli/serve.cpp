@@ -119,10 +119,14 @@ int serve_command(const Args& args, const Ranks& ranks) {
     fmt::print(stderr, "glmrt serve: stopping (signal received)\n");
     server.stop();
   });
-  // A rank that died or stopped answering fails the request it served; the
-  // experts it held are gone, so the server stops as on SIGTERM (every
-  // thread blocks it: the signal waits for the watcher).
-  if (shards) shards->on_fault([] { ::kill(::getpid(), SIGTERM); });
+  // A rank that died or stopped answering fails the request it served and
+  // is left out: the others (every one has the model's files) run its
+  // experts from then on. Only when they cannot does the server stop, as on
+  // SIGTERM (every thread blocks it: the signal waits for the watcher).
+  if (shards) {
+    shards->serve_on_without_lost_ranks();
+    shards->on_fault([] { ::kill(::getpid(), SIGTERM); });
+  }
   fmt::print(stderr, "glmrt serve: {} on {} (model `{}`, profile {})\n",
              printable(engine->model_dir().string()), serve::listening_url(o.host, port),
              printable(o.model_name, 256), printable(profile_path));

@@ -122,6 +122,11 @@ Bytes encode(const Sums& m, Wire wire) {
   out.put(m.sequence);
   out.put(m.busy_seconds);
   out.put_string(m.error);
+  out.put<uint32_t>(static_cast<uint32_t>(m.resident.size()));
+  for (const Sums::Resident& row : m.resident) {
+    out.put(row.layer);
+    out.put_span(std::span<const int32_t>(row.experts));
+  }
   put_rows(out, m.rows, wire);
   return out.take();
 }
@@ -211,15 +216,26 @@ Step decode_step(ByteReader& in, int64_t hidden, int32_t experts) {
   return m;
 }
 
-Sums decode_sums(ByteReader& in, int64_t hidden) {
+Sums decode_sums(ByteReader& in, int64_t hidden, int32_t experts) {
   Sums m;
   m.sequence = in.get<uint64_t>("sequence");
   m.busy_seconds = in.get<double>("busy seconds");
   m.error = in.get_string("error");
+  const auto rows = in.get<uint32_t>("resident rows");
+  if (rows > 2) fail("{}: {} rows of resident experts, at most 2 are sent", in.what(), rows);
+  m.resident.resize(rows);
+  for (Sums::Resident& row : m.resident) {
+    row.layer = in.get<int32_t>("resident layer");
+    row.experts = in.get_vector<int32_t>("resident experts", kMaxElements);
+  }
   m.rows = get_rows(in);
   in.finish();
   if (hidden > 0 && m.rows.size() % static_cast<uint64_t>(hidden) != 0)
     fail("{}: {} values are not whole rows of {}", in.what(), m.rows.size(), hidden);
+  for (const Sums::Resident& row : m.resident)
+    for (int32_t id : row.experts)
+      if (id < 0 || id >= experts)
+        fail("{}: resident expert {} is outside 0..{}", in.what(), id, experts - 1);
   return m;
 }
 
@@ -239,6 +255,10 @@ Counters counters_of(const ExpertStoreStats& s, int32_t rank, int32_t experts_ow
   c.lookups = s.pinned_hits + s.hits + s.misses;
   c.bytes_read = s.bytes_read;
   c.wait_seconds = s.wait_seconds;
+  c.busy_seconds = s.busy_seconds;
+  c.reads_ahead = s.prefetch_reads;
+  c.reads_ahead_used = s.prefetch_reads_used;
+  c.bytes_ahead_wasted = s.prefetch_bytes_wasted;
   return c;
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 namespace glmrt {
 
@@ -73,6 +74,17 @@ ShardedExperts::ShardedExperts(ExpertCluster& cluster, Engine& engine)
       positions_(static_cast<size_t>(world_.size())) {
   hosts_[0] = world_.host();
   handshake();
+  const Profile& profile = engine_.profile();
+  least_loaded_ = world_.size() > 1 &&
+                  profile.distributed.placement == DistributedSettings::Placement::least_loaded;
+  if (least_loaded_) {
+    if (profile.distributed.rank0_experts) holders_.push_back(0);
+    for (int r = 1; r < world_.size(); ++r) holders_.push_back(r);
+    placed_ = assignment_.owners();
+    const size_t cells = placed_.size();
+    resident_.assign(static_cast<size_t>(world_.size()), std::vector<uint8_t>(cells, 0));
+    ahead_ = resident_;
+  }
   cluster_.attached_ = true;
   engine_.model().set_remote_experts(this);
 }
@@ -188,6 +200,10 @@ std::vector<Bytes> ShardedExperts::collect(const std::vector<int>& ranks, double
             "the job was ended (SIGTERM: mpirun ends every rank when one dies) while rank 0 "
             "waited for {} for {}: that rank stopped; the run is incomplete",
             late, what));
+      std::vector<int> gone;
+      for (size_t i = 0; i < ranks.size(); ++i)
+        if (!done[i]) gone.push_back(ranks[i]);
+      if (serve_on_ && can_cover_without(gone)) leave_out(gone, late, seconds, what);
       fault(
           fmt::format("{} did not answer within {:g} s (distributed.timeout_seconds) while rank "
                       "0 waited for {}: the rank stopped or is stuck; the run is incomplete",
@@ -218,6 +234,15 @@ void ShardedExperts::send_step(int layer, std::span<const float> x, const Positi
   step_layer_ = layer;
   step_rows_ = S;
   step_ranks_.clear();
+  if (least_loaded_) {
+    std::set<int32_t> chosen;
+    for (const auto& position : routing)
+      for (const RoutedExpert& e : position) chosen.insert(e.expert);
+    const std::vector<int32_t> ids(chosen.begin(), chosen.end());
+    std::vector<double> queued = queued_reads(layer);
+    place(layer, ids, /*ahead=*/false, queued);
+    if (next_layer >= 0) place(next_layer, next_predicted, /*ahead=*/true, queued);
+  }
   std::vector<int32_t> counts, predicted;
   std::vector<RoutedExpert> choices;
   std::vector<float> rows;
@@ -230,7 +255,7 @@ void ShardedExperts::send_step(int layer, std::span<const float> x, const Positi
     for (int64_t s = 0; s < S; ++s) {
       int32_t n = 0;
       for (const RoutedExpert& e : routing[s])
-        if (assignment_.owner(layer, e.expert) == r) {
+        if (rank_of(layer, e.expert) == r) {
           choices.push_back(e);
           ++n;
         }
@@ -240,7 +265,7 @@ void ShardedExperts::send_step(int layer, std::span<const float> x, const Positi
     }
     if (next_layer >= 0)
       for (int32_t id : next_predicted)
-        if (assignment_.owner(next_layer, id) == r) predicted.push_back(id);
+        if (rank_of(next_layer, id) == r) predicted.push_back(id);
     if (positions.empty() && predicted.empty()) continue;  // nothing for this rank
     rows.resize(positions.size() * static_cast<size_t>(D));
     for (size_t i = 0; i < positions.size(); ++i)
@@ -279,7 +304,7 @@ void ShardedExperts::add_results(std::span<float> out) {
       const int r = waiting[i];
       times_.bytes_received += answers[i].size();
       ByteReader in(answers[i], fmt::format("rank {}'s {}", r, what));
-      Sums s = decode_sums(in, D);
+      Sums s = decode_sums(in, D, assignment_.experts());
       if (s.sequence < sequence_) {
         again.push_back(r);
         continue;
@@ -291,6 +316,15 @@ void ShardedExperts::add_results(std::span<float> out) {
         fault(fmt::format(
             "rank {} (host {}) answered step {} with {} values, rank 0 expected step {} with {}", r,
             hosts_[r], s.sequence, s.rows.size(), sequence_, expected));
+      if (least_loaded_)
+        for (const Sums::Resident& row : s.resident) {
+          // What the rank holds now of the step's row and the next: where
+          // those rows' experts run next.
+          if (row.layer < 0 || row.layer >= assignment_.rows()) continue;
+          const auto first = resident_[r].begin() + static_cast<int64_t>(cell(row.layer, 0));
+          std::fill_n(first, assignment_.experts(), uint8_t{0});
+          for (int32_t id : row.experts) resident_[r][cell(row.layer, id)] = 1;
+        }
       sums[slot[r]] = std::move(s);
     }
     waiting = std::move(again);
@@ -314,11 +348,15 @@ void ShardedExperts::add_results(std::span<float> out) {
 }
 
 void ShardedExperts::prefetch(int layer, std::span<const int32_t> predicted) {
+  if (least_loaded_) {
+    std::vector<double> queued = queued_reads(layer);
+    place(layer, predicted, /*ahead=*/true, queued);
+  }
   std::vector<int32_t> own;
   for (int r = 1; r < world_.size(); ++r) {
     own.clear();
     for (int32_t id : predicted)
-      if (assignment_.owner(layer, id) == r) own.push_back(id);
+      if (rank_of(layer, id) == r) own.push_back(id);
     if (!own.empty()) world_.send(r, kToWorker, encode_prefetch(layer, own));
   }
 }
@@ -326,12 +364,19 @@ void ShardedExperts::prefetch(int layer, std::span<const int32_t> predicted) {
 std::vector<Counters> ShardedExperts::rank_counters() {
   std::vector<Counters> all;
   all.push_back(counters_of(engine_.experts().stats(), 0, assignment_.experts_owned(0)));
-  const std::vector<int> ranks = other_ranks(world_.size());
+  std::vector<int> ranks;  // a rank left out counts nothing more
+  for (int r : other_ranks(world_.size()))
+    if (!world_.lost(r)) ranks.push_back(r);
   for (int r : ranks) world_.send(r, kToWorker, encode_op(Op::stats));
   const auto answers = collect(ranks, timeout_seconds_, "its expert counters");
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    ByteReader in(answers[i], fmt::format("rank {}'s expert counters", ranks[i]));
+  for (int r = 1, i = 0; r < world_.size(); ++r) {
+    if (world_.lost(r)) {
+      all.push_back(Counters{r, assignment_.experts_owned(r)});
+      continue;
+    }
+    ByteReader in(answers[static_cast<size_t>(i)], fmt::format("rank {}'s expert counters", r));
     all.push_back(decode_counters(in));
+    ++i;
   }
   return all;
 }

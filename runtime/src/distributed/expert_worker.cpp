@@ -134,7 +134,7 @@ class ExpertWorker {
       for (size_t r = 0; r < routing.size(); ++r)
         for (int32_t c = 0; c < request.counts[r]; ++c, ++next) {
           const int32_t id = request.ids[next];
-          if (assignment_->owner(layer, id) != world_.rank())
+          if (!any_expert() && assignment_->owner(layer, id) != world_.rank())
             fail("rank 0 sent expert {} of layer {}, which rank {} owns", id, layer,
                  assignment_->owner(layer, id));
           routing[r].push_back({id, request.weights[next]});
@@ -147,6 +147,10 @@ class ExpertWorker {
         if (next_layer >= 0 && next_layer < assignment_->rows() && !request.predicted.empty())
           engine_->experts().prefetch(next_layer, request.predicted);
       });
+      if (any_expert()) {
+        report_resident(layer, sums);
+        report_resident(next_layer, sums);
+      }
     } catch (const std::exception& e) {
       sums.error = e.what();
       sums.rows.clear();
@@ -163,10 +167,28 @@ class ExpertWorker {
       if (layer < 0 || layer >= assignment_->rows()) return;
       std::vector<int32_t> own;
       for (int32_t id : ids)
-        if (assignment_->owner(layer, id) == world_.rank()) own.push_back(id);
+        if (any_expert() || assignment_->owner(layer, id) == world_.rank()) own.push_back(id);
       if (!own.empty()) engine_->experts().prefetch(layer, own);
     } catch (const std::exception&) {
     }
+  }
+
+  /// Whether rank 0 places experts by load (any expert may come here), not by shard.
+  bool any_expert() const {
+    return profile_.distributed.placement == DistributedSettings::Placement::least_loaded;
+  }
+
+  /// What rank 0 needs to place the coming steps: the experts of `row` in
+  /// memory here or being read (the step's row after the step, the next
+  /// row after its reads ahead; nothing without a next row).
+  void report_resident(int row, Sums& sums) {
+    if (row < 0 || row >= assignment_->rows()) return;
+    resident_.resize(static_cast<size_t>(assignment_->experts()));
+    engine_->experts().in_memory(row, resident_);
+    Sums::Resident& report = sums.resident.emplace_back();
+    report.layer = row;
+    for (size_t id = 0; id < resident_.size(); ++id)
+      if (resident_[id]) report.experts.push_back(static_cast<int32_t>(id));
   }
 
   Counters counters() {
@@ -184,6 +206,7 @@ class ExpertWorker {
   std::optional<ExpertAssignment> assignment_;
   std::unique_ptr<Engine> engine_;
   MoeScratch scratch_;
+  std::vector<uint8_t> resident_;  // one row's residency, reused
 };
 
 }  // namespace

@@ -81,6 +81,7 @@ std::string MpiWorld::host() const {
 }
 
 void MpiWorld::send(int to, int tag, Bytes bytes) {
+  if (lost(to)) return;  // it would never take it
   state_->advance_sends();
   auto& s = state_->sends.emplace_back(State::Send{to, std::move(bytes), MPI_REQUEST_NULL});
   check(MPI_Isend(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_BYTE, to, tag,
@@ -89,6 +90,7 @@ void MpiWorld::send(int to, int tag, Bytes bytes) {
 }
 
 std::optional<Bytes> MpiWorld::try_receive(int from, int tag) {
+  if (lost(from)) return std::nullopt;
   state_->advance_sends();
   const auto key = std::make_pair(from, tag);
   auto it = state_->receives.find(key);
@@ -117,12 +119,15 @@ std::vector<int> MpiWorld::finish_sends(Clock::time_point deadline) {
   PollBackoff backoff;
   for (;;) {
     state_->advance_sends();
-    if (state_->sends.empty()) return {};
+    if (std::all_of(state_->sends.begin(), state_->sends.end(),
+                    [&](const State::Send& s) { return lost(s.to); }))
+      return {};
     if (Clock::now() >= deadline) break;
     backoff.wait();
   }
   std::vector<int> late;
-  for (const auto& s : state_->sends) late.push_back(s.to);
+  for (const auto& s : state_->sends)
+    if (!lost(s.to)) late.push_back(s.to);
   std::sort(late.begin(), late.end());
   late.erase(std::unique(late.begin(), late.end()), late.end());
   return late;

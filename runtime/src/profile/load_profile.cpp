@@ -287,7 +287,8 @@ class ProfileReader {
   }
 
   static void read_distributed(const Field& field, DistributedSettings& d) {
-    Mapping map = field.as_mapping({"shard", "wire", "rank0_experts", "timeout_seconds"});
+    Mapping map =
+        field.as_mapping({"shard", "placement", "wire", "rank0_experts", "timeout_seconds"});
     if (auto f = map.find("shard")) {
       if (is_word(*f, "usage"))
         d.shard = DistributedSettings::Shard::usage;
@@ -295,6 +296,15 @@ class ProfileReader {
         d.shard = DistributedSettings::Shard::id;
       else
         f->fail(fmt::format("expected `usage` or `id`, found `{}`", printable(f->as_string(), 64)));
+    }
+    if (auto f = map.find("placement")) {
+      if (is_word(*f, "shard"))
+        d.placement = DistributedSettings::Placement::shard;
+      else if (is_word(*f, "least_loaded"))
+        d.placement = DistributedSettings::Placement::least_loaded;
+      else
+        f->fail(fmt::format("expected `shard` or `least_loaded`, found `{}`",
+                            printable(f->as_string(), 64)));
     }
     if (auto f = map.find("wire")) {
       if (is_word(*f, "auto"))

@@ -59,12 +59,26 @@ struct Sums {
   double busy_seconds = 0;  // from the request's arrival to the answer's sending
   std::string error;        // a failed read or a bad request, as the rank said it
   std::vector<float> rows;  // [rows, hidden]
+  /// With `distributed.placement: least_loaded`: which experts the rank
+  /// has in memory or being read (ascending), of the step's row after the
+  /// step and of the next row after its reads ahead, so rank 0 places the
+  /// coming steps knowing where every expert is.
+  struct Resident {
+    int32_t layer = -1;
+    std::vector<int32_t> experts;
+    bool operator==(const Resident&) const = default;
+  };
+  std::vector<Resident> resident;
 };
 /// A rank's expert store counters.
 struct Counters {
   int32_t rank = 0, experts_owned = 0;
   uint64_t lookups = 0, pinned_hits = 0, hits = 0, misses = 0, bytes_read = 0;
   double wait_seconds = 0;
+  /// What idles a rank's drive: the wall time it had reads in flight, and
+  /// its reads ahead (those a step used, and the bytes of those none used).
+  double busy_seconds = 0;
+  uint64_t reads_ahead = 0, reads_ahead_used = 0, bytes_ahead_wasted = 0;
 };
 /// The counters of rank `rank`, which owns `experts_owned` routed experts, from its store's stats.
 Counters counters_of(const ExpertStoreStats& s, int32_t rank, int32_t experts_owned);
@@ -91,7 +105,8 @@ Assign decode_assign(ByteReader& in);
 Ready decode_ready(ByteReader& in);
 /// Checks the shape: `hidden` columns, ids in 0..experts-1.
 Step decode_step(ByteReader& in, int64_t hidden, int32_t experts);
-Sums decode_sums(ByteReader& in, int64_t hidden);
+/// Checks the shape: whole rows of `hidden`, resident ids in 0..experts-1.
+Sums decode_sums(ByteReader& in, int64_t hidden, int32_t experts);
 Counters decode_counters(ByteReader& in);
 /// The layer and experts of a read-ahead request, checked against `experts`.
 std::pair<int32_t, std::vector<int32_t>> decode_prefetch(ByteReader& in, int32_t experts);

@@ -72,9 +72,7 @@ class ShardedExperts final : public RemoteExperts {
   /// Detaches from the model; the ranks close their copy.
   ~ShardedExperts() override;
 
-  bool runs_here(int layer, int32_t expert) const override {
-    return assignment_.owner(layer, expert) == 0;
-  }
+  bool runs_here(int layer, int32_t expert) const override { return rank_of(layer, expert) == 0; }
   void send_step(int layer, std::span<const float> x, const PositionRouting& routing,
                  int next_layer, std::span<const int32_t> next_predicted) override;
   void add_results(std::span<float> out) override;
@@ -91,6 +89,11 @@ class ShardedExperts final : public RemoteExperts {
   void on_fault(std::function<void()> action) { on_fault_ = std::move(action); }
   /// The fault that stopped the shards (empty: none).
   const std::string& fault_message() const { return fault_message_; }
+  /// Under serve: a rank that stops answering fails the step it was in
+  /// (RankFault) and is left out from then on, its experts run by the
+  /// others (rank 0 with `placement: shard`), while they can cover them;
+  /// only then does on_fault's action run.
+  void serve_on_without_lost_ranks() { serve_on_ = true; }
 
  private:
   /// Waits for one answer from each of `ranks`, at most `seconds`; fails
@@ -99,6 +102,28 @@ class ShardedExperts final : public RemoteExperts {
                              const std::string& what);
   void handshake();
   [[noreturn]] void fault(std::string message);
+  /// Whether the ranks left, less `gone`, can run every expert.
+  bool can_cover_without(const std::vector<int>& gone) const;
+  /// Leaves `gone` (named `names`) out and fails the step (a RankFault).
+  [[noreturn]] void leave_out(const std::vector<int>& gone, const std::string& names,
+                              double seconds, const std::string& what);
+  /// The rank `expert` of store row `layer` runs on in the step being made.
+  int rank_of(int layer, int32_t expert) const {
+    if (least_loaded_) return placed_[cell(layer, expert)];
+    const int owner = assignment_.owner(layer, expert);
+    return world_.lost(owner) ? 0 : owner;  // rank 0 covers a lost rank's shard
+  }
+  size_t cell(int layer, int32_t expert) const {
+    return static_cast<size_t>(layer) * static_cast<size_t>(assignment_.experts()) +
+           static_cast<size_t>(expert);
+  }
+  /// distributed.placement least_loaded: places `ids` of row `layer` (one
+  /// step's experts, or the next layer's read-ahead, `ahead`) by where
+  /// each is in memory and what each rank has queued (step_placement.h).
+  void place(int layer, std::span<const int32_t> ids, bool ahead, std::vector<double>& queued);
+  /// What each rank's drive still reads for row `layer`: the reads ahead
+  /// it was asked for that it took (they are in its memory or on their way).
+  std::vector<double> queued_reads(int layer);
 
   ExpertCluster& cluster_;
   MpiWorld& world_;
@@ -119,6 +144,15 @@ class ShardedExperts final : public RemoteExperts {
   std::function<void()> on_fault_;
   double step_send_seconds_ = 0;
   Clock::time_point step_sent_{};
+  // distributed.placement least_loaded. By rank, [rows, experts]: where each
+  // expert runs now, and what rank 0 knows each rank holds (its answers say
+  // after every step) and asked it to read ahead.
+  bool serve_on_ = false;
+  bool least_loaded_ = false;
+  std::vector<int> holders_;
+  std::vector<int16_t> placed_;
+  std::vector<std::vector<uint8_t>> resident_, ahead_;
+  std::vector<uint8_t> own_resident_;  // rank 0's own, one row, taken when placing
 };
 
 }  // namespace glmrt

@@ -4,6 +4,7 @@
 // Built without MPI (GLMRT_MPI=OFF), start() refuses with a message saying so.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -47,12 +48,26 @@ class MpiWorld {
   /// Ends every rank of the job (MPI_Abort) with `status`.
   [[noreturn]] void abort_job(int status);
 
+  /// A rank rank 0 gave up on (it died or stopped answering) while the job
+  /// goes on without it (serve): nothing is sent to it or taken from it
+  /// again, and the job must end through abort_job, since MPI_Finalize
+  /// would wait for it.
+  void mark_lost(int rank) {
+    if (lost_.empty()) lost_.assign(static_cast<size_t>(size_), false);
+    if (rank > 0 && rank < size_) lost_[static_cast<size_t>(rank)] = true;
+  }
+  bool lost(int rank) const {
+    return !lost_.empty() && rank >= 0 && rank < size_ && lost_[static_cast<size_t>(rank)];
+  }
+  bool any_lost() const { return std::find(lost_.begin(), lost_.end(), true) != lost_.end(); }
+
   struct State;  // MPI's handles, kept out of this header
 
  private:
   MpiWorld();
   std::unique_ptr<State> state_;
   int rank_ = 0, size_ = 1;
+  std::vector<bool> lost_;  // by rank; empty: none
 };
 
 /// Sleeps a little longer each call once `spins` quick checks found nothing,

@@ -64,6 +64,11 @@ struct DistributedSettings {
   /// f32 (results as one process's), bf16 otherwise (half the bytes).
   enum class Wire { automatic, f32, bf16 };
   Wire wire = Wire::automatic;
+  /// Where a step's experts run: `shard` on their shard's rank always;
+  /// `least_loaded`: on a rank that has one in memory, else (a miss on every
+  /// rank) on the rank with the fewest reads queued in that step.
+  enum class Placement { shard, least_loaded };
+  Placement placement = Placement::least_loaded;
   bool rank0_experts = true;    // rank 0 owns a shard too (false: it only coordinates)
   double timeout_seconds = 60;  // the longest rank 0 waits for a rank's answer
 };
