@@ -116,7 +116,7 @@ def main():
           f"held-out {len(held)} tokens", flush=True)
 
     cfg = preset["config"]()
-    m = M.Model(cfg)
+    m = M.Model(cfg, fast=preset["fast"])
     init_weights(m, cfg["num_hidden_layers"] + 1)
     n_params = sum(p.numel() for p in m.parameters())
     print(f"parameters: {n_params / 1e6:.2f} M", flush=True)
