@@ -17,6 +17,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+import fast_ops
+
 
 def rms_norm(x, weight, eps):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
@@ -128,8 +130,9 @@ class Indexer(nn.Module):
         self.k_norm = nn.LayerNorm(self.hd, eps=1e-6)
         self.weights_proj = nn.Linear(D, self.nh, bias=False)
 
-    def forward(self, x, qr, positions):
-        """x [B,S,D], qr [B,S,q_lora] -> scores [B,S(query),S(key)] (causal mask not applied)."""
+    def forward(self, x, qr, positions, fast=False):
+        """x [B,S,D], qr [B,S,q_lora] -> scores [B,S(query),S(key)] (causal mask not applied).
+        fast: fast_ops' forms (training only)."""
         B, S, _ = x.shape
         R = self.rope_dim
         q = self.wq_b(qr).view(B, S, self.nh, self.hd)  # each head [rope | nope]
@@ -137,6 +140,10 @@ class Indexer(nn.Module):
         k = self.k_norm(self.wk(x))
         k = torch.cat((rope(k[..., :R], positions, self.theta, self.interleave), k[..., R:]), -1)
         w = self.weights_proj(x) * self.nh ** -0.5  # [B,S,nh]
+        if fast:
+            dots = fast_ops.indexer_dots(q, k) * self.hd ** -0.5
+            self.last_dots = dots
+            return fast_ops.indexer_combine(F.relu(dots), w)
         dots = torch.einsum("bshd,btd->bsht", q, k) * self.hd ** -0.5
         self.last_dots = dots  # training: the hinge in Attention.forward
         return torch.einsum("bsht,bsh->bst", F.relu(dots), w)
@@ -167,6 +174,7 @@ class Attention(nn.Module):
         self.kv_b_proj = nn.Linear(self.kv_lora, H * (self.nope + self.v_dim), bias=False)
         self.o_proj = nn.Linear(H * self.v_dim, D, bias=False)
         self.indexer = Indexer(cfg) if has_indexer else None
+        self.fast = False  # fast_ops in training modes (Model(fast=True))
 
     def forward(self, x, positions, mode, shared_sel=None, trace=None):
         """mode: "dense" (causal, indexer trained by KL), "sparse" (DSA applied) or "ref"
@@ -184,8 +192,12 @@ class Attention(nn.Module):
         k_pe = rope(k_pe, positions, self.theta, self.interleave)  # [B,S,R], shared by heads
         kv = self.kv_b_proj(self.kv_a_layernorm(latent)).view(B, S, H, nope + self.v_dim)
         k_nope, v = kv[..., :nope], kv[..., nope:]
-        scores = (torch.einsum("bshd,bthd->bhst", q_nope, k_nope) +
-                  torch.einsum("bshd,btd->bhst", q_pe, k_pe)) * self.scale
+        fast = self.fast and mode != "ref"
+        if fast:
+            scores = fast_ops.mla_scores(q_nope, q_pe, k_nope, k_pe) * self.scale
+        else:
+            scores = (torch.einsum("bshd,bthd->bhst", q_nope, k_nope) +
+                      torch.einsum("bshd,btd->bhst", q_pe, k_pe)) * self.scale
         causal = torch.ones(S, S, dtype=torch.bool, device=x.device).tril()
 
         # DSA selection: rows with more than index_topk visible keys keep the top index_topk.
@@ -194,7 +206,7 @@ class Attention(nn.Module):
             if mode == "ref":
                 idx_scores = self.indexer(x, qr, positions)
             else:  # the indexer learns only from its own KL loss (inputs detached)
-                idx_scores = self.indexer(x.detach(), qr.detach(), positions)
+                idx_scores = self.indexer(x.detach(), qr.detach(), positions, fast)
             if S > self.topk and (mode != "dense" or trace is not None):
                 masked = idx_scores.detach().masked_fill(~causal, float("-inf"))
                 top = masked.topk(self.topk, dim=-1).indices
@@ -213,7 +225,10 @@ class Attention(nn.Module):
         probs = scores.softmax(-1)
         if trace is not None:
             trace["probs"] = probs[0]  # [H, S, S]: indexer recall in evaluate.py
-        out = torch.einsum("bhst,bthd->bshd", probs, v).reshape(B, S, H * self.v_dim)
+        if fast:
+            out = fast_ops.attend(probs, v)
+        else:
+            out = torch.einsum("bhst,bthd->bshd", probs, v).reshape(B, S, H * self.v_dim)
 
         kl = None
         if idx_scores is not None and mode != "ref":
@@ -268,6 +283,7 @@ class MoE(nn.Module):
         self.experts = nn.ModuleList(MLP(D, cfg["moe_intermediate_size"]) for _ in range(E))
         self.shared_experts = MLP(D, cfg["moe_intermediate_size"] * cfg["n_shared_experts"])
         self.last_load = None
+        self.fast = False  # fast_ops.routed_experts outside mode "ref" (Model(fast=True))
 
     def route(self, x, trace=None):
         scores = torch.sigmoid(x @ self.gate.weight.t())  # [N,E]
@@ -288,12 +304,14 @@ class MoE(nn.Module):
             w = w / (w.sum(-1, keepdim=True) + 1e-20)
         return ids, w * self.scale
 
-    def forward(self, x, trace=None):
+    def forward(self, x, trace=None, mode="ref"):
         shape = x.shape
         x = x.reshape(-1, shape[-1])
         ids, w = self.route(x, trace)
         out = self.shared_experts(x)
         self.last_load = torch.bincount(ids.flatten(), minlength=self.E)
+        if self.fast and mode != "ref":
+            return fast_ops.routed_experts(self.experts, x, ids, w, out).view(shape)
         for e in range(self.E):
             tok, slot = (ids == e).nonzero(as_tuple=True)
             if tok.numel():
@@ -314,7 +332,7 @@ class DecoderLayer(nn.Module):
         a, sel, kl = self.self_attn(self.input_layernorm(h), positions, mode, shared_sel, trace)
         h = h + a
         x = self.post_attention_layernorm(h)
-        h = h + (self.mlp(x) if isinstance(self.mlp, MLP) else self.mlp(x, trace))
+        h = h + (self.mlp(x) if isinstance(self.mlp, MLP) else self.mlp(x, trace, mode))
         return h, sel, kl
 
 
@@ -341,7 +359,8 @@ class MTPLayer(DecoderLayer):
 
 
 class Model(nn.Module):
-    def __init__(self, cfg, mtp_local_copies=False):
+    def __init__(self, cfg, mtp_local_copies=False, fast=False):
+        """fast: train with fast_ops (other rounding; mode "ref" is unaffected)."""
         super().__init__()
         self.cfg = cfg
         L = cfg["num_hidden_layers"]
@@ -359,6 +378,9 @@ class Model(nn.Module):
             self.layers.append(MTPLayer(cfg, mtp_local_copies))
         self.norm = RMSNorm(cfg["hidden_size"], cfg["rms_norm_eps"])
         self.lm_head = nn.Linear(cfg["hidden_size"], cfg["vocab_size"], bias=False)
+        for module in self.modules():
+            if isinstance(module, (Attention, MoE)):
+                module.fast = fast
 
     @property
     def mtp(self):

@@ -15,6 +15,9 @@ Objectives:
   the expert got fewer tokens than the mean in that layer, -rate when more).
 
 Everything is seeded; the same command on the same torch build gives the same weights.
+Every --resume-every steps WORK/resume.pt saves the whole training state (checkpoint.py); the same
+command run again resumes from it, and the weights come out as an uninterrupted run's.
+--preset picks the model (config.py PRESETS: the bundled demo, or issue 25's larger `trained`).
 """
 import argparse
 import json
@@ -30,6 +33,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bpe  # noqa: E402
 import config as C  # noqa: E402
+import checkpoint as ckpt  # noqa: E402
 import data  # noqa: E402
 import model as M  # noqa: E402
 
@@ -73,8 +77,10 @@ def update_bias(m, rate):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default="work")
-    ap.add_argument("--steps", type=int, default=400)
-    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--preset", choices=sorted(C.PRESETS), default="demo",
+                    help="model config and run length (config.py PRESETS)")
+    ap.add_argument("--steps", type=int, default=None, help="default: the preset's")
+    ap.add_argument("--batch", type=int, default=None, help="default: the preset's")
     ap.add_argument("--seq", type=int, default=256)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--warmup", type=int, default=50)
@@ -86,7 +92,14 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--eval-every", type=int, default=50)
     ap.add_argument("--out", default=None, help="checkpoint path (default WORK/ckpt.pt)")
+    ap.add_argument("--resume-every", type=int, default=25,
+                    help="write WORK/resume.pt (everything a resumed run needs) every N steps")
+    ap.add_argument("--stop-after", type=int, default=None,
+                    help="leave after this many steps in total, resume.pt written (tests)")
     args = ap.parse_args()
+    preset = C.PRESETS[args.preset]
+    args.steps = preset["steps"] if args.steps is None else args.steps
+    args.batch = preset["batch"] if args.batch is None else args.batch
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
@@ -102,8 +115,8 @@ def main():
     print(f"train stream {len(stream)} tokens ({chat_tokens} in chat examples), "
           f"held-out {len(held)} tokens", flush=True)
 
-    cfg = C.demo_config()
-    m = M.Model(cfg)
+    cfg = preset["config"]()
+    m = M.Model(cfg, fast=preset["fast"])
     init_weights(m, cfg["num_hidden_layers"] + 1)
     n_params = sum(p.numel() for p in m.parameters())
     print(f"parameters: {n_params / 1e6:.2f} M", flush=True)
@@ -115,9 +128,13 @@ def main():
     L = args.seq + 2
     eval_starts = np.random.default_rng(1).integers(0, len(held) - L, 12)
     dense_steps = int(args.dense_frac * args.steps)
-    t0 = time.time()
-    log = []
-    for step in range(args.steps):
+    resume_path = os.path.join(args.work, "resume.pt")
+    first_step, log, seconds_before = 0, [], 0.0
+    if os.path.exists(resume_path):
+        first_step, log, seconds_before = ckpt.restore(resume_path, args, cfg, m, opt, rng)
+        print(f"resumed from {resume_path} at step {first_step}", flush=True)
+    t0 = time.time() - seconds_before
+    for step in range(first_step, args.steps):
         lr = args.lr * min(1.0, (step + 1) / args.warmup) * \
             (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * step / args.steps)))
         for g in opt.param_groups:
@@ -148,6 +165,12 @@ def main():
                        os.path.join(args.work, "ckpt-partial.pt"))
             print(f"eval step {step + 1}: held-out lm {e['lm']:.3f} (ppl {math.exp(e['lm']):.1f})"
                   f" mtp {e['mtp']:.3f} kl {e['kl']:.3f}", flush=True)
+        done = step + 1
+        if done % args.resume_every == 0 or done == args.steps or done == args.stop_after:
+            ckpt.save(resume_path, args, cfg, m, opt, rng, done, log, time.time() - t0)
+        if done == args.stop_after:
+            print(f"stopped after step {done}; {resume_path} resumes it", flush=True)
+            return
     out = args.out or os.path.join(args.work, "ckpt.pt")
     torch.save({"config": cfg, "state": m.state_dict(), "args": vars(args), "log": log,
                 "train_seconds": time.time() - t0}, out)
