@@ -25,7 +25,12 @@ ShutdownSignals::~ShutdownSignals() {
   const timespec now{0, 0};
   while (sigtimedwait(&signals_, nullptr, &now) > 0) {
   }
-  pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);
+  // Once a signal has stopped the server the process is on its way out: the
+  // signals stay blocked, so one repeated while it finishes (a supervisor
+  // sending SIGTERM again, a slow teardown under a sanitizer) stays pending
+  // and dies with the process instead of turning a clean exit into a death
+  // by signal.
+  if (!received_.load()) pthread_sigmask(SIG_SETMASK, &previous_mask_, nullptr);
 }
 
 void ShutdownSignals::stop_watching() {
