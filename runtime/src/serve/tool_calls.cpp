@@ -98,7 +98,8 @@ std::optional<std::vector<ToolCall>> parse_tool_calls(std::string_view text, con
       arguments[k] = typed_value(*value, declared_type(tools, parsed.name, k));
     }
     if (!trim(call).empty()) return std::nullopt;
-    parsed.arguments = arguments.dump();
+    // A model can emit bytes that are not UTF-8 inside a value: replaced (U+FFFD), not thrown.
+    parsed.arguments = arguments.dump(-1, ' ', false, Json::error_handler_t::replace);
     calls.push_back(std::move(parsed));
   }
   if (calls.empty()) return std::nullopt;

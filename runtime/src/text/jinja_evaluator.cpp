@@ -228,7 +228,10 @@ Value Evaluator::call_macro(const Node& macro, const ScopePtr& closure, CallArgu
     else
       scope->variables.set(p.name, Undefined{p.name});
   }
-  for (const auto& [key, value] : args.keyword) {
+  for (const auto& keyword : args.keyword) {
+    // Named, not a structured binding: clang 14 cannot capture one in a lambda.
+    const auto& key = keyword.first;
+    const auto& value = keyword.second;
     const bool known =
         key == "caller" || std::any_of(macro.parameters.begin(), macro.parameters.end(),
                                        [&](const Parameter& p) { return p.name == key; });
