@@ -142,25 +142,18 @@ int ExpertLayerPool::claim_for_step(int32_t id) {
 }
 
 void ExpertLayerPool::start_read(int slot, bool read_ahead) {
-  const ExpertSlotPlan& plan = plans_[static_cast<size_t>(pool_.expert_in(slot))];
-  std::byte* base = pool_.memory(slot);
-  std::vector<PlannedRead> reads;
-  reads.reserve(plan.reads.size());
-  for (const SlotRead& r : plan.reads) reads.push_back({r.file, r.span, base + r.at});
-  Slot& s = slots_[static_cast<size_t>(slot)];
-  s.ticket = io_.submit(reads);
-  s.state = State::loading;
-  s.read_ahead = read_ahead;
-  s.ahead_bytes = 0;
-  if (read_ahead) {
-    for (const SlotRead& r : plan.reads) s.ahead_bytes += r.span.expected;
-    stats_.prefetch_bytes += s.ahead_bytes;
-  }
+  submit_reads_into(slot, pool_.memory(slot), read_ahead);
 }
 
 void ExpertLayerPool::start_staged_read(int slot, int buffer, bool read_ahead) {
+  submit_reads_into(slot, ahead_staging_.data(buffer), read_ahead);
+  Slot& s = slots_[static_cast<size_t>(slot)];
+  s.staged = buffer;
+  s.settled = false;
+}
+
+void ExpertLayerPool::submit_reads_into(int slot, std::byte* base, bool read_ahead) {
   const ExpertSlotPlan& plan = plans_[static_cast<size_t>(pool_.expert_in(slot))];
-  std::byte* base = ahead_staging_.data(buffer);
   std::vector<PlannedRead> reads;
   reads.reserve(plan.reads.size());
   for (const SlotRead& r : plan.reads) reads.push_back({r.file, r.span, base + r.at});
@@ -168,8 +161,6 @@ void ExpertLayerPool::start_staged_read(int slot, int buffer, bool read_ahead) {
   s.ticket = io_.submit(reads);
   s.state = State::loading;
   s.read_ahead = read_ahead;
-  s.staged = buffer;
-  s.settled = false;
   s.ahead_bytes = 0;
   if (!read_ahead) return;
   for (const SlotRead& r : plan.reads) s.ahead_bytes += r.span.expected;

@@ -105,6 +105,8 @@ class ExpertLayerPool {
   /// read-ahead staging buffer `buffer` (taken for this slot): a read ahead,
   /// or a step's miss; finish() converts it into the slot and frees the buffer.
   void start_staged_read(int slot, int buffer, bool read_ahead);
+  /// Submits the slot's planned reads into `base` (its slot or a staging buffer).
+  void submit_reads_into(int slot, std::byte* base, bool read_ahead);
   /// A read-ahead staging buffer for the expert in `slot`, or -1 when every
   /// one holds a read some step may still use (a landed guess that nothing
   /// wants is dropped to free one, in any layer).
