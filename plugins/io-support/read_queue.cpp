@@ -1,8 +1,22 @@
 #include "read_queue.h"
 
+#include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 namespace glmrt::io_support {
+namespace {
+
+/// glmrt_extent_result::completed_us: at least 1 (0 says "not reported"),
+/// saturating.
+uint32_t microseconds_since(std::chrono::steady_clock::time_point start) {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  return static_cast<uint32_t>(std::clamp<int64_t>(us, 1, std::numeric_limits<uint32_t>::max()));
+}
+
+}  // namespace
 
 ReadQueue::ReadQueue(const glmrt_host_services& host, int threads, const char* purpose,
                      ExtentReader& reader, bool stop_batch_on_failure,
@@ -66,6 +80,7 @@ void ReadQueue::work() noexcept {
       if (rate_limit_) ByteRateLimit::wait_until(due);
       lock.lock();
     }
+    result.completed_us = microseconds_since(job.submitted);
     *job.result = result;
     TicketState& state = tickets_.at(job.ticket);
     if (result.status != GLMRT_OK && (state.first_failed < 0 || job.index < state.first_failed)) {
@@ -83,8 +98,9 @@ glmrt_io_ticket ReadQueue::submit(const glmrt_extent* extents, int64_t n_extents
   const glmrt_io_ticket ticket = next_ticket_++;
   if (first_sequence) *first_sequence = next_sequence_;
   tickets_[ticket].remaining = n_extents;
+  const auto now = std::chrono::steady_clock::now();
   for (int64_t e = 0; e < n_extents; ++e)
-    jobs_.push_back({ticket, e, next_sequence_++, extents[e], &results[e]});
+    jobs_.push_back({ticket, e, next_sequence_++, extents[e], &results[e], now});
   work_ready_.notify_all();
   return ticket;
 }

@@ -9,6 +9,7 @@
 
 #include <glmrt/plugin/io.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -54,7 +55,8 @@ class ReadQueue {
   int threads() const { return static_cast<int>(handles_.size()); }
 
   /// Queues the batch (extents are copied; results are written as extents
-  /// complete). The caller has checked the extents. `first_sequence`, when
+  /// complete, each with the microseconds from here to its completion, ABI
+  /// 1.4). The caller has checked the extents. `first_sequence`, when
   /// given, receives the sequence number of the batch's first extent.
   glmrt_io_ticket submit(const glmrt_extent* extents, int64_t n_extents,
                          glmrt_extent_result* results, uint64_t* first_sequence = nullptr);
@@ -71,6 +73,7 @@ class ReadQueue {
     uint64_t sequence;
     glmrt_extent extent;
     glmrt_extent_result* result;
+    std::chrono::steady_clock::time_point submitted;
   };
   struct TicketState {
     int64_t remaining = 0;

@@ -14,8 +14,10 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 namespace glmrt {
 namespace {
@@ -119,6 +121,35 @@ INSTANTIATE_TEST_SUITE_P(Plugins, IoChannelTest,
                                                   4096},
                                            IoCase{"fault_io_1_0", GLMRT_FAULT_IO_1_0_PLUGIN, 0, 1}),
                          [](const auto& info) { return info.param.name; });
+
+// A 1.4 plugin says when each read landed: the drive counts as busy until
+// then, not until the host next looked (reads ahead land while the model
+// computes; counting that time as reading made the drive look slower and
+// busier than it is, and read-ahead priced by it read less).
+TEST(IoChannel, TheDriveIsBusyUntilAReadLandsNotUntilTheHostWaits) {
+  MemoryBudget budget;
+  HostServices services{budget, 2};
+  const TensorDirectory tensors = TensorDirectory::open(kTiny);
+  auto io =
+      PluginHost(std::vector<fs::path>{})
+          .create_io(PluginChoice{GLMRT_FAULT_IO_PLUGIN, {{"latency_ms", "40"}}, {}}, services);
+  ASSERT_GE(io.info().abi_minor, GLMRT_ABI_MINOR_IO_COMPLETION_TIME);
+  HugePageBlock buffer(1 << 16, nullptr, "test");
+  const auto busy_after_waiting_late = [&](int abi_minor) {
+    IoChannel channel(*io, abi_minor, tensors.files());
+    const PlannedRead read = channel.plan(0, 0, 4096, buffer.data());
+    IoTicket ticket = channel.submit(std::span(&read, 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(channel.wait(ticket));
+    EXPECT_NEAR(channel.stats().latency_seconds, channel.stats().busy_seconds, 1e-9);
+    return channel.stats().busy_seconds;
+  };
+  const double reported = busy_after_waiting_late(GLMRT_ABI_MINOR_IO_COMPLETION_TIME);
+  EXPECT_GE(reported, 0.039);
+  EXPECT_LT(reported, 0.2) << "busy until the host waited, not until the read landed";
+  // A plugin older than 1.4 says nothing: busy until the host found out.
+  EXPECT_GE(busy_after_waiting_late(GLMRT_ABI_MINOR_IO_COMPLETION_TIME - 1), 0.3);
+}
 
 // io-buffered meets the end of a file cut after it was opened as a read of 0
 // bytes and reports success: the host says the file is short, not the plugin.

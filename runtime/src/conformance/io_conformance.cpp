@@ -204,8 +204,17 @@ CheckReport run_io_conformance(const fs::path& plugin_file) {
                         tail.data()};
     glmrt_extent_result result{};
     glmrt_io_ticket id = 0;
+    const auto before_submit = std::chrono::steady_clock::now();
     const bool submitted = io->submit(&extent, 1, &result, &id) == GLMRT_OK && id != 0;
     const glmrt_status status = submitted ? io->wait(id) : GLMRT_ERR_INTERNAL;
+    const auto waited_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::steady_clock::now() - before_submit)
+                               .count();
+    if (io.info().abi_minor >= GLMRT_ABI_MINOR_IO_COMPLETION_TIME)
+      report.expect(result.completed_us >= 1 && result.completed_us <= waited_us + 1,
+                    "a result says when its extent completed (ABI 1.4)",
+                    fmt::format("completed_us {}, but submit to wait took {} us",
+                                result.completed_us, waited_us));
     report.expect(
         status == GLMRT_OK && result.status == GLMRT_OK && result.bytes == kFileBytes[1] - offset &&
             std::memcmp(tail.data(), files[1].content.data() + offset, kFileBytes[1] - offset) == 0,

@@ -58,6 +58,7 @@ IoTicket& IoTicket::operator=(IoTicket&& other) noexcept {
     results_ = std::move(other.results_);  // the buffer the plugin writes stays where it was
     failure_ = std::move(other.failure_);
     submitted_ = other.submitted_;
+    landed_ = other.landed_;
   }
   return *this;
 }
@@ -135,14 +136,24 @@ std::string IoChannel::unreported_short_read(const PlannedRead& r,
       file.string(), now, r.span.expected, r.span.offset, end, sizes_.at(r.file));
 }
 
-void IoChannel::begin_busy() {
-  if (in_flight_++ == 0) busy_since_ = std::chrono::steady_clock::now();
+SteadyTime IoChannel::landed_at(const IoTicket& ticket, SteadyTime noticed) const {
+  if (ticket.landed_) return *ticket.landed_;
+  if (abi_minor_ < GLMRT_ABI_MINOR_IO_COMPLETION_TIME || ticket.results_.empty()) return noticed;
+  uint32_t longest = 0;
+  for (const glmrt_extent_result& r : ticket.results_) {
+    if (r.completed_us == 0) return noticed;  // not reported (e.g. a refused batch)
+    longest = std::max(longest, r.completed_us);
+  }
+  // The plugin's clock starts a little after submitted_; never past the moment
+  // the host saw the batch complete.
+  return std::min(noticed, ticket.submitted_ + std::chrono::microseconds(longest));
 }
 
 void IoChannel::end_busy(const IoTicket& ticket) {
-  const auto now = std::chrono::steady_clock::now();
-  stats_.latency_seconds += seconds_between(ticket.submitted_, now);
-  if (--in_flight_ == 0) stats_.busy_seconds += seconds_between(busy_since_, now);
+  const SteadyTime landed = landed_at(ticket, std::chrono::steady_clock::now());
+  stats_.latency_seconds += seconds_between(ticket.submitted_, landed);
+  busy_.landed(ticket.submitted_, landed);
+  stats_.busy_seconds = busy_.seconds();
 }
 
 IoTicket IoChannel::submit(std::span<const PlannedRead> reads) {
@@ -151,9 +162,10 @@ IoTicket IoChannel::submit(std::span<const PlannedRead> reads) {
   ticket.submitted_ = std::chrono::steady_clock::now();
   ticket.channel_ = this;
   ++stats_.batches;
-  begin_busy();
+  busy_.submitted(ticket.submitted_);
   if (!asynchronous()) {
     ticket.failure_ = read_blocking(reads);
+    ticket.landed_ = std::chrono::steady_clock::now();
     return ticket;
   }
   std::vector<glmrt_extent> extents;

@@ -6,6 +6,7 @@
 // up for by a mark written over the end of every read and checked afterwards.
 #pragma once
 
+#include <glmrt/experts/busy_time.h>
 #include <glmrt/experts/widened_read.h>
 #include <glmrt/plugin/io.h>
 
@@ -39,10 +40,11 @@ struct ReadFailure {
 /// What went through the channel (successful batches only, except tickets).
 struct IoStats {
   uint64_t batches = 0, reads = 0, bytes = 0;
-  /// Wall time during which at least one batch was in flight, as the host saw
-  /// it (completion is noticed at poll or wait).
+  /// Wall time during which at least one batch was in flight, of batches
+  /// waited on: until each landed, as a 1.4 plugin reports it (else until
+  /// the host noticed, at poll or wait).
   double busy_seconds = 0;
-  /// Sum over batches of submission to completion seen.
+  /// Sum over batches of submission to landing.
   double latency_seconds = 0;
 };
 
@@ -72,6 +74,7 @@ class IoTicket {
   std::vector<glmrt_extent_result> results_;  // written by the plugin until waited
   std::optional<ReadFailure> failure_;        // decided at submit (1.0, refused batch)
   std::chrono::steady_clock::time_point submitted_;
+  std::optional<std::chrono::steady_clock::time_point> landed_;  // known at submit (1.0)
 };
 
 class IoChannel {
@@ -124,7 +127,10 @@ class IoChannel {
   /// A short read the plugin said was whole: the file's fault when it now
   /// ends before the read does (truncated after it was opened), else the plugin's.
   std::string unreported_short_read(const PlannedRead& read, std::string plugin_blamed) const;
-  void begin_busy();
+  /// When the batch's last read landed: as the plugin reports it (1.4), else
+  /// `noticed`, the moment the host found it complete.
+  std::chrono::steady_clock::time_point landed_at(
+      const IoTicket& ticket, std::chrono::steady_clock::time_point noticed) const;
   void end_busy(const IoTicket& ticket);
 
   plugin::Io& io_;
@@ -132,8 +138,7 @@ class IoChannel {
   uint32_t alignment_ = 1;
   std::vector<std::filesystem::path> files_;
   std::vector<uint64_t> sizes_;
-  int in_flight_ = 0;
-  std::chrono::steady_clock::time_point busy_since_;
+  BusyTime busy_;
   IoStats stats_;
 };
 

@@ -37,13 +37,16 @@
 //        own weights, format, rows and row strides) in one call the plugin
 //        schedules over its threads. Older kernels plugins keep working: the
 //        host runs their products one matmul() at a time.
+//   1.4  io: each extent's result carries when it completed
+//        (glmrt_extent_result::completed_us, the former reserved field, which
+//        older plugins leave 0).
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define GLMRT_ABI_MAJOR 1
-#define GLMRT_ABI_MINOR 3
+#define GLMRT_ABI_MINOR 4
 
 /// The first minor with asynchronous io (Io::submit/wait/poll) and the host
 /// services start_thread/join_thread.
@@ -52,6 +55,8 @@
 #define GLMRT_ABI_MINOR_DRAFT 2
 /// The first minor with Kernels::grouped_matmul.
 #define GLMRT_ABI_MINOR_GROUPED_MATMUL 3
+/// The first minor whose io results say when each extent completed.
+#define GLMRT_ABI_MINOR_IO_COMPLETION_TIME 4
 
 /// Name of the one symbol every plugin exports.
 #define GLMRT_PLUGIN_ENTRY_SYMBOL "glmrt_plugin_describe"

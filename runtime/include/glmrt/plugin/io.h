@@ -40,7 +40,14 @@ typedef struct glmrt_extent_result {
   /// GLMRT_OK, or why this extent failed (GLMRT_ERR_IO for EIO or a short
   /// read the plugin could not complete after retrying).
   glmrt_status status;
-  uint32_t reserved;
+  /// ABI 1.4: microseconds from submit() to this extent's completion (its
+  /// bytes placed, or its failure known), as the plugin's clock saw it; at
+  /// least 1, UINT32_MAX when longer (71 minutes). 0: not reported (a plugin
+  /// older than 1.4; the host then takes the moment it noticed completion
+  /// at poll() or wait()). The host counts the drive busy from it, so a read
+  /// that landed while the host computed is not counted as reading until
+  /// the host looked.
+  uint32_t completed_us;
 } glmrt_extent_result;
 
 /// Names one submitted batch until wait() releases it; never 0.

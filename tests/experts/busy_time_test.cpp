@@ -1,0 +1,59 @@
+// The drive's busy time is the union of the reads' in-flight intervals, added
+// in whatever order the host learns how they ended.
+#include <glmrt/experts/busy_time.h>
+
+#include <gtest/gtest.h>
+
+namespace glmrt {
+namespace {
+
+using std::chrono::milliseconds;
+
+class BusyTimeTest : public ::testing::Test {
+ protected:
+  // Intervals well in the past: every one is settled as soon as nothing
+  // older is in flight, so the bookkeeping that forgets them is exercised.
+  BusyTime::Clock::time_point at(int ms) const { return origin_ + milliseconds(ms); }
+  void read(int from, int to) {
+    busy_.submitted(at(from));
+    busy_.landed(at(from), at(to));
+  }
+  const BusyTime::Clock::time_point origin_ = BusyTime::Clock::now() - std::chrono::seconds(10);
+  BusyTime busy_;
+};
+
+TEST_F(BusyTimeTest, OverlappingReadsCountOnce) {
+  busy_.submitted(at(0));
+  busy_.submitted(at(10));
+  busy_.submitted(at(100));
+  busy_.landed(at(10), at(30));  // lands before the older read it overlaps
+  EXPECT_NEAR(busy_.seconds(), 0.020, 1e-9);
+  busy_.landed(at(0), at(20));
+  EXPECT_NEAR(busy_.seconds(), 0.030, 1e-9);
+  busy_.landed(at(100), at(150));
+  EXPECT_NEAR(busy_.seconds(), 0.080, 1e-9);
+}
+
+TEST_F(BusyTimeTest, AReadSpanningSeveralBusyStretchesFillsTheGapsBetweenThem) {
+  busy_.submitted(at(0));  // in flight throughout: nothing is forgotten
+  read(10, 20);
+  read(40, 50);
+  read(70, 80);
+  EXPECT_NEAR(busy_.seconds(), 0.030, 1e-9);
+  busy_.landed(at(0), at(60));  // covers the first two and the gap after the second
+  EXPECT_NEAR(busy_.seconds(), 0.070, 1e-9);
+  read(75, 90);
+  EXPECT_NEAR(busy_.seconds(), 0.080, 1e-9);
+}
+
+TEST_F(BusyTimeTest, ReadsAfterAQuietSpellAddUp) {
+  read(0, 5);
+  read(1000, 1002);
+  read(1001, 1004);
+  EXPECT_NEAR(busy_.seconds(), 0.009, 1e-9);
+  read(500, 500);  // landed at once: nothing to add
+  EXPECT_NEAR(busy_.seconds(), 0.009, 1e-9);
+}
+
+}  // namespace
+}  // namespace glmrt
