@@ -11,14 +11,14 @@ using std::chrono::milliseconds;
 
 class BusyTimeTest : public ::testing::Test {
  protected:
-  // Intervals well in the past: every one is settled as soon as nothing
-  // older is in flight, so the bookkeeping that forgets them is exercised.
+  // A read is submitted now or later, never earlier: intervals an hour ahead
+  // stay open to every later one.
   BusyTime::Clock::time_point at(int ms) const { return origin_ + milliseconds(ms); }
   void read(int from, int to) {
     busy_.submitted(at(from));
     busy_.landed(at(from), at(to));
   }
-  const BusyTime::Clock::time_point origin_ = BusyTime::Clock::now() - std::chrono::seconds(10);
+  BusyTime::Clock::time_point origin_ = BusyTime::Clock::now() + std::chrono::hours(1);
   BusyTime busy_;
 };
 
@@ -35,7 +35,7 @@ TEST_F(BusyTimeTest, OverlappingReadsCountOnce) {
 }
 
 TEST_F(BusyTimeTest, AReadSpanningSeveralBusyStretchesFillsTheGapsBetweenThem) {
-  busy_.submitted(at(0));  // in flight throughout: nothing is forgotten
+  busy_.submitted(at(0));
   read(10, 20);
   read(40, 50);
   read(70, 80);
@@ -44,15 +44,21 @@ TEST_F(BusyTimeTest, AReadSpanningSeveralBusyStretchesFillsTheGapsBetweenThem) {
   EXPECT_NEAR(busy_.seconds(), 0.070, 1e-9);
   read(75, 90);
   EXPECT_NEAR(busy_.seconds(), 0.080, 1e-9);
+  read(90, 90);  // landed at once: nothing to add
+  EXPECT_NEAR(busy_.seconds(), 0.080, 1e-9);
 }
 
-TEST_F(BusyTimeTest, ReadsAfterAQuietSpellAddUp) {
+// Reads that landed before everything still in flight began are forgotten
+// (nothing later can overlap them); their time stays counted.
+TEST_F(BusyTimeTest, SettledReadsAreForgottenButStayCounted) {
+  origin_ = BusyTime::Clock::now() - std::chrono::seconds(10);
   read(0, 5);
-  read(1000, 1002);
-  read(1001, 1004);
-  EXPECT_NEAR(busy_.seconds(), 0.009, 1e-9);
-  read(500, 500);  // landed at once: nothing to add
-  EXPECT_NEAR(busy_.seconds(), 0.009, 1e-9);
+  busy_.submitted(at(100));
+  read(200, 202);
+  read(201, 204);  // overlaps the one before: that one is still held
+  busy_.landed(at(100), at(150));
+  read(1000, 1003);  // after a quiet spell
+  EXPECT_NEAR(busy_.seconds(), 0.005 + 0.050 + 0.004 + 0.003, 1e-9);
 }
 
 }  // namespace
