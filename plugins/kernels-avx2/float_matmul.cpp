@@ -17,6 +17,12 @@ namespace {
 constexpr int kRowsAtS1 = 4;
 constexpr int kRows = 2;
 constexpr int kCols = 4;
+/// Dequantized rows per thread's scratch: the widest tile of either shape.
+/// Indexed by this, not by the tile's own R: a grouped call runs S = 1 and
+/// S > 1 products side by side, and slots counted in the tile's R made one
+/// thread's 4-row tile overlap the next thread's 2-row tile (a race that
+/// moved results with how a step's products were grouped).
+constexpr int kScratchRowsPerThread = std::max(kRowsAtS1, kRows);
 
 struct F32Row {
   using Element = float;
@@ -106,7 +112,8 @@ void tile_rows(const FloatMatmul& p, int64_t o0, int rows, const typename Row::E
   for (int r = 0; r < R; ++r) {
     const int64_t o = o0 + std::min(r, rows - 1);
     if constexpr (kDequantize) {
-      float* scratch = p.dequant_scratch + (int64_t{omp_get_thread_num()} * R + r) * p.dequant_cols;
+      float* scratch = p.dequant_scratch +
+                       (int64_t{omp_get_thread_num()} * kScratchRowsPerThread + r) * p.dequant_cols;
       dequantize_row(view, o, scratch, group_scales.data());
       w[r] = scratch;
     } else {
@@ -145,7 +152,7 @@ TileJob tiles_for_shape(const FloatMatmul& p) {
 }  // namespace
 
 int64_t dequant_scratch_floats(int64_t cols, int n_threads) {
-  return int64_t{std::max(kRowsAtS1, kRows)} * cols * std::max(n_threads, 1);
+  return int64_t{kScratchRowsPerThread} * cols * std::max(n_threads, 1);
 }
 
 TileJob float_tiles(const FloatMatmul& problem) {

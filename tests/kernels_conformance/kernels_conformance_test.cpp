@@ -174,6 +174,27 @@ TEST_P(KernelsPluginTest, AnyThreadCountGivesConformingResults) {
   }
 }
 
+// Grouped calls (a step's experts in one call), with more than one thread:
+// every product bit for bit what matmul() gives it alone, also when S = 1
+// and S = 2 products run side by side (kernels-avx2's dequantizing path
+// once shared scratch rows between those two tile shapes: its int2-k16
+// experts' results moved with how a step's products were grouped).
+TEST_P(KernelsPluginTest, GroupedCallsGiveWhatMatmulGivesAlone) {
+  SKIP_UNLESS_SUPPORTED(GetParam().file);
+  const PluginHost host(std::vector<fs::path>{});
+  for (int threads : {2, 3}) {
+    MemoryBudget budget;
+    HostServices services(budget, threads);
+    PluginHandle<plugin::Kernels> kernels =
+        host.create_kernels(PluginChoice{GetParam().file.string(), {}, {}}, services);
+    const int minor = host.inspect(GetParam().file).abi_minor;
+    for (const CheckResult& result : {check_grouped_matmul(*kernels, minor),
+                                      check_grouped_matmul_side_by_side(*kernels, minor)})
+      EXPECT_NE(result.outcome, Outcome::kFail)
+          << threads << " threads, " << result.name << ": " << result.detail;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Plugins, KernelsPluginTest, testing::ValuesIn(kernels_plugins()),
                          [](const testing::TestParamInfo<KernelsPlugin>& info) {
                            return info.param.name;

@@ -136,4 +136,64 @@ CheckResult check_grouped_matmul(plugin::Kernels& kernels, int abi_minor) {
                       products.size(), cases.size() / std::size(shapes))};
 }
 
+CheckResult check_grouped_matmul_side_by_side(plugin::Kernels& kernels, int abi_minor) {
+  const std::string name =
+      "grouped_matmul: S = 1 and S = 2 products side by side, again and again, bit for bit";
+  if (abi_minor < GLMRT_ABI_MINOR_GROUPED_MATMUL)
+    return {name, Outcome::kSkip,
+            fmt::format("ABI 1.{} has no grouped call: the host runs the products one at a time",
+                        abi_minor)};
+  // A decode step's experts: many products of one format, some used by one
+  // position and some by two, so a plugin's threads run tiles of both
+  // shapes at once. Wide rows keep each tile busy long enough for a thread
+  // to overwrite what another is still reading, if they share anything.
+  constexpr int kProducts = 12, kRepeats = 6;
+  constexpr int64_t kRows = 48, kInputs = 768;
+  uint64_t seed = 0x51DE;
+  int formats = 0;
+  for (const WeightFormatSpec& format : conformance_formats()) {
+    if (!kernels.supports(format.to_format(1))) continue;
+    ++formats;
+    std::vector<std::unique_ptr<MatmulProblem>> problems;
+    std::vector<std::vector<float>> alone, y;
+    std::vector<glmrt_matmul_product> products;
+    for (int k = 0; k < kProducts; ++k) {
+      const MatmulCase c{format, 1 + k % 2, kRows, kInputs, ActivationKind::kGaussian,
+                         false,  ++seed};
+      problems.push_back(std::make_unique<MatmulProblem>(c));
+      alone.emplace_back(static_cast<size_t>(c.S * c.O));
+      if (kernels.matmul(problems.back()->x().data(), c.S, problems.back()->view(),
+                         alone.back().data()) != GLMRT_OK)
+        return {name, Outcome::kFail,
+                fmt::format("{}: matmul failed: {}", c.name(), kernels.last_error())};
+      y.emplace_back(alone.back().size());
+    }
+    for (int k = 0; k < kProducts; ++k) {
+      glmrt_matmul_product p{};
+      p.struct_size = sizeof(p);
+      p.x = problems[k]->x().data();
+      p.S = problems[k]->spec().S;
+      p.w = problems[k]->view();
+      p.y = y[k].data();
+      products.push_back(p);
+    }
+    for (int repeat = 0; repeat < kRepeats; ++repeat) {
+      if (kernels.grouped_matmul(products.data(), products.size()) != GLMRT_OK)
+        return {name, Outcome::kFail,
+                fmt::format("{}: grouped call failed: {}", format.name(), kernels.last_error())};
+      for (int k = 0; k < kProducts; ++k)
+        for (size_t i = 0; i < y[k].size(); ++i)
+          if (!same_bits(y[k][i], alone[k][i]))
+            return {name, Outcome::kFail,
+                    fmt::format("{}: call {} of {}, product {} (S = {}): y[{}] is {:.9g}, matmul "
+                                "alone gives {:.9g}",
+                                format.name(), repeat + 1, kRepeats, k, products[k].S, i, y[k][i],
+                                alone[k][i])};
+    }
+  }
+  return {name, Outcome::kPass,
+          fmt::format("{} formats, {} products of {} x {} per call, {} calls each", formats,
+                      kProducts, kRows, kInputs, kRepeats)};
+}
+
 }  // namespace glmrt::conformance

@@ -185,6 +185,10 @@ CheckReport run_kernels_conformance(const std::filesystem::path& plugin_file,
     CheckResult grouped = check_grouped_matmul(*kernels, kernels.info().abi_minor);
     grouped.name += suffix;
     report.add(std::move(grouped));
+    CheckResult side_by_side =
+        check_grouped_matmul_side_by_side(*kernels, kernels.info().abi_minor);
+    side_by_side.name += suffix;
+    report.add(std::move(side_by_side));
     for (const WeightFormatSpec& format : conformance_formats()) {
       if (t == 0) {
         CheckResult invariance = check_batch_invariance(*kernels, format);

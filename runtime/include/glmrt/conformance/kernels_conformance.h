@@ -39,6 +39,12 @@ CheckResult check_batch_invariance(plugin::Kernels& kernels, const WeightFormatS
 /// plugin of an older minor (the host never calls it there).
 CheckResult check_grouped_matmul(plugin::Kernels& kernels, int abi_minor);
 
+/// ABI 1.3: grouped calls of many products of one format, S = 1 and S = 2
+/// alternating (a decode step's experts), repeated: every call gives each
+/// product bit for bit what matmul() gives it alone. Threads that share
+/// scratch between tiles of different shapes fail it.
+CheckResult check_grouped_matmul_side_by_side(plugin::Kernels& kernels, int abi_minor);
+
 struct KernelsConformanceOptions {
   /// Thread counts the plugin is created with; every case runs with the first,
   /// one mid-size case per format with the others.
