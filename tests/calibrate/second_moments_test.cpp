@@ -2,8 +2,9 @@
 // statistic's diagonal equals the diagonal statistics of the products that
 // read it (so the matrices hold the right rows), they are symmetric, a small
 // budget splits the layers over passes without changing a value, a budget
-// below one layer is refused, and convert uses them (gptq by default) or
-// falls back to rtn for statistics without them.
+// below one layer is refused, and convert uses them (gptq by default; a
+// routed gate/up with too few tokens of its own by the layer's shared
+// moments) or falls back to rtn for statistics without them.
 #include <glmrt/base/error.h>
 #include <glmrt/calibrate/calibrate.h>
 #include <glmrt/calibrate/second_moment_collector.h>
@@ -89,18 +90,26 @@ TEST(SecondMoments, DiagonalsEqualTheStatisticsOfTheProductsThatReadThem) {
   EXPECT_EQ(t.find_moments("model.layers.0.self_attn.q_a_proj.weight")->rows, kMomentTokens);
   expect_diagonal_matches(t, "model.layers.1.mlp.shared_experts.gate_proj.weight",
                           "moment.model.layers.1.post_attention_layernorm");
-  // A routed expert's gate reads the layer's shared statistic; its down_proj
-  // its own, over the tokens routed to it.
+  // A routed expert's gate and up read one statistic of their own and its
+  // down_proj another, each over the tokens routed to it; gate and up fall
+  // back on the layer's shared one (every token).
   bool routed = false;
   for (const auto& [weight, entry] : t.entries) {
-    if (weight.find(".mlp.experts.") == std::string::npos) continue;
-    if (weight.ends_with("gate_proj.weight") && weight.starts_with("model.layers.1.")) {
-      ASSERT_NE(t.find_moments(weight), nullptr) << weight;
-      EXPECT_EQ(t.find_moments(weight)->rows, kMomentTokens) << weight;
+    if (weight.find(".mlp.experts.") == std::string::npos || !weight.starts_with("model.layers.1."))
+      continue;
+    if (weight.ends_with("gate_proj.weight") || weight.ends_with("up_proj.weight")) {
+      const std::string expert = weight.substr(0, weight.rfind('.', weight.size() - 8));
+      expect_diagonal_matches(t, weight, "moment." + expert + ".gate_up_proj");
+      EXPECT_EQ(t.find_moments(weight)->rows, entry.rows) << weight;
+      const auto* shared = t.find_fallback_moments(weight);
+      ASSERT_NE(shared, nullptr) << weight;
+      EXPECT_EQ(shared->tensor, "moment.model.layers.1.post_attention_layernorm") << weight;
+      EXPECT_EQ(shared->rows, kMomentTokens) << weight;
     }
-    if (weight.ends_with("down_proj.weight") && weight.starts_with("model.layers.1.")) {
+    if (weight.ends_with("down_proj.weight")) {
       expect_diagonal_matches(t, weight, "moment." + weight);
       EXPECT_EQ(t.find_moments(weight)->rows, entry.rows);
+      EXPECT_EQ(t.find_fallback_moments(weight), nullptr) << weight;
       routed = true;
     }
   }
@@ -110,14 +119,21 @@ TEST(SecondMoments, DiagonalsEqualTheStatisticsOfTheProductsThatReadThem) {
 TEST(SecondMoments, ASmallBudgetTakesMorePassesAndChangesNoValue) {
   MomentScratch dir;
   calibrate_tiny(dir / "one.safetensors", 2ull << 30);
-  // About two layers' matrices at a time (a MoE layer of glm_tiny: ~125 KB).
-  const CalibrationSummary s = calibrate_tiny(dir / "many.safetensors", 256u << 10);
+  // About one layer's matrices at a time (a MoE layer of glm_tiny: ~400 KB,
+  // 16 experts' own gate/up and down moments among them).
+  const CalibrationSummary s = calibrate_tiny(dir / "many.safetensors", 600u << 10);
   EXPECT_GT(s.passes, 2);
   const ImportanceTable one = read_importance_file(dir / "one.safetensors");
   const ImportanceTable many = read_importance_file(dir / "many.safetensors");
   ASSERT_EQ(one.moments.size(), many.moments.size());
   for (const auto& [weight, ref] : one.moments) {
     const auto* other = many.find_moments(weight);
+    ASSERT_NE(other, nullptr) << weight;
+    EXPECT_EQ(one.read_moments(ref), many.read_moments(*other)) << weight;
+  }
+  ASSERT_EQ(one.fallback_moments.size(), many.fallback_moments.size());
+  for (const auto& [weight, ref] : one.fallback_moments) {
+    const auto* other = many.find_fallback_moments(weight);
     ASSERT_NE(other, nullptr) << weight;
     EXPECT_EQ(one.read_moments(ref), many.read_moments(*other)) << weight;
   }
@@ -148,6 +164,19 @@ TEST(SecondMoments, ConvertUsesThemAndFallsBackToRtnWithoutThem) {
   EXPECT_GT(g.gptq_matrices, 0);
   EXPECT_GT(g.gptq_factors, 0);
   verify_container(dir / "gptq");
+  // A routed gate/up whose own moments are thin takes the layer's shared
+  // ones: at 0.5 rows per column the shared ones (40 rows of 64 inputs) are
+  // enough, an expert's own (the tokens routed to it) are not; at 0 every
+  // matrix uses its own.
+  o.gptq_min_rows_per_col = 0.5;
+  o.to = dir / "gptq-shared";
+  const ConvertResult shared = convert_checkpoint(o);
+  EXPECT_GT(shared.gptq_shared_matrices, 0);
+  EXPECT_GT(shared.gptq_matrices, g.gptq_matrices);
+  o.gptq_min_rows_per_col = 0;
+  o.to = dir / "gptq-own";
+  EXPECT_EQ(convert_checkpoint(o).gptq_shared_matrices, 0);
+  o.gptq_min_rows_per_col = ConvertOptions{}.gptq_min_rows_per_col;
   // Diagonal statistics only (an older file): rtn.
   write_importance_file(dir / "v1.safetensors", read_importance_file(dir / "m.safetensors"));
   o.importance = dir / "v1.safetensors";

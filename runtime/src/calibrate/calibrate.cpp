@@ -74,13 +74,13 @@ CalibrationSummary calibrate_to_file(Model& model, const std::function<KvCache()
   const int lm_head_order = c.num_hidden_layers + c.num_nextn_predict_layers;
   ImportanceCollector diagonal;
   ImportanceFileWriter writer(out);
-  std::map<std::string, std::string> weight_keys;
-  std::set<int> no_routed_down;
+  std::map<std::string, std::string> weight_keys, weight_fallbacks;
+  std::set<int> no_routed;
   CalibrationSummary summary;
   summary.tokens = std::ssize(tokens);
   for (int first = 0; first <= lm_head_order;) {
     SecondMomentCollector moments(options.moments_max_cols, options.moments_budget_bytes, first,
-                                  lm_head_order, no_routed_down);
+                                  lm_head_order, no_routed);
     BothCollectors both(summary.passes == 0 ? &diagonal : nullptr,
                         options.moments_max_cols > 0 ? &moments : nullptr);
     run_calibration_windows(model, new_cache, tokens, options, &both, progress);
@@ -88,13 +88,13 @@ CalibrationSummary calibrate_to_file(Model& model, const std::function<KvCache()
     if (options.moments_max_cols <= 0) break;
     const int frontier = moments.frontier();
     if (frontier == first) {
-      // Not even one layer fits: its routed down_proj matrices are left out.
-      if (no_routed_down.count(first))
+      // Not even one layer fits: its routed experts' own matrices are left out.
+      if (no_routed.count(first))
         fail(
             "calibrate: the second moments of layer {} alone need more than the budget of {:.3f} "
             "MB; raise it or lower the widest input collected",
             first, static_cast<double>(options.moments_budget_bytes) / (1 << 20));
-      no_routed_down.insert(first);
+      no_routed.insert(first);
       continue;
     }
     for (const auto& [key, m] : moments.take()) {
@@ -102,11 +102,13 @@ CalibrationSummary calibrate_to_file(Model& model, const std::function<KvCache()
       ++summary.moments;
     }
     for (const auto& [weight, key] : moments.weight_keys()) weight_keys.emplace(weight, key);
+    for (const auto& [weight, key] : moments.weight_fallbacks())
+      weight_fallbacks.emplace(weight, key);
     first = frontier;
   }
   const ImportanceTable table = diagonal.table(std::ssize(tokens));
   summary.matrices = std::ssize(table.entries);
-  writer.finish(table, weight_keys);
+  writer.finish(table, weight_keys, weight_fallbacks);
   return summary;
 }
 

@@ -179,8 +179,10 @@ ImportanceTable read_importance_file(const std::filesystem::path& file) {
     table.entries.emplace(name, std::move(e));
   }
   for (const auto& [key, value] : meta->items()) {
-    if (!key.starts_with("moment_of.")) continue;
-    const std::string weight = key.substr(std::strlen("moment_of."));
+    const bool fallback = key.starts_with("moment_fallback_of.");
+    if (!key.starts_with("moment_of.") && !fallback) continue;
+    const std::string weight =
+        key.substr(std::strlen(fallback ? "moment_fallback_of." : "moment_of."));
     if (!value.is_string()) fail("{}: __metadata__ \"{}\" must name a moment.* tensor", file, key);
     const auto it = by_tensor.find(value.get<std::string>());
     if (it == by_tensor.end())
@@ -191,7 +193,7 @@ ImportanceTable read_importance_file(const std::filesystem::path& file) {
         static_cast<int64_t>(diag->second.mean_square.size()) != it->second.cols)
       fail("{}: __metadata__ \"{}\": {} is {} wide, the weight's statistics {}", file, key,
            it->second.tensor, it->second.cols, diag->second.mean_square.size());
-    table.moments.emplace(weight, it->second);
+    (fallback ? table.fallback_moments : table.moments).emplace(weight, it->second);
   }
   return table;
 }
@@ -199,6 +201,12 @@ ImportanceTable read_importance_file(const std::filesystem::path& file) {
 const ImportanceTable::MomentRef* ImportanceTable::find_moments(const std::string& weight) const {
   const auto it = moments.find(weight);
   return it == moments.end() ? nullptr : &it->second;
+}
+
+const ImportanceTable::MomentRef* ImportanceTable::find_fallback_moments(
+    const std::string& weight) const {
+  const auto it = fallback_moments.find(weight);
+  return it == fallback_moments.end() ? nullptr : &it->second;
 }
 
 std::vector<float> ImportanceTable::read_moments(const MomentRef& ref) const {
@@ -240,7 +248,8 @@ void ImportanceFileWriter::add_moment(const std::string& key, int64_t cols, int6
 }
 
 void ImportanceFileWriter::finish(const ImportanceTable& table,
-                                  const std::map<std::string, std::string>& weight_keys) {
+                                  const std::map<std::string, std::string>& weight_keys,
+                                  const std::map<std::string, std::string>& weight_fallbacks) {
   ordered_json header;
   ordered_json meta{{"format", kImportanceFormatWithMoments},
                     {"statistic", "mean of x^2 per input channel"},
@@ -267,6 +276,8 @@ void ImportanceFileWriter::finish(const ImportanceTable& table,
   }
   for (const auto& [weight, key] : weight_keys)
     if (written.count(key)) meta["moment_of." + weight] = "moment." + key;
+  for (const auto& [weight, key] : weight_fallbacks)
+    if (written.count(key)) meta["moment_fallback_of." + weight] = "moment." + key;
   header["__metadata__"] = meta;
   std::string text = header.dump();
   text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-aligned

@@ -18,25 +18,30 @@ SecondMomentKey second_moment_key(const MatmulSite& site) {
       (site.module == "self_attn.indexer" && (w == "wk.weight" || w == "weights_proj.weight"))) {
     k.name = fmt::format("model.layers.{}.input_layernorm", site.layer);
     k.source = site.module == "self_attn" && w == "kv_a_proj_with_mqa.weight";
-  } else if (gate_or_up &&
-             (site.expert >= 0 || site.module == "mlp" || site.module == "mlp.shared_experts")) {
+  } else if (gate_or_up && site.expert >= 0) {
+    // Gate and up read the same rows: one moment, accumulated at gate.
+    k.name = fmt::format("model.layers.{}.mlp.experts.{}.gate_up_proj", site.layer, site.expert);
+    k.source = w == "gate_proj.weight";
+    k.routed = true;
+    k.fallback = fmt::format("model.layers.{}.post_attention_layernorm", site.layer);
+  } else if (gate_or_up && (site.module == "mlp" || site.module == "mlp.shared_experts")) {
     k.name = fmt::format("model.layers.{}.post_attention_layernorm", site.layer);
-    k.source = site.expert < 0 && w == "gate_proj.weight";
+    k.source = w == "gate_proj.weight";
   } else {
-    k.routed_down = site.expert >= 0;
+    k.routed = site.expert >= 0;
   }
   return k;
 }
 
 SecondMomentCollector::SecondMomentCollector(int64_t max_cols, uint64_t budget_bytes,
                                              int first_order, int lm_head_order,
-                                             std::set<int> no_routed_down)
+                                             std::set<int> no_routed)
     : max_cols_(max_cols),
       budget_(budget_bytes),
       first_order_(first_order),
       lm_head_order_(lm_head_order),
       frontier_(lm_head_order + 1),
-      no_routed_down_(std::move(no_routed_down)) {}
+      no_routed_(std::move(no_routed)) {}
 
 void SecondMomentCollector::on_matmul_input(const MatmulSite& site, std::span<const float> rows,
                                             int64_t n) {
@@ -48,8 +53,9 @@ void SecondMomentCollector::on_matmul_input(const MatmulSite& site, std::span<co
   {
     const std::lock_guard lock(mutex_);
     weight_keys_.emplace(matmul_weight_name(site), key.name);
+    if (!key.fallback.empty()) weight_fallbacks_.emplace(matmul_weight_name(site), key.fallback);
     if (!key.source || cols > max_cols_ || order < first_order_ || order >= frontier_ ||
-        (key.routed_down && no_routed_down_.count(order)))
+        (key.routed && no_routed_.count(order)))
       return;
     auto it = sums_.find(key.name);
     if (it == sums_.end()) {
@@ -117,6 +123,11 @@ std::map<std::string, SecondMoment> SecondMomentCollector::take() {
 std::map<std::string, std::string> SecondMomentCollector::weight_keys() const {
   const std::lock_guard lock(mutex_);
   return weight_keys_;
+}
+
+std::map<std::string, std::string> SecondMomentCollector::weight_fallbacks() const {
+  const std::lock_guard lock(mutex_);
+  return weight_fallbacks_;
 }
 
 }  // namespace glmrt

@@ -206,9 +206,10 @@ int convert_command(const Args& args) {
       r.seconds > 0 ? r.bytes_written / 1e6 / r.seconds : 0.0);
   if (r.method == QuantMethod::gptq)
     fmt::print(
-        "method gptq: {} matrices with error feedback, {} by rtn (no second moments or too few "
-        "rows); {} factors in {:.1f} s\n",
-        r.gptq_matrices, r.rtn_matrices, r.gptq_factors, r.gptq_factor_seconds);
+        "method gptq: {} matrices with error feedback ({} routed gate/up by their layer's shared "
+        "moments), {} by rtn (no second moments or too few rows); {} factors in {:.1f} s\n",
+        r.gptq_matrices, r.gptq_shared_matrices, r.rtn_matrices, r.gptq_factors,
+        r.gptq_factor_seconds);
   return 0;
 }
 

@@ -268,6 +268,7 @@ ConvertResult convert_checkpoint(const ConvertOptions& given, int stop_after_fil
   partial.rename_to(out);
   result.source_bytes = consumed.load();
   result.gptq_matrices = factors.matrices_gptq();
+  result.gptq_shared_matrices = factors.matrices_shared();
   result.rtn_matrices = factors.matrices_rtn();
   result.gptq_factors = factors.factors_computed();
   result.gptq_factor_seconds = factors.factor_seconds();

@@ -13,11 +13,20 @@ GptqFactorCache::GptqFactorCache(const ImportanceTable& table, double damping,
     : table_(table), damping_(damping), min_rows_per_col_(min_rows_per_col) {}
 
 const GptqFactor* GptqFactorCache::find(const std::string& weight) {
+  const auto enough = [&](const ImportanceTable::MomentRef* ref) {
+    return ref != nullptr &&
+           static_cast<double>(ref->rows) >= min_rows_per_col_ * static_cast<double>(ref->cols);
+  };
+  // A routed expert's gate/up by its own tokens' moments when they are
+  // enough, else by the layer's shared ones (every token); else rtn.
   const ImportanceTable::MomentRef* ref = table_.find_moments(weight);
-  if (ref == nullptr ||
-      static_cast<double>(ref->rows) < min_rows_per_col_ * static_cast<double>(ref->cols)) {
-    ++rtn_;
-    return nullptr;
+  if (!enough(ref)) {
+    ref = table_.find_fallback_moments(weight);
+    if (!enough(ref)) {
+      ++rtn_;
+      return nullptr;
+    }
+    ++shared_;
   }
   ++gptq_;
   for (auto it = recent_.begin(); it != recent_.end(); ++it)

@@ -40,9 +40,14 @@ struct ImportanceTable {
   std::filesystem::path file;  // the file read (for the moments)
   int version = 1;
   std::map<std::string, MomentRef> moments;  // by weight name
+  /// A routed expert's gate/up: the layer's shared moments, for when its own
+  /// are thin or absent (files written before per-expert gate/up have none).
+  std::map<std::string, MomentRef> fallback_moments;
 
   /// The second moments of `weight`'s input, or nullptr.
   const MomentRef* find_moments(const std::string& weight) const;
+  /// The shared second moments `weight` falls back on, or nullptr.
+  const MomentRef* find_fallback_moments(const std::string& weight) const;
   /// Reads one matrix [cols, cols] from `file`; refuses a non-finite value
   /// naming the file and the tensor.
   std::vector<float> read_moments(const MomentRef& ref) const;
@@ -71,7 +76,9 @@ class ImportanceFileWriter {
   void add_moment(const std::string& key, int64_t cols, int64_t rows, std::span<const float> sums);
   /// `weight_keys`: each weight's input key; weights whose key got no
   /// matrix are written without one.
-  void finish(const ImportanceTable& table, const std::map<std::string, std::string>& weight_keys);
+  /// `weight_fallbacks`: weight -> the shared key it falls back on.
+  void finish(const ImportanceTable& table, const std::map<std::string, std::string>& weight_keys,
+              const std::map<std::string, std::string>& weight_fallbacks = {});
   int64_t moments() const { return static_cast<int64_t>(added_.size()); }
 
  private:

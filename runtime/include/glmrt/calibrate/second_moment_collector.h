@@ -3,10 +3,12 @@
 // one per distinct input of the model's products: matrices that read the
 // same rows share one (second_moment_key), so a layer's q_a, kv_a and
 // indexer wk/weights_proj share the input_layernorm output's, and its dense
-// MLP, shared experts and every routed expert's gate and up share the
-// post_attention_layernorm output's (taken from the dense MLP or the shared
-// experts, which see every token). A routed expert's down_proj gets its own,
-// over the tokens routed to it. Accumulators are f32 [cols, cols]; products
+// MLP and shared experts share the post_attention_layernorm output's (taken
+// from the dense MLP or the shared experts, which see every token). A routed
+// expert's gate and up share one of their own and its down_proj has its own,
+// each over the tokens routed to it; gate and up also name the layer's
+// shared one as their fallback, for an expert too few tokens reached (or
+// whose own did not fit the budget). Accumulators are f32 [cols, cols]; products
 // wider than `max_cols` get none (their diagonal statistics still apply).
 // Memory is bounded by `budget_bytes`: keys of layers from `first_order` on
 // are taken in layer order until the next would pass the budget; that layer
@@ -28,10 +30,11 @@ namespace glmrt {
 
 /// The shared statistic a product's input belongs to.
 struct SecondMomentKey {
-  std::string name;          // "model.layers.3.post_attention_layernorm", or the weight's own name
-  bool source = true;        // this product's rows are the ones accumulated for `name`
-  int layer = -1;            // decoder layer, -1 for lm_head
-  bool routed_down = false;  // a routed expert's down_proj (per expert)
+  std::string name;      // "model.layers.3.post_attention_layernorm", or the weight's own name
+  bool source = true;    // this product's rows are the ones accumulated for `name`
+  int layer = -1;        // decoder layer, -1 for lm_head
+  bool routed = false;   // a routed expert's own (per expert: gate/up, down)
+  std::string fallback;  // the shared key a routed gate/up falls back on, else empty
 };
 SecondMomentKey second_moment_key(const MatmulSite& site);
 
@@ -43,10 +46,10 @@ struct SecondMoment {
 class SecondMomentCollector : public ActivationObserver {
  public:
   /// Layers in the order `order` gives (a pass covers orders [first_order,
-  /// frontier)); routed experts' down_proj of the layers in
-  /// `no_routed_down` (orders) are skipped.
+  /// frontier)); routed experts' own moments of the layers in `no_routed`
+  /// (orders) are skipped.
   SecondMomentCollector(int64_t max_cols, uint64_t budget_bytes, int first_order, int lm_head_order,
-                        std::set<int> no_routed_down);
+                        std::set<int> no_routed);
   void on_matmul_input(const MatmulSite& site, std::span<const float> rows, int64_t n) override;
 
   /// The first order the pass did not cover (lm_head_order + 1 when it
@@ -56,6 +59,8 @@ class SecondMomentCollector : public ActivationObserver {
   std::map<std::string, SecondMoment> take();
   /// Every weight seen with the key its input belongs to.
   std::map<std::string, std::string> weight_keys() const;
+  /// Routed experts' gate/up weights with the layer's shared key.
+  std::map<std::string, std::string> weight_fallbacks() const;
 
  private:
   int order_of(int layer) const { return layer < 0 ? lm_head_order_ : layer; }
@@ -66,10 +71,11 @@ class SecondMomentCollector : public ActivationObserver {
   int64_t max_cols_;
   uint64_t budget_, used_ = 0;
   int first_order_, lm_head_order_, frontier_;
-  std::set<int> no_routed_down_;
+  std::set<int> no_routed_;
   mutable std::mutex mutex_;  // routed experts run side by side
   std::map<std::string, std::unique_ptr<Accumulator>> sums_;
   std::map<std::string, std::string> weight_keys_;
+  std::map<std::string, std::string> weight_fallbacks_;
 };
 
 }  // namespace glmrt

@@ -28,9 +28,10 @@ struct ConvertResult {
   uint64_t bytes_written = 0, source_bytes = 0;
   double seconds = 0;
   QuantMethod method = QuantMethod::rtn;  // as run
-  /// gptq: matrices rounded with error feedback / by rtn (no second
-  /// moments, or too few rows), factors computed and their time.
-  int64_t gptq_matrices = 0, rtn_matrices = 0, gptq_factors = 0;
+  /// gptq: matrices rounded with error feedback (of them, routed gate/up by
+  /// the layer's shared moments) / by rtn (no second moments, or too few
+  /// rows), factors computed and their time.
+  int64_t gptq_matrices = 0, gptq_shared_matrices = 0, rtn_matrices = 0, gptq_factors = 0;
   double gptq_factor_seconds = 0;
 };
 
