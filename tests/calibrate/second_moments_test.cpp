@@ -139,6 +139,31 @@ TEST(SecondMoments, ASmallBudgetTakesMorePassesAndChangesNoValue) {
   }
 }
 
+TEST(SecondMoments, ALayerTooLargeForTheBudgetLeavesOutTheExpertsGateUpFirst) {
+  MomentScratch dir;
+  // A MoE layer's own gate/up moments (16 experts x 64^2) do not fit 300 KB
+  // with the rest of the layer; without them it does (so does 350 KB; at
+  // 200 KB the down_proj moments go too): they are left out (gate/up fall
+  // back on the layer's shared moments), down_proj kept.
+  calibrate_tiny(dir / "m.safetensors", 300u << 10);
+  const ImportanceTable t = read_importance_file(dir / "m.safetensors");
+  int gate_up = 0, down = 0;
+  for (const auto& [weight, entry] : t.entries) {
+    if (weight.find(".mlp.experts.") == std::string::npos) continue;
+    if (weight.ends_with("down_proj.weight")) {
+      EXPECT_NE(t.find_moments(weight), nullptr) << weight;
+      ++down;
+    } else {
+      EXPECT_EQ(t.find_moments(weight), nullptr) << weight;
+      ASSERT_NE(t.find_fallback_moments(weight), nullptr) << weight;
+      EXPECT_TRUE(t.find_fallback_moments(weight)->tensor.ends_with(".post_attention_layernorm"));
+      ++gate_up;
+    }
+  }
+  EXPECT_GT(down, 0);
+  EXPECT_EQ(gate_up, 2 * down);
+}
+
 TEST(SecondMoments, ABudgetBelowOneMatrixIsRefused) {
   MomentScratch dir;
   try {

@@ -75,12 +75,12 @@ CalibrationSummary calibrate_to_file(Model& model, const std::function<KvCache()
   ImportanceCollector diagonal;
   ImportanceFileWriter writer(out);
   std::map<std::string, std::string> weight_keys, weight_fallbacks;
-  std::set<int> no_routed;
+  std::map<int, int> left_out;  // layer order -> routed_level left out (second_moment_collector.h)
   CalibrationSummary summary;
   summary.tokens = std::ssize(tokens);
   for (int first = 0; first <= lm_head_order;) {
     SecondMomentCollector moments(options.moments_max_cols, options.moments_budget_bytes, first,
-                                  lm_head_order, no_routed);
+                                  lm_head_order, left_out);
     BothCollectors both(summary.passes == 0 ? &diagonal : nullptr,
                         options.moments_max_cols > 0 ? &moments : nullptr);
     run_calibration_windows(model, new_cache, tokens, options, &both, progress);
@@ -88,13 +88,15 @@ CalibrationSummary calibrate_to_file(Model& model, const std::function<KvCache()
     if (options.moments_max_cols <= 0) break;
     const int frontier = moments.frontier();
     if (frontier == first) {
-      // Not even one layer fits: its routed experts' own matrices are left out.
-      if (no_routed.count(first))
+      // Not even one layer fits: its routed experts' own matrices are left
+      // out, gate/up first (they fall back on the layer's shared moments),
+      // then down_proj (rtn).
+      if (left_out[first] >= 2)
         fail(
             "calibrate: the second moments of layer {} alone need more than the budget of {:.3f} "
             "MB; raise it or lower the widest input collected",
             first, static_cast<double>(options.moments_budget_bytes) / (1 << 20));
-      no_routed.insert(first);
+      ++left_out[first];
       continue;
     }
     for (const auto& [key, m] : moments.take()) {

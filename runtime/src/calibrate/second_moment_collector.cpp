@@ -22,26 +22,26 @@ SecondMomentKey second_moment_key(const MatmulSite& site) {
     // Gate and up read the same rows: one moment, accumulated at gate.
     k.name = fmt::format("model.layers.{}.mlp.experts.{}.gate_up_proj", site.layer, site.expert);
     k.source = w == "gate_proj.weight";
-    k.routed = true;
+    k.routed_level = 1;
     k.fallback = fmt::format("model.layers.{}.post_attention_layernorm", site.layer);
   } else if (gate_or_up && (site.module == "mlp" || site.module == "mlp.shared_experts")) {
     k.name = fmt::format("model.layers.{}.post_attention_layernorm", site.layer);
     k.source = w == "gate_proj.weight";
   } else {
-    k.routed = site.expert >= 0;
+    k.routed_level = site.expert >= 0 ? 2 : 0;
   }
   return k;
 }
 
 SecondMomentCollector::SecondMomentCollector(int64_t max_cols, uint64_t budget_bytes,
                                              int first_order, int lm_head_order,
-                                             std::set<int> no_routed)
+                                             std::map<int, int> left_out)
     : max_cols_(max_cols),
       budget_(budget_bytes),
       first_order_(first_order),
       lm_head_order_(lm_head_order),
       frontier_(lm_head_order + 1),
-      no_routed_(std::move(no_routed)) {}
+      left_out_(std::move(left_out)) {}
 
 void SecondMomentCollector::on_matmul_input(const MatmulSite& site, std::span<const float> rows,
                                             int64_t n) {
@@ -55,7 +55,7 @@ void SecondMomentCollector::on_matmul_input(const MatmulSite& site, std::span<co
     weight_keys_.emplace(matmul_weight_name(site), key.name);
     if (!key.fallback.empty()) weight_fallbacks_.emplace(matmul_weight_name(site), key.fallback);
     if (!key.source || cols > max_cols_ || order < first_order_ || order >= frontier_ ||
-        (key.routed && no_routed_.count(order)))
+        (key.routed_level > 0 && left_out_.count(order) && key.routed_level <= left_out_.at(order)))
       return;
     auto it = sums_.find(key.name);
     if (it == sums_.end()) {

@@ -30,10 +30,13 @@ namespace glmrt {
 
 /// The shared statistic a product's input belongs to.
 struct SecondMomentKey {
-  std::string name;      // "model.layers.3.post_attention_layernorm", or the weight's own name
-  bool source = true;    // this product's rows are the ones accumulated for `name`
-  int layer = -1;        // decoder layer, -1 for lm_head
-  bool routed = false;   // a routed expert's own (per expert: gate/up, down)
+  std::string name;    // "model.layers.3.post_attention_layernorm", or the weight's own name
+  bool source = true;  // this product's rows are the ones accumulated for `name`
+  int layer = -1;      // decoder layer, -1 for lm_head
+  /// A routed expert's own moments, by the order a layer too large for the
+  /// budget leaves them out: 1 its gate/up (which have a fallback), 2 its
+  /// down_proj; 0 not a routed expert's.
+  int routed_level = 0;
   std::string fallback;  // the shared key a routed gate/up falls back on, else empty
 };
 SecondMomentKey second_moment_key(const MatmulSite& site);
@@ -46,10 +49,10 @@ struct SecondMoment {
 class SecondMomentCollector : public ActivationObserver {
  public:
   /// Layers in the order `order` gives (a pass covers orders [first_order,
-  /// frontier)); routed experts' own moments of the layers in `no_routed`
-  /// (orders) are skipped.
+  /// frontier)); routed experts' own moments of routed_level at most
+  /// `left_out[order]` are skipped in that layer.
   SecondMomentCollector(int64_t max_cols, uint64_t budget_bytes, int first_order, int lm_head_order,
-                        std::set<int> no_routed);
+                        std::map<int, int> left_out);
   void on_matmul_input(const MatmulSite& site, std::span<const float> rows, int64_t n) override;
 
   /// The first order the pass did not cover (lm_head_order + 1 when it
@@ -71,7 +74,7 @@ class SecondMomentCollector : public ActivationObserver {
   int64_t max_cols_;
   uint64_t budget_, used_ = 0;
   int first_order_, lm_head_order_, frontier_;
-  std::set<int> no_routed_;
+  std::map<int, int> left_out_;
   mutable std::mutex mutex_;  // routed experts run side by side
   std::map<std::string, std::unique_ptr<Accumulator>> sums_;
   std::map<std::string, std::string> weight_keys_;
