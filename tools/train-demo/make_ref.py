@@ -25,6 +25,12 @@ import data  # noqa: E402
 
 MIN_STEP_MARGIN, MIN_ROUTER_GAP, MIN_INDEXER_REL_GAP = 0.02, 1e-4, 1e-4
 MAX_ATTEMPTS = 5000
+# A further-trained model (the `trained` preset) sits much closer to ties: at step 600 none of
+# 40 100-token held-out prompts had every router gap >= 1e-4 or every indexer boundary >= 1e-4
+# (relu leaves exact zeros at some boundaries). `--min-router-gap` / `--min-indexer-gap` lower
+# the bars for a reference meant for quantization quality (KL, top-1), where a decision that
+# f32 rounding could flip moves a figure by far less than the quantization being measured;
+# ref.json records the bars used.
 # (name, prompt tokens, new tokens, source). Sizes keep ref.json (full-vocab logits at every
 # position) near 12 MB; index_topk is 32, so the last three are sparse (DSA) cases.
 CASES = [("p6_n10", 6, 10, "text"), ("p20_n12", 20, 12, "text"), ("p40_n12", 40, 12, "text"),
@@ -118,12 +124,16 @@ def draw_prompt(kind, n, tok, held_docs, rng):
 
 
 def main():
+    global MIN_ROUTER_GAP, MIN_INDEXER_REL_GAP
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default="work")
     ap.add_argument("--model", required=True)
     ap.add_argument("--seed", type=int, default=13)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--min-router-gap", type=float, default=MIN_ROUTER_GAP)
+    ap.add_argument("--min-indexer-gap", type=float, default=MIN_INDEXER_REL_GAP)
     args = ap.parse_args()
+    MIN_ROUTER_GAP, MIN_INDEXER_REL_GAP = args.min_router_gap, args.min_indexer_gap
     torch.set_num_threads(2)
     ref = Ref(args.model)
     tok = bpe.Tokenizer.from_file(os.path.join(args.model, "tokenizer.json"))
