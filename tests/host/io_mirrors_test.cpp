@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -130,7 +131,10 @@ TEST_P(IoMirrorsTest, ReadsAvoidASlowCopy) {
 }
 
 // Two copies capped at the same rate read about twice as fast as one: the
-// issue's target for bench/io (>= 1.8 x) measured small here.
+// issue's target for bench/io (>= 1.8 x) measured small here. The drive
+// itself and a loaded machine (sanitizers, ctest -j) add time the cap does
+// not: a low cap keeps that small beside the capped time, and the fastest of
+// three alternated runs of each filters a stalled read.
 TEST_P(IoMirrorsTest, TwoCappedCopiesReadAboutTwiceAsFastAsOne) {
   auto seconds = [&](std::string mirrors) {
     auto io = make({{"threads", "4"}, {"mirrors", mirrors}});
@@ -139,10 +143,14 @@ TEST_P(IoMirrorsTest, TwoCappedCopiesReadAboutTwiceAsFastAsOne) {
     read_blocks(*io, 64);  // 4 MiB
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  const std::string one = copy_folder(0).string() + "@16MB";
-  const double single = seconds(one);
-  const double both = seconds(one + "\n" + copy_folder(1).string() + "@16MB");
-  EXPECT_GE(single, 0.2) << "the cap was not applied";
+  const std::string one = copy_folder(0).string() + "@8MB";
+  const std::string two = one + "\n" + copy_folder(1).string() + "@8MB";
+  double single = 1e9, both = 1e9;
+  for (int run = 0; run < 3; ++run) {
+    single = std::min(single, seconds(one));
+    both = std::min(both, seconds(two));
+  }
+  EXPECT_GE(single, 0.45) << "the cap was not applied";
   EXPECT_GE(single / both, 1.6) << "one copy " << single << " s, two " << both << " s";
 }
 
