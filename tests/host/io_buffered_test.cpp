@@ -8,6 +8,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -190,7 +191,11 @@ TEST_F(IoBufferedTest, CapCreditIsTheBurstAnIdleCapAllows) {
   };
   first_read({});  // the file in the page cache
   const double paced = first_read({{"max_bytes_per_second", "4MB"}, {"cap_credit_seconds", "0"}});
-  const double credited = first_read({{"max_bytes_per_second", "4MB"}});
+  // The fastest of three fresh instances: a loaded machine (sanitizers,
+  // ctest -j) may hold one read back for longer than the pacing.
+  double credited = 1e9;
+  for (int attempt = 0; attempt < 3; ++attempt)
+    credited = std::min(credited, first_read({{"max_bytes_per_second", "4MB"}}));
   EXPECT_GE(paced, 0.019) << "no credit: 80 KB at 4 MB/s take 20 ms";
   EXPECT_LT(credited, paced) << "the default credit holds 80 KB at 4 MB/s";
 }
