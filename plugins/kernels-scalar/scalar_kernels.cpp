@@ -13,6 +13,10 @@
 namespace glmrt::kernels_scalar {
 namespace {
 
+/// Multiply-adds (all products of a call) below which it runs on one thread:
+/// the host's OpenMP threads sleep when idle, and a wake-up costs 7-30 us.
+constexpr int64_t kMinParallelWork = int64_t{1} << 20;
+
 /// Writes row `src` of `cols` values as f32 into `out`, without scales (for
 /// quantized types these are the integers q, exact in f32). Returns where the
 /// decoded row is: f32 rows that are already aligned are used in place.
@@ -139,7 +143,7 @@ glmrt_status ScalarKernels::run(const glmrt_matmul_product* products, size_t n,
     // Every output row of every product is one item: one parallel region
     // for the whole list, a row decoded once for all S rows of its product.
     std::vector<int64_t> first_row(n + 1, 0);
-    int64_t widest = 1;
+    int64_t widest = 1, work = 0;
     for (size_t i = 0; i < n; ++i) {
       const glmrt_matmul_product& p = products[i];
       if (p.struct_size < sizeof(glmrt_matmul_product))
@@ -159,10 +163,15 @@ glmrt_status ScalarKernels::run(const glmrt_matmul_product* products, size_t n,
                         std::to_string(p.w.rows) + ")");
       first_row[i + 1] = first_row[i] + (p.S > 0 ? p.w.rows : 0);
       widest = std::max(widest, p.w.cols);
+      work += p.S * p.w.rows * p.w.cols;
     }
     const int64_t total = first_row[n];
     if (total == 0) return GLMRT_OK;
-    const int threads = static_cast<int>(std::clamp<int64_t>(host_.n_threads, 1, total));
+    // Small lists run on the calling thread: waking a sleeping OpenMP thread
+    // costs more than they take.
+    const int threads = work < kMinParallelWork
+                            ? 1
+                            : static_cast<int>(std::clamp<int64_t>(host_.n_threads, 1, total));
     // A decoded row, then (two-level formats) its groups' scales: at most one per 8 values.
     const int64_t per_thread = widest + widest / 8 + 1;
     if (!scratch_.reserve(static_cast<size_t>(threads) * static_cast<size_t>(per_thread) *

@@ -1,5 +1,6 @@
 // The DSA indexer's scan (scores of every cached key, top-k) against a direct
 // evaluation of its definition.
+#include <glmrt/base/parallel_work.h>
 #include <glmrt/model/indexer.h>
 
 #include <gtest/gtest.h>
@@ -12,8 +13,7 @@
 namespace glmrt {
 namespace {
 
-TEST(IndexerScores, MatchTheDefinitionInBothCacheTypes) {
-  const int64_t heads = 3, d = 20, T = 150;  // T spans several tiles and a partial one
+void expect_scores_match_the_definition(int64_t heads, int64_t d, int64_t T) {
   std::mt19937 rng(7);
   std::normal_distribution<float> normal;
   auto random = [&](int64_t n) {
@@ -40,6 +40,16 @@ TEST(IndexerScores, MatchTheDefinitionInBothCacheTypes) {
       EXPECT_NEAR(scores[t], want, 1e-5 * (1.0 + std::abs(want))) << "t=" << t;
     }
   }
+}
+
+TEST(IndexerScores, MatchTheDefinitionInBothCacheTypes) {
+  expect_scores_match_the_definition(3, 20, 150);  // several tiles and a partial one
+}
+
+TEST(IndexerScores, MatchTheDefinitionWhenTheKeysAreSharedOutAmongThreads) {
+  // 8 heads x 64 x 2100 keys: above the size one thread scans alone.
+  static_assert(8 * 64 * 2100 >= kMinParallelMultiplyAdds);
+  expect_scores_match_the_definition(8, 64, 2100);
 }
 
 TEST(TopKeys, KeepsTheBestInPositionOrderAndBreaksTiesEarly) {

@@ -146,9 +146,10 @@ CheckResult check_grouped_matmul_side_by_side(plugin::Kernels& kernels, int abi_
   // A decode step's experts: many products of one format, some used by one
   // position and some by two, so a plugin's threads run tiles of both
   // shapes at once. Wide rows keep each tile busy long enough for a thread
-  // to overwrite what another is still reading, if they share anything.
+  // to overwrite what another is still reading, if they share anything, and
+  // make the call (~1.3M multiply-adds) one the plugins share out.
   constexpr int kProducts = 12, kRepeats = 6;
-  constexpr int64_t kRows = 48, kInputs = 768;
+  constexpr int64_t kRows = 48, kInputs = 1536;
   uint64_t seed = 0x51DE;
   int formats = 0;
   for (const WeightFormatSpec& format : conformance_formats()) {

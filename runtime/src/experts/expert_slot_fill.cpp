@@ -1,4 +1,5 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/parallel_work.h>
 #include <glmrt/experts/expert_slot_fill.h>
 #include <glmrt/model_files/non_finite.h>
 #include <glmrt/weights/row_codec.h>
@@ -49,7 +50,7 @@ void convert_float_matrix(const ExpertTensorPlace& t, const SlotMatrix& m,
       slot + m.data,
       plugin::is_quantized(m.type) ? reinterpret_cast<float*>(slot + m.scales) : nullptr,
       m.group_size};
-  const int team = std::max(1, threads);
+  const int team = team_for(m.rows * m.cols, kMinParallelConvertedValues, threads);
 #pragma omp parallel num_threads(team)
   {
     const int thread = omp_get_thread_num();

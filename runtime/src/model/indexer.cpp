@@ -1,3 +1,4 @@
+#include <glmrt/base/parallel_work.h>
 #include <glmrt/kv/row_math.h>
 #include <glmrt/model/indexer.h>
 #include <glmrt/model/norms.h>
@@ -25,7 +26,7 @@ void indexer_scores(std::span<const float> q, std::span<const float> head_weight
   const int64_t d = static_cast<int64_t>(q.size()) / heads;
   const float dot_scale = 1.f / std::sqrt(static_cast<float>(d));
   const int64_t tiles = (visible + kIndexerTileKeys - 1) / kIndexerTileKeys;
-#pragma omp parallel
+#pragma omp parallel if (tiles > 1 && visible * d * heads >= kMinParallelMultiplyAdds)
   {
     std::vector<float> tile(kIndexerTileKeys * d), dots(heads * kIndexerTileKeys);
 #pragma omp for schedule(static)
