@@ -39,7 +39,7 @@ const GptqFactor* GptqFactorCache::find(const std::string& weight) {
   const std::vector<float> sums = table_.read_moments(*ref);
   recent_.emplace_front(ref->tensor, gptq_factor(sums, ref->cols, damping_,
                                                  fmt::format("--importance {}: tensor {}",
-                                                             table_.file, ref->tensor)));
+                                                             table_.file.string(), ref->tensor)));
   factor_seconds_ += seconds_since(start);
   ++computed_;
   return &recent_.front().second;
