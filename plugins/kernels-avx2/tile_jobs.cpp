@@ -1,20 +1,13 @@
 #include "tile_jobs.h"
 
+#include <parallel_work.h>
+
 #include <omp.h>
 
 #include <algorithm>
 #include <vector>
 
 namespace glmrt::kernels_avx2 {
-namespace {
-
-/// Fewer multiply-adds than this (~1 MB of int8 weights) run on the calling
-/// thread: the host's OpenMP threads sleep when idle (OMP_WAIT_POLICY=passive),
-/// and waking one costs 7-30 us on a small virtual machine; at 1 << 16 the
-/// demo model's decode spent 45% of its compute waking the team.
-constexpr int64_t kMinParallelWork = 1 << 20;
-
-}  // namespace
 
 void run_tile_jobs(std::span<const TileJob> jobs, int n_threads) {
   int64_t tiles = 0, work = 0;
@@ -23,7 +16,7 @@ void run_tile_jobs(std::span<const TileJob> jobs, int n_threads) {
     work += job.work;
   }
   if (tiles == 0) return;
-  if (n_threads <= 1 || tiles == 1 || work < kMinParallelWork) {
+  if (n_threads <= 1 || tiles == 1 || work < plugin_support::kMinParallelMultiplyAdds) {
     for (const TileJob& job : jobs)
       if (job.tiles > 0) job.run(job.problem, 0, job.tiles);
     return;

@@ -2,6 +2,8 @@
 
 #include "weight_checks.h"
 
+#include <parallel_work.h>
+
 #include <omp.h>
 
 #include <algorithm>
@@ -12,10 +14,6 @@
 
 namespace glmrt::kernels_scalar {
 namespace {
-
-/// Multiply-adds (all products of a call) below which it runs on one thread:
-/// the host's OpenMP threads sleep when idle, and a wake-up costs 7-30 us.
-constexpr int64_t kMinParallelWork = int64_t{1} << 20;
 
 /// Writes row `src` of `cols` values as f32 into `out`, without scales (for
 /// quantized types these are the integers q, exact in f32). Returns where the
@@ -169,7 +167,7 @@ glmrt_status ScalarKernels::run(const glmrt_matmul_product* products, size_t n,
     if (total == 0) return GLMRT_OK;
     // Small lists run on the calling thread: waking a sleeping OpenMP thread
     // costs more than they take.
-    const int threads = work < kMinParallelWork
+    const int threads = work < plugin_support::kMinParallelMultiplyAdds
                             ? 1
                             : static_cast<int>(std::clamp<int64_t>(host_.n_threads, 1, total));
     // A decoded row, then (two-level formats) its groups' scales: at most one per 8 values.

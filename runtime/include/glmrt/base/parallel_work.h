@@ -3,7 +3,7 @@
 // thread sleeps and every parallel region pays a wake-up: 7-30 us measured on
 // a 2-core virtual machine (an empty region, sleeping worker). A decode step
 // of a small model (the demo: hidden 128) is hundreds of such regions, and
-// splitting them made its compute 1.8x slower than one thread. Work below
+// splitting them made its compute 1.65x slower than one thread. Work below
 // these sizes runs on the calling thread; every split is row- or key-wise, so
 // the bits do not depend on it.
 #pragma once
