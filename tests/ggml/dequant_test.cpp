@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,21 @@ const TypeCase kTypes[] = {
     {"IQ4_XS", GLMRT_GGML_IQ4_XS},   {"MXFP4", GLMRT_GGML_MXFP4},
 };
 
+void PrintTo(const TypeCase& type_case, std::ostream* os) {
+  *os << type_case.name;
+}
+
+TEST(GgmlTypes, SdkIdsAndBlockSizesAreThoseOfTheLlamaCppThatMadeTheVectors) {
+  // All 28 types of the vectors, those not dequantized here included.
+  for (const auto& [name, entry] : index_json().at("types").items()) {
+    const auto traits = ggml_type_traits(entry.at("ggml_type").get<uint32_t>());
+    ASSERT_NE(traits.name, nullptr) << name;
+    EXPECT_EQ(std::string(traits.name), name);
+    EXPECT_EQ(traits.block_values, entry.at("block_elems").get<int64_t>()) << name;
+    EXPECT_EQ(traits.block_bytes, entry.at("block_bytes").get<int64_t>()) << name;
+  }
+}
+
 /// Index of the first value whose bits differ, or -1: bits, not values, so
 /// that -0.0 and NaN payloads count.
 int64_t first_bit_difference(const std::vector<float>& got, const std::vector<uint8_t>& want) {
@@ -70,7 +86,6 @@ TEST_P(GgmlDequant, MatchesGgmlBitForBitAtAnyAddress) {
   const TypeCase& type_case = GetParam();
   const nlohmann::json& entry = index_json().at("types").at(type_case.name);
   const auto traits = ggml_type_traits(type_case.type);
-  // The SDK's ids and block sizes are those of the llama.cpp that made the vectors.
   ASSERT_EQ(entry.at("ggml_type").get<uint32_t>(), type_case.type);
   ASSERT_EQ(entry.at("block_elems").get<int64_t>(), traits.block_values);
   ASSERT_EQ(entry.at("block_bytes").get<int64_t>(), traits.block_bytes);
@@ -88,7 +103,8 @@ TEST_P(GgmlDequant, MatchesGgmlBitForBitAtAnyAddress) {
     std::vector<uint8_t> shifted(misalign, 0xee);
     shifted.insert(shifted.end(), blocks.begin(), blocks.end());
     std::vector<float> got(static_cast<size_t>(values), -1.0f);
-    ASSERT_TRUE(ggml::dequantize_row(type_case.type, shifted.data() + misalign, values, got.data()));
+    ASSERT_TRUE(
+        ggml::dequantize_row(type_case.type, shifted.data() + misalign, values, got.data()));
     const int64_t at = first_bit_difference(got, want);
     if (at >= 0) {
       uint32_t expected = 0;
@@ -125,10 +141,11 @@ TEST(GgmlDequantRefusal, UnsupportedTypesAndPartialBlocksWriteNothing) {
     }
     return true;
   };
-  // Ids ggml removed (4, Q4_2), types no published GLM-5/DeepSeek file uses
-  // (Q8_1, Q8_K, TQ1_0, I8, F64), ids after MXFP4, and nonsense.
-  for (uint32_t type : {4u, 9u, 15u, 24u, 28u, 31u, 34u, 35u, 40u, 41u, 42u, 43u, 1000u,
-                        0xffffffffu}) {
+  // Ids ggml removed (4, Q4_2; 31, Q4_0_4_4), types no published GLM-5 /
+  // DeepSeek file uses (Q8_1, Q8_K, I8, F64, TQ1_0, TQ2_0, NVFP4, Q1_0, Q2_0),
+  // ids past ggml's, and nonsense.
+  for (uint32_t type :
+       {4u, 9u, 15u, 24u, 28u, 31u, 34u, 35u, 40u, 41u, 42u, 43u, 1000u, 0xffffffffu}) {
     EXPECT_FALSE(ggml::dequantizes(type)) << type;
     EXPECT_FALSE(ggml::dequantize_row(type, bytes.data(), 256, out.data())) << type;
   }
@@ -157,10 +174,9 @@ TEST(GgmlScalars, HalfToFloatIsExactForEveryFiniteHalfAndQuietsNaNs) {
       continue;
     }
     // (1.m) x 2^(e-15) for normals, (0.m) x 2^-14 for subnormals: exact in float.
-    const float want = exponent == 0
-                           ? sign * std::ldexp(static_cast<float>(mantissa), -24)
-                           : sign * std::ldexp(static_cast<float>(1024 + mantissa),
-                                               static_cast<int>(exponent) - 25);
+    const float want = exponent == 0 ? sign * std::ldexp(static_cast<float>(mantissa), -24)
+                                     : sign * std::ldexp(static_cast<float>(1024 + mantissa),
+                                                         static_cast<int>(exponent) - 25);
     ASSERT_EQ(got, std::bit_cast<uint32_t>(want)) << bits;
   }
 }

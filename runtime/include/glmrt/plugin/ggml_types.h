@@ -52,6 +52,9 @@ typedef enum glmrt_ggml_type {
   GLMRT_GGML_TQ2_0 = 35,
   // 36-38 were IQ4_NL_4_4, IQ4_NL_4_8 and IQ4_NL_8_8, removed from ggml.
   GLMRT_GGML_MXFP4 = 39,
+  GLMRT_GGML_NVFP4 = 40,
+  GLMRT_GGML_Q1_0 = 41,
+  GLMRT_GGML_Q2_0 = 42,
 } glmrt_ggml_type;
 
 #ifdef __cplusplus
@@ -133,6 +136,12 @@ constexpr GgmlTypeTraits ggml_type_traits(uint32_t type) {
       return {"TQ2_0", 256, 66};
     case GLMRT_GGML_MXFP4:
       return {"MXFP4", 32, 17};  // e8m0 exponent, 16 bytes of e2m1 pairs
+    case GLMRT_GGML_NVFP4:
+      return {"NVFP4", 64, 36};  // 4 UE4M3 scales (one per 16 values), 32 bytes of e2m1 pairs
+    case GLMRT_GGML_Q1_0:
+      return {"Q1_0", 128, 18};  // f16 d, 16 bytes of sign bits
+    case GLMRT_GGML_Q2_0:
+      return {"Q2_0", 64, 18};  // f16 d, 16 bytes of 2-bit quants
     default:
       return {nullptr, 0, 0};
   }
