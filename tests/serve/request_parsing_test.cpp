@@ -1,8 +1,11 @@
-// Request bodies as clients send them: accepted with unknown fields and any
-// model name, rendered through the chat template, and refused with 400s (or
-// the right status) that name the field at fault.
+// Request bodies as clients send them: accepted with any model name and the
+// documented no-op fields, rendered through the chat template, and refused
+// with 400s (or the right status) that name the field at fault, unknown
+// fields included.
 #include <glmrt/serve/chat_request.h>
 #include <glmrt/serve/completion_request.h>
+#include <glmrt/serve/job.h>
+#include <glmrt/serve/json_output.h>
 #include <glmrt/serve/request_fields.h>
 #include <glmrt/text/chat_template.h>
 
@@ -105,7 +108,7 @@ TEST_F(RequestParsing, ChatSamplingFieldsAndLimits) {
   const ChatRequest r = parse_chat_request(
       parse_request_body(R"({"messages": [{"role": "user", "content": "hi"}], "temperature": 0,
           "top_p": 0.5, "top_k": -1, "min_p": 0.1, "presence_penalty": 1.5, "frequency_penalty": -0.5,
-          "seed": -1, "max_completion_tokens": 7, "stop": "x", "stream": true,
+          "seed": 9223372036854775807, "max_completion_tokens": 7, "stop": "x", "stream": true,
           "stream_options": {"include_usage": true}, "logprobs": true, "top_logprobs": 3,
           "n": 1, "response_format": {"type": "text"}, "logit_bias": {}})"),
       context());
@@ -116,7 +119,7 @@ TEST_F(RequestParsing, ChatSamplingFieldsAndLimits) {
   EXPECT_EQ(p.min_p, 0.1);
   EXPECT_EQ(p.presence_penalty, 1.5);
   EXPECT_EQ(p.frequency_penalty, -0.5);
-  EXPECT_EQ(p.seed, ~uint64_t{0});
+  EXPECT_EQ(p.seed, uint64_t{9223372036854775807});
   EXPECT_EQ(p.max_new_tokens, 7);
   EXPECT_EQ(r.generation.stop, std::vector<std::string>{"x"});
   EXPECT_TRUE(r.generation.stream);
@@ -282,6 +285,32 @@ TEST_F(RequestParsing, ChatErrorsNameTheField) {
        "messages"},
       {R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}]})",
        "messages"},
+      // Negative seeds would wrap to huge ones.
+      {"{" + hi + R"(, "seed": -1})", "seed"},
+      {"{" + hi + R"(, "seed": 1.5})", "seed"},
+      {"{" + hi + R"(, "seed": "7"})", "seed"},
+      {"{" + hi + R"(, "best_of": 2})", "best_of"},
+      {"{" + hi + R"(, "tools": [{"type": "function", "function": {"description": "d"}}]})",
+       "tools[0].function.name"},
+      {"{" + hi + R"(, "tools": [{"type": "function", "function": {"name": ""}}]})",
+       "tools[0].function.name"},
+      {"{" + hi + R"(, "tools": [{"type": "function", "function": {"name": "f",
+                       "parameters": "none"}}]})",
+       "tools[0].function.parameters"},
+      {"{" + hi + R"(, "tools": [{"type": "retrieval"}]})", "tools[0].type"},
+      {"{" + hi + R"(, "tools": [1]})", "tools[0]"},
+      {"{" + hi + R"(, "reasoning_effort": {}})", "reasoning_effort"},
+      {"{" + hi + R"(, "enable_thinking": "no"})", "enable_thinking"},
+      {"{" + hi + R"(, "parallel_tool_calls": "no"})", "parallel_tool_calls"},
+      // Unknown fields, and known ones this server cannot honour.
+      {"{" + hi + R"(, "temprature": 0.5})", "temprature"},
+      {"{" + hi + R"(, "prompt": "x"})", "prompt"},
+      {"{" + hi + R"(, "functions": [{"name": "f"}]})", "functions"},
+      {"{" + hi + R"(, "modalities": ["text", "audio"]})", "modalities"},
+      {"{" + hi + R"(, "store": true})", "store"},
+      {"{" + hi + R"(, "user": 5})", "user"},
+      {"{" + hi + R"(, "metadata": "x"})", "metadata"},
+      {"{" + hi + R"(, "stream_options": {"include_usage": true, "extra": 1}})", "stream_options"},
   };
   for (const auto& [body, field] : cases) {
     const ApiError e = chat_error(body);
@@ -290,6 +319,69 @@ TEST_F(RequestParsing, ChatErrorsNameTheField) {
     EXPECT_NE(std::string(e.what()).find(field.substr(0, field.find('.'))), std::string::npos)
         << e.what();
   }
+}
+
+// Fields accepted with no effect, each for a reason docs/serve.md gives;
+// null is absent; parallel_tool_calls is read.
+TEST_F(RequestParsing, DocumentedNoOpFieldsAreAccepted) {
+  const ChatRequest r = parse_chat_request(
+      parse_request_body(R"({"messages": [{"role": "user", "content": "hi"}], "model": "gpt-4o",
+          "user": "u", "safety_identifier": "s", "metadata": {"k": "v"}, "store": false,
+          "service_tier": "auto", "prompt_cache_key": "c", "modalities": ["text"],
+          "functions": null, "anything": null, "parallel_tool_calls": false,
+          "reasoning_effort": "low", "best_of": 1})"),
+      context());
+  EXPECT_FALSE(r.parallel_tool_calls);
+  const ChatRequest defaults = parse_chat_request(
+      parse_request_body(R"({"messages": [{"role": "user", "content": "hi"}]})"), context());
+  EXPECT_TRUE(defaults.parallel_tool_calls);
+  const ApiError unknown =
+      chat_error(R"({"messages": [{"role": "user", "content": "hi"}], "cache_prompt": true})");
+  EXPECT_NE(std::string(unknown.what())
+                .find("`cache_prompt` is not a field of "
+                      "/v1/chat/completions"),
+            std::string::npos)
+      << unknown.what();
+  const ApiError seed =
+      chat_error(R"({"messages": [{"role": "user", "content": "hi"}], "seed": -1})");
+  EXPECT_NE(std::string(seed.what()).find("`seed` must be in [0, "), std::string::npos)
+      << seed.what();
+  const ApiError effort =
+      chat_error(R"({"messages": [{"role": "user", "content": "hi"}], "reasoning_effort": {}})");
+  EXPECT_NE(std::string(effort.what()).find("must be a string, found object"), std::string::npos)
+      << effort.what();
+}
+
+// json_object with a logit_bias that bans `{`: no answer can satisfy the
+// request, a 400 naming logit_bias (was a 500 from inside the sampler).
+TEST_F(RequestParsing, ABiasThatBansEveryFirstTokenOfTheFormatIsRefused) {
+  const SharedTokenTrie trie(tokenizer_, 1024);
+  const auto generation = [&](const std::string& bias) {
+    return parse_chat_request(
+               parse_request_body(R"({"messages": [{"role": "user", "content": "hi"}],
+                   "response_format": {"type": "json_object"}, "logit_bias": )" +
+                                  bias + "}"),
+               context())
+        .generation;
+  };
+  // The only token of this vocabulary that starts with `{` (none may start with a space).
+  ASSERT_EQ(tokenizer_.token_to_id("{"), text::TokenId{90});
+  try {
+    refuse_unsatisfiable_start(generation(R"({"90": -100})"), trie);
+    ADD_FAILURE() << "accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 400);
+    EXPECT_EQ(e.param(), "logit_bias");
+    EXPECT_NE(std::string(e.what()).find("cannot be satisfied"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(refuse_unsatisfiable_start(generation(R"({"90": -99})"), trie));
+  EXPECT_NO_THROW(refuse_unsatisfiable_start(generation(R"({"91": -100})"), trie));
+  // Met later in the answer (the sampler finds nothing left): a 400 too.
+  Job job([](Job&) { throw UnsatisfiableConstraint("`logit_bias` bans every token ..."); });
+  job.run();
+  ASSERT_TRUE(job.error());
+  EXPECT_EQ(job.error()->status(), 400);
+  EXPECT_EQ(job.error()->param(), "logit_bias");
 }
 
 TEST_F(RequestParsing, AConversationLongerThanTheContextIsRefused) {
@@ -349,6 +441,10 @@ TEST_F(RequestParsing, CompletionErrorsNameTheField) {
       {R"({"prompt": [1], "best_of": 2})", "best_of"},
       {R"({"prompt": [1], "suffix": "x"})", "suffix"},
       {R"({"prompt": [1], "echo": 1})", "echo"},
+      {R"({"prompt": [1], "seed": -5})", "seed"},
+      {R"({"prompt": [1], "messages": []})", "messages"},
+      {R"({"prompt": [1], "tools": []})", "tools"},
+      {R"({"prompt": [1], "cache_prompt": true})", "cache_prompt"},
   };
   for (const auto& [body, field] : cases) {
     const ApiError e = completion_error(body);
