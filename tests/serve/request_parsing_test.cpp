@@ -4,10 +4,10 @@
 // fields included.
 #include <glmrt/serve/chat_request.h>
 #include <glmrt/serve/completion_request.h>
-#include <glmrt/serve/job.h>
-#include <glmrt/serve/json_output.h>
 #include <glmrt/serve/request_fields.h>
 #include <glmrt/text/chat_template.h>
+
+#include "request_parsing_fixture.h"
 
 #include <gtest/gtest.h>
 
@@ -16,39 +16,6 @@
 
 namespace glmrt::serve {
 namespace {
-
-const std::filesystem::path kModel = std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny";
-
-class RequestParsing : public ::testing::Test {
- protected:
-  RequestContext context() {
-    ServeLimits limits;
-    limits.max_messages = 4;
-    limits.max_tokens = 100;
-    limits.max_batch = 3;
-    SamplingParams defaults;
-    defaults.temperature = 0.7;
-    defaults.max_new_tokens = 50;
-    return RequestContext{tokenizer_, chat_template_, 1024, 64, defaults, limits, 42};
-  }
-  // The ApiError `parse` throws for `body` (status 0 when it does not throw).
-  template <typename Parse>
-  ApiError error_of(const std::string& body, Parse parse) {
-    try {
-      parse(parse_request_body(body), context());
-    } catch (const ApiError& e) {
-      return e;
-    }
-    return ApiError(0, "", "");
-  }
-  ApiError chat_error(const std::string& body) { return error_of(body, parse_chat_request); }
-  ApiError completion_error(const std::string& body) {
-    return error_of(body, parse_completion_request);
-  }
-
-  text::Tokenizer tokenizer_ = text::Tokenizer::from_file(kModel / "tokenizer.json");
-  text::ModelChatTemplate chat_template_ = text::ModelChatTemplate::for_model(kModel);
-};
 
 TEST_F(RequestParsing, ChatRendersTheTemplateAndKeepsDefaults) {
   const Json body = parse_request_body(
@@ -319,69 +286,6 @@ TEST_F(RequestParsing, ChatErrorsNameTheField) {
     EXPECT_NE(std::string(e.what()).find(field.substr(0, field.find('.'))), std::string::npos)
         << e.what();
   }
-}
-
-// Fields accepted with no effect, each for a reason docs/serve.md gives;
-// null is absent; parallel_tool_calls is read.
-TEST_F(RequestParsing, DocumentedNoOpFieldsAreAccepted) {
-  const ChatRequest r = parse_chat_request(
-      parse_request_body(R"({"messages": [{"role": "user", "content": "hi"}], "model": "gpt-4o",
-          "user": "u", "safety_identifier": "s", "metadata": {"k": "v"}, "store": false,
-          "service_tier": "auto", "prompt_cache_key": "c", "modalities": ["text"],
-          "functions": null, "anything": null, "parallel_tool_calls": false,
-          "reasoning_effort": "low", "best_of": 1})"),
-      context());
-  EXPECT_FALSE(r.parallel_tool_calls);
-  const ChatRequest defaults = parse_chat_request(
-      parse_request_body(R"({"messages": [{"role": "user", "content": "hi"}]})"), context());
-  EXPECT_TRUE(defaults.parallel_tool_calls);
-  const ApiError unknown =
-      chat_error(R"({"messages": [{"role": "user", "content": "hi"}], "cache_prompt": true})");
-  EXPECT_NE(std::string(unknown.what())
-                .find("`cache_prompt` is not a field of "
-                      "/v1/chat/completions"),
-            std::string::npos)
-      << unknown.what();
-  const ApiError seed =
-      chat_error(R"({"messages": [{"role": "user", "content": "hi"}], "seed": -1})");
-  EXPECT_NE(std::string(seed.what()).find("`seed` must be in [0, "), std::string::npos)
-      << seed.what();
-  const ApiError effort =
-      chat_error(R"({"messages": [{"role": "user", "content": "hi"}], "reasoning_effort": {}})");
-  EXPECT_NE(std::string(effort.what()).find("must be a string, found object"), std::string::npos)
-      << effort.what();
-}
-
-// json_object with a logit_bias that bans `{`: no answer can satisfy the
-// request, a 400 naming logit_bias (was a 500 from inside the sampler).
-TEST_F(RequestParsing, ABiasThatBansEveryFirstTokenOfTheFormatIsRefused) {
-  const SharedTokenTrie trie(tokenizer_, 1024);
-  const auto generation = [&](const std::string& bias) {
-    return parse_chat_request(
-               parse_request_body(R"({"messages": [{"role": "user", "content": "hi"}],
-                   "response_format": {"type": "json_object"}, "logit_bias": )" +
-                                  bias + "}"),
-               context())
-        .generation;
-  };
-  // The only token of this vocabulary that starts with `{` (none may start with a space).
-  ASSERT_EQ(tokenizer_.token_to_id("{"), text::TokenId{90});
-  try {
-    refuse_unsatisfiable_start(generation(R"({"90": -100})"), trie);
-    ADD_FAILURE() << "accepted";
-  } catch (const ApiError& e) {
-    EXPECT_EQ(e.status(), 400);
-    EXPECT_EQ(e.param(), "logit_bias");
-    EXPECT_NE(std::string(e.what()).find("cannot be satisfied"), std::string::npos) << e.what();
-  }
-  EXPECT_NO_THROW(refuse_unsatisfiable_start(generation(R"({"90": -99})"), trie));
-  EXPECT_NO_THROW(refuse_unsatisfiable_start(generation(R"({"91": -100})"), trie));
-  // Met later in the answer (the sampler finds nothing left): a 400 too.
-  Job job([](Job&) { throw UnsatisfiableConstraint("`logit_bias` bans every token ..."); });
-  job.run();
-  ASSERT_TRUE(job.error());
-  EXPECT_EQ(job.error()->status(), 400);
-  EXPECT_EQ(job.error()->param(), "logit_bias");
 }
 
 TEST_F(RequestParsing, AConversationLongerThanTheContextIsRefused) {
