@@ -75,12 +75,23 @@ TEST(ClusterProtocol, ABadStepIsRefused) {
 }
 
 TEST(ClusterProtocol, HelloAndSumsRoundTrip) {
-  Hello hello{"", "0.1.0", "host-a", "/m", "abc", {{"memory.expert_cache", "16"}}};
+  Hello hello{"",
+              "0.1.0",
+              "host-a",
+              "/m",
+              "abc",
+              {{"memory.expert_cache", "16"}},
+              {{"a.safetensors", 10, "00ff"}, {"b.safetensors", 20, ""}}};
   const Bytes bytes = encode(hello);
   ByteReader in(bytes, "hello");
   const Hello back = decode_hello(in);
   EXPECT_EQ(back.host, "host-a");
   EXPECT_EQ(back.profile_keys, hello.profile_keys);
+  EXPECT_EQ(back.manifest, hello.manifest);
+  const Bytes open = encode(Open{"/p.yaml", "/m", true});
+  ByteReader open_in(open, "open");
+  read_op(open_in);
+  EXPECT_TRUE(decode_open(open_in).verify);
   const Sums sums{9, 0.5, "", {1.f, 2.f, 3.f}, {{1, {0, 3}}, {2, {1, 5}}}};
   const Bytes s = encode(sums, Wire::f32);
   ByteReader sin(s, "sums");
@@ -116,6 +127,27 @@ TEST(ProfileKeys, TheFirstDifferingKeyIsNamed) {
   EXPECT_EQ(diff->theirs, "8");
   EXPECT_FALSE(first_difference(a, c)) << "`model` may differ per host; the form of YAML may too";
   std::filesystem::remove_all(dir);
+}
+
+// What rank 0 says of a rank whose copy's files differ: the file, and
+// both sizes and checksums.
+TEST(ModelManifest, TheFirstDifferingFileIsNamed) {
+  const std::vector<ManifestEntry> ours = {{"a.safetensors", 10, "00ff"},
+                                           {"b.safetensors", 20, "1234"}};
+  EXPECT_EQ(manifest_difference(ours, ours), std::nullopt);
+  auto theirs = ours;
+  theirs[1].xxh3 = "9999";
+  EXPECT_EQ(manifest_difference(ours, theirs),
+            "`b.safetensors` is 20 bytes with XXH3 9999 there, 20 bytes with XXH3 1234 on rank 0");
+  theirs.pop_back();
+  EXPECT_NE(manifest_difference(ours, theirs)
+                ->find("`b.safetensors` (20 bytes with XXH3 1234 on "
+                       "rank 0) is not listed there"),
+            std::string::npos);
+  theirs = ours;
+  theirs.push_back({"c.safetensors", 5, ""});
+  EXPECT_NE(manifest_difference(ours, theirs)->find("`c.safetensors` (5 bytes there)"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 // glmrt under mpirun over loopback: validate on 2 and 3 ranks gives the
 // figures of one process on every oracle case (to 1e-5) and reports every
-// rank's experts; a rank whose model differs is refused, named.
+// rank's experts; a rank whose model differs is refused, named, and so is
+// one whose copy's weights differ (by its checksum list, or by `--verify`
+// on every rank).
 #include "shell_command.h"
+
+#include <glmrt/model_files/container_checksums.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -9,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -121,6 +126,79 @@ TEST(MpiRefusal, ARankWithAnotherModelIsNamed) {
   EXPECT_NE(status, 0) << out;
   EXPECT_NE(out.find("rank 1"), std::string::npos) << out;
   EXPECT_NE(out.find("different model"), std::string::npos) << out;
+}
+
+namespace fs = std::filesystem;
+
+constexpr const char* kShards[] = {"model-00001-of-00003.safetensors",
+                                   "model-00002-of-00003.safetensors",
+                                   "model-00003-of-00003.safetensors"};
+
+// A checksums.json describing `dir`'s shards as they are, as glmrt convert writes one.
+void write_checksums(const fs::path& dir) {
+  nlohmann::json files = nlohmann::json::object();
+  for (const char* shard : kShards)
+    files[shard] = {{"bytes", fs::file_size(dir / shard)},
+                    {"xxh3", hash_hex(hash_file(dir / shard))}};
+  std::ofstream(dir / kChecksumsFile) << nlohmann::json{{"hash", "xxh3-64"}, {"files", files}};
+}
+
+// glm_tiny as a container (with its checksum list) in a folder of its own.
+fs::path container_copy(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / ("glmrt-mpi-" + name);
+  fs::remove_all(dir);
+  fs::copy(kFixture, dir, fs::copy_options::recursive);
+  write_checksums(dir);
+  return dir;
+}
+
+// Overwrites tensor bytes at the end of the second shard: the weights
+// differ, headers and sizes do not (the model id is the same).
+void alter_weights(const fs::path& dir) {
+  std::fstream file(dir / kShards[1], std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(-4096, std::ios::end);
+  const std::string junk(2048, '\x11');
+  file.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+}
+
+// Rank 0 runs `ours`, rank 1 `theirs`; the status and what both printed.
+std::pair<int, std::string> run_two(const fs::path& ours, const fs::path& theirs,
+                                    const std::string& flags = "") {
+  const auto run = [&](const fs::path& model) {
+    return fmt::format("{} run --profile {} --model {} --prompt-ids 1,2,3 -n 2 {}", kGlmrt,
+                       kProfile, model.string(), flags);
+  };
+  return test::run_shell(fmt::format("{} {} -n 1 {} : -n 1 {} 2>&1", GLMRT_MPIRUN,
+                                     GLMRT_MPIRUN_FLAGS, run(ours), run(theirs)));
+}
+
+TEST(MpiRefusal, ARankWhoseCopyListsOtherChecksumsIsNamedWithTheFile) {
+  const fs::path ours = container_copy("ours"), theirs = container_copy("converted-apart");
+  alter_weights(theirs);
+  write_checksums(theirs);  // its list describes its own weights
+  // Rank 0's own copy passes --verify: what refuses is the comparison.
+  const auto [status, out] = run_two(ours, theirs, "--verify");
+  EXPECT_NE(status, 0) << out;
+  EXPECT_NE(out.find("verified: 3 files"), std::string::npos) << out;
+  EXPECT_NE(out.find("rank 1 (host "), std::string::npos) << out;
+  EXPECT_NE(out.find("different copy of the model"), std::string::npos) << out;
+  EXPECT_NE(out.find(kShards[1]), std::string::npos) << out;
+  fs::remove_all(ours);
+  fs::remove_all(theirs);
+}
+
+// A copy changed in place (its list unchanged) passes the comparison:
+// `--verify` on rank 0 checks every rank's own files.
+TEST(MpiRefusal, VerifyChecksEveryRanksOwnCopy) {
+  const fs::path ours = container_copy("verified"), theirs = container_copy("damaged");
+  alter_weights(theirs);
+  const auto [status, out] = run_two(ours, theirs, "--verify");
+  EXPECT_NE(status, 0) << out;
+  EXPECT_NE(out.find("rank 1 (host "), std::string::npos) << out;
+  EXPECT_NE(out.find(kShards[1]), std::string::npos) << out;
+  EXPECT_NE(out.find("the file is damaged"), std::string::npos) << out;
+  fs::remove_all(ours);
+  fs::remove_all(theirs);
 }
 
 }  // namespace

@@ -1,10 +1,13 @@
-// Request bodies as clients send them: accepted with unknown fields and any
-// model name, rendered through the chat template, and refused with 400s (or
-// the right status) that name the field at fault.
+// Request bodies as clients send them: accepted with any model name and the
+// documented no-op fields, rendered through the chat template, and refused
+// with 400s (or the right status) that name the field at fault, unknown
+// fields included.
 #include <glmrt/serve/chat_request.h>
 #include <glmrt/serve/completion_request.h>
 #include <glmrt/serve/request_fields.h>
 #include <glmrt/text/chat_template.h>
+
+#include "request_parsing_fixture.h"
 
 #include <gtest/gtest.h>
 
@@ -13,39 +16,6 @@
 
 namespace glmrt::serve {
 namespace {
-
-const std::filesystem::path kModel = std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny";
-
-class RequestParsing : public ::testing::Test {
- protected:
-  RequestContext context() {
-    ServeLimits limits;
-    limits.max_messages = 4;
-    limits.max_tokens = 100;
-    limits.max_batch = 3;
-    SamplingParams defaults;
-    defaults.temperature = 0.7;
-    defaults.max_new_tokens = 50;
-    return RequestContext{tokenizer_, chat_template_, 1024, 64, defaults, limits, 42};
-  }
-  // The ApiError `parse` throws for `body` (status 0 when it does not throw).
-  template <typename Parse>
-  ApiError error_of(const std::string& body, Parse parse) {
-    try {
-      parse(parse_request_body(body), context());
-    } catch (const ApiError& e) {
-      return e;
-    }
-    return ApiError(0, "", "");
-  }
-  ApiError chat_error(const std::string& body) { return error_of(body, parse_chat_request); }
-  ApiError completion_error(const std::string& body) {
-    return error_of(body, parse_completion_request);
-  }
-
-  text::Tokenizer tokenizer_ = text::Tokenizer::from_file(kModel / "tokenizer.json");
-  text::ModelChatTemplate chat_template_ = text::ModelChatTemplate::for_model(kModel);
-};
 
 TEST_F(RequestParsing, ChatRendersTheTemplateAndKeepsDefaults) {
   const Json body = parse_request_body(
@@ -105,7 +75,7 @@ TEST_F(RequestParsing, ChatSamplingFieldsAndLimits) {
   const ChatRequest r = parse_chat_request(
       parse_request_body(R"({"messages": [{"role": "user", "content": "hi"}], "temperature": 0,
           "top_p": 0.5, "top_k": -1, "min_p": 0.1, "presence_penalty": 1.5, "frequency_penalty": -0.5,
-          "seed": -1, "max_completion_tokens": 7, "stop": "x", "stream": true,
+          "seed": 9223372036854775807, "max_completion_tokens": 7, "stop": "x", "stream": true,
           "stream_options": {"include_usage": true}, "logprobs": true, "top_logprobs": 3,
           "n": 1, "response_format": {"type": "text"}, "logit_bias": {}})"),
       context());
@@ -116,7 +86,7 @@ TEST_F(RequestParsing, ChatSamplingFieldsAndLimits) {
   EXPECT_EQ(p.min_p, 0.1);
   EXPECT_EQ(p.presence_penalty, 1.5);
   EXPECT_EQ(p.frequency_penalty, -0.5);
-  EXPECT_EQ(p.seed, ~uint64_t{0});
+  EXPECT_EQ(p.seed, uint64_t{9223372036854775807});
   EXPECT_EQ(p.max_new_tokens, 7);
   EXPECT_EQ(r.generation.stop, std::vector<std::string>{"x"});
   EXPECT_TRUE(r.generation.stream);
@@ -282,6 +252,32 @@ TEST_F(RequestParsing, ChatErrorsNameTheField) {
        "messages"},
       {R"({"messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}]})",
        "messages"},
+      // Negative seeds would wrap to huge ones.
+      {"{" + hi + R"(, "seed": -1})", "seed"},
+      {"{" + hi + R"(, "seed": 1.5})", "seed"},
+      {"{" + hi + R"(, "seed": "7"})", "seed"},
+      {"{" + hi + R"(, "best_of": 2})", "best_of"},
+      {"{" + hi + R"(, "tools": [{"type": "function", "function": {"description": "d"}}]})",
+       "tools[0].function.name"},
+      {"{" + hi + R"(, "tools": [{"type": "function", "function": {"name": ""}}]})",
+       "tools[0].function.name"},
+      {"{" + hi + R"(, "tools": [{"type": "function", "function": {"name": "f",
+                       "parameters": "none"}}]})",
+       "tools[0].function.parameters"},
+      {"{" + hi + R"(, "tools": [{"type": "retrieval"}]})", "tools[0].type"},
+      {"{" + hi + R"(, "tools": [1]})", "tools[0]"},
+      {"{" + hi + R"(, "reasoning_effort": {}})", "reasoning_effort"},
+      {"{" + hi + R"(, "enable_thinking": "no"})", "enable_thinking"},
+      {"{" + hi + R"(, "parallel_tool_calls": "no"})", "parallel_tool_calls"},
+      // Unknown fields, and known ones this server cannot honour.
+      {"{" + hi + R"(, "temprature": 0.5})", "temprature"},
+      {"{" + hi + R"(, "prompt": "x"})", "prompt"},
+      {"{" + hi + R"(, "functions": [{"name": "f"}]})", "functions"},
+      {"{" + hi + R"(, "modalities": ["text", "audio"]})", "modalities"},
+      {"{" + hi + R"(, "store": true})", "store"},
+      {"{" + hi + R"(, "user": 5})", "user"},
+      {"{" + hi + R"(, "metadata": "x"})", "metadata"},
+      {"{" + hi + R"(, "stream_options": {"include_usage": true, "extra": 1}})", "stream_options"},
   };
   for (const auto& [body, field] : cases) {
     const ApiError e = chat_error(body);
@@ -349,6 +345,10 @@ TEST_F(RequestParsing, CompletionErrorsNameTheField) {
       {R"({"prompt": [1], "best_of": 2})", "best_of"},
       {R"({"prompt": [1], "suffix": "x"})", "suffix"},
       {R"({"prompt": [1], "echo": 1})", "echo"},
+      {R"({"prompt": [1], "seed": -5})", "seed"},
+      {R"({"prompt": [1], "messages": []})", "messages"},
+      {R"({"prompt": [1], "tools": []})", "tools"},
+      {R"({"prompt": [1], "cache_prompt": true})", "cache_prompt"},
   };
   for (const auto& [body, field] : cases) {
     const ApiError e = completion_error(body);

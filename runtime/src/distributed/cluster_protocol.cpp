@@ -62,6 +62,7 @@ Bytes encode(const Open& m) {
   out.put(Op::open);
   out.put_string(m.profile_path);
   out.put_string(m.model_dir);
+  out.put<uint8_t>(m.verify ? 1 : 0);
   return out.take();
 }
 
@@ -73,6 +74,12 @@ Bytes encode(const Hello& m) {
   for (const auto& [key, value] : m.profile_keys) {
     out.put_string(key);
     out.put_string(value);
+  }
+  out.put<uint64_t>(m.manifest.size());
+  for (const ManifestEntry& e : m.manifest) {
+    out.put_string(e.file);
+    out.put<uint64_t>(e.bytes);
+    out.put_string(e.xxh3);
   }
   return out.take();
 }
@@ -147,6 +154,7 @@ Open decode_open(ByteReader& in) {
   Open m;
   m.profile_path = in.get_string("profile path");
   m.model_dir = in.get_string("model folder");
+  m.verify = in.get<uint8_t>("verify") != 0;
   in.finish();
   return m;
 }
@@ -164,6 +172,15 @@ Hello decode_hello(ByteReader& in) {
     std::string key = in.get_string("profile key");
     std::string value = in.get_string("profile value");
     m.profile_keys.emplace_back(std::move(key), std::move(value));
+  }
+  const auto files = in.get<uint64_t>("manifest entries");
+  if (files > 100000) fail("{}: {} manifest entries", in.what(), files);
+  for (uint64_t i = 0; i < files; ++i) {
+    ManifestEntry e;
+    e.file = in.get_string("manifest file");
+    e.bytes = in.get<uint64_t>("manifest bytes");
+    e.xxh3 = in.get_string("manifest checksum");
+    m.manifest.push_back(std::move(e));
   }
   in.finish();
   return m;

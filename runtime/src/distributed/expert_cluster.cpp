@@ -106,10 +106,12 @@ void ShardedExperts::handshake() {
   // than one step.
   const double open_seconds = std::max(10 * timeout_seconds_, 300.0);
   const Open open{std::filesystem::absolute(profile.file).string(),
-                  std::filesystem::absolute(engine_.model_dir()).string()};
+                  std::filesystem::absolute(engine_.model_dir()).string(),
+                  profile.verify_checksums};
   for (int r : ranks) world_.send(r, kToWorker, encode(open));
   const ProfileKeys ours = profile_keys(profile.file);
   const std::string& model_id = engine_.model_id();
+  const std::vector<ManifestEntry> manifest = model_manifest(engine_.model_dir());
   const auto hellos = collect(ranks, open_seconds, "its answer to opening the model");
   for (size_t i = 0; i < ranks.size(); ++i) {
     const int r = ranks[i];
@@ -127,6 +129,11 @@ void ShardedExperts::handshake() {
           "(config.json and the safetensors headers differ); give every rank a copy of the same "
           "model",
           r, hello.host, hello.model_dir, hello.model_id, engine_.model_dir(), model_id);
+    if (const auto diff = manifest_difference(manifest, hello.manifest))
+      fail(
+          "rank {} (host {}) has a different copy of the model: in {}, {}; give every rank a "
+          "copy of the same model",
+          r, hello.host, hello.model_dir, *diff);
     if (const auto diff = first_difference(ours, hello.profile_keys))
       fail(
           "rank {} (host {}) has a different profile {}: key `{}` is `{}` there and `{}` on rank "
@@ -173,7 +180,7 @@ std::vector<Bytes> ShardedExperts::collect(const std::vector<int>& ranks, double
   size_t left = ranks.size();
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(seconds));
-  FaultReport::Waiting waiting(ranks, what);
+  FaultReport::Waiting waiting(ranks, hosts_, what);
   PollBackoff backoff;
   while (left > 0) {
     bool got = false;

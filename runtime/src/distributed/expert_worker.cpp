@@ -3,6 +3,7 @@
 #include <glmrt/distributed/cluster_protocol.h>
 #include <glmrt/distributed/expert_assignment.h>
 #include <glmrt/distributed/expert_worker.h>
+#include <glmrt/distributed/model_manifest.h>
 #include <glmrt/distributed/profile_keys.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/history/model_id.h>
@@ -76,12 +77,15 @@ class ExpertWorker {
     hello.host = world_.host();
     try {
       profile_ = load_profile(request.profile_path);
+      // Rank 0's `--verify`: this rank's copy is checked when its shard opens.
+      if (request.verify) profile_.verify_checksums = true;
       model_dir_ =
           !own_model_dir_.empty() ? own_model_dir_ : std::filesystem::path(request.model_dir);
       hello.model_dir = model_dir_.string();
       const TensorDirectory tensors = TensorDirectory::open(model_dir_);
       hello.model_id = model_id(model_dir_, tensors);
       hello.profile_keys = profile_keys(request.profile_path);
+      hello.manifest = model_manifest(model_dir_);
     } catch (const std::exception& e) {
       hello.error = e.what();
     }

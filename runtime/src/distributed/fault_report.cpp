@@ -41,8 +41,9 @@ bool FaultReport::terminate_requested() {
   return g_terminate_requested.load();
 }
 
-FaultReport::Waiting::Waiting(const std::vector<int>& ranks, const std::string& what)
-    : ranks_(ranks), what_(what) {
+FaultReport::Waiting::Waiting(const std::vector<int>& ranks, const std::vector<std::string>& hosts,
+                              const std::string& what)
+    : ranks_(ranks), hosts_(hosts), what_(what) {
   publish();
 }
 
@@ -59,11 +60,16 @@ void FaultReport::Waiting::publish() const {
   g_message_length.store(0);
   if (ranks_.empty()) return;
   std::string names;
-  for (int r : ranks_) names += fmt::format("{}{}", names.empty() ? "" : ", ", r);
+  for (int r : ranks_) {
+    const size_t at = static_cast<size_t>(r);
+    const bool known = at < hosts_.size() && !hosts_[at].empty();
+    names += fmt::format("{}rank {}{}", names.empty() ? "" : ", ", r,
+                         known ? fmt::format(" (host {})", hosts_[at]) : std::string());
+  }
   const std::string text = fmt::format(
       "glmrt: error: the job was ended (SIGTERM: mpirun ends every rank when one dies) while rank "
-      "0 waited for rank{} {} for {}: that rank stopped; the run is incomplete\n",
-      ranks_.size() == 1 ? "" : "s", names, what_);
+      "0 waited for {} for {}: that rank stopped; the run is incomplete\n",
+      names, what_);
   const size_t n = std::min(text.size(), sizeof(g_message));
   std::memcpy(g_message, text.data(), n);
   g_message_length.store(n);

@@ -1,5 +1,6 @@
 // MPI proper. Compiled only when GLMRT_MPI is on (mpi_world_none.cpp otherwise).
 #include <glmrt/base/error.h>
+#include <glmrt/distributed/fault_report.h>
 #include <glmrt/distributed/mpi_world.h>
 
 #include <mpi.h>
@@ -20,8 +21,15 @@ std::string mpi_error_text(int code) {
   return std::string(text, static_cast<size_t>(length));
 }
 
-void check(int code, const char* what) {
-  if (code != MPI_SUCCESS) fail("MPI: {} failed: {}", what, mpi_error_text(code));
+// `peer`: the rank the call was about (-1: none). A failure a dead rank
+// causes names it, and is a RankFault: the job must end, since
+// MPI_Finalize would wait for that rank.
+void check(int code, const char* what, int peer = -1) {
+  if (code == MPI_SUCCESS) return;
+  if (peer < 0) fail("MPI: {} failed: {}", what, mpi_error_text(code));
+  throw RankFault(fmt::format(
+      "MPI: {} rank {} failed: {}: that rank stopped or cannot be reached; the run is incomplete",
+      what, peer, mpi_error_text(code)));
 }
 
 }  // namespace
@@ -42,7 +50,8 @@ struct MpiWorld::State {
   void advance_sends() {
     for (auto it = sends.begin(); it != sends.end();) {
       int done = 0;
-      check(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test (a send)");
+      // A rank that died fails its sends: the error names it.
+      check(MPI_Test(&it->request, &done, MPI_STATUS_IGNORE), "MPI_Test of a send to", it->to);
       it = done ? sends.erase(it) : std::next(it);
     }
   }
@@ -86,7 +95,7 @@ void MpiWorld::send(int to, int tag, Bytes bytes) {
   auto& s = state_->sends.emplace_back(State::Send{to, std::move(bytes), MPI_REQUEST_NULL});
   check(MPI_Isend(s.bytes.data(), static_cast<int>(s.bytes.size()), MPI_BYTE, to, tag,
                   MPI_COMM_WORLD, &s.request),
-        "MPI_Isend");
+        "MPI_Isend to", to);
 }
 
 std::optional<Bytes> MpiWorld::try_receive(int from, int tag) {
@@ -98,17 +107,19 @@ std::optional<Bytes> MpiWorld::try_receive(int from, int tag) {
     int found = 0;
     MPI_Message message;
     MPI_Status status;
-    check(MPI_Improbe(from, tag, MPI_COMM_WORLD, &found, &message, &status), "MPI_Improbe");
+    check(MPI_Improbe(from, tag, MPI_COMM_WORLD, &found, &message, &status), "MPI_Improbe from",
+          from);
     if (!found) return std::nullopt;
     int count = 0;
-    check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count");
+    check(MPI_Get_count(&status, MPI_BYTE, &count), "MPI_Get_count from", from);
     State::Receive receive{Bytes(static_cast<size_t>(count)), MPI_REQUEST_NULL};
     check(MPI_Imrecv(receive.bytes.data(), count, MPI_BYTE, &message, &receive.request),
-          "MPI_Imrecv");
+          "MPI_Imrecv from", from);
     it = state_->receives.emplace(key, std::move(receive)).first;
   }
   int done = 0;
-  check(MPI_Test(&it->second.request, &done, MPI_STATUS_IGNORE), "MPI_Test (a receive)");
+  check(MPI_Test(&it->second.request, &done, MPI_STATUS_IGNORE), "MPI_Test of a receive from",
+        from);
   if (!done) return std::nullopt;
   Bytes bytes = std::move(it->second.bytes);
   state_->receives.erase(it);

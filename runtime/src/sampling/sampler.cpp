@@ -56,7 +56,10 @@ std::vector<TokenProbability> Sampler::distribution(std::span<const float> logit
       any_left = any_left || l[t] != kBanned;  // NaN counts: the check below names it
     }
     if (!any_allowed) fail("sampling: the token constraint allows no token at all");
-    if (!any_left) fail("sampling: logit_bias bans every token the output format allows next");
+    if (!any_left)
+      throw UnsatisfiableConstraint(fmt::format(
+          "`logit_bias` bans every token the output format allows after {} token{} of the answer",
+          generated.size(), generated.size() == 1 ? "" : "s"));
   }
 
   if (params_.temperature == 0.0) {  // the first of equal maxima, as torch.argmax

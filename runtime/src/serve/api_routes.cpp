@@ -8,6 +8,7 @@
 #include <glmrt/serve/completion_jobs.h>
 #include <glmrt/serve/completion_request.h>
 #include <glmrt/serve/connection_probe.h>
+#include <glmrt/serve/json_output.h>
 #include <glmrt/serve/request_fields.h>
 
 namespace glmrt::serve {
@@ -106,6 +107,7 @@ void chat_completions(ServerState& state, const httplib::Request& req, httplib::
   const Json body = parse_request_body(req.body);
   auto request =
       std::make_shared<const ChatRequest>(parse_chat_request(body, state.request_context()));
+  refuse_unsatisfiable_start(request->generation, *state.model.token_trie);
   const ResponseIdentity identity{state.ids.next("chatcmpl-"), state.model.name, unix_time()};
   auto job = enqueue(state, [&state, request, identity](Job& job) {
     run_chat_completion(*request, identity, state.model, state.ids, state.worker.context(), job);
@@ -118,6 +120,7 @@ void completions(ServerState& state, const httplib::Request& req, httplib::Respo
   const Json body = parse_request_body(req.body);
   auto request = std::make_shared<const CompletionRequest>(
       parse_completion_request(body, state.request_context()));
+  refuse_unsatisfiable_start(request->generation, *state.model.token_trie);
   const ResponseIdentity identity{state.ids.next("cmpl-"), state.model.name, unix_time()};
   auto job = enqueue(state, [&state, request, identity](Job& job) {
     run_text_completion(*request, identity, state.model, state.worker.context(), job);

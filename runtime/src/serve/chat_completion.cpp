@@ -147,6 +147,8 @@ std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index
   if (job.cancelled()) return std::nullopt;
 
   ChatAnswer::Ending ending = answer.finish();
+  // parallel_tool_calls: false asks for one call at most: the first, as vLLM.
+  if (!request.parallel_tool_calls && ending.calls.size() > 1) ending.calls.resize(1);
   std::string content = answer.content();
   if (request.forced_call && ending.calls.empty()) {
     // The held call text is not content: the call replaces it.

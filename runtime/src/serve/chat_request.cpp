@@ -61,8 +61,12 @@ Json template_kwargs(const RequestFields& f) {
       bad_request("chat_template_kwargs", "`chat_template_kwargs` must be an object");
     kwargs = *given;
   }
-  for (const char* key : {"enable_thinking", "reasoning_effort", "clear_thinking"})
-    if (const Json* v = f.get(key); v && !kwargs.contains(key)) kwargs[key] = *v;
+  // The templates test these as switches and a word: another type would
+  // render as something the request did not ask for.
+  for (const char* key : {"enable_thinking", "clear_thinking"})
+    if (const auto v = f.boolean(key); v && !kwargs.contains(key)) kwargs[key] = *v;
+  if (const auto v = f.string("reasoning_effort"); v && !kwargs.contains("reasoning_effort"))
+    kwargs["reasoning_effort"] = *v;
   if (const Json* thinking = f.get("thinking"); thinking && !kwargs.contains("enable_thinking")) {
     const Json* type =
         thinking->is_object() && thinking->contains("type") ? &(*thinking)["type"] : nullptr;
@@ -89,6 +93,40 @@ bool names_tool(const Json* tools, const std::string& name) {
     if (tool.is_object() && tool.contains("name") && tool["name"] == name) return true;
   }
   return false;
+}
+
+// Each tool as OpenAI defines one: {"type": "function", "function": {"name",
+// "description", "parameters", "strict"}} (the bare function object is also
+// read, as the templates do); a tool without a name could never be called.
+void check_tools(const Json& tools) {
+  if (!tools.is_array()) bad_request("tools", "`tools` must be a list of tool definitions");
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const Json& entry = tools[i];
+    std::string where = fmt::format("tools[{}]", i);
+    if (!entry.is_object())
+      bad_request(where, "`{}` must be an object {{\"type\": \"function\", \"function\": {{...}}}}",
+                  where);
+    if (entry.contains("type") && entry["type"] != "function")
+      bad_request(where + ".type", "`{}.type` must be \"function\", found {}", where,
+                  printable(entry["type"].dump(), 64));
+    const Json* function = &entry;
+    if (entry.contains("function")) {
+      function = &entry["function"];
+      where += ".function";
+      if (!function->is_object())
+        bad_request(where, "`{}` must be an object, found {}", where, function->type_name());
+    }
+    const Json* name = function->contains("name") ? &(*function)["name"] : nullptr;
+    if (!name || !name->is_string() || name->get_ref<const std::string&>().empty())
+      bad_request(where + ".name",
+                  "`{}.name` is required: a non-empty string (the function's name)", where);
+    if (function->contains("description") && !(*function)["description"].is_string() &&
+        !(*function)["description"].is_null())
+      bad_request(where + ".description", "`{}.description` must be a string", where);
+    if (function->contains("parameters") && !(*function)["parameters"].is_object() &&
+        !(*function)["parameters"].is_null())
+      bad_request(where + ".parameters", "`{}.parameters` must be a JSON schema object", where);
+  }
 }
 
 ToolChoice parse_tool_choice(const RequestFields& f, const Json* tools) {
@@ -133,9 +171,10 @@ ChatRequest parse_chat_request(const Json& body, const RequestContext& context) 
   render["messages"] = checked_messages(f, context);
   const Json* tools = f.get("tools");
   if (tools) {
-    if (!tools->is_array()) bad_request("tools", "`tools` must be a list of tool definitions");
+    check_tools(*tools);
     render["tools"] = *tools;
   }
+  r.parallel_tool_calls = f.boolean("parallel_tool_calls").value_or(true);
   render["chat_template_kwargs"] = template_kwargs(f);
   const ToolChoice tool_choice = parse_tool_choice(f, tools);
   if (tools && !tools->empty() && tool_choice.parse_calls) r.tools = *tools;

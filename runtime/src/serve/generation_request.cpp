@@ -16,10 +16,12 @@ constexpr size_t kMaxLogitBias = 300;  // OpenAI's limit
 constexpr int64_t kMaxChoices = 8;
 
 void refuse_unsupported(const RequestFields& f, Endpoint endpoint) {
+  refuse_unknown_fields(f, endpoint);
+  if (auto best = f.integer("best_of", 1, std::numeric_limits<int32_t>::max()); best && *best != 1)
+    bad_request("best_of",
+                "`best_of` must be 1: this server returns one choice per prompt (`n` asks for "
+                "several)");
   if (endpoint == Endpoint::completions) {
-    if (auto best = f.integer("best_of", 1, std::numeric_limits<int32_t>::max());
-        best && *best != 1)
-      bad_request("best_of", "`best_of` must be 1: this server returns one choice per prompt");
     if (auto suffix = f.string("suffix"); suffix && !suffix->empty())
       bad_request("suffix", "`suffix` is not supported (no fill-in-the-middle)");
   }
@@ -123,8 +125,8 @@ GenerationRequest read_generation_request(const Json& body, Endpoint endpoint,
     if (*v <= 0) bad_request("repetition_penalty", "`repetition_penalty` must be > 0, found 0");
     p.repetition_penalty = *v;
   }
-  const auto seed =
-      f.integer("seed", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+  // A negative seed would wrap to a huge one: refused, not reinterpreted.
+  const auto seed = f.integer("seed", 0, std::numeric_limits<int64_t>::max());
   p.seed = seed ? static_cast<uint64_t>(*seed) : context.fresh_seed;
   p.max_new_tokens = read_max_tokens(f, endpoint, context);
   r.stop = read_stop(f);
@@ -138,6 +140,12 @@ GenerationRequest read_generation_request(const Json& body, Endpoint endpoint,
     if (!options->is_object())
       bad_request("stream_options", "`stream_options` must be an object, found {}",
                   options->type_name());
+    for (const auto& [key, value] : options->items())
+      if (key != "include_usage" && !value.is_null())
+        bad_request("stream_options",
+                    "`stream_options.{}` is not supported (it would be ignored): "
+                    "`stream_options` has `include_usage` only",
+                    printable(key, 64));
     r.include_usage =
         RequestFields(*options, "stream_options.").boolean("include_usage").value_or(false);
   }

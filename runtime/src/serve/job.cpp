@@ -1,4 +1,5 @@
 #include <glmrt/serve/job.h>
+#include <glmrt/serve/json_output.h>
 
 #include <exception>
 #include <new>
@@ -13,6 +14,9 @@ void Job::run() {
     work_(*this);
   } catch (const ApiError& e) {
     error = e;
+  } catch (const UnsatisfiableConstraint& e) {
+    // The request's own format and bans, met mid-answer: the client's to change.
+    error = unsatisfiable_request(e);
   } catch (const std::bad_alloc&) {
     error = internal_error("out of memory while running the request", "std::bad_alloc");
   } catch (const std::exception& e) {

@@ -1,5 +1,7 @@
 #include <glmrt/serve/json_output.h>
 
+#include <algorithm>
+
 namespace glmrt::serve {
 
 namespace {
@@ -29,6 +31,31 @@ std::shared_ptr<TokenConstraint> json_constraint(
   if (!schema) return nullptr;
   return std::make_shared<grammar::JsonConstraint>(
       schema, trie.get(), std::vector<int32_t>(stop_tokens.begin(), stop_tokens.end()));
+}
+
+void refuse_unsatisfiable_start(const GenerationRequest& request, const SharedTokenTrie& trie) {
+  const auto& bias = request.sampling.logit_bias;
+  const bool bans =
+      std::any_of(bias.begin(), bias.end(), [](const auto& b) { return b.second <= -100; });
+  if (!request.json_format || !bans) return;  // only a ban can leave nothing allowed
+  grammar::JsonConstraint constraint(request.json_format, trie.get(), {});
+  std::vector<uint8_t> left;
+  const std::span<const uint8_t> allowed = constraint.allowed({});
+  left.assign(allowed.begin(), allowed.end());
+  for (const auto& [token, value] : bias)
+    if (value <= -100 && token >= 0 && static_cast<size_t>(token) < left.size()) left[token] = 0;
+  if (std::none_of(left.begin(), left.end(), [](uint8_t a) { return a != 0; }))
+    bad_request("logit_bias",
+                "the request cannot be satisfied: `logit_bias` bans every token `response_format` "
+                "allows as the answer's first");
+}
+
+ApiError unsatisfiable_request(const UnsatisfiableConstraint& e) {
+  return ApiError(400, "invalid_request_error",
+                  fmt::format("the request cannot be satisfied: {}: `response_format` and "
+                              "`logit_bias` contradict each other",
+                              e.what()),
+                  "logit_bias");
 }
 
 }  // namespace glmrt::serve

@@ -134,7 +134,7 @@ test("a media part is refused, not read as text", async () => {
   assert.match(e.message, /image_url/);
 });
 
-test("chat, not streamed: message, reasoning, usage, unknown fields ignored", async () => {
+test("chat, not streamed: message, reasoning, usage, documented no-op fields accepted", async () => {
   const r = await client.chat.completions.create({
     model: "gpt-4o", // any name is accepted
     messages: hello,
@@ -430,6 +430,10 @@ test("errors are APIErrors naming the field", async () => {
     [{ tool_choice: "required", tools: [] }, "tool_choice"],
     [{ messages: [] }, "messages"],
     [{ messages: [{ role: "wizard", content: "hi" }] }, "messages[0].role"],
+    [{ seed: -1 }, "seed"],
+    [{ best_of: 2 }, "best_of"],
+    [{ n_predict: 4 }, "n_predict"],
+    [{ reasoning_effort: {} }, "reasoning_effort"],
   ];
   for (const [fields, param] of cases) {
     const e = await apiError(client.chat.completions.create({ model: "m", messages: hello, ...fields }));

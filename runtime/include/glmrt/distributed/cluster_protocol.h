@@ -6,6 +6,7 @@
 #pragma once
 
 #include <glmrt/distributed/byte_message.h>
+#include <glmrt/distributed/model_manifest.h>
 #include <glmrt/experts/expert_store_stats.h>
 #include <glmrt/model/router.h>
 
@@ -25,12 +26,14 @@ const char* wire_name(Wire wire);
 
 struct Open {
   std::string profile_path, model_dir;
+  bool verify = false;  // `--verify`: the rank checks its own files against its checksums.json
 };
 /// A rank's answer to open: who it is, or why it cannot run the model.
 struct Hello {
   std::string error;  // empty when the rank opened the model's files
   std::string version, host, model_dir, model_id;
   std::vector<std::pair<std::string, std::string>> profile_keys;
+  std::vector<ManifestEntry> manifest;  // its files' sizes and listed checksums
 };
 struct Assign {
   int32_t rows = 0, experts = 0, ranks = 0;

@@ -28,10 +28,12 @@ class FaultReport {
   /// Whether a SIGTERM arrived while rank 0 was not waiting.
   static bool terminate_requested();
 
-  /// While alive, rank 0 waits for `ranks` for `what`.
+  /// While alive, rank 0 waits for `ranks` for `what`; `hosts` (by rank,
+  /// "" or missing when not known yet) say where each runs.
   class Waiting {
    public:
-    Waiting(const std::vector<int>& ranks, const std::string& what);
+    Waiting(const std::vector<int>& ranks, const std::vector<std::string>& hosts,
+            const std::string& what);
     Waiting(const Waiting&) = delete;
     Waiting& operator=(const Waiting&) = delete;
     ~Waiting();
@@ -41,6 +43,7 @@ class FaultReport {
    private:
     void publish() const;
     std::vector<int> ranks_;
+    std::vector<std::string> hosts_;
     std::string what_;
   };
 };

@@ -43,6 +43,13 @@ class NonFiniteLogits : public Error {
   using Error::Error;
 };
 
+/// logit_bias bans every token the constraint (an output format) allows
+/// next: it is the request that cannot be satisfied, not the model.
+class UnsatisfiableConstraint : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A token and its probability after every filter.
 struct TokenProbability {
   int32_t token;

@@ -20,6 +20,7 @@ struct ChatRequest {
   Json tools;                 // tool definitions to parse calls against (null = don't parse)
   std::string forced_answer;  // the answer's start the prompt already holds
   bool forced_call = false;   // forced_answer opens a call (tool_choice required or named)
+  bool parallel_tool_calls = true;  // false: only an answer's first call is returned
 };
 
 /// Throws ApiError (400) naming the field at fault. Thinking is on unless

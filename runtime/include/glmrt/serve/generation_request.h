@@ -1,13 +1,14 @@
 // The request fields /v1/chat/completions and /v1/completions share:
-// sampling, token limits, stop strings, streaming. Unknown fields are
-// ignored (clients send `user`, `metadata`, ...); fields whose values this
-// server cannot honour (n > 8, a schema keyword constrained decoding does
-// not know) are refused with 400 naming the field rather than silently ignored.
+// sampling, token limits, stop strings, streaming. Fields this server does
+// not know (request_keys.h), and values it cannot honour (n > 8, a schema
+// keyword constrained decoding does not know), are refused with 400 naming
+// the field rather than silently ignored.
 #pragma once
 
 #include <glmrt/grammar/json_schema.h>
 #include <glmrt/sampling/sampler.h>
 #include <glmrt/serve/request_fields.h>
+#include <glmrt/serve/request_keys.h>
 #include <glmrt/serve/serve_options.h>
 #include <glmrt/serve/tool_call_syntax.h>
 #include <glmrt/text/model_chat_template.h>
@@ -33,8 +34,6 @@ struct RequestContext {
   /// The format the model writes tool calls in (from its chat template).
   const ToolCallSyntax* tool_calls = &glm_tool_call_syntax();
 };
-
-enum class Endpoint { chat, completions };
 
 struct GenerationRequest {
   SamplingParams sampling;  // max_new_tokens = max_tokens / max_completion_tokens

@@ -6,6 +6,9 @@
 
 #include <glmrt/base/memory.h>
 #include <glmrt/grammar/json_constraint.h>
+#include <glmrt/sampling/sampler.h>
+#include <glmrt/serve/api_error.h>
+#include <glmrt/serve/generation_request.h>
 #include <glmrt/text/tokenizer.h>
 
 #include <memory>
@@ -42,5 +45,13 @@ class SharedTokenTrie {
 std::shared_ptr<TokenConstraint> json_constraint(
     const std::shared_ptr<const grammar::JsonSchema>& schema, const SharedTokenTrie& trie,
     std::span<const int32_t> stop_tokens);
+
+/// 400 naming `logit_bias` when it bans every token `request`'s JSON format
+/// allows as the answer's first: no answer could satisfy the request.
+void refuse_unsatisfiable_start(const GenerationRequest& request, const SharedTokenTrie& trie);
+
+/// The 400 for `e`, which ended an answer whose format and logit_bias left
+/// no token to sample (later in the answer than refuse_unsatisfiable_start sees).
+ApiError unsatisfiable_request(const UnsatisfiableConstraint& e);
 
 }  // namespace glmrt::serve

@@ -40,6 +40,7 @@ class RequestFields {
   std::optional<std::string> string(std::string_view key) const;
 
   std::string name(std::string_view key) const { return prefix_ + std::string(key); }
+  const Json& object() const { return object_; }
 
  private:
   const Json& object_;
