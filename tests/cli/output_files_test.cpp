@@ -108,13 +108,12 @@ class OutputFiles : public ::testing::Test {
     EXPECT_THAT(r.err, HasSubstr(target.string()));
     EXPECT_THAT(r.err, HasSubstr(reason));
   }
-  /// The refusals every writer makes: a model's shard, config.json, a FIFO,
+  /// The refusals every writer makes: a model's shard, a FIFO,
   /// the user's profile and notes; `kind` is what it says they are not.
   void expect_every_refusal(const std::vector<std::string>& args, const std::string& flag,
                             const std::string& kind) {
     expect_refused(args, flag, model_ / "model-00002-of-00003.safetensors",
                    "inside the model directory");
-    expect_refused(args, flag, model_ / "config.json", "inside the model directory");
     expect_refused(args, flag, fifo_, "a named pipe (FIFO)");
     expect_refused(args, flag, profile_, "exists and is not " + kind);
     expect_refused(args, flag, notes_, "exists and is not " + kind);
@@ -142,6 +141,7 @@ constexpr const char* kStats = "1 0 5\n1 3 2\n";
 TEST_F(OutputFiles, StatsExport) {
   const std::vector<std::string> args{"stats", "--model", model_.string()};
   expect_every_refusal(args, "--export", "a STATS file");
+  expect_refused(args, "--export", model_ / "config.json", "inside the model directory");
   // With --force the profile is replaced by the export.
   put(dir_ / "seed.stats", kStats);
   auto with_force = args;
@@ -187,6 +187,7 @@ TEST_F(OutputFiles, StatsReplayPlot) {
 TEST_F(OutputFiles, CalibrateOut) {
   const auto args = calibrate_args();
   expect_every_refusal(args, "--out", "an importance file");
+  expect_refused(args, "--out", model_ / "config.json", "inside the model directory");
   auto with_force = args;
   with_force.insert(with_force.end(), {"--out", notes_.string(), "--force"});
   const auto r = run_glmrt(with_force);
@@ -241,7 +242,7 @@ TEST_F(OutputFiles, ConvertTo) {
   expect_refused(args, "--to", fifo_, "a named pipe (FIFO)");
   expect_refused(args, "--to", notes_, "it is a regular file");
   auto with_force = args;
-  with_force.insert(with_force.end(), {"--to", notes_.string(), "--force"});
+  with_force.push_back("--force");
   expect_refused(with_force, "--to", notes_, "not a folder");
   expect_refused(args, "--to", model_ / "out", "inside the source folder");
   expect_all_kept();
