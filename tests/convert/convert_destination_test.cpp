@@ -177,5 +177,28 @@ TEST(ConvertDestination, PartialHoldingOtherFilesIsKeptEvenWithForce) {
   EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
+// A copy of models/glm-trained whose tokenizer and generation-config links
+// dangle (their relative targets left behind): `glmrt run` refuses it, so
+// convert refuses it too, naming the file, before it writes anything.
+TEST(ConvertDestination, CarriedFileThatIsADanglingLinkIsRefused) {
+  test::ConvertScratch dir("dangling");
+  copy_tiny(dir / "src");
+  for (const char* name : {"tokenizer.json", "generation_config.json"}) {
+    fs::remove(dir / "src" / name);
+    fs::create_symlink(fs::path("../glm-demo") / name, dir / "src" / name);
+  }
+  const auto before = snapshot(dir / "src");
+  expect_refused(f32_options(dir / "src", dir / "out", false),
+                 {"tokenizer.json", "symbolic link to a file that does not exist", "run refuses"});
+  EXPECT_EQ(snapshot(dir / "src"), before);
+  fs::remove(dir / "src" / "tokenizer.json");
+  fs::copy_file(kTiny / "tokenizer.json", dir / "src" / "tokenizer.json");
+  expect_refused(f32_options(dir / "src", dir / "out", false),
+                 {"generation_config.json", "symbolic link to a file that does not exist"});
+  EXPECT_FALSE(fs::exists(fs::symlink_status(dir / "out")));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(dir / "out.partial")));
+  EXPECT_TRUE(fs::is_symlink(dir / "src" / "generation_config.json"));
+}
+
 }  // namespace
 }  // namespace glmrt::destination_test

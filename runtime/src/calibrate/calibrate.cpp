@@ -73,7 +73,7 @@ CalibrationSummary calibrate_to_file(Model& model, const std::function<KvCache()
   // Orders: the decoder layers, the MTP layer(s), lm_head last.
   const int lm_head_order = c.num_hidden_layers + c.num_nextn_predict_layers;
   ImportanceCollector diagonal;
-  ImportanceFileWriter writer(out);
+  ImportanceFileWriter writer(out, options.model_folder, options.force_out);
   std::map<std::string, std::string> weight_keys, weight_fallbacks;
   std::map<int, int> left_out;  // layer order -> routed_level left out (second_moment_collector.h)
   CalibrationSummary summary;

@@ -61,12 +61,30 @@ int64_t parse_importance_count(const ordered_json& meta, const std::string& key,
 
 }  // namespace
 
+OutputKind importance_output_kind() {
+  return {"an importance file (glmrt calibrate's)", [](const std::filesystem::path& file) {
+            const std::string length = read_file_head(file, 8);
+            if (length.size() != 8) return false;
+            uint64_t n = 0;
+            for (int i = 0; i < 8; ++i)
+              n |= uint64_t{static_cast<unsigned char>(length[i])} << (8 * i);
+            if (n > kMaxImportanceHeader) return false;
+            const std::string head = read_file_head(file, 8 + n);
+            return head.size() == 8 + n && head[8] == '{' &&
+                   (head.find(fmt::format("\"format\":\"{}\"", kImportanceFormat)) !=
+                        std::string::npos ||
+                    head.find(fmt::format("\"format\":\"{}\"", kImportanceFormatWithMoments)) !=
+                        std::string::npos);
+          }};
+}
+
 std::span<const float> ImportanceTable::find(const std::string& weight) const {
   const auto it = entries.find(weight);
   return it == entries.end() ? std::span<const float>() : std::span(it->second.mean_square);
 }
 
-void write_importance_file(const std::filesystem::path& file, const ImportanceTable& table) {
+void write_importance_file(const std::filesystem::path& file, const ImportanceTable& table,
+                           const std::filesystem::path& model_folder, bool force) {
   ordered_json header;
   ordered_json meta{{"format", kImportanceFormat},
                     {"statistic", "mean of x^2 per input channel"},
@@ -89,7 +107,7 @@ void write_importance_file(const std::filesystem::path& file, const ImportanceTa
   for (const auto& [name, e] : table.entries)
     out.append(reinterpret_cast<const char*>(e.mean_square.data()),
                e.mean_square.size() * sizeof(float));
-  write_file_atomically(file, out);
+  write_file_atomically(file, out, OutputRule{importance_output_kind(), model_folder, force});
 }
 
 ImportanceTable read_importance_file(const std::filesystem::path& file) {
@@ -225,10 +243,12 @@ std::vector<float> ImportanceTable::read_moments(const MomentRef& ref) const {
   return sums;
 }
 
-ImportanceFileWriter::ImportanceFileWriter(std::filesystem::path file)
-    : file_(std::move(file)), data_file_(file_.string() + ".moments.tmp") {
-  fd_ = ::open(data_file_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail("{}: cannot create: {}", data_file_, std::strerror(errno));
+ImportanceFileWriter::ImportanceFileWriter(std::filesystem::path file,
+                                           const std::filesystem::path& model_folder, bool force)
+    : file_(std::move(file)), rule_{importance_output_kind(), model_folder, force} {
+  // Refused before calibration's work, which may take hours.
+  check_output_file(file_, rule_);
+  fd_ = create_file_beside(file_, "moments.tmp", data_file_);
 }
 
 ImportanceFileWriter::~ImportanceFileWriter() {
@@ -285,16 +305,12 @@ void ImportanceFileWriter::finish(const ImportanceTable& table,
   for (const auto& [name, e] : table.entries)
     head.append(reinterpret_cast<const char*>(e.mean_square.data()),
                 e.mean_square.size() * sizeof(float));
-  ::close(fd_);
+  if (fd_ < 0) fail("{}: finished twice", file_);
+  const int data_fd = fd_;
   fd_ = -1;
-  const std::filesystem::path temporary = file_.string() + ".tmp";
-  const int out = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out < 0) fail("{}: cannot create: {}", temporary, std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{out};
-  write_all_to_importance(out, std::as_bytes(std::span(head)), temporary);
+  if (::close(data_fd) != 0) fail("{}: cannot write: {}", data_file_, std::strerror(errno));
+  AtomicFile out(file_, rule_);
+  out.write(head);
   const int in = model_files::open_read_only(data_file_);
   struct InCloser {
     int fd;
@@ -304,12 +320,9 @@ void ImportanceFileWriter::finish(const ImportanceTable& table,
   for (uint64_t at = 0; at < data_bytes_; at += chunk.size()) {
     const auto part = std::span(chunk).first(std::min<uint64_t>(chunk.size(), data_bytes_ - at));
     model_files::pread_exact(in, at, part, data_file_, "the second moments");
-    write_all_to_importance(out, part, temporary);
+    out.write(std::string_view(reinterpret_cast<const char*>(part.data()), part.size()));
   }
-  if (::fsync(out) != 0) fail("{}: cannot write: {}", temporary, std::strerror(errno));
-  std::error_code ec;
-  std::filesystem::rename(temporary, file_, ec);
-  if (ec) fail("{}: cannot rename {} to it: {}", file_, temporary, ec.message());
+  out.commit();
 }
 
 }  // namespace glmrt

@@ -24,7 +24,8 @@ int calibrate_command(const Args& args) {
   int64_t window = 512, moments_max_cols = 6144, moments_budget_mb = 2048;
   po::options_description options(
       "glmrt calibrate --profile P [--model DIR] --text FILE [--out FILE] [--window N] "
-      "[--no-mtp] [--moments-max-cols N] [--moments-budget-mb MB]\n  Runs the model over FILE's "
+      "[--no-mtp] [--moments-max-cols N] [--moments-budget-mb MB] [--force]\n  Runs the model over "
+      "FILE's "
       "tokens and writes, per weight matrix, the mean of x^2\n  per input channel and the "
       "second moments X^T X of each input (safetensors) for\n  `glmrt convert --importance`. "
       "Use an f32 profile (configs/reference.yaml) for the\n  cleanest statistics.");
@@ -40,7 +41,10 @@ int calibrate_command(const Args& args) {
       "6144; 0: none)")(
       "moments-budget-mb", po::value(&moments_budget_mb),
       "most MB of second-moment accumulators at once; more layers take more passes over the "
-      "text (default 2048)");
+      "text (default 2048)")(
+      "force",
+      "let --out replace an existing file that is not an importance file (never a model's file "
+      "or a device)");
   const auto vm = parse_options(args, options);
   if (!vm) return 0;
   const Profile profile = load_profile(profile_path);
@@ -50,6 +54,9 @@ int calibrate_command(const Args& args) {
       fail("no model: pass --model DIR or set `model:` in the profile {}", profile.file);
     folder = *profile.model;
   }
+  const bool force = vm->count("force") > 0;
+  // Before the text is read and the model loaded: a refused --out costs nothing.
+  check_output_file(out, OutputRule{importance_output_kind(), folder, force});
   if (window < 1 || window > profile.max_context)
     fail("--window {}: must be from 1 to the profile's memory.max_context ({})", window,
          profile.max_context);
@@ -62,6 +69,8 @@ int calibrate_command(const Args& args) {
   CalibrationOptions o;
   o.window = window;
   o.mtp = vm->count("no-mtp") == 0;
+  o.model_folder = folder;
+  o.force_out = force;
   if (moments_max_cols < 0) fail("--moments-max-cols {}: must be 0 or more", moments_max_cols);
   if (moments_budget_mb < 1) fail("--moments-budget-mb {}: must be at least 1", moments_budget_mb);
   o.moments_max_cols = moments_max_cols;

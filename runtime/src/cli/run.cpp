@@ -70,7 +70,8 @@ int run_command(const Args& args, const Ranks& ranks) {
       "check the container's files against its checksums.json before loading "
       "(memory.verify_checksums)")(
       "record-routing", po::value<std::string>(),
-      "write every MoE step's routed experts to FILE (a trace for `glmrt stats --replay`)");
+      "write every MoE step's routed experts to FILE (a trace for `glmrt stats --replay`)")(
+      "force", "let --record-routing replace an existing file that is not a routing trace");
   options.add(sampling_flags()).add(chat_flags()).add(chat_template_flag());
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
@@ -101,7 +102,8 @@ int run_command(const Args& args, const Ranks& ranks) {
                                          chat_template_choice(vm, profile.chat_template))};
   auto engine = ranks.open(profile, model_dir);
   const auto shards = ranks.spread(*engine);
-  if (vm.count("record-routing")) engine->record_routing(vm["record-routing"].as<std::string>());
+  if (vm.count("record-routing"))
+    engine->record_routing(vm["record-routing"].as<std::string>(), vm.count("force") > 0);
   const SamplingParams sampling =
       apply_sampling_flags(resolve_sampling(engine->model_dir(), profile), vm);
   Sampler sampler(sampling);

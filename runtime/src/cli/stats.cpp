@@ -67,8 +67,10 @@ void print_summary(const ModelConfig& c, const UsageHistory& history) {
 
 int stats_command(const Args& args) {
   po::options_description options(
-      "glmrt stats --model DIR [--profile P] [--reset] [--import F] [--export F] [--heatmap F]\n"
-      "glmrt stats --replay TRACE [--learn TRACE2] [--model DIR] [--sizes 1,2,4] [--plot F]");
+      "glmrt stats --model DIR [--profile P] [--reset] [--import F] [--export F] [--heatmap F] "
+      "[--force]\n"
+      "glmrt stats --replay TRACE [--learn TRACE2] [--model DIR] [--sizes 1,2,4] [--plot F] "
+      "[--force]");
   std::string model, profile_path, import, export_to, heatmap, sizes, plot;
   std::vector<std::string> replay, learn;
   double share = 0;
@@ -90,9 +92,13 @@ int stats_command(const Args& args) {
       "plot", po::value(&plot),
       "where to write the hit-rate curves (SVG; default TRACE.hit-rate.svg)")(
       "pinned-share", po::value(&share),
-      "share of the slots pinned (default: memory.pinned auto's)");
+      "share of the slots pinned (default: memory.pinned auto's)")(
+      "force",
+      "let --export, --heatmap and --plot replace an existing file of another kind (never a "
+      "model's file or a device)");
   const auto vm = parse_options(args, options);
   if (!vm) return 0;
+  const bool force = vm->count("force") > 0;
   if (!replay.empty()) {
     if (share < 0 || share >= 1) fail("--pinned-share: expected a fraction in [0, 1)");
     ReplayOptions o;
@@ -101,6 +107,8 @@ int stats_command(const Args& args) {
     o.sizes = parse_sizes(sizes);
     o.plot = plot;
     o.pinned_share = share;
+    o.force = force;
+    o.model_folder = model;
     if (!model.empty()) {
       // The traces must be of this model's shape: checked before they are read whole.
       const TensorDirectory tensors = TensorDirectory::open(model);
@@ -124,6 +132,11 @@ int stats_command(const Args& args) {
   const TensorDirectory tensors = TensorDirectory::open(model);
   const ModelConfig config = load_model_config(model, tensors);
   const int rows = config.num_hidden_layers + (config.num_nextn_predict_layers > 0 ? 1 : 0);
+  // Checked before anything is done: a refused output changes nothing.
+  const OutputRule export_rule{stats_output_kind(), model, force},
+      heatmap_rule{svg_output_kind(), model, force};
+  if (!export_to.empty()) check_output_file(export_to, export_rule);
+  if (!heatmap.empty()) check_output_file(heatmap, heatmap_rule);
   UsageHistory history(folder, model_id(model, tensors), rows, config.n_routed_experts);
   fmt::print("model: {} (id {})\n", model, history.model_id());
   if (vm->count("reset")) {
@@ -143,7 +156,7 @@ int stats_command(const Args& args) {
     fmt::print("imported {} selections from {}\n", counts.total(), import);
   }
   if (!export_to.empty()) {
-    write_file_atomically(export_to, format_stats(history.totals()));
+    write_file_atomically(export_to, format_stats(history.totals()), export_rule);
     fmt::print("exported {} selections to {}\n", history.totals().total(), export_to);
   }
   print_summary(config, history);
@@ -156,9 +169,11 @@ int stats_command(const Args& args) {
                                         : std::filesystem::path(heatmap);
   std::vector<std::string> names;
   for (int l = 0; l < rows; ++l) names.push_back(layer_name(config, l));
+  check_output_file(svg, heatmap_rule);
   std::filesystem::create_directories(svg.parent_path().empty() ? "." : svg.parent_path());
   write_file_atomically(
-      svg, usage_heatmap_svg(history.totals(), names, fmt::format("Expert usage: {}", model)));
+      svg, usage_heatmap_svg(history.totals(), names, fmt::format("Expert usage: {}", model)),
+      heatmap_rule);
   fmt::print("heatmap: {}\n", svg.string());
   return 0;
 }

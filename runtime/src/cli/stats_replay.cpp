@@ -59,6 +59,10 @@ std::string names_of(const std::vector<std::filesystem::path>& files) {
 
 int replay_traces(const ReplayOptions& o) {
   if (o.traces.empty()) fail("--replay: give at least one trace");
+  const std::filesystem::path plot =
+      o.plot.empty() ? std::filesystem::path(o.traces.front().string() + ".hit-rate.svg") : o.plot;
+  const OutputRule plot_rule{svg_output_kind(), o.model_folder, o.force};
+  check_output_file(plot, plot_rule);  // before the replay's work
   const RoutingTrace trace = joined_traces(o.traces, "--replay", o);
   std::optional<ExpertUsage> learned;
   const std::string learn_names = names_of(o.learn);
@@ -116,11 +120,11 @@ int replay_traces(const ReplayOptions& o) {
     }
     fmt::print("{}\n", row);
   }
-  const std::filesystem::path plot =
-      o.plot.empty() ? std::filesystem::path(o.traces.front().string() + ".hit-rate.svg") : o.plot;
-  write_file_atomically(plot, hit_rate_svg(sizes, curves,
-                                           fmt::format("Expert cache hit rate: {}",
-                                                       o.traces.front().filename().string())));
+  write_file_atomically(
+      plot,
+      hit_rate_svg(sizes, curves,
+                   fmt::format("Expert cache hit rate: {}", o.traces.front().filename().string())),
+      plot_rule);
   fmt::print("plot: {}\n", plot.string());
   return 0;
 }

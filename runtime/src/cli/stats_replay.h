@@ -20,6 +20,8 @@ struct ReplayOptions {
   double pinned_share = 0;                   // 0 = the auto share
   std::optional<RoutingShape> model_shape;   // --model's: traces of another shape are refused
   std::string model_id;                      // --model's (empty without one)
+  std::filesystem::path model_folder;        // --model (empty without one): never written into
+  bool force = false;                        // --plot may replace a file that is no SVG
 };
 
 int replay_traces(const ReplayOptions& options);

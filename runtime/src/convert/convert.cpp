@@ -171,6 +171,7 @@ ConvertResult convert_checkpoint(const ConvertOptions& given, int stop_after_fil
   result.plan = plan_conversion(dir, o, model.num_hidden_layers, fp8_block);
   const ConversionPlan& plan = result.plan;
   check_convertible(plan, model, o, dir);
+  check_carried_files(o.from);
   if (o.dry_run) return result;
   // Read (and checked) before anything is written.
   const ImportanceTable importance =
@@ -204,9 +205,13 @@ ConvertResult convert_checkpoint(const ConvertOptions& given, int stop_after_fil
   check_apart_from_source(o, dir, out, partial_path);
   check_replaceable_output(out, o.force);
   const uint64_t fingerprint = plan_fingerprint(plan, o, result.method);
+  std::error_code ec;
+  const bool partial_existed = fs::exists(fs::symlink_status(partial_path, ec));
   ConversionState state = ConversionState::resume(partial_path, fingerprint, o.force);
+  // Resumable: an interrupted run leaves it for the next one, once it holds
+  // a finished file; a refusal before that (no space) leaves nothing.
   PartialDirectory partial(partial_path);
-  partial.keep();  // resumable: an interrupted run leaves it for the next one
+  if (partial_existed) partial.keep();
 
   const std::vector<bool> reuse = files_to_keep(plan, dir, state);
   uint64_t to_write = 0, to_read = 0;
@@ -238,6 +243,7 @@ ConvertResult convert_checkpoint(const ConvertOptions& given, int stop_after_fil
           partial_path / f.name, f, plan.parts[k], dir, plan.fp8_block,
           [&](uint64_t n) { bar.update(consumed += n); }, rounding);
       state.finished(f.name, f.file_bytes(), sums.file, sums.source);
+      partial.keep();
       ++result.files_written;
       result.bytes_written += f.file_bytes();
     }
@@ -254,8 +260,9 @@ ConvertResult convert_checkpoint(const ConvertOptions& given, int stop_after_fil
     written.push_back(name);
   };
   put("model.safetensors.index.json", plan.layout.index().dump(2));
-  for (const char* name : kCarriedFiles)
-    if (fs::exists(o.from / name)) put(name, model_files::read_whole_file(o.from / name));
+  for (const char* name : kCarriedFiles)  // checked by check_carried_files; a link never skipped
+    if (fs::exists(fs::symlink_status(o.from / name)))
+      put(name, model_files::read_whole_file(o.from / name));
   put(kChecksumsFile, state.checksums().dump(2));
   config.erase("quantization_config");
   if (o.drop_mtp) config["num_nextn_predict_layers"] = 0;

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
@@ -133,8 +135,13 @@ void check_replaceable_output(const fs::path& out, bool force) {
   std::error_code ec;
   const auto status = fs::symlink_status(out, ec);
   if (!fs::exists(status)) return;
-  if (!fs::is_directory(status))
-    fail("--to {} exists and is not a folder: convert replaces only a container it wrote", out);
+  if (!fs::is_directory(status)) {
+    struct stat st {};
+    fail(
+        "--to {} exists and is not a folder: it is {}; convert replaces only a container it "
+        "wrote, even with --force",
+        out, ::lstat(out.c_str(), &st) == 0 ? describe_file_type(st.st_mode) : "unreadable");
+  }
   if (fs::is_empty(out, ec)) return;
   const std::vector<std::string> files = marker_files(out);
   std::vector<std::string> foreign;

@@ -1,13 +1,20 @@
 #include "source_checks.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/printable.h>
 #include <glmrt/convert/loadable_check.h>
 #include <glmrt/model_files/checkpoint_layers.h>
 #include <glmrt/model_files/non_finite.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <vector>
+
+#include "convert_destination.h"
 
 namespace glmrt {
 namespace {
@@ -54,6 +61,28 @@ std::array<int64_t, 2> fp8_block_of(const ordered_json& config, const fs::path& 
     fail("{}: key 'quantization_config.weight_block_size' must be two positive integers, found {}",
          file, printable(b->dump(), 200));
   return {(*b)[0].get<int64_t>(), (*b)[1].get<int64_t>()};
+}
+
+void check_carried_files(const fs::path& from) {
+  for (const char* name : kCarriedFiles) {
+    const fs::path file = from / name;
+    struct stat link {
+    }, st{};
+    if (::lstat(file.c_str(), &link) != 0) {
+      if (errno == ENOENT) continue;  // absent: the container goes without it, as the source
+      fail("--from {}: cannot check {}: {}", from.string(), file.string(), std::strerror(errno));
+    }
+    if (::stat(file.c_str(), &st) != 0)
+      fail(
+          "--from {}: {} is a symbolic link to a file that {}: glmrt run refuses such a "
+          "model, and its container would lack the file; fix the link or remove it",
+          from.string(), file.string(),
+          errno == ENOENT ? "does not exist"
+                          : fmt::format("cannot be read ({})", std::strerror(errno)));
+    if (!S_ISREG(st.st_mode))
+      fail("--from {}: {} is {}, expected a regular file (the container copies it)", from.string(),
+           file.string(), describe_file_type(st.st_mode));
+  }
 }
 
 void check_convertible(const ConversionPlan& plan, ModelConfig config, const ConvertOptions& o,

@@ -25,6 +25,12 @@ namespace glmrt {
 std::array<int64_t, 2> fp8_block_of(const nlohmann::ordered_json& config,
                                     const std::filesystem::path& from);
 
+/// Throws, naming the file, when a file the container copies (kCarriedFiles:
+/// tokenizer, generation config...) is in `from` but cannot be read: a
+/// dangling symbolic link (which glmrt run refuses), a folder, a FIFO. An
+/// absent one is fine.
+void check_carried_files(const std::filesystem::path& from);
+
 /// Throws, naming the tensor and what was expected, when the container `plan`
 /// lays out would not load with `config` (the source's, before --drop-mtp is
 /// applied) or a tensor it copies holds a NaN or an infinity.

@@ -226,13 +226,13 @@ void Engine::save_history() noexcept {
   }
 }
 
-void Engine::record_routing(const std::filesystem::path& file) {
+void Engine::record_routing(const std::filesystem::path& file, bool force) {
   if (routing_trace_) routing_.remove(routing_trace_.get());
   if (model_id_.empty()) model_id_ = glmrt::model_id(model_dir_, tensors_);
   const ModelConfig& c = model_->config();
   routing_trace_ = std::make_unique<RoutingTraceWriter>(
       file, model_id_, RoutingShape{expert_rows(), c.n_routed_experts, c.num_experts_per_tok},
-      model_dir_);
+      model_dir_, force);
   routing_.add(routing_trace_.get());
   model_->set_routing_observer(&routing_);
 }

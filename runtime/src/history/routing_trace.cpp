@@ -1,71 +1,25 @@
 // Writing a routing trace: into a temporary file renamed into place only when
 // every step was written, never over anything but an earlier trace.
 #include <glmrt/base/error.h>
-#include <glmrt/base/input_file.h>
 #include <glmrt/base/warning.h>
 #include <glmrt/history/routing_trace.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
 
 namespace glmrt {
 namespace {
 
 namespace fs = std::filesystem;
 
-/// Whether `inner` is `outer` or lies below it (both made absolute, links resolved).
-bool is_inside_folder(const fs::path& inner, const fs::path& outer) {
-  std::error_code ec_inner, ec_outer;
-  const fs::path a = fs::weakly_canonical(fs::absolute(inner), ec_inner);
-  const fs::path b = fs::weakly_canonical(fs::absolute(outer), ec_outer);
-  if (ec_inner || ec_outer) return false;
-  return std::mismatch(b.begin(), b.end(), a.begin(), a.end()).first == b.end();
-}
-
-/// Refuses to replace a file that is not an earlier trace: a mistyped path
-/// must never cost a model shard or a user's file.
-void check_replaceable(const fs::path& file, const fs::path& model_dir) {
-  if (!model_dir.empty() &&
-      is_inside_folder(file.parent_path().empty() ? "." : file.parent_path(), model_dir))
-    fail(
-        "{}: will not write a routing trace inside the model directory {} (its files are the "
-        "model's); choose a path outside it",
-        file.string(), model_dir.string());
-  struct stat st {};
-  if (::stat(file.c_str(), &st) != 0) {
-    if (errno == ENOENT) return;  // a new file
-    fail("{}: cannot check what it is before writing a routing trace there: {}", file.string(),
-         std::strerror(errno));
-  }
-  if (!S_ISREG(st.st_mode))
-    fail("{}: will not write a routing trace there: it is {}, not a file", file.string(),
-         describe_file_type(st.st_mode));
-  const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    fail("{}: cannot check what it holds before replacing it: {}", file.string(),
-         std::strerror(errno));
-  constexpr std::string_view kMagic = "glmrt-routing-trace ";
-  char start[kMagic.size()] = {};
-  ssize_t n;
-  do {
-    n = ::read(fd, start, sizeof start);
-  } while (n < 0 && errno == EINTR);
-  ::close(fd);
-  if (n != static_cast<ssize_t>(sizeof start) || std::string_view(start, sizeof start) != kMagic)
-    fail(
-        "{}: exists and is not a routing trace; glmrt replaces only an earlier trace: remove it "
-        "or choose another name",
-        file.string());
-}
+constexpr std::string_view kTraceMagic = "glmrt-routing-trace ";
 
 }  // namespace
+
+OutputKind routing_trace_output_kind() {
+  return {"a routing trace", [](const fs::path& file) {
+            return read_file_head(file, kTraceMagic.size()) == kTraceMagic;
+          }};
+}
 
 ExpertUsage RoutingTrace::usage() const {
   ExpertUsage usage(layers, experts);
@@ -74,12 +28,11 @@ ExpertUsage RoutingTrace::usage() const {
 }
 
 RoutingTraceWriter::RoutingTraceWriter(const fs::path& file, const std::string& model_id,
-                                       RoutingShape shape, const fs::path& model_dir) {
-  check_replaceable(file, model_dir);
-  out_ = std::make_unique<AtomicFile>(file);
-  out_->write(fmt::format("glmrt-routing-trace {}\nmodel {}\nshape {} {} {}\n",
-                          kRoutingTraceVersion, model_id, shape.layers, shape.experts,
-                          shape.top_k));
+                                       RoutingShape shape, const fs::path& model_dir, bool force) {
+  out_ =
+      std::make_unique<AtomicFile>(file, OutputRule{routing_trace_output_kind(), model_dir, force});
+  out_->write(fmt::format("{}{}\nmodel {}\nshape {} {} {}\n", kTraceMagic, kRoutingTraceVersion,
+                          model_id, shape.layers, shape.experts, shape.top_k));
 }
 
 RoutingTraceWriter::~RoutingTraceWriter() {

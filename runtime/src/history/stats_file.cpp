@@ -67,6 +67,26 @@ ExpertUsage read_stats_file(const std::filesystem::path& file, int layers, int e
   return parse_stats(read_input_file(file, kind), layers, experts, file.string());
 }
 
+OutputKind stats_output_kind() {
+  return {"a STATS file (`layer expert count` lines)", [](const std::filesystem::path& file) {
+            // Its first 64 KiB (whole lines) are blank or three numbers each.
+            constexpr size_t kLooked = 64 << 10;
+            std::string head = read_file_head(file, kLooked);
+            if (head.size() == kLooked) head.resize(head.rfind('\n') + 1);  // npos + 1 == 0
+            if (head.empty()) return false;
+            InputLines lines(head);
+            std::string_view line;
+            while (lines.next(line)) {
+              if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+              if (!take_stats_number(line) || !take_stats_number(line) ||
+                  !take_stats_number(line) ||
+                  line.find_first_not_of(" \t\r") != std::string_view::npos)
+                return false;
+            }
+            return true;
+          }};
+}
+
 std::string format_stats(const ExpertUsage& usage) {
   std::string text;
   for (int l = 0; l < usage.layers(); ++l)

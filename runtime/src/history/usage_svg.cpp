@@ -39,6 +39,17 @@ std::string heat_colour(double v) {
 
 }  // namespace
 
+OutputKind svg_output_kind() {
+  return {"an SVG image", [](const std::filesystem::path& file) {
+            const std::string head = read_file_head(file, 4096);
+            const size_t start = head.find_first_not_of(" \t\r\n");
+            if (start == std::string::npos) return false;
+            const std::string_view text = std::string_view(head).substr(start);
+            return (text.starts_with("<svg") || text.starts_with("<?xml")) &&
+                   text.find("<svg") != std::string_view::npos;
+          }};
+}
+
 std::string usage_heatmap_svg(const ExpertUsage& usage, const std::vector<std::string>& row_names,
                               const std::string& title) {
   std::vector<int> rows;

@@ -1,12 +1,14 @@
 #include <fcntl.h>
 #include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
+#include <glmrt/base/input_file.h>
 #include <glmrt/base/progress_bar.h>
 #include <glmrt/model_maker/make_model.h>
 #include <glmrt/model_maker/model_plan.h>
 #include <glmrt/model_maker/output_directory.h>
 #include <glmrt/model_maker/planned_file_writer.h>
 #include <glmrt/model_maker/presets.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -22,8 +24,12 @@ namespace fs = std::filesystem;
 
 void check_destination(const fs::path& out, const fs::path& partial) {
   std::error_code ec;
-  if (fs::exists(out, ec) && !(fs::is_directory(out, ec) && fs::is_empty(out, ec)))
-    fail("--out {} already exists and is not an empty directory", out);
+  struct stat st {};
+  if (::lstat(out.c_str(), &st) == 0 && !(S_ISDIR(st.st_mode) && fs::is_empty(out, ec)))
+    fail(
+        "--out {} already exists and is not an empty directory (it is {}{}): make-model writes "
+        "only a new or an empty folder, and never replaces anything",
+        out, describe_file_type(st.st_mode), S_ISDIR(st.st_mode) ? " holding files" : "");
   if (fs::exists(partial, ec))
     fail("{} exists: an earlier make-model was interrupted there; remove it and run again",
          partial);

@@ -26,6 +26,11 @@ struct CalibrationOptions {
   /// Most bytes of second-moment accumulators held at once: layers beyond
   /// it are collected in further passes over the text.
   uint64_t moments_budget_bytes = 2ull << 30;
+  /// Where calibrate_to_file may write `out` (base/atomic_file.h): never
+  /// into the model folder it reads; `force_out` lets it replace a file that
+  /// is no importance file.
+  std::filesystem::path model_folder;
+  bool force_out = false;
 };
 
 struct CalibrationSummary {

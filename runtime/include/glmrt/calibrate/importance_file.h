@@ -14,6 +14,8 @@
 // They are read one at a time when a matrix needs them, never whole.
 #pragma once
 
+#include <glmrt/base/atomic_file.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -60,16 +62,25 @@ struct ImportanceTable {
 inline constexpr const char* kImportanceFormat = "glmrt-importance-1";
 inline constexpr const char* kImportanceFormatWithMoments = "glmrt-importance-2";
 
-/// Writes `table` to `file` atomically (a temporary beside it, renamed).
-void write_importance_file(const std::filesystem::path& file, const ImportanceTable& table);
+/// What calibrate writes: an existing file is an earlier importance file when
+/// it is safetensors whose header gives one of the two formats above.
+OutputKind importance_output_kind();
+
+/// Writes `table` to `file` atomically under the output rule
+/// (base/atomic_file.h: never inside `model_folder`, over a device, or over
+/// a file that is no importance file unless `force`).
+void write_importance_file(const std::filesystem::path& file, const ImportanceTable& table,
+                           const std::filesystem::path& model_folder = {}, bool force = false);
 
 /// Writes a version-2 file: the second moments go to a temporary file beside
 /// `file` as each calibration pass finishes (add), and finish() writes the
 /// header, the diagonal statistics and copies them in, then renames: memory
-/// holds only the pass's matrices.
+/// holds only the pass's matrices. `file` is checked against the output rule
+/// (as write_importance_file's) when the writer starts and again at the end.
 class ImportanceFileWriter {
  public:
-  explicit ImportanceFileWriter(std::filesystem::path file);
+  explicit ImportanceFileWriter(std::filesystem::path file,
+                                const std::filesystem::path& model_folder = {}, bool force = false);
   ~ImportanceFileWriter();
   ImportanceFileWriter(const ImportanceFileWriter&) = delete;
   ImportanceFileWriter& operator=(const ImportanceFileWriter&) = delete;
@@ -88,6 +99,7 @@ class ImportanceFileWriter {
     uint64_t offset;
   };
   std::filesystem::path file_, data_file_;
+  OutputRule rule_;
   std::vector<Added> added_;
   uint64_t data_bytes_ = 0;
   int fd_ = -1;

@@ -93,8 +93,9 @@ class Engine {
   /// failure is a warning, never an error: called at the end of each
   /// generation and when the engine closes.
   void save_history() noexcept;
-  /// Writes every MoE step's routing to `file` from now on (a routing trace).
-  void record_routing(const std::filesystem::path& file);
+  /// Writes every MoE step's routing to `file` from now on (a routing trace;
+  /// `force` lets it replace an existing file that is not one).
+  void record_routing(const std::filesystem::path& file, bool force = false);
   /// Ends the trace record_routing started and puts it in place; throws
   /// naming the file when a write failed. Without it the trace is dropped.
   void finish_routing_trace();

@@ -60,6 +60,10 @@ struct RoutingTrace {
 /// Reads a trace; a malformed, cut or oversized one is a glmrt::Error naming
 /// the file and line. With `expected`, a trace of another shape is refused
 /// before anything of its size is allocated.
+/// What a trace writer writes: an existing file is an earlier trace when it
+/// starts with `glmrt-routing-trace `.
+OutputKind routing_trace_output_kind();
+
 RoutingTrace read_routing_trace(const std::filesystem::path& file,
                                 const std::optional<RoutingShape>& expected = std::nullopt);
 
@@ -68,10 +72,12 @@ RoutingTrace read_routing_trace(const std::filesystem::path& file,
 class RoutingTraceWriter : public RoutingObserver {
  public:
   /// Starts the temporary file and writes the header. Refuses (glmrt::Error)
-  /// a `file` inside `model_dir` (when given), and an existing `file` that is
-  /// not a routing trace: only an earlier trace is ever replaced.
+  /// what the output rule refuses (base/atomic_file.h): a `file` inside
+  /// `model_dir` (when given), a device, and an existing `file` that is not a
+  /// routing trace unless `force`.
   RoutingTraceWriter(const std::filesystem::path& file, const std::string& model_id,
-                     RoutingShape shape, const std::filesystem::path& model_dir = {});
+                     RoutingShape shape, const std::filesystem::path& model_dir = {},
+                     bool force = false);
   RoutingTraceWriter(const RoutingTraceWriter&) = delete;
   RoutingTraceWriter& operator=(const RoutingTraceWriter&) = delete;
   /// Without close(), nothing is written to `file` (the run did not finish).

@@ -2,6 +2,7 @@
 // expert (the MTP layer is row num_hidden_layers), nothing else.
 #pragma once
 
+#include <glmrt/base/atomic_file.h>
 #include <glmrt/history/expert_usage.h>
 
 #include <filesystem>
@@ -18,5 +19,9 @@ ExpertUsage read_stats_file(const std::filesystem::path& file, int layers, int e
 
 /// The STATS text of `usage` (non-zero counts, by layer then expert).
 std::string format_stats(const ExpertUsage& usage);
+
+/// What --export writes: an existing file is an earlier export when its
+/// first 64 KiB are lines of three numbers (or blank).
+OutputKind stats_output_kind();
 
 }  // namespace glmrt

@@ -3,6 +3,7 @@
 // replay. Plain SVG, no dependencies.
 #pragma once
 
+#include <glmrt/base/atomic_file.h>
 #include <glmrt/history/expert_usage.h>
 
 #include <string>
@@ -19,6 +20,11 @@ struct HitRateCurve {
   std::string name;
   std::vector<double> hit_rates;  // one per size
 };
+
+/// What the heatmap and the replay's plot are: an existing file is an
+/// earlier image when it starts with `<svg` or `<?xml` and its first 4 KiB
+/// hold `<svg`.
+OutputKind svg_output_kind();
 
 /// Hit rate (0..1) against cache size (experts per layer), one line per curve.
 std::string hit_rate_svg(const std::vector<int>& sizes, const std::vector<HitRateCurve>& curves,
