@@ -45,6 +45,11 @@ int fuzz_chunked_body(Input input, const ScratchDir& scratch);
 /// splits) read for tool calls as serve reads it.
 int fuzz_tool_calls(Input input, const ScratchDir& scratch);
 
+/// A GGUF file (or, after "%%%% NAME" lines, the shards of a split one in a
+/// folder) through gguf::Model::open, every key's typed accessors and every
+/// small tensor read.
+int fuzz_gguf(Input input, const ScratchDir& scratch);
+
 struct Target {
   std::string_view name;  // also the folder of its corpus: fuzz/corpus/<name>
   int (*run)(Input, const ScratchDir&);
@@ -57,6 +62,7 @@ inline constexpr std::array kTargets = {
     Target{"chat_template", fuzz_chat_template}, Target{"oracle", fuzz_oracle},
     Target{"serve_request", fuzz_serve_request}, Target{"request_framing", fuzz_request_framing},
     Target{"chunked_body", fuzz_chunked_body},   Target{"tool_calls", fuzz_tool_calls},
+    Target{"gguf", fuzz_gguf},
 };
 
 }  // namespace glmrt::fuzz

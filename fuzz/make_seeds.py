@@ -98,6 +98,92 @@ seed("model_dir", "single", FILE_SEPARATOR[1:] + b"model.safetensors\n" + safete
 seed("model_dir", "only-file", FILE_SEPARATOR[1:] + b"weights.safetensors\n" +
      safetensors(GLM_TENSORS[:2]))
 
+# --- GGUF ----------------------------------------------------------------
+# Files laid out as llama.cpp writes them (little-endian): header, pairs,
+# tensor infos, the data section at the alignment, each tensor aligned.
+
+GGUF_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q",
+                12: "d"}
+GGUF_TYPES = {"F32": (0, 1, 4), "F16": (1, 1, 2), "Q4_0": (2, 32, 18), "Q8_0": (8, 32, 34),
+              "Q4_K": (12, 256, 144), "IQ2_XXS": (16, 256, 66), "IQ4_NL": (20, 32, 18),
+              "BF16": (30, 1, 2), "MXFP4": (39, 32, 17)}
+
+
+def gguf_string(text):
+    data = text.encode() if isinstance(text, str) else text
+    return struct.pack("<Q", len(data)) + data
+
+
+def gguf_value(kind, value):
+    """kind: a scalar type id, 8 (string), or ("array", element kind)."""
+    if kind == 8:
+        return gguf_string(value)
+    if isinstance(kind, tuple):
+        element = kind[1]
+        element_id = 9 if isinstance(element, tuple) else element
+        return struct.pack("<IQ", element_id, len(value)) + b"".join(
+            gguf_value(element, v) for v in value)
+    return struct.pack("<" + GGUF_SCALARS[kind], value)
+
+
+def gguf(pairs, tensors, version=3, alignment=32):
+    """pairs: [(key, kind, value)]; tensors: [(name, type, dims)], data filled with a pattern."""
+    out = b"GGUF" + struct.pack("<IQQ", version, len(tensors), len(pairs))
+    for key, kind, value in pairs:
+        out += gguf_string(key) + struct.pack("<I", 9 if isinstance(kind, tuple) else kind)
+        out += gguf_value(kind, value)
+    data = b""
+    for i, (name, type_name, dims) in enumerate(tensors):
+        type_id, block, block_bytes = GGUF_TYPES[type_name]
+        rows = 1
+        for dim in dims[1:]:
+            rows *= dim
+        size = dims[0] // block * block_bytes * rows
+        out += gguf_string(name) + struct.pack("<I", len(dims))
+        out += b"".join(struct.pack("<q", d) for d in dims)
+        out += struct.pack("<IQ", type_id, len(data))
+        data += bytes((i * 7 + j) % 251 for j in range(size))
+        data += b"\0" * (-len(data) % alignment)
+    out += b"\0" * (-len(out) % alignment)
+    return out + data
+
+
+EVERY_KIND = [("general.architecture", 8, "glm-dsa"), ("u8", 0, 200), ("i8", 1, -100),
+              ("u16", 2, 60000), ("i16", 3, -30000), ("u32", 4, 4000000000), ("i32", 5, -7),
+              ("f32", 6, 0.5), ("bool", 7, True), ("u64", 10, 1 << 40), ("i64", 11, -(1 << 40)),
+              ("f64", 12, 1e-300), ("ints", ("array", 5), [1, -2, 3]),
+              ("flags", ("array", 7), [True, False]), ("floats", ("array", 6), [0.5, -1.0]),
+              ("words", ("array", 8), ["a", "", "caf\u00e9"]),
+              ("nested", ("array", ("array", 4)), [[1, 2], [], [3]])]
+seed("gguf", "every-kind.gguf", gguf(EVERY_KIND, [
+    ("f32", "F32", [4, 2]), ("f16", "F16", [8]), ("bf16", "BF16", [2, 2]), ("q4_0", "Q4_0", [32, 2]),
+    ("q8_0", "Q8_0", [64]), ("q4_k", "Q4_K", [256]), ("iq2", "IQ2_XXS", [256]),
+    ("mxfp4", "MXFP4", [32, 1, 2]), ("empty", "F32", [0, 3])]))
+DEEPSEEK_KEYS = [("general.architecture", 8, "deepseek2"), ("deepseek2.block_count", 4, 2),
+                 ("deepseek2.expert_count", 4, 8), ("deepseek2.rope.scaling.type", 8, "yarn"),
+                 ("deepseek2.rope.scaling.factor", 6, 4.0),
+                 ("deepseek2.expert_weights_norm", 7, True),
+                 ("tokenizer.ggml.model", 8, "gpt2"),
+                 ("tokenizer.ggml.tokens", ("array", 8), [f"<t{i}>" for i in range(8)]),
+                 ("tokenizer.ggml.token_type", ("array", 5), [1] * 8),
+                 ("tokenizer.ggml.merges", ("array", 8), ["<t 0>"])]
+DEEPSEEK_TENSORS = [("token_embd.weight", "Q4_0", [32, 8]), ("output_norm.weight", "F32", [32]),
+                    ("blk.0.attn_k_b.weight", "IQ4_NL", [32, 2, 2]),
+                    ("blk.1.ffn_up_exps.weight", "Q8_0", [32, 2, 4])]
+seed("gguf", "deepseek-like.gguf", gguf(DEEPSEEK_KEYS, DEEPSEEK_TENSORS))
+seed("gguf", "v2-aligned-64.gguf", gguf([("general.alignment", 4, 64)] + DEEPSEEK_KEYS[:3],
+                                         DEEPSEEK_TENSORS[:2], version=2, alignment=64))
+seed("gguf", "vocab-only.gguf", gguf(DEEPSEEK_KEYS[:1] + DEEPSEEK_KEYS[6:], []))
+shards = []
+for no in range(3):
+    keys = [("split.no", 2, no), ("split.count", 2, 3), ("split.tensors.count", 5, 4)]
+    if no == 0:
+        keys = DEEPSEEK_KEYS[:3] + keys
+    part = DEEPSEEK_TENSORS[:2] if no == 0 else DEEPSEEK_TENSORS[1 + no:2 + no]
+    shards.append(FILE_SEPARATOR[1:] + f"m-{no + 1:05}-of-00003.gguf\n".encode() +
+                  gguf(keys, part))
+seed("gguf", "split", b"\n".join(shards))
+
 # --- config.json ---------------------------------------------------------
 
 config = json.loads((FIXTURES / "glm_tiny" / "config.json").read_text())
@@ -459,6 +545,13 @@ def write_bytes_dict(target, words):
 write_bytes_dict("request_framing", HTTP_WORDS)
 write_bytes_dict("chunked_body", ["0", "1", "a", "F", "ffffffffffffff", "1000000000000000",
                                   ";ext=1", "\r\n", "\n", "0\r\n\r\n", "Trailer: x\r\n"])
+write_bytes_dict("gguf", [
+    "GGUF", "\x02\x00\x00\x00", "\x03\x00\x00\x00", "\x00\x00\x00\x03", "\x20\x00\x00\x00",
+    "\x09\x00\x00\x00", "\x08\x00\x00\x00", "\x07\x00\x00\x00", "\x0c\x00\x00\x00",
+    "\x00\x00\x00\x00\x00\x00\x00\x00", "\xff\xff\xff\xff\xff\xff\xff\xff",
+    "\xff\xff\xff\xff\xff\xff\xff\x7f", "general.alignment", "general.architecture",
+    "split.no", "split.count", "split.tensors.count", "tokenizer.ggml.tokens", ".weight",
+    "-00001-of-00002.gguf", "-00002-of-00002.gguf", "\n%%%% "])
 write_dict("oracle", literals("validate/oracle_file.cpp") + [
     "cases", "name", "prompt_ids", "generated_ids", "full_ids", "tf_pred", "margin", "logits",
     "dense_equivalent", "sparse_rows_from", "mtp_pred", "mtp_margin", "experts", "indexer_topk"],

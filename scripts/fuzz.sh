@@ -29,7 +29,7 @@ fi
 # to keep executions fast.
 max_len() {
   case "$1" in
-    safetensors | model_dir) echo 8192 ;;
+    safetensors | model_dir | gguf) echo 8192 ;;
     tokenizer | chat_request) echo 16384 ;;
     *) echo 4096 ;;
   esac
