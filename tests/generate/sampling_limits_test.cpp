@@ -2,9 +2,9 @@
 // generation_config.json alike; NaN (which passes every `<` and `>`) is out
 // of every range. The command-line flags are checked in tests/cli.
 #include <glmrt/base/error.h>
+#include <glmrt/profile/profile.h>
 #include <glmrt/sampling/sampler.h>
 #include <glmrt/sampling/sampling_limits.h>
-#include <glmrt/profile/profile.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -50,6 +50,15 @@ TEST(SamplingLimits, BoundsAreOpenOrClosedAsDocumented) {
   EXPECT_EQ(*sampling_value_error(S::top_p, 1.5),
             "1.5 is out of range: expected a number in (0, 1]");
   EXPECT_EQ(sampling_range(S::min_p).flag, "--min-p");
+}
+
+// {:g} printed 1048576 as "1.04858e+06" and 1e9 as "1e+09".
+TEST(SamplingLimits, IntegersInRangeMessagesArePrintedWhole) {
+  EXPECT_EQ(*sampling_value_error(S::max_new_tokens, 1e9),
+            "1000000000 is out of range: expected an integer from 0 to 1048576");
+  EXPECT_EQ(*sampling_value_error(S::top_k, 2.5),
+            "2.5 is out of range: expected an integer from 0 to 1073741824");
+  EXPECT_EQ(sampling_range(S::presence_penalty).expected(), "a number in [-100, 100]");
 }
 
 TEST(SamplingLimits, TheSamplerRefusesNaNNamingTheKey) {

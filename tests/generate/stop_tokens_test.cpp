@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
+#include <tuple>
+#include <vector>
 
 namespace glmrt {
 namespace {
@@ -30,6 +33,7 @@ TEST(StopTokens, TheThreeSourcesAreMergedSortedAndDeduplicated) {
     "eos_token": {"content": "<end>"},
     "added_tokens_decoder": {"5": {"content": "<pad>"}, "11": {"content": "<end>"}}})";
   ModelConfig config;
+  config.vocab_size = 16;
   config.eos_token_ids = {7, 2};
   EXPECT_EQ(stop_token_ids(config, dir), (std::vector<int32_t>{2, 3, 7, 11}));
 }
@@ -50,6 +54,36 @@ TEST(StopTokens, ABadIdIsAnErrorNamingTheFile) {
     EXPECT_NE(std::string(e.what()).find("generation_config.json"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("eos_token_id"), std::string::npos) << e.what();
   }
+}
+
+// generation_config.json's ids are held to config.json's vocabulary: eos 5000
+// with 1024 tokens was a stop token the model can never produce.
+TEST(StopTokens, GenerationConfigIdsOutsideTheVocabularyAreRefused) {
+  ModelConfig config;
+  config.vocab_size = 1024;
+  for (const auto& [body, key, id] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {R"({"eos_token_id": 5000})", "eos_token_id", "5000"},
+           {R"({"eos_token_id": [1010, 1024]})", "eos_token_id", "1024"},
+           {R"({"eos_token_id": -1})", "eos_token_id", "-1"},
+           {R"({"bos_token_id": 99999, "eos_token_id": 3})", "bos_token_id", "99999"},
+           {R"({"pad_token_id": 2048})", "pad_token_id", "2048"}}) {
+    const auto dir = scratch("vocab");
+    std::ofstream(dir / "generation_config.json") << body;
+    try {
+      stop_token_ids(config, dir);
+      ADD_FAILURE() << "accepted " << body;
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("generation_config.json"), std::string::npos) << message;
+      EXPECT_NE(message.find("`" + key + "`"), std::string::npos) << message;
+      EXPECT_NE(message.find(id), std::string::npos) << message;
+      EXPECT_NE(message.find("vocab_size 1024"), std::string::npos) << message;
+    }
+  }
+  const auto dir = scratch("vocab_ok");
+  std::ofstream(dir / "generation_config.json")
+      << R"({"bos_token_id": 0, "pad_token_id": 1023, "eos_token_id": [1023]})";
+  EXPECT_EQ(stop_token_ids(config, dir), (std::vector<int32_t>{1023}));
 }
 
 }  // namespace

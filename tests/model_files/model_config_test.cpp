@@ -180,6 +180,29 @@ TEST(ModelConfig, EosTokenIdIntOrList) {
   EXPECT_EQ(ConfigVariant([](json& c) { c["bos_token_id"] = nullptr; }).load().bos_token_id, -1);
 }
 
+// glm_tiny has 1024 tokens: an id past them (or -1) was accepted silently.
+TEST(ModelConfig, SpecialTokenIdsOutsideTheVocabularyAreRefused) {
+  ConfigVariant([](json& c) {
+    c["eos_token_id"] = 5000;
+  }).expect_refused({"'eos_token_id'", "5000", "vocab_size 1024"});
+  ConfigVariant([](json& c) {
+    c["eos_token_id"] = {1010, 1024};
+  }).expect_refused({"'eos_token_id'", "1024", "ids 0 to 1023"});
+  ConfigVariant([](json& c) {
+    c["eos_token_id"] = -1;
+  }).expect_refused({"'eos_token_id'", "-1", "vocab_size 1024"});
+  ConfigVariant([](json& c) {
+    c["bos_token_id"] = 99999;
+  }).expect_refused({"'bos_token_id'", "99999", "vocab_size 1024"});
+  ConfigVariant([](json& c) {
+    c["pad_token_id"] = -1;
+  }).expect_refused({"'pad_token_id'", "-1", "vocab_size 1024"});
+  // The last id is a token; absent and null keys stay allowed.
+  EXPECT_EQ(ConfigVariant([](json& c) { c["eos_token_id"] = 1023; }).load().eos_token_ids,
+            std::vector<int>{1023});
+  EXPECT_EQ(ConfigVariant([](json& c) { c.erase("pad_token_id"); }).load().pad_token_id, -1);
+}
+
 TEST(ModelConfig, InterleaveDefaultsWhenAbsent) {
   const ModelConfig c = ConfigVariant([](json& c) {
                           c.erase("rope_interleave");

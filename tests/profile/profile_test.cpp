@@ -401,5 +401,22 @@ TEST_F(ProfileTest, ShippedConfigsLoad) {
   }
 }
 
+// The second document was ignored: the user meant one of the two.
+TEST_F(ProfileTest, AProfileIsOneYamlDocument) {
+  EXPECT_THAT(error_of(std::string(kMinimal) + "---\n" + kMinimal + "threads: 2\n"),
+              AllOf(StartsWith(at_line(5)), HasSubstr("a profile is one YAML document"),
+                    HasSubstr("holds 2"), HasSubstr("`---`")));
+  EXPECT_THAT(error_of(std::string(kMinimal) + "---\n"), HasSubstr("one YAML document"));
+  // A leading `---` and a closing `...` mark out one document.
+  EXPECT_NO_THROW(load_profile(write(std::string("---\n") + kMinimal + "...\n")));
+}
+
+// A negative seed is not a seed (on the command line it wrapped to 2^64-1).
+TEST_F(ProfileTest, ANegativeSeedIsRefused) {
+  EXPECT_THAT(error_of(std::string(kMinimal) + "generation:\n  seed: -1\n"),
+              AllOf(StartsWith(at_line(5)), HasSubstr("key `generation.seed`"),
+                    HasSubstr("from 0 to 18446744073709551615, found `-1`")));
+}
+
 }  // namespace
 }  // namespace glmrt

@@ -3,6 +3,8 @@
 #include <glmrt/text/text_commands.h>
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "fixture_rows.h"
 
 namespace glmrt::text {
@@ -19,6 +21,24 @@ TEST(TextCommands, TokenizeAndDecodeRoundTrip) {
   EXPECT_EQ(tokenize_to_json(tokenizer, "", true), "[]");
   EXPECT_THROW(decode_json_ids(tokenizer, "[1, -2]"), glmrt::Error);
   EXPECT_THROW(decode_json_ids(tokenizer, "{}"), glmrt::Error);
+}
+
+// Ids past the vocabulary decoded to nothing, silently.
+TEST(TextCommands, DecodeRefusesIdsOutsideTheVocabulary) {
+  const Tokenizer tokenizer = Tokenizer::from_file(tokenizer_fixture("glm_tiny/tokenizer.json"));
+  const std::string size = std::to_string(tokenizer.vocab_size());
+  for (const char* ids : {"[1, 5000]", "[1, -1]", "[4294967296]"}) {
+    try {
+      decode_json_ids(tokenizer, ids);
+      ADD_FAILURE() << "decoded " << ids;
+    } catch (const glmrt::Error& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("tokenize --decode: element"), std::string::npos) << message;
+      EXPECT_NE(message.find("(" + size + " tokens"), std::string::npos) << message;
+    }
+  }
+  EXPECT_NO_THROW(
+      decode_json_ids(tokenizer, "[" + std::to_string(tokenizer.vocab_size() - 1) + "]"));
 }
 
 ModelChatTemplate glm_tiny_template() {

@@ -94,6 +94,7 @@ int bench_command(const Args& args, const Ranks& ranks) {
       "json", "print one JSON value on stdout instead of the table");
   const auto vm = parse_options(args, options);
   if (!vm) return 0;
+  require_with(*vm, "bench", "limits-memory", "limits");
   if (reps < 1 || reps > 1000) fail("bench: --reps must be from 1 to 1000, got {}", reps);
   if (new_tokens < 1) fail("bench: --new-tokens must be at least 1, got {}", new_tokens);
 

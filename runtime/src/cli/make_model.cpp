@@ -2,6 +2,7 @@
 // in the seed program's container layout (benchmarks and tests at scale).
 #include "commands.h"
 #include "options.h"
+#include "unsigned_flag.h"
 
 #include <glmrt/model_maker/make_model.h>
 #include <glmrt/model_maker/presets.h>
@@ -34,13 +35,15 @@ int make_model_command(const Args& args) {
       "successor-head",
       "lm_head = the embedding moved down one row: the model predicts token id + 1, so a prompt "
       "holding the run it will produce is one that prompt-lookup drafting predicts")(
-      "seed", po::value(&o.seed)->default_value(1), "random seed (same seed, same bytes)")(
+      "seed", po::value<std::string>()->default_value("1"),
+      "random seed, 0 to 2^64-1 (same seed, same bytes)")(
       "experts", po::value<std::string>()->default_value("int4"),
       "routed experts' format: int8/int4/int3/int2, per row, -gN or two-level -kN (glmrt "
       "convert --formats)");
   const auto vm = parse_options(args, options);
   if (!vm) return 0;
   o.out = out;
+  o.seed = parse_unsigned_flag("--seed", (*vm)["seed"].as<std::string>());
   o.mtp = vm->count("no-mtp") == 0;
   o.successor_head = vm->count("successor-head") != 0;
   o.experts = require_precision((*vm)["experts"].as<std::string>(), "--experts");

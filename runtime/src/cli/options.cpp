@@ -1,5 +1,7 @@
 #include "options.h"
 
+#include <glmrt/base/error.h>
+
 #include <iostream>
 
 namespace glmrt::cli {
@@ -15,6 +17,25 @@ std::optional<boost::program_options::variables_map> parse_options(
   }
   po::notify(vm);
   return vm;
+}
+
+bool given(const boost::program_options::variables_map& vm, std::string_view name) {
+  const auto it = vm.find(std::string(name));
+  return it != vm.end() && !it->second.defaulted();
+}
+
+void refuse_together(const boost::program_options::variables_map& vm, std::string_view command,
+                     std::string_view a, std::string_view b) {
+  if (given(vm, a) && given(vm, b))
+    fail("{}: --{} and --{} cannot be given together (one would be ignored); give one of them",
+         command, a, b);
+}
+
+void require_with(const boost::program_options::variables_map& vm, std::string_view command,
+                  std::string_view flag, std::string_view needed) {
+  if (given(vm, flag) && !given(vm, needed))
+    fail("{}: --{} applies only with --{} (without it, it would be ignored)", command, flag,
+         needed);
 }
 
 }  // namespace glmrt::cli

@@ -18,6 +18,8 @@
 
 #include <charconv>
 #include <cstdio>
+#include <iterator>
+#include <string>
 
 namespace glmrt::cli {
 namespace {
@@ -42,39 +44,45 @@ std::string plugin_line(const PluginChoice& choice, const PluginInfo& created) {
   return fmt::format("{}{} ({})", choice.name, settings, path.string());
 }
 
-void print_plan(const std::filesystem::path& model, const MemoryPlan& plan) {
-  fmt::print("  memory plan for {} (one expert {} in memory, {} read; {} MoE layers):\n{}",
-             model.string(), format_byte_size(plan.expert_bytes),
-             format_byte_size(plan.expert_read_bytes), plan.moe_layers, plan.table());
+void append_plan(std::string& out, const std::filesystem::path& model, const MemoryPlan& plan) {
+  fmt::format_to(std::back_inserter(out),
+                 "  memory plan for {} (one expert {} in memory, {} read; {} MoE layers):\n{}",
+                 model.string(), format_byte_size(plan.expert_bytes),
+                 format_byte_size(plan.expert_read_bytes), plan.moe_layers, plan.table());
 }
 
 /// Each rank's plan under `ranks`-way expert parallelism, with the shards
 /// rank 0 would give them (the same decision it makes at start).
-void print_rank_plans(const Profile& profile, const RunSettings& settings,
-                      const ModelConfig& config, const TensorDirectory& tensors,
-                      const std::filesystem::path& model, MemoryPlanInputs inputs, int ranks) {
+void append_rank_plans(std::string& out, const Profile& profile, const RunSettings& settings,
+                       const ModelConfig& config, const TensorDirectory& tensors,
+                       const std::filesystem::path& model, MemoryPlanInputs inputs, int ranks) {
   const ExpertAssignment shards = plan_expert_shards(profile, model, ranks);
   const int rows = config.num_hidden_layers + (checkpoint_has_mtp(config, tensors) ? 1 : 0);
   const auto layouts = plan_expert_layouts(config, tensors, rows);
   inputs.layouts = &layouts;
-  fmt::print("  ranks:     {} (expert parallelism; shards {})\n", ranks,
-             shards.from_usage() ? "from the usage history" : "by expert id");
+  fmt::format_to(std::back_inserter(out), "  ranks:     {} (expert parallelism; shards {})\n",
+                 ranks, shards.from_usage() ? "from the usage history" : "by expert id");
   for (int rank = 0; rank < ranks; ++rank) {
     inputs.rank_share = rank_share_of(rank, rank == 0, layouts, [&](int layer, int32_t expert) {
       return layer < shards.rows() && shards.owner(layer, expert) == rank;
     });
-    fmt::print("  rank {}:    {}; {} routed experts, at most {} of a layer\n", rank,
-               rank == 0 ? "the whole model but the other ranks' experts" : "routed experts only",
-               inputs.rank_share->experts_owned, inputs.rank_share->experts_per_layer);
+    fmt::format_to(
+        std::back_inserter(out), "  rank {}:    {}; {} routed experts, at most {} of a layer\n",
+        rank, rank == 0 ? "the whole model but the other ranks' experts" : "routed experts only",
+        inputs.rank_share->experts_owned, inputs.rank_share->experts_per_layer);
     try {
-      print_plan(model, plan_memory(profile, settings, config, tensors, inputs));
+      append_plan(out, model, plan_memory(profile, settings, config, tensors, inputs));
     } catch (const Error& e) {
       fail("rank {} of {}: {}", rank, ranks, e.what());
     }
   }
 }
 
-void print_memory_plan(const Profile& profile, const std::filesystem::path& model, int ranks) {
+/// Where the memory goes, as `check` prints it; throws when the budget is
+/// below the minimum.
+std::string memory_plan_text(const Profile& profile, const std::filesystem::path& model,
+                             int ranks) {
+  std::string out;
   const TensorDirectory tensors = TensorDirectory::open(model);
   const ModelConfig config = load_model_config(model, tensors);
   // As the engine would plan it, from the settings it would resolve: the
@@ -86,26 +94,41 @@ void print_memory_plan(const Profile& profile, const std::filesystem::path& mode
                                settings.history_rows, config.n_routed_experts);
     inputs.pinnable_experts = history.totals().ranked().size();
   }
-  if (ranks > 1) return print_rank_plans(profile, settings, config, tensors, model, inputs, ranks);
+  if (ranks > 1) {
+    append_rank_plans(out, profile, settings, config, tensors, model, inputs, ranks);
+    return out;
+  }
   const MemoryPlan plan = plan_memory(profile, settings, config, tensors, inputs);
-  fmt::print(
+  fmt::format_to(
+      std::back_inserter(out),
       "  resolved:  {} threads, prefetch {} per layer{}, expert_cache {} per layer{}, history {}\n",
       settings.threads, settings.prefetch_slots,
       settings.prefetch_auto ? " (auto: each layer's depth chosen as it runs)" : "",
       plan.cache_per_layer, plan.cache_auto ? " (auto)" : "",
       settings.history_folder ? settings.history_folder->string() : std::string("off"));
-  print_plan(model, plan);
+  append_plan(out, model, plan);
   if (plan.prefill_chunk_from_budget)
-    fmt::print(
+    fmt::format_to(
+        std::back_inserter(out),
         "  prefill:   in chunks of {} positions (memory.prefill_chunk 0 asks for the whole prompt, "
         "which does not fit the budget)\n",
         plan.prefill_chunk);
+  return out;
 }
 
 int check(const std::string& file, const std::string& model_dir, int ranks) {
   const Profile profile = load_profile(file);
   const PluginHost host(profile);
   const ProfilePlugins plugins = host.check_profile(profile);
+  // Planned before anything is printed: a budget below the minimum fails,
+  // and "ok" with the settings above the error read as if it had passed.
+  std::string memory_plan;
+  if (!model_dir.empty())
+    memory_plan = memory_plan_text(profile, model_dir, ranks);
+  else if (profile.model)
+    memory_plan = memory_plan_text(profile, *profile.model, ranks);
+  else if (ranks > 1)
+    fail("glmrt profile check: --ranks {} plans each rank for a model: give --model DIR", ranks);
   fmt::print("{}: ok\n", file);
   fmt::print("  kernels:   {}\n", plugin_line(profile.kernels, plugins.kernels));
   fmt::print("  io:        {}\n", plugin_line(profile.io, plugins.io));
@@ -149,12 +172,7 @@ int check(const std::string& file, const std::string& model_dir, int ranks) {
                                   : profile.history_folder
                                       ? profile.history_folder->string()
                                       : std::string("$XDG_CACHE_HOME/glmrt (~/.cache/glmrt)"));
-  if (!model_dir.empty())
-    print_memory_plan(profile, model_dir, ranks);
-  else if (profile.model)
-    print_memory_plan(profile, *profile.model, ranks);
-  else if (ranks > 1)
-    fail("glmrt profile check: --ranks {} plans each rank for a model: give --model DIR", ranks);
+  fmt::print("{}", memory_plan);
   return 0;
 }
 

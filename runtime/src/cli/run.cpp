@@ -3,6 +3,7 @@
 #include "chat_flags.h"
 #include "commands.h"
 #include "generation_report.h"
+#include "options.h"
 #include "output_error.h"
 #include "sampling_flags.h"
 #include "text_stream.h"
@@ -85,6 +86,9 @@ int run_command(const Args& args, const Ranks& ranks) {
   if (vm.count("chat") && !vm.count("prompt")) fail("run: --chat needs --prompt TEXT");
   if (vm.count("chat-template") && !vm.count("chat"))
     fail("run: --chat-template applies to --chat prompts only");
+  // The chat template's settings shape a --chat prompt only.
+  for (const char* flag : {"system", "no-thinking", "clear-thinking", "reasoning-effort"})
+    require_with(vm, "run", flag, "chat");
   check_sampling_flags(vm);
   // Checked before the model loads, which may take minutes.
   std::vector<int32_t> prompt_ids;

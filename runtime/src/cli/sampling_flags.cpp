@@ -1,5 +1,7 @@
 #include "sampling_flags.h"
 
+#include "unsigned_flag.h"
+
 #include <glmrt/base/error.h>
 #include <glmrt/sampling/sampling_limits.h>
 
@@ -19,8 +21,8 @@ po::options_description sampling_flags() {
       "presence-penalty", po::value<double>(), "subtract from generated tokens' logits (0 = off)")(
       "frequency-penalty", po::value<double>(),
       "subtract from generated tokens' logits once per occurrence (0 = off)")(
-      "seed", po::value<uint64_t>(), "random seed")("max-new-tokens,n", po::value<int>(),
-                                                    "most tokens to generate per answer");
+      "seed", po::value<std::string>(), "random seed (0 to 2^64-1)")(
+      "max-new-tokens,n", po::value<int>(), "most tokens to generate per answer");
   return flags;
 }
 
@@ -31,6 +33,7 @@ void check_sampling_flags(const po::variables_map& vm) {
     const double value = range.integer ? vm[name].as<int>() : vm[name].as<double>();
     if (auto error = sampling_value_error(range.setting, value)) fail("{}: {}", range.flag, *error);
   }
+  if (vm.count("seed")) parse_unsigned_flag("--seed", vm["seed"].as<std::string>());
 }
 
 SamplingParams apply_sampling_flags(SamplingParams p, const po::variables_map& vm) {
@@ -41,7 +44,7 @@ SamplingParams apply_sampling_flags(SamplingParams p, const po::variables_map& v
   if (vm.count("repetition-penalty")) p.repetition_penalty = vm["repetition-penalty"].as<double>();
   if (vm.count("presence-penalty")) p.presence_penalty = vm["presence-penalty"].as<double>();
   if (vm.count("frequency-penalty")) p.frequency_penalty = vm["frequency-penalty"].as<double>();
-  if (vm.count("seed")) p.seed = vm["seed"].as<uint64_t>();
+  if (vm.count("seed")) p.seed = parse_unsigned_flag("--seed", vm["seed"].as<std::string>());
   if (vm.count("max-new-tokens")) p.max_new_tokens = vm["max-new-tokens"].as<int>();
   return p;
 }

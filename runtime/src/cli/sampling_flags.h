@@ -13,7 +13,7 @@ namespace glmrt::cli {
 /// --presence-penalty, --frequency-penalty, --seed, -n/--max-new-tokens.
 boost::program_options::options_description sampling_flags();
 
-/// Rejects out-of-range sampling flags (NaN included) before anything heavy
+/// Rejects out-of-range sampling flags (NaN included, a negative --seed) before anything heavy
 /// (the model) loads; the error names the flag.
 void check_sampling_flags(const boost::program_options::variables_map& vm);
 

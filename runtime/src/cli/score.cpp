@@ -142,6 +142,7 @@ int score_command(const Args& args, const Ranks& ranks) {
   const po::variables_map& vm = *parsed;
   if (vm.count("requests") == vm.count("perplexity"))
     fail("score: give exactly one of --requests FILE or --perplexity FILE");
+  for (const char* flag : {"window", "stride"}) require_with(vm, "score", flag, "perplexity");
   if (window < 0 || stride < 0) fail("score: --window and --stride must be positive");
 
   const Profile profile = load_profile(profile_path);

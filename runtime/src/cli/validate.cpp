@@ -255,6 +255,13 @@ int validate_command(const Args& args, const Ranks& ranks) {
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
 
+  // Each mode reads its own flags; one given to the other mode would be ignored.
+  refuse_together(vm, "validate", "ref", "against");
+  refuse_together(vm, "validate", "text", "ids");
+  for (const char* flag : {"text", "ids", "window"}) require_with(vm, "validate", flag, "against");
+  for (const char* flag : {"max-dlogit", "prefill-chunk", "attention-form"})
+    refuse_together(vm, "validate", "against", flag);
+
   Profile profile = load_profile(profile_path);
   if (vm.count("verify")) profile.verify_checksums = true;
   if (vm.count("against")) return compare_command(vm, profile, model_dir, ranks);

@@ -29,26 +29,39 @@ std::optional<nlohmann::json> read_json_if_present(const std::filesystem::path& 
   }
 }
 
-int32_t as_token_id(const nlohmann::json& value, const std::filesystem::path& file,
-                    const char* key) {
-  if (!value.is_number_integer() || value.get<int64_t>() < 0 ||
-      value.get<int64_t>() > std::numeric_limits<int32_t>::max())
+// A token id of a model of `vocab_size` tokens: an id past the vocabulary
+// names a token the model can never produce (a stop that never stops).
+int32_t as_token_id(const nlohmann::json& value, const std::filesystem::path& file, const char* key,
+                    int vocab_size) {
+  // An unsigned beyond int64 reads as negative: refused either way.
+  if (!value.is_number_integer())
     fail("{}: key `{}` holds {} (expected a token id: a non-negative integer, or a list of them)",
-         file, key, value.dump());
-  return static_cast<int32_t>(value.get<int64_t>());
+         file, key, printable(value.dump(), 64));
+  const int64_t id = value.get<int64_t>();
+  if (id < 0 || id >= vocab_size)
+    fail(
+        "{}: key `{}` holds {}, not a token id of the vocabulary (config.json's vocab_size {}: "
+        "ids 0 to {})",
+        file, key, value.dump(), vocab_size, vocab_size - 1);
+  return static_cast<int32_t>(id);
 }
 
-void add_generation_config_ids(const std::filesystem::path& model_dir, std::vector<int32_t>& ids) {
+void add_generation_config_ids(const std::filesystem::path& model_dir, int vocab_size,
+                               std::vector<int32_t>& ids) {
   const auto file = model_dir / "generation_config.json";
   const auto json = read_json_if_present(file, input_kinds::generation_config);
   if (!json || !json->is_object()) return;
+  // Not used for stopping, but held to the same vocabulary as config.json's.
+  for (const char* key : {"bos_token_id", "pad_token_id"})
+    if (const auto id = json->find(key); id != json->end() && !id->is_null())
+      as_token_id(*id, file, key, vocab_size);
   const auto eos = json->find("eos_token_id");
   if (eos == json->end() || eos->is_null()) return;
   if (!eos->is_array()) {
-    ids.push_back(as_token_id(*eos, file, "eos_token_id"));
+    ids.push_back(as_token_id(*eos, file, "eos_token_id", vocab_size));
     return;
   }
-  for (const auto& id : *eos) ids.push_back(as_token_id(id, file, "eos_token_id"));
+  for (const auto& id : *eos) ids.push_back(as_token_id(id, file, "eos_token_id", vocab_size));
 }
 
 void add_tokenizer_config_id(const std::filesystem::path& model_dir, std::vector<int32_t>& ids) {
@@ -89,7 +102,7 @@ void add_tokenizer_config_id(const std::filesystem::path& model_dir, std::vector
 std::vector<int32_t> stop_token_ids(const ModelConfig& config,
                                     const std::filesystem::path& model_dir) {
   std::vector<int32_t> ids(config.eos_token_ids.begin(), config.eos_token_ids.end());
-  add_generation_config_ids(model_dir, ids);
+  add_generation_config_ids(model_dir, config.vocab_size, ids);
   add_tokenizer_config_id(model_dir, ids);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());

@@ -42,6 +42,22 @@ std::vector<int> read_eos(const ConfigFields& fields) {
   return ids;
 }
 
+// A special token id outside the vocabulary names a row the embedding and the
+// output head do not have: a stop token never produced, a prompt start that
+// reads past the table. Explicit negatives (-1 for "none") are refused too:
+// absence is written by leaving the key out or null.
+void check_special_token_ids(const ModelConfig& c, const ConfigFields& fields) {
+  const auto check = [&](std::string_view key, int id) {
+    if (id < 0 || id >= c.vocab_size) {
+      fail("{}: key '{}' holds {}, not a token id of the vocabulary (vocab_size {}: ids 0 to {})",
+           fields.file(), key, id, c.vocab_size, c.vocab_size - 1);
+    }
+  };
+  for (const int id : c.eos_token_ids) check("eos_token_id", id);
+  if (fields.optional("bos_token_id")) check("bos_token_id", c.bos_token_id);
+  if (fields.optional("pad_token_id")) check("pad_token_id", c.pad_token_id);
+}
+
 void require_positive(const ConfigFields& fields, std::string_view key, double value) {
   if (!(value > 0) || !std::isfinite(value)) {
     fail("{}: key '{}' must be positive, found {}", fields.file(), key, value);
@@ -281,6 +297,7 @@ ModelConfig load(const std::filesystem::path& model_dir, const TensorDirectory* 
   c.pad_token_id = fields.optional_int("pad_token_id", -1);
 
   validate(c, fields);
+  check_special_token_ids(c, fields);
   require_supported_choices(fields);
   // Before anything per layer is built: the count may be absurd.
   if (checkpoint) {

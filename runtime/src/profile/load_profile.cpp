@@ -11,6 +11,7 @@
 #include <glmrt/profile/sampling_ranges.h>
 
 #include <limits>
+#include <vector>
 
 #include <yaml-cpp/depthguard.h>
 
@@ -330,9 +331,9 @@ class ProfileReader {
 
 Profile load_profile(const std::filesystem::path& file) {
   const std::string text = read_input_file(file, input_kinds::profile);
-  YAML::Node root;
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(text);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::DeepRecursion& e) {
     // yaml-cpp's own message for this is "bad file".
     fail(
@@ -342,7 +343,13 @@ Profile load_profile(const std::filesystem::path& file) {
   } catch (const YAML::Exception& e) {
     fail("{}:{}: invalid YAML: {}", file.string(), e.mark.line + 1, e.msg);
   }
-  return ProfileReader(file).read(root);
+  // A second document (after `---`) would be ignored: the user meant one of them.
+  if (documents.size() > 1)
+    fail(
+        "{}:{}: a profile is one YAML document; this file holds {} (a second one begins here, "
+        "after `---`)",
+        file.string(), documents[1].Mark().line + 1, documents.size());
+  return ProfileReader(file).read(documents.empty() ? YAML::Node() : documents.front());
 }
 
 }  // namespace glmrt

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
 
 namespace glmrt {
 namespace {
@@ -30,12 +31,21 @@ constexpr std::array<SamplingRange, 8> kRanges{{
     {S::max_new_tokens, "max_new_tokens", "--max-new-tokens", 0, 1 << 20, true, true, true},
 }};
 
+// A whole number as the user types it ("1048576", not {:g}'s "1.04858e+06");
+// anything else in fmt's shortest round-trip form.
+std::string number_text(double value) {
+  constexpr double kExactInteger = 9007199254740992.0;  // 2^53
+  if (std::floor(value) == value && std::fabs(value) <= kExactInteger)
+    return fmt::format("{}", static_cast<int64_t>(value));
+  return fmt::format("{}", value);
+}
+
 }  // namespace
 
 std::string SamplingRange::expected() const {
-  if (integer) return fmt::format("an integer from {:g} to {:g}", min, max);
-  return fmt::format("a number in {}{:g}, {:g}{}", min_included ? '[' : '(', min, max,
-                     max_included ? ']' : ')');
+  if (integer) return fmt::format("an integer from {} to {}", number_text(min), number_text(max));
+  return fmt::format("a number in {}{}, {}{}", min_included ? '[' : '(', number_text(min),
+                     number_text(max), max_included ? ']' : ')');
 }
 
 std::span<const SamplingRange> sampling_ranges() {
@@ -55,7 +65,7 @@ std::optional<std::string> sampling_value_error(SamplingSetting setting, double 
   const bool below_max = r.max_included ? value <= r.max : value < r.max;
   const bool whole = !r.integer || std::floor(value) == value;
   if (above_min && below_max && whole) return std::nullopt;
-  return fmt::format("{} is out of range: expected {}", value, r.expected());
+  return fmt::format("{} is out of range: expected {}", number_text(value), r.expected());
 }
 
 }  // namespace glmrt

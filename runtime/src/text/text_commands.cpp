@@ -1,5 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/json_nesting.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/text/text_commands.h>
 
 #include <nlohmann/json.hpp>
@@ -16,12 +17,21 @@ std::string decode_json_ids(const Tokenizer& tokenizer, std::string_view json_id
   const nlohmann::json parsed = nlohmann::json::parse(json_ids, nullptr, false);
   if (parsed.is_discarded() || !parsed.is_array())
     fail("tokenize --decode: stdin must hold a JSON array of token ids");
+  // An id past the vocabulary would decode to nothing, silently.
+  const std::size_t vocab_size = tokenizer.vocab_size();
   std::vector<TokenId> ids;
   ids.reserve(parsed.size());
   for (std::size_t i = 0; i < parsed.size(); ++i) {
-    if (!parsed[i].is_number_unsigned() || parsed[i].get<std::uint64_t>() > 0xFFFFFFFFu)
-      fail("tokenize --decode: element {} ({}) is not a token id", i, parsed[i].dump());
-    ids.push_back(parsed[i].get<TokenId>());
+    const nlohmann::json& id = parsed[i];
+    if (!id.is_number_unsigned() || id.get<std::uint64_t>() >= vocab_size)
+      fail(
+          "tokenize --decode: element {} ({}) is not a token id of the tokenizer's vocabulary "
+          "({} tokens: ids 0 to {})",
+          i, printable(id.dump(), 64), vocab_size, vocab_size - 1);
+    if (!tokenizer.id_to_token(id.get<TokenId>()))
+      fail("tokenize --decode: element {} ({}) is an id no token of the tokenizer has", i,
+           id.get<TokenId>());
+    ids.push_back(id.get<TokenId>());
   }
   return tokenizer.decode(ids);
 }

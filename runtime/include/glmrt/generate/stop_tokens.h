@@ -16,7 +16,9 @@ namespace glmrt {
 /// (already in `config`), `model_dir`/generation_config.json's eos_token_id
 /// (an id or a list) and `model_dir`/tokenizer_config.json's eos_token (a
 /// string or {"content": ...}, looked up in its added_tokens_decoder). Files
-/// that are absent are skipped; malformed ones are errors naming file and key.
+/// that are absent are skipped; malformed ones are errors naming file and key,
+/// as are generation_config.json's eos, bos and pad ids outside
+/// config.vocab_size.
 std::vector<int32_t> stop_token_ids(const ModelConfig& config,
                                     const std::filesystem::path& model_dir);
 

@@ -14,7 +14,9 @@ namespace glmrt::text {
 std::string tokenize_to_json(const Tokenizer& tokenizer, std::string_view input,
                              bool add_special_tokens);
 
-// `glmrt tokenize --decode`: a JSON array of ids -> the decoded text.
+// `glmrt tokenize --decode`: a JSON array of ids -> the decoded text. An id
+// outside the vocabulary (negative, past its size, or one no token has) is an
+// error naming the element and the vocabulary size.
 std::string decode_json_ids(const Tokenizer& tokenizer, std::string_view json_ids);
 
 // `glmrt template`: the prompt for the request body in `request_json`
