@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
@@ -36,8 +37,9 @@ int listening_port(const std::string& log) {
 ServerProcess::ServerProcess(const std::vector<std::string>& args, bool access_log) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) throw std::runtime_error("pipe failed");
-  std::vector<std::string> argv_text = {std::string(GLMRT_BUILD_DIR) + "/glmrt", "serve", "--port",
-                                        "0"};
+  std::vector<std::string> argv_text = {std::string(GLMRT_BUILD_DIR) + "/glmrt", "serve"};
+  if (std::find(args.begin(), args.end(), "--port") == args.end())
+    argv_text.insert(argv_text.end(), {"--port", "0"});
   if (!access_log) argv_text.push_back("--quiet");
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   pid_ = fork();
@@ -68,8 +70,9 @@ ServerProcess::ServerProcess(const std::vector<std::string>& args, bool access_l
       return;
     }
   }
-  stop();
-  throw std::runtime_error("glmrt serve did not start:\n" + log_);
+  const int status = stop();
+  throw std::runtime_error("glmrt serve did not start (exit status " + std::to_string(status) +
+                           "):\n" + log_);
 }
 
 void ServerProcess::drain() {
