@@ -23,16 +23,15 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
-using ::testing::IsEmpty;
 using ::testing::Not;
 
 const fs::path kHostile = GLMRT_HOSTILE_PLUGIN_DIR;
 const std::vector<std::string> kDefects = {"data-entry", "huge-struct-size", "crash-in-probe",
                                            "hang-in-probe", "escape-name"};
 
-std::string hostile_path() {
+std::string hostile_path(const std::vector<std::string>& defects = kDefects) {
   std::string path;
-  for (const std::string& defect : kDefects) path += (kHostile / defect).string() + ":";
+  for (const std::string& defect : defects) path += (kHostile / defect).string() + ":";
   return path + (fs::path(GLMRT_BUILD_DIR) / "plugins").string();
 }
 
@@ -98,14 +97,18 @@ TEST(HostilePluginsCli, KernelsAutoInProfileCheckAndRunPassesOverThem) {
   TempFolder folder;
   const fs::path profile = folder.write(
       "auto.yaml", "plugins: {kernels: auto, io: io-buffered}\nmemory: {max_context: 256}\n");
-  const test::ProcessResult checked = run_hostile({"profile", "check", profile.string()});
+  // The hanging one is left out here: its second of timeout is tested above.
+  const std::string path =
+      hostile_path({"data-entry", "huge-struct-size", "crash-in-probe", "escape-name"});
+  const test::ProcessResult checked = run_hostile({"profile", "check", profile.string()}, path);
   ASSERT_EQ(checked.exit_status, 0) << checked.err;
   EXPECT_THAT(checked.out, HasSubstr("kernels:   auto ("));
   for (const std::string& defect : kDefects)
     EXPECT_THAT(checked.out, Not(HasSubstr("libglmrt-test-" + defect))) << "chosen by `auto`";
   const test::ProcessResult ran =
       run_hostile({"run", "--profile", profile.string(), "--model", test::tiny_model(),
-                   "--prompt-ids", "1,2", "-n", "2"});
+                   "--prompt-ids", "1,2", "-n", "2"},
+                  path);
   EXPECT_EQ(ran.exit_status, 0) << ran.err;
   EXPECT_EQ(ran.signal, 0);
 }
@@ -128,7 +131,7 @@ TEST(HostilePluginsCli, ProfileCheckQuotesAPluginNameFromTheProfileEscaped) {
   EXPECT_EQ(checked.exit_status, 1);
   EXPECT_THAT(checked.err, HasSubstr("kernels plugin `\\x1b[31mred\\x1b]0;pwned\\x07` not found"));
   EXPECT_EQ(checked.err.find('\x1b'), std::string::npos);
-  EXPECT_THAT(checked.out, IsEmpty());
+  EXPECT_EQ(checked.out, "");
 }
 
 TEST(HostilePluginsCli, ProfileCheckBelowTheMinimumBudgetPrintsNothingToStdout) {
@@ -140,7 +143,7 @@ TEST(HostilePluginsCli, ProfileCheckBelowTheMinimumBudgetPrintsNothingToStdout) 
       run_hostile({"profile", "check", profile.string(), "--model", test::tiny_model()});
   EXPECT_EQ(checked.exit_status, 1);
   EXPECT_THAT(checked.err, HasSubstr("is below the minimum"));
-  EXPECT_THAT(checked.out, IsEmpty());
+  EXPECT_EQ(checked.out, "");
   EXPECT_THAT(checked.out, Not(HasSubstr("ok")));
 }
 

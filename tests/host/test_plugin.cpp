@@ -92,7 +92,7 @@ class F32Kernels final : public glmrt::plugin::Kernels {
 
 void probe(glmrt_probe_result* out) {
 #ifdef TEST_PROBE_CRASHES
-  int* volatile nowhere = nullptr;
+  volatile int* volatile nowhere = nullptr;
   *nowhere = 1;
 #endif
 #ifdef TEST_PROBE_HANGS

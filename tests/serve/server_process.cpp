@@ -16,20 +16,26 @@
 namespace glmrt::test {
 namespace {
 
-// The port of the startup line "... on http://HOST:PORT/ ...", or 0. (No
+// The port of the startup line "glmrt serve: ... on http://HOST:PORT/ ...",
+// or 0 (an error such as "cannot listen on http://..." is not one). (No
 // std::regex: GCC 12 warns inside it under ASan, and warnings are errors.)
 int listening_port(const std::string& log) {
-  const size_t at = log.find(" on http://");
-  if (at == std::string::npos) return 0;
-  const size_t slash = log.find('/', at + 11);
-  const size_t colon = log.rfind(':', slash);
-  if (slash == std::string::npos || colon == std::string::npos || colon < at) return 0;
-  int port = 0;
-  for (size_t i = colon + 1; i < slash; ++i) {
-    if (log[i] < '0' || log[i] > '9') return 0;
-    port = port * 10 + (log[i] - '0');
+  for (size_t line = log.find("glmrt serve: "); line != std::string::npos;
+       line = log.find("glmrt serve: ", line + 1)) {
+    const size_t at = log.find(" on http://", line);
+    const size_t end = log.find('\n', line);
+    if (at == std::string::npos || end == std::string::npos || end < at) continue;
+    const size_t slash = log.find('/', at + 11);
+    const size_t colon = log.rfind(':', slash);
+    if (slash == std::string::npos || colon == std::string::npos || colon < at) return 0;
+    int port = 0;
+    for (size_t i = colon + 1; i < slash; ++i) {
+      if (log[i] < '0' || log[i] > '9') return 0;
+      port = port * 10 + (log[i] - '0');
+    }
+    return port;
   }
-  return port;
+  return 0;
 }
 
 }  // namespace
