@@ -55,10 +55,10 @@ TEST(HostilePlugins, ADescriptorClaimingAGibibyteIsRefused) {
 
 TEST(HostilePlugins, AProbeThatCrashesIsRefusedWithItsSignal) {
   const std::string message = inspect_error("crash-in-probe");
-  EXPECT_THAT(message, AllOf(HasSubstr(hostile_plugin("crash-in-probe").string()),
-                             HasSubstr("refused: the plugin crashed while being probed")));
-#if !defined(__SANITIZE_ADDRESS__)  // ASan's own handler may report the fault first
-  EXPECT_THAT(message, HasSubstr("SIGSEGV"));
+  EXPECT_THAT(message, HasSubstr(hostile_plugin("crash-in-probe").string() + ": refused: "));
+#if !defined(__SANITIZE_ADDRESS__)  // ASan's handler may catch the fault and exit with 1
+  EXPECT_THAT(message, HasSubstr("the plugin crashed while being probed (in a child process): "
+                                 "SIGSEGV (Segmentation fault)"));
 #endif
 }
 
