@@ -1,5 +1,7 @@
 // PluginHost: search order, the checks that refuse a plugin (each message
 // must name the file and the mismatch), `auto`, and handle lifetime.
+#include "scoped_env.h"
+
 #include <glmrt/base/error.h>
 #include <glmrt/host/plugin_host.h>
 
@@ -40,24 +42,7 @@ std::string error_of(Body&& body) {
   return {};
 }
 
-/// Sets an environment variable for one test and restores it afterwards.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      ::setenv(name_, old_->c_str(), 1);
-    else
-      ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using test::ScopedEnv;
 
 class PluginHostTest : public ::testing::Test {
  protected:

@@ -8,6 +8,11 @@
 //   TEST_SUPPORTED/SCORE  what the probe reports (default: 1 / 1)
 //   TEST_STRUCT_SIZE      descriptor struct_size (default: sizeof)
 //   TEST_NO_ENTRY         export no glmrt_plugin_describe at all
+//   TEST_DATA_ENTRY       export glmrt_plugin_describe as the descriptor itself
+//                         (a data object), not a function returning it
+//   TEST_PROBE_CRASHES    the probe writes through a NULL pointer (SIGSEGV)
+//   TEST_PROBE_HANGS      the probe never returns
+//   TEST_ESCAPE_NAME      the descriptor's name holds terminal escape sequences
 //   TEST_VERSION          descriptor version text
 //   TEST_CREATE_FAILS     create() refuses with a message (the probe still passes)
 //   TEST_ABI_1_2          ABI minor 2, built against the frozen 1.2 kernels.h
@@ -18,6 +23,8 @@
 
 #include <cstdio>
 #include <cstring>
+
+#include <unistd.h>
 
 #ifndef TEST_ABI_MAJOR
 #define TEST_ABI_MAJOR GLMRT_ABI_MAJOR
@@ -45,6 +52,11 @@
 #endif
 #ifndef TEST_VERSION
 #define TEST_VERSION "0.0.1"
+#endif
+#ifdef TEST_ESCAPE_NAME
+#define TEST_DESCRIPTOR_NAME TEST_PLUGIN_NAME "\x1b[31m\x1b]0;pwned\x07"
+#else
+#define TEST_DESCRIPTOR_NAME TEST_PLUGIN_NAME
 #endif
 
 namespace {
@@ -79,6 +91,13 @@ class F32Kernels final : public glmrt::plugin::Kernels {
 };
 
 void probe(glmrt_probe_result* out) {
+#ifdef TEST_PROBE_CRASHES
+  volatile int* volatile nowhere = nullptr;
+  *nowhere = 1;
+#endif
+#ifdef TEST_PROBE_HANGS
+  for (;;) ::pause();
+#endif
   out->supported = TEST_SUPPORTED;
   out->score = TEST_SCORE;
   std::snprintf(out->reason, sizeof(out->reason), "%s",
@@ -108,7 +127,7 @@ const glmrt_plugin_descriptor kDescriptor = {
     TEST_ABI_MAJOR,
     TEST_ABI_MINOR,
     TEST_KIND,
-    TEST_PLUGIN_NAME,
+    TEST_DESCRIPTOR_NAME,
     TEST_VERSION,
     "a plugin built for the host tests",
     &probe,
@@ -117,7 +136,10 @@ const glmrt_plugin_descriptor kDescriptor = {
 
 }  // namespace
 
-#ifdef TEST_NO_ENTRY
+#if defined(TEST_DATA_ENTRY)
+// The symbol is the descriptor itself: a host calling it jumps into data.
+GLMRT_PLUGIN_EXPORT const glmrt_plugin_descriptor glmrt_plugin_describe = kDescriptor;
+#elif defined(TEST_NO_ENTRY)
 // A valid shared object that is not a glmrt plugin.
 GLMRT_PLUGIN_EXPORT const glmrt_plugin_descriptor* some_other_entry(void) {
   return &kDescriptor;

@@ -163,5 +163,40 @@ TEST(ServeMessages, TheSlotCountComesFromTheProfileUnlessTheFlagGivesIt) {
   fs::remove(profile);
 }
 
+/// The message ServerProcess throws when serve `args` does not start.
+std::string start_failure(const std::vector<std::string>& args) {
+  try {
+    test::ServerProcess server(args);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "serve started";
+  return {};
+}
+
+TEST(ServeMessages, AnEmptyApiKeyIsRefused) {
+  for (const std::string key : {"", "  "}) {
+    EXPECT_THAT(
+        start_failure({"--profile", kProfile, "--model", kTinyModel.string(), "--api-key", key}),
+        AllOf(HasSubstr("exit status 1"), HasSubstr("--api-key is empty")));
+  }
+}
+
+// cpp-httplib's default SO_REUSEPORT let a second server bind the port and
+// take part of the connections.
+TEST(ServeMessages, ASecondServerOnAPortInUseFailsNamingIt) {
+  test::ServerProcess first({"--profile", kProfile, "--model", kTinyModel.string()});
+  const std::string port = std::to_string(first.port());
+  EXPECT_THAT(
+      start_failure({"--profile", kProfile, "--model", kTinyModel.string(), "--port", port}),
+      AllOf(HasSubstr("exit status 1"), HasSubstr("address in use"),
+            HasSubstr("port " + port + " is taken")));
+  httplib::Client client("127.0.0.1", first.port());
+  const auto health = client.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_EQ(first.stop(), 0);
+}
+
 }  // namespace
 }  // namespace glmrt

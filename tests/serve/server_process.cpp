@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
@@ -15,20 +16,26 @@
 namespace glmrt::test {
 namespace {
 
-// The port of the startup line "... on http://HOST:PORT/ ...", or 0. (No
+// The port of the startup line "glmrt serve: ... on http://HOST:PORT/ ...",
+// or 0 (an error such as "cannot listen on http://..." is not one). (No
 // std::regex: GCC 12 warns inside it under ASan, and warnings are errors.)
 int listening_port(const std::string& log) {
-  const size_t at = log.find(" on http://");
-  if (at == std::string::npos) return 0;
-  const size_t slash = log.find('/', at + 11);
-  const size_t colon = log.rfind(':', slash);
-  if (slash == std::string::npos || colon == std::string::npos || colon < at) return 0;
-  int port = 0;
-  for (size_t i = colon + 1; i < slash; ++i) {
-    if (log[i] < '0' || log[i] > '9') return 0;
-    port = port * 10 + (log[i] - '0');
+  for (size_t line = log.find("glmrt serve: "); line != std::string::npos;
+       line = log.find("glmrt serve: ", line + 1)) {
+    const size_t at = log.find(" on http://", line);
+    const size_t end = log.find('\n', line);
+    if (at == std::string::npos || end == std::string::npos || end < at) continue;
+    const size_t slash = log.find('/', at + 11);
+    const size_t colon = log.rfind(':', slash);
+    if (slash == std::string::npos || colon == std::string::npos || colon < at) return 0;
+    int port = 0;
+    for (size_t i = colon + 1; i < slash; ++i) {
+      if (log[i] < '0' || log[i] > '9') return 0;
+      port = port * 10 + (log[i] - '0');
+    }
+    return port;
   }
-  return port;
+  return 0;
 }
 
 }  // namespace
@@ -36,8 +43,9 @@ int listening_port(const std::string& log) {
 ServerProcess::ServerProcess(const std::vector<std::string>& args, bool access_log) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) throw std::runtime_error("pipe failed");
-  std::vector<std::string> argv_text = {std::string(GLMRT_BUILD_DIR) + "/glmrt", "serve", "--port",
-                                        "0"};
+  std::vector<std::string> argv_text = {std::string(GLMRT_BUILD_DIR) + "/glmrt", "serve"};
+  if (std::find(args.begin(), args.end(), "--port") == args.end())
+    argv_text.insert(argv_text.end(), {"--port", "0"});
   if (!access_log) argv_text.push_back("--quiet");
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   pid_ = fork();
@@ -68,8 +76,9 @@ ServerProcess::ServerProcess(const std::vector<std::string>& args, bool access_l
       return;
     }
   }
-  stop();
-  throw std::runtime_error("glmrt serve did not start:\n" + log_);
+  const int status = stop();
+  throw std::runtime_error("glmrt serve did not start (exit status " + std::to_string(status) +
+                           "):\n" + log_);
 }
 
 void ServerProcess::drain() {

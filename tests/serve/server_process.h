@@ -13,8 +13,9 @@ namespace glmrt::test {
 class ServerProcess {
  public:
   /// Runs GLMRT_BUILD_DIR/glmrt serve --port 0 --quiet `args...` (without
-  /// --quiet when `access_log`) and waits (up to a minute) until it listens.
-  /// Throws with its stderr otherwise.
+  /// --quiet when `access_log`, without --port 0 when `args` give --port) and
+  /// waits (up to a minute) until it listens. Throws with its exit status and
+  /// stderr otherwise.
   explicit ServerProcess(const std::vector<std::string>& args, bool access_log = false);
   ~ServerProcess();
   ServerProcess(const ServerProcess&) = delete;

@@ -4,6 +4,7 @@
 #include "commands.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/host/plugin_host.h>
 #include <glmrt/profile/profile.h>
 
@@ -22,7 +23,8 @@ namespace po = boost::program_options;
 void print_table(const std::vector<PluginInfo>& plugins, const PluginHost& host) {
   if (plugins.empty()) {
     std::string dirs;
-    for (const auto& dir : host.search_dirs()) dirs += fmt::format("\n  {}", dir.string());
+    for (const auto& dir : host.search_dirs())
+      dirs += fmt::format("\n  {}", printable(dir.string()));
     fmt::print("no plugins found; searched:{}\n", dirs);
     return;
   }
@@ -30,7 +32,7 @@ void print_table(const std::vector<PluginInfo>& plugins, const PluginHost& host)
              "SCORE", "SUPPORTED", "PATH");
   for (const PluginInfo& p : plugins) {
     fmt::print("{:<8} {:<20} {:<9} {:<5} {:>5}  {:<9} {}\n", p.kind, p.name, p.version, p.abi,
-               p.score, p.supported ? "yes" : "no", p.path.string());
+               p.score, p.supported ? "yes" : "no", printable(p.path.string()));
     if (!p.supported && !p.reason.empty()) fmt::print("         reason: {}\n", p.reason);
   }
 }
@@ -47,7 +49,8 @@ void print_json(const std::vector<PluginInfo>& plugins) {
                     {"path", p.path.string()},
                     {"reason", p.reason}});
   }
-  std::cout << list.dump(2) << '\n';
+  // A file name need not be UTF-8: such bytes are shown as U+FFFD.
+  std::cout << list.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << '\n';
 }
 
 std::string subcommand_names();

@@ -5,6 +5,7 @@
 #include <glmrt/base/byte_size.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/memory.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/distributed/expert_shard_plan.h>
 #include <glmrt/experts/expert_layout.h>
 #include <glmrt/history/model_id.h>
@@ -19,7 +20,6 @@
 #include <charconv>
 #include <cstdio>
 #include <iterator>
-#include <string>
 
 namespace glmrt::cli {
 namespace {
@@ -35,54 +35,59 @@ constexpr const char* kUsage =
     "  rank of an expert-parallel run: rank 0 with the dense part, every rank with\n"
     "  its shard of the routed experts (docs/distributed.md).\n";
 
+/// What `check` prints, gathered first: nothing reaches stdout when a later
+/// step (the memory plan below the budget's minimum) fails.
+using Report = std::string;
+
+template <typename... Args>
+void add(Report& report, fmt::format_string<Args...> format, Args&&... args) {
+  fmt::format_to(std::back_inserter(report), format, std::forward<Args>(args)...);
+}
+
 std::string plugin_line(const PluginChoice& choice, const PluginInfo& created) {
   const std::filesystem::path& path = created.path;
   std::string settings;
   for (const auto& [key, value] : choice.settings)
-    settings += fmt::format("{}{}={}", settings.empty() ? " {" : ", ", key, value);
+    settings += fmt::format("{}{}={}", settings.empty() ? " {" : ", ", printable(key, 64),
+                            printable(value, 256));
   if (!settings.empty()) settings += "}";
-  return fmt::format("{}{} ({})", choice.name, settings, path.string());
+  return fmt::format("{}{} ({})", printable(choice.name), settings, printable(path.string()));
 }
 
-void append_plan(std::string& out, const std::filesystem::path& model, const MemoryPlan& plan) {
-  fmt::format_to(std::back_inserter(out),
-                 "  memory plan for {} (one expert {} in memory, {} read; {} MoE layers):\n{}",
-                 model.string(), format_byte_size(plan.expert_bytes),
-                 format_byte_size(plan.expert_read_bytes), plan.moe_layers, plan.table());
+void print_plan(Report& out, const std::filesystem::path& model, const MemoryPlan& plan) {
+  add(out, "  memory plan for {} (one expert {} in memory, {} read; {} MoE layers):\n{}",
+      model.string(), format_byte_size(plan.expert_bytes), format_byte_size(plan.expert_read_bytes),
+      plan.moe_layers, plan.table());
 }
 
 /// Each rank's plan under `ranks`-way expert parallelism, with the shards
 /// rank 0 would give them (the same decision it makes at start).
-void append_rank_plans(std::string& out, const Profile& profile, const RunSettings& settings,
-                       const ModelConfig& config, const TensorDirectory& tensors,
-                       const std::filesystem::path& model, MemoryPlanInputs inputs, int ranks) {
+void print_rank_plans(Report& out, const Profile& profile, const RunSettings& settings,
+                      const ModelConfig& config, const TensorDirectory& tensors,
+                      const std::filesystem::path& model, MemoryPlanInputs inputs, int ranks) {
   const ExpertAssignment shards = plan_expert_shards(profile, model, ranks);
   const int rows = config.num_hidden_layers + (checkpoint_has_mtp(config, tensors) ? 1 : 0);
   const auto layouts = plan_expert_layouts(config, tensors, rows);
   inputs.layouts = &layouts;
-  fmt::format_to(std::back_inserter(out), "  ranks:     {} (expert parallelism; shards {})\n",
-                 ranks, shards.from_usage() ? "from the usage history" : "by expert id");
+  add(out, "  ranks:     {} (expert parallelism; shards {})\n", ranks,
+      shards.from_usage() ? "from the usage history" : "by expert id");
   for (int rank = 0; rank < ranks; ++rank) {
     inputs.rank_share = rank_share_of(rank, rank == 0, layouts, [&](int layer, int32_t expert) {
       return layer < shards.rows() && shards.owner(layer, expert) == rank;
     });
-    fmt::format_to(
-        std::back_inserter(out), "  rank {}:    {}; {} routed experts, at most {} of a layer\n",
-        rank, rank == 0 ? "the whole model but the other ranks' experts" : "routed experts only",
+    add(out, "  rank {}:    {}; {} routed experts, at most {} of a layer\n", rank,
+        rank == 0 ? "the whole model but the other ranks' experts" : "routed experts only",
         inputs.rank_share->experts_owned, inputs.rank_share->experts_per_layer);
     try {
-      append_plan(out, model, plan_memory(profile, settings, config, tensors, inputs));
+      print_plan(out, model, plan_memory(profile, settings, config, tensors, inputs));
     } catch (const Error& e) {
       fail("rank {} of {}: {}", rank, ranks, e.what());
     }
   }
 }
 
-/// Where the memory goes, as `check` prints it; throws when the budget is
-/// below the minimum.
-std::string memory_plan_text(const Profile& profile, const std::filesystem::path& model,
-                             int ranks) {
-  std::string out;
+void print_memory_plan(Report& out, const Profile& profile, const std::filesystem::path& model,
+                       int ranks) {
   const TensorDirectory tensors = TensorDirectory::open(model);
   const ModelConfig config = load_model_config(model, tensors);
   // As the engine would plan it, from the settings it would resolve: the
@@ -94,52 +99,38 @@ std::string memory_plan_text(const Profile& profile, const std::filesystem::path
                                settings.history_rows, config.n_routed_experts);
     inputs.pinnable_experts = history.totals().ranked().size();
   }
-  if (ranks > 1) {
-    append_rank_plans(out, profile, settings, config, tensors, model, inputs, ranks);
-    return out;
-  }
+  if (ranks > 1)
+    return print_rank_plans(out, profile, settings, config, tensors, model, inputs, ranks);
   const MemoryPlan plan = plan_memory(profile, settings, config, tensors, inputs);
-  fmt::format_to(
-      std::back_inserter(out),
+  add(out,
       "  resolved:  {} threads, prefetch {} per layer{}, expert_cache {} per layer{}, history {}\n",
       settings.threads, settings.prefetch_slots,
       settings.prefetch_auto ? " (auto: each layer's depth chosen as it runs)" : "",
       plan.cache_per_layer, plan.cache_auto ? " (auto)" : "",
       settings.history_folder ? settings.history_folder->string() : std::string("off"));
-  append_plan(out, model, plan);
+  print_plan(out, model, plan);
   if (plan.prefill_chunk_from_budget)
-    fmt::format_to(
-        std::back_inserter(out),
+    add(out,
         "  prefill:   in chunks of {} positions (memory.prefill_chunk 0 asks for the whole prompt, "
         "which does not fit the budget)\n",
         plan.prefill_chunk);
-  return out;
 }
 
 int check(const std::string& file, const std::string& model_dir, int ranks) {
   const Profile profile = load_profile(file);
   const PluginHost host(profile);
   const ProfilePlugins plugins = host.check_profile(profile);
-  // Planned before anything is printed: a budget below the minimum fails,
-  // and "ok" with the settings above the error read as if it had passed.
-  std::string memory_plan;
-  if (!model_dir.empty())
-    memory_plan = memory_plan_text(profile, model_dir, ranks);
-  else if (profile.model)
-    memory_plan = memory_plan_text(profile, *profile.model, ranks);
-  else if (ranks > 1)
-    fail("glmrt profile check: --ranks {} plans each rank for a model: give --model DIR", ranks);
-  fmt::print("{}: ok\n", file);
-  fmt::print("  kernels:   {}\n", plugin_line(profile.kernels, plugins.kernels));
-  fmt::print("  io:        {}\n", plugin_line(profile.io, plugins.io));
-  fmt::print("  draft:     {}\n",
-             profile.draft && plugins.draft
-                 ? fmt::format("{}, up to {} tokens", plugin_line(*profile.draft, *plugins.draft),
-                               profile.max_draft_tokens)
-                 : std::string("none"));
-  fmt::print("  precision: dense {}, experts {}, kv_cache {}\n", precision_name(profile.dense_bits),
-             precision_name(profile.expert_bits),
-             profile.kv_cache == CacheType::f32 ? "f32" : "bf16");
+  Report out;
+  add(out, "{}: ok\n", file);
+  add(out, "  kernels:   {}\n", plugin_line(profile.kernels, plugins.kernels));
+  add(out, "  io:        {}\n", plugin_line(profile.io, plugins.io));
+  add(out, "  draft:     {}\n",
+      profile.draft && plugins.draft
+          ? fmt::format("{}, up to {} tokens", plugin_line(*profile.draft, *plugins.draft),
+                        profile.max_draft_tokens)
+          : std::string("none"));
+  add(out, "  precision: dense {}, experts {}, kv_cache {}\n", precision_name(profile.dense_bits),
+      precision_name(profile.expert_bits), profile.kv_cache == CacheType::f32 ? "f32" : "bf16");
   const std::string budget = profile.memory_budget_auto ? std::string("auto")
                              : profile.memory_budget_bytes
                                  ? format_byte_size(profile.memory_budget_bytes)
@@ -147,7 +138,7 @@ int check(const std::string& file, const std::string& model_dir, int ranks) {
   const std::string pinned = !profile.pinned_bytes   ? std::string("auto")
                              : *profile.pinned_bytes ? format_byte_size(*profile.pinned_bytes)
                                                      : std::string("off");
-  fmt::print(
+  add(out,
       "  memory:    budget {}, expert_cache {}, pinned {}, prefetch {}, max_context {}, prefill "
       "{}, kv_slots {}\n",
       budget,
@@ -165,14 +156,20 @@ int check(const std::string& file, const std::string& model_dir, int ranks) {
           ? std::to_string(*profile.kv_slots)
           : fmt::format("auto ({}: one per {} tokens of max_context, at most {})",
                         effective_kv_slots(profile), kTokensPerAutoKvSlot, kMaxAutoKvSlots));
-  fmt::print("  threads:   {}\n",
-             profile.threads ? std::to_string(profile.threads) : std::string("all cores"));
-  if (profile.model) fmt::print("  model:     {}\n", profile.model->string());
-  fmt::print("  history:   {}\n", !profile.history ? std::string("off")
-                                  : profile.history_folder
-                                      ? profile.history_folder->string()
-                                      : std::string("$XDG_CACHE_HOME/glmrt (~/.cache/glmrt)"));
-  fmt::print("{}", memory_plan);
+  add(out, "  threads:   {}\n",
+      profile.threads ? std::to_string(profile.threads) : std::string("all cores"));
+  if (profile.model) add(out, "  model:     {}\n", profile.model->string());
+  add(out, "  history:   {}\n",
+      !profile.history         ? std::string("off")
+      : profile.history_folder ? profile.history_folder->string()
+                               : std::string("$XDG_CACHE_HOME/glmrt (~/.cache/glmrt)"));
+  if (!model_dir.empty())
+    print_memory_plan(out, profile, model_dir, ranks);
+  else if (profile.model)
+    print_memory_plan(out, profile, *profile.model, ranks);
+  else if (ranks > 1)
+    fail("glmrt profile check: --ranks {} plans each rank for a model: give --model DIR", ranks);
+  fmt::print("{}", out);
   return 0;
 }
 

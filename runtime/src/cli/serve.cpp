@@ -92,6 +92,11 @@ int serve_command(const Args& args, const Ranks& ranks) {
   const po::variables_map& vm = *parsed;
   check_sampling_flags(vm);
   if (o.port < 0 || o.port > 65535) fail("--port must be in 0..65535, got {}", o.port);
+  // An empty key would silently turn authentication off.
+  if (vm.count("api-key") && o.api_key.find_first_not_of(" \t") == std::string::npos)
+    fail(
+        "--api-key is empty: give the key clients must send as `Authorization: Bearer KEY`, or "
+        "leave the flag out to serve without authentication");
   if (o.shutdown_grace_seconds < 0 || !(o.shutdown_grace_seconds < 1e6))
     fail("--shutdown-grace must be a number of seconds >= 0");
   o.access_log = vm.count("quiet") == 0;

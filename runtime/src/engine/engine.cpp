@@ -1,5 +1,6 @@
 #include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/base/warning.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/experts/expert_layout.h>
@@ -195,8 +196,8 @@ void Engine::check_formats_supported() const {
           "kernels plugin `{}` ({}) does not support {} weights, which this run multiplies with "
           "({}); nothing was loaded. Choose a kernels plugin that does (`kernels: auto` picks "
           "one), or another precision in {}",
-          kernels_.info().name, kernels_.info().path.string(), f.name(), f.example,
-          profile_.file.empty() ? std::string("the profile") : profile_.file.string());
+          kernels_.info().name, printable(kernels_.info().path.string()), f.name(), f.example,
+          profile_.file.empty() ? std::string("the profile") : printable(profile_.file.string()));
 }
 
 Engine::~Engine() {

@@ -1,19 +1,15 @@
 #include "loaded_library.h"
 
+#include "descriptor_check.h"
+
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 
 #include <cstddef>
 #include <exception>
 #include <vector>
 
 namespace glmrt {
-namespace {
-
-// Bytes of the descriptor that hold struct_size and the ABI version: enough
-// to tell a plugin of another major apart before trusting the rest.
-constexpr uint32_t kVersionPrefixBytes = offsetof(glmrt_plugin_descriptor, kind);
-
-}  // namespace
 
 std::string plugin_kind_name(uint32_t kind) {
   switch (kind) {
@@ -28,41 +24,22 @@ std::string plugin_kind_name(uint32_t kind) {
   }
 }
 
-LoadedLibrary::LoadedLibrary(const std::filesystem::path& file) : path_(file) {
-  const std::string name = path_.string();
+LoadedLibrary::LoadedLibrary(const std::filesystem::path& file)
+    : path_(file), shown_path_(printable(file.string())) {
   try {
-    library_.load(boost::dll::fs::path(name), boost::dll::load_mode::rtld_now);
+    library_.load(boost::dll::fs::path(file.string()), boost::dll::load_mode::rtld_now);
   } catch (const std::exception& e) {
-    fail("{}: cannot load the shared object: {}", name, e.what());
+    fail("{}: cannot load the shared object: {}", shown_path_, printable(e.what()));
   }
-  if (!library_.has(GLMRT_PLUGIN_ENTRY_SYMBOL))
-    fail("{}: not a glmrt plugin (it does not export `{}`)", name, GLMRT_PLUGIN_ENTRY_SYMBOL);
-  auto describe = library_.get<const glmrt_plugin_descriptor*()>(GLMRT_PLUGIN_ENTRY_SYMBOL);
+  // Nothing the plugin gave is called or followed before it is checked.
+  const glmrt_describe_fn describe = checked_entry_point(library_.native(), shown_path_);
   descriptor_ = describe();
-  if (!descriptor_) fail("{}: {}() returned no descriptor", name, GLMRT_PLUGIN_ENTRY_SYMBOL);
-  const glmrt_plugin_descriptor& d = *descriptor_;
-  if (d.struct_size < kVersionPrefixBytes)
-    fail("{}: plugin descriptor is {} bytes, expected at least {}", name, d.struct_size,
-         sizeof(glmrt_plugin_descriptor));
-  if (d.abi_major != GLMRT_ABI_MAJOR)
-    fail(
-        "{}: plugin ABI mismatch: expected {}.x, found {}.{} (rebuild the plugin against this "
-        "glmrt's SDK)",
-        name, GLMRT_ABI_MAJOR, d.abi_major, d.abi_minor);
-  if (d.struct_size < sizeof(glmrt_plugin_descriptor))
-    fail("{}: plugin descriptor is {} bytes, expected at least {} for ABI {}.{}", name,
-         d.struct_size, sizeof(glmrt_plugin_descriptor), d.abi_major, d.abi_minor);
-  if (d.kind < GLMRT_PLUGIN_KERNELS || d.kind > GLMRT_PLUGIN_DRAFT)
-    fail("{}: plugin has {}; expected kernels (1), io (2) or draft (3)", name,
-         plugin_kind_name(d.kind));
-  if (!d.name || !*d.name) fail("{}: plugin descriptor has no name", name);
-  if (!d.probe) fail("{}: plugin descriptor has no probe function", name);
-  if (!d.create) fail("{}: plugin descriptor has no create function", name);
+  check_descriptor(descriptor_, shown_path_);
 }
 
 void LoadedLibrary::require_kind(glmrt_plugin_kind expected) const {
   if (descriptor_->kind != static_cast<uint32_t>(expected))
-    fail("{}: wrong plugin kind: expected {}, found {} (plugin `{}`)", path_.string(),
+    fail("{}: wrong plugin kind: expected {}, found {} (plugin `{}`)", shown_path_,
          plugin_kind_name(expected), plugin_kind_name(descriptor_->kind), descriptor_->name);
   // The draft interface of 1.0/1.1 was a declaration no host ever ran; 1.2
   // replaced it (proposals with their q, host-owned MTP rows), so an older
@@ -71,7 +48,7 @@ void LoadedLibrary::require_kind(glmrt_plugin_kind expected) const {
     fail(
         "{}: draft plugin `{}` was built for ABI {}.{}; draft plugins need ABI {}.{} or newer "
         "(the draft contract of glmrt/plugin/draft.h): rebuild it against this glmrt's SDK",
-        path_.string(), descriptor_->name, descriptor_->abi_major, descriptor_->abi_minor,
+        shown_path_, descriptor_->name, descriptor_->abi_major, descriptor_->abi_minor,
         GLMRT_ABI_MAJOR, GLMRT_ABI_MINOR_DRAFT);
 }
 
@@ -80,7 +57,7 @@ PluginInfo LoadedLibrary::describe() const {
   glmrt_probe_result probe{};
   probe.struct_size = sizeof(probe);
   d.probe(&probe);
-  probe.reason[sizeof(probe.reason) - 1] = '\0';
+  check_probe_result(probe, shown_path_);
   PluginInfo info;
   info.path = path_;
   info.kind = plugin_kind_name(d.kind);
@@ -89,10 +66,10 @@ PluginInfo LoadedLibrary::describe() const {
   info.abi = fmt::format("{}.{}", d.abi_major, d.abi_minor);
   info.abi_major = d.abi_major;
   info.abi_minor = d.abi_minor;
-  info.description = d.description ? d.description : "";
+  info.description = d.description ? printable(d.description) : "";
   info.score = probe.score;
   info.supported = probe.supported != 0;
-  info.reason = probe.reason;
+  info.reason = printable(probe.reason);
   return info;
 }
 
@@ -105,8 +82,8 @@ void* LoadedLibrary::create(const HostServices& host,
   void* object = descriptor_->create(host.get(), pairs.data(), pairs.size(), error, sizeof(error));
   error[sizeof(error) - 1] = '\0';
   if (!object)
-    fail("{}: plugin `{}` could not be created: {}", path_.string(), descriptor_->name,
-         *error ? error : "its create() failed without a message");
+    fail("{}: plugin `{}` could not be created: {}", shown_path_, descriptor_->name,
+         *error ? printable(error) : "its create() failed without a message");
   return object;
 }
 

@@ -1,14 +1,17 @@
 // Finding plugins on the search path and turning a profile's choice into a
 // checked, created plugin object.
+#include "isolated_probe.h"
 #include "loaded_library.h"
 
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/base/warning.h>
 #include <glmrt/host/plugin_host.h>
 
 #include <boost/dll/runtime_symbol_info.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 #include <string_view>
@@ -20,6 +23,8 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kFilePrefix = "libglmrt-";
 constexpr std::string_view kFileSuffix = ".so";
+constexpr const char* kProbeTimeoutVariable = "GLMRT_PLUGIN_PROBE_TIMEOUT";
+constexpr double kDefaultProbeTimeoutSeconds = 10;
 
 std::vector<fs::path> split_path_list(std::string_view list) {
   std::vector<fs::path> dirs;
@@ -32,18 +37,53 @@ std::vector<fs::path> split_path_list(std::string_view list) {
   return dirs;
 }
 
-/// Search order of the design: the profile's folders, $GLMRT_PLUGIN_PATH,
-/// plugins/ beside the executable, then the install folder.
-std::vector<fs::path> default_search_dirs(const Profile& profile) {
-  std::vector<fs::path> dirs = profile.plugin_paths;
-  if (const char* env = std::getenv("GLMRT_PLUGIN_PATH")) {
-    for (fs::path& dir : split_path_list(env)) dirs.push_back(std::move(dir));
-  }
+/// The build's and the install's own plugin folders: plugins/ beside the
+/// executable, then the install folder.
+std::vector<fs::path> own_plugin_dirs() {
+  std::vector<fs::path> dirs;
   boost::dll::fs::error_code ec;
   const boost::dll::fs::path exe = boost::dll::program_location(ec);
   if (!ec) dirs.push_back(fs::path(exe.parent_path().string()) / "plugins");
   dirs.emplace_back(GLMRT_INSTALL_PLUGIN_DIR);
   return dirs;
+}
+
+/// Search order of the design: the profile's folders, $GLMRT_PLUGIN_PATH,
+/// then the own folders.
+std::vector<fs::path> default_search_dirs(const Profile& profile) {
+  std::vector<fs::path> dirs = profile.plugin_paths;
+  if (const char* env = std::getenv("GLMRT_PLUGIN_PATH")) {
+    for (fs::path& dir : split_path_list(env)) dirs.push_back(std::move(dir));
+  }
+  for (fs::path& dir : own_plugin_dirs()) dirs.push_back(std::move(dir));
+  return dirs;
+}
+
+/// The folders whose plugins are probed in this process: the own ones, as
+/// the file system resolves them (a link elsewhere is not vouched for).
+std::set<fs::path> vouched_dirs() {
+  std::set<fs::path> dirs;
+  for (const fs::path& dir : own_plugin_dirs()) {
+    std::error_code ec;
+    const fs::path real = fs::weakly_canonical(fs::absolute(dir), ec);
+    if (!ec) dirs.insert(real);
+  }
+  return dirs;
+}
+
+/// $GLMRT_PLUGIN_PROBE_TIMEOUT (seconds), else 10 s: how long a probe in a
+/// child process may take before the plugin is refused as hanging.
+std::chrono::milliseconds probe_timeout() {
+  const char* text = std::getenv(kProbeTimeoutVariable);
+  double seconds = kDefaultProbeTimeoutSeconds;
+  if (text) {
+    char* end = nullptr;
+    seconds = std::strtod(text, &end);
+    if (end == text || *end != '\0' || !(seconds >= 0.001 && seconds <= 3600))
+      fail("${}: expected a number of seconds from 0.001 to 3600, found `{}`",
+           kProbeTimeoutVariable, printable(text, 64));
+  }
+  return std::chrono::milliseconds(std::llround(seconds * 1000));
 }
 
 /// Drops repeated folders (the same folder named twice is searched once).
@@ -69,7 +109,7 @@ std::string file_name_of(const std::string& plugin_name) {
 std::string join_dirs(const std::vector<fs::path>& dirs) {
   std::string joined;
   for (const fs::path& dir : dirs)
-    joined += fmt::format("{}{}", joined.empty() ? "" : ", ", dir.string());
+    joined += fmt::format("{}{}", joined.empty() ? "" : ", ", printable(dir.string()));
   return joined.empty() ? "(no folders)" : joined;
 }
 
@@ -85,20 +125,24 @@ auto with_origin(const PluginChoice& choice, glmrt_plugin_kind kind, Body&& body
   }
 }
 
-/// Loads `file` as a plugin of `kind` that this machine supports.
-std::shared_ptr<LoadedLibrary> open_checked(const fs::path& file, glmrt_plugin_kind kind) {
+/// Loads `file` as a plugin of `kind` that this machine supports. One from a
+/// folder the host does not vouch for is probed in a child process first:
+/// a crash or a hang there refuses it before it is loaded here.
+std::shared_ptr<LoadedLibrary> open_checked(const PluginHost& host, const fs::path& file,
+                                            glmrt_plugin_kind kind) {
+  if (!host.vouches_for(file)) host.inspect(file);
   auto library = std::make_shared<LoadedLibrary>(file);
   library->require_kind(kind);
   PluginInfo info = library->describe();
   if (!info.supported)
-    fail("{}: plugin `{}` is not supported on this CPU: {}", file.string(), info.name,
+    fail("{}: plugin `{}` is not supported on this CPU: {}", printable(file.string()), info.name,
          info.reason.empty() ? "its probe gave no reason" : info.reason);
   return library;
 }
 
 std::shared_ptr<LoadedLibrary> open_choice(const PluginHost& host, const PluginChoice& choice,
                                            glmrt_plugin_kind kind) {
-  return open_checked(host.resolve(choice, kind), kind);
+  return open_checked(host, host.resolve(choice, kind), kind);
 }
 
 // A plugin built against a newer minor of the ABI runs (interfaces only grow
@@ -108,8 +152,8 @@ void warn_if_newer_minor(const PluginInfo& info, const LoadedLibrary& library) {
     warn(
         "{}: plugin `{}` was built for ABI {}, newer than this glmrt's {}.{}: it runs, but "
         "whatever its ABI added after {}.{} is not used (update glmrt to use it)",
-        info.path.string(), info.name, info.abi, GLMRT_ABI_MAJOR, GLMRT_ABI_MINOR, GLMRT_ABI_MAJOR,
-        GLMRT_ABI_MINOR);
+        printable(info.path.string()), info.name, info.abi, GLMRT_ABI_MAJOR, GLMRT_ABI_MINOR,
+        GLMRT_ABI_MAJOR, GLMRT_ABI_MINOR);
 }
 
 template <typename Interface>
@@ -137,7 +181,8 @@ std::vector<PluginInfo> kernels_by_score(const std::vector<PluginInfo>& found,
   for (const PluginInfo& info : found) {
     if (info.kind != "kernels") continue;
     if (!info.supported) {
-      rejected += fmt::format("; {} ({}): {}", info.name, info.path.string(), info.reason);
+      rejected +=
+          fmt::format("; {} ({}): {}", info.name, printable(info.path.string()), info.reason);
       continue;
     }
     candidates.push_back(info);
@@ -150,12 +195,23 @@ std::vector<PluginInfo> kernels_by_score(const std::vector<PluginInfo>& found,
 }  // namespace
 
 PluginHost::PluginHost(const Profile& profile)
-    : search_dirs_(unique_dirs(default_search_dirs(profile))) {}
+    : search_dirs_(unique_dirs(default_search_dirs(profile))),
+      vouched_dirs_(vouched_dirs()),
+      probe_timeout_(probe_timeout()) {}
 
 PluginHost::PluginHost(std::vector<fs::path> search_dirs)
-    : search_dirs_(unique_dirs(std::move(search_dirs))) {}
+    : search_dirs_(unique_dirs(std::move(search_dirs))),
+      vouched_dirs_(vouched_dirs()),
+      probe_timeout_(probe_timeout()) {}
+
+bool PluginHost::vouches_for(const fs::path& shared_object) const {
+  std::error_code ec;
+  const fs::path real = fs::weakly_canonical(fs::absolute(shared_object), ec);
+  return !ec && vouched_dirs_.contains(real.parent_path());
+}
 
 PluginInfo PluginHost::inspect(const fs::path& shared_object) const {
+  if (!vouches_for(shared_object)) return probe_in_child(shared_object, probe_timeout_);
   return LoadedLibrary(shared_object).describe();
 }
 
@@ -180,8 +236,8 @@ std::vector<PluginInfo> PluginHost::discover() const {
         PluginInfo broken;
         broken.path = file;
         const std::string stem = file.filename().string();
-        broken.name =
-            stem.substr(kFilePrefix.size(), stem.size() - kFilePrefix.size() - kFileSuffix.size());
+        broken.name = printable(
+            stem.substr(kFilePrefix.size(), stem.size() - kFilePrefix.size() - kFileSuffix.size()));
         broken.kind = "?";
         broken.reason = e.what();
         found.push_back(std::move(broken));
@@ -200,14 +256,14 @@ fs::path PluginHost::resolve(const PluginChoice& choice, glmrt_plugin_kind kind)
     if (candidates.empty())
       fail("`auto` found no kernels plugin this CPU supports; searched: {}{}",
            join_dirs(search_dirs_), rejected);
-    open_checked(candidates.front().path, kind);
+    open_checked(*this, candidates.front().path, kind);
     return candidates.front().path;
   }
   if (looks_like_path(choice.name)) {
     const fs::path file(choice.name);
     std::error_code ec;
-    if (!fs::is_regular_file(file, ec)) fail("{}: plugin file not found", file.string());
-    open_checked(file, kind);
+    if (!fs::is_regular_file(file, ec)) fail("{}: plugin file not found", printable(file.string()));
+    open_checked(*this, file, kind);
     return file;
   }
   const std::string file_name = file_name_of(choice.name);
@@ -215,13 +271,14 @@ fs::path PluginHost::resolve(const PluginChoice& choice, glmrt_plugin_kind kind)
     const fs::path file = dir / file_name;
     std::error_code ec;
     if (!fs::is_regular_file(file, ec)) continue;
-    open_checked(file, kind);
+    open_checked(*this, file, kind);
     return file;
   }
   fail(
       "{} plugin `{}` not found: no {} in the folders searched: {} (add a folder to the "
       "profile's plugin_paths or to GLMRT_PLUGIN_PATH)",
-      plugin_kind_name(kind), choice.name, file_name, join_dirs(search_dirs_));
+      plugin_kind_name(kind), printable(choice.name), printable(file_name),
+      join_dirs(search_dirs_));
 }
 
 namespace {
@@ -261,7 +318,7 @@ PluginHandle<plugin::Kernels> PluginHost::create_kernels(
       const PluginInfo& candidate = candidates[i];
       try {
         auto kernels = create_from<plugin::Kernels>(
-            open_checked(candidate.path, GLMRT_PLUGIN_KERNELS), choice, host);
+            open_checked(*this, candidate.path, GLMRT_PLUGIN_KERNELS), choice, host);
         if (const auto refused = refused_format(*kernels, formats)) {
           failures += fmt::format("; `{}` does not support {} weights", candidate.name, *refused);
           if (i + 1 < candidates.size())

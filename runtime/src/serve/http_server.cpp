@@ -10,9 +10,11 @@
 
 #include <fmt/format.h>
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <mutex>
 #include <optional>
@@ -329,6 +331,13 @@ HttpServer::HttpServer(Engine& engine, text::ModelChatTemplate chat_template,
   http.set_keep_alive_timeout(
       std::max<time_t>(1, static_cast<time_t>(state.options.idle_timeout_seconds)));
   http.set_keep_alive_max_count(1000);
+  // httplib's default sets SO_REUSEPORT, with which a second server binds the
+  // same port and the two split the connections; SO_REUSEADDR alone only
+  // allows a restart while old connections linger in TIME_WAIT.
+  http.set_socket_options([](socket_t sock) {
+    const int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   install_handlers(state);
 }
 
@@ -338,8 +347,17 @@ HttpServer::~HttpServer() {
 
 int HttpServer::bind() {
   const ServeOptions& o = state_->options;
+  errno = 0;
   const int port = o.port == 0 ? state_->http.bind_to_any_port(o.host)
                                : (state_->http.bind_to_port(o.host, o.port) ? o.port : -1);
+  // httplib closes the socket after a failed bind(), which leaves its errno.
+  const int error = errno;
+  if (port < 0 && error == EADDRINUSE)
+    fail("cannot listen on {}: address in use (port {} is taken, by another glmrt serve?)",
+         listening_url(o.host, o.port), o.port);
+  if (port < 0 && error == EACCES)
+    fail("cannot listen on {}: permission denied (port {} needs privileges)",
+         listening_url(o.host, o.port), o.port);
   if (port < 0)
     fail("cannot listen on {} (in use, or not an address of this machine?)",
          listening_url(o.host, o.port));

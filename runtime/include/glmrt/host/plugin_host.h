@@ -7,11 +7,13 @@
 #include <glmrt/plugin/plugin.h>
 #include <glmrt/profile/profile.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -20,7 +22,9 @@
 
 namespace glmrt {
 
-/// What `glmrt plugins` lists for one shared object.
+/// What `glmrt plugins` lists for one shared object. Its texts are printable
+/// (a plugin's name and version are refused when they are not, its reason
+/// and description are escaped); only `path` is as the file system has it.
 struct PluginInfo {
   std::filesystem::path path;
   std::string kind;  // "kernels" | "io" | "draft"
@@ -109,6 +113,13 @@ struct ProfilePlugins {
   std::optional<PluginInfo> draft;
 };
 
+/// Plugins of the build's and the install's own folders (plugins/ beside the
+/// executable, <prefix>/lib/glmrt/plugins) are probed in this process; any
+/// other file (from profile.plugin_paths, $GLMRT_PLUGIN_PATH, a path in the
+/// profile) is probed first in a child process, so that one crashing or
+/// hanging in its probe is refused with the signal or the timeout as the
+/// reason ($GLMRT_PLUGIN_PROBE_TIMEOUT seconds, default 10) instead of
+/// taking the host down.
 class PluginHost {
  public:
   /// Search order: profile.plugin_paths, then $GLMRT_PLUGIN_PATH (':'-separated),
@@ -122,9 +133,14 @@ class PluginHost {
   /// including ones that fail to load (supported = false, reason says why).
   std::vector<PluginInfo> discover() const;
 
-  /// Reads a plugin's descriptor and runs its probe; throws glmrt::Error naming
-  /// the file when it is not a glmrt plugin or its ABI major differs.
+  /// Reads a plugin's descriptor and runs its probe (in a child process unless
+  /// vouches_for() it); throws glmrt::Error naming the file when it is not a
+  /// glmrt plugin, its descriptor is malformed, or its probe crashes or hangs.
   PluginInfo inspect(const std::filesystem::path& shared_object) const;
+
+  /// True when `shared_object` lies in one of the own plugin folders (links
+  /// resolved): it is then probed in this process.
+  bool vouches_for(const std::filesystem::path& shared_object) const;
 
   /// Resolves a name ("kernels-scalar"), "auto" (kernels only) or a path to a
   /// file, checking kind, ABI and probe; errors name the file and mismatch
@@ -148,6 +164,8 @@ class PluginHost {
 
  private:
   std::vector<std::filesystem::path> search_dirs_;
+  std::set<std::filesystem::path> vouched_dirs_;
+  std::chrono::milliseconds probe_timeout_;
 };
 
 }  // namespace glmrt
