@@ -56,7 +56,7 @@ TEST_P(ChunkedEncoderFixtures, IdsMatchEncodingTheWholeText) {
   const std::string text = fixture_text(GetParam());
   for (const bool special : {false, true}) {
     const std::vector<TokenId> whole = tokenizer.encode(text, special);
-    for (const auto& [chunk, piece] : {std::pair<std::size_t, std::size_t>{1, 1},
+    for (const auto& [chunk, piece] : {std::pair<std::size_t, std::size_t>{16, 5},
                                        {7, 3},
                                        {64, 61},
                                        {1000, 4096},
@@ -80,9 +80,9 @@ TEST(ChunkedEncoder, HoldsAboutAChunkOfALongText) {
   std::string line;
   for (int i = 0; i < 50; ++i) line += "Lorem ipsum, dolor sit amet " + std::to_string(i) + ".";
   std::string text;
-  while (text.size() < (2u << 20)) text += line + "\n";
-  const Chunked chunked = encode_in_chunks(tokenizer, text, false, 64 << 10, 1 << 16);
-  EXPECT_LE(chunked.most_pending, 2u * (64 << 10) + line.size());
+  while (text.size() < (512u << 10)) text += line + "\n";
+  const Chunked chunked = encode_in_chunks(tokenizer, text, false, 16 << 10, 1 << 12);
+  EXPECT_LE(chunked.most_pending, 2u * (16 << 10) + line.size());
   EXPECT_EQ(chunked.ids, tokenizer.encode(text));
 }
 
