@@ -22,6 +22,7 @@ class ServerProcess {
   ServerProcess& operator=(const ServerProcess&) = delete;
 
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   /// SIGTERM, then the exit status (-1 when killed by a signal or after 30 s).
   int stop();
   /// Everything it wrote to stderr so far.

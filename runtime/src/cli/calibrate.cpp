@@ -2,6 +2,7 @@
 // quantization (`glmrt convert --importance`; docs/convert.md).
 #include "commands.h"
 #include "options.h"
+#include "text_tokens.h"
 
 #include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
@@ -61,9 +62,8 @@ int calibrate_command(const Args& args) {
     fail("--window {}: must be from 1 to the profile's memory.max_context ({})", window,
          profile.max_context);
   const auto tokenizer = text::Tokenizer::from_file(folder / "tokenizer.json");
-  const auto ids =
-      tokenizer.encode(read_input_file(text_file, input_kinds::text_to_tokenize), true);
-  const std::vector<int32_t> tokens(ids.begin(), ids.end());
+  const std::vector<int32_t> tokens =
+      read_text_tokens("--text", text_file, tokenizer, profile, folder);
   if (tokens.empty()) fail("--text {}: the text encodes to no token", text_file);
   auto engine = Engine::open(profile, folder);
   CalibrationOptions o;

@@ -4,6 +4,7 @@
 // report the same numbers.
 #include "commands.h"
 #include "options.h"
+#include "text_tokens.h"
 
 #include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
@@ -157,9 +158,8 @@ int score_command(const Args& args, const Ranks& ranks) {
     const auto shards = ranks.spread(*engine);
     return score_requests(*engine, input, json, ranks.count());
   }
-  const auto ids =
-      tokenizer.encode(read_input_file(text_file, input_kinds::text_to_tokenize), true);
-  const std::vector<int32_t> tokens(ids.begin(), ids.end());
+  const std::vector<int32_t> tokens =
+      read_text_tokens("--perplexity", text_file, tokenizer, profile, folder);
   if (window == 0) window = std::min<int64_t>(max_context, 2048);
   if (window > max_context)
     fail("--window {} is larger than the profile's memory.max_context ({})", window, max_context);

@@ -14,7 +14,9 @@
 #include <glmrt/serve/access_policy.h>
 #include <glmrt/serve/http_server.h>
 #include <glmrt/serve/shutdown_signals.h>
+#include <glmrt/serve/thread_ceiling.h>
 
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -65,7 +67,8 @@ int serve_command(const Args& args, const Ranks& ranks) {
       "model-name", po::value(&o.model_name),
       "the model's name in the API (default: the folder's)")(
       "http-threads", po::value(&o.http_threads)->default_value(0),
-      "requests answered at once; 0 = max-queue + 4")(
+      "requests answered at once; 0 = max-queue + 4 (at most 4096, and half of what the process "
+      "limit or pids cgroup leaves)")(
       "slots", po::value(&o.slots)->default_value(o.slots),
       "conversations kept in the KV cache (they share one max-context sequence's memory); 0 = "
       "the profile's memory.kv_slots (auto: one per 256 tokens of max_context, at most 16)")(
@@ -99,9 +102,16 @@ int serve_command(const Args& args, const Ranks& ranks) {
         "leave the flag out to serve without authentication");
   if (o.shutdown_grace_seconds < 0 || !(o.shutdown_grace_seconds < 1e6))
     fail("--shutdown-grace must be a number of seconds >= 0");
+  // Before the model loads: a count the machine cannot start is refused at once.
+  serve::check_http_threads(o);
   o.access_log = vm.count("quiet") == 0;
   o.allow_special_in_content = vm.count("allow-special-in-content") != 0;
 
+  // Conversations' KV caches come and go in every size: with glibc's sliding
+  // mmap threshold their freed blocks stayed in the heap, fragmented, and the
+  // resident memory the slots' eviction measures never came down. A fixed
+  // threshold maps each large block on its own and unmaps it when freed.
+  mallopt(M_MMAP_THRESHOLD, 64 << 10);
   const Profile profile = load_profile(profile_path);
   // Before the model loads, which may take minutes.
   const auto chat_template = text::ModelChatTemplate::for_model(

@@ -5,6 +5,7 @@
 
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
+#include <glmrt/text/chunked_encoder.h>
 #include <glmrt/text/text_commands.h>
 #include <glmrt/text/tokenizer.h>
 
@@ -13,8 +14,42 @@
 #include <unistd.h>
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace glmrt::cli {
+namespace {
+
+// Standard input a chunk at a time, its ids printed as they come (the JSON
+// array of encoding it whole): memory stays a few chunks, whatever the text.
+void stream_token_ids(const text::Tokenizer& tokenizer, bool add_special_tokens) {
+  constexpr std::string_view kWhat = "the token ids";
+  InputReader input = InputReader::stream(STDIN_FILENO, "stdin", input_kinds::text_to_tokenize);
+  text::ChunkedEncoder encoder(tokenizer, add_special_tokens);
+  std::vector<text::TokenId> ids;
+  std::string json = "[";
+  bool first = true;
+  const auto print = [&] {
+    for (const text::TokenId id : ids) {
+      if (!first) json += ',';
+      first = false;
+      json += std::to_string(id);
+    }
+    ids.clear();
+    write_output(stdout, json, kWhat);
+    json.clear();
+  };
+  for (std::string_view bytes; !(bytes = input.next(1 << 16)).empty();) {
+    encoder.push(bytes, ids);
+    if (!ids.empty()) print();
+  }
+  encoder.finish(ids);
+  print();
+  write_output(stdout, "]\n", kWhat);
+  flush_output(stdout, kWhat);
+}
+
+}  // namespace
 
 int tokenize_command(const Args& args) {
   namespace po = boost::program_options;
@@ -28,16 +63,15 @@ int tokenize_command(const Args& args) {
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
   const auto tokenizer = text::Tokenizer::from_file(tokenizer_path);
-  // Text may hold any byte; the ids to decode are JSON, where a NUL would end
-  // the parse early.
+  if (!vm.count("decode")) {
+    stream_token_ids(tokenizer, vm.count("special") > 0);
+    return 0;
+  }
+  // The ids to decode are JSON, where a NUL would end the parse early.
   constexpr InputKind kIds{"the token ids (a JSON array)", 256 * kInputMiB};
-  const std::string input = read_input_stream(
-      STDIN_FILENO, "stdin", vm.count("decode") ? kIds : input_kinds::text_to_tokenize);
-  const std::string output =
-      vm.count("decode") ? text::decode_json_ids(tokenizer, input)
-                         : text::tokenize_to_json(tokenizer, input, vm.count("special") > 0) + "\n";
-  write_output(stdout, output, vm.count("decode") ? "the decoded text" : "the token ids");
-  flush_output(stdout, vm.count("decode") ? "the decoded text" : "the token ids");
+  const std::string input = read_input_stream(STDIN_FILENO, "stdin", kIds);
+  write_output(stdout, text::decode_json_ids(tokenizer, input), "the decoded text");
+  flush_output(stdout, "the decoded text");
   return 0;
 }
 

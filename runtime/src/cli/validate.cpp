@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "expert_counters_report.h"
 #include "options.h"
+#include "text_tokens.h"
 
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
@@ -177,21 +178,21 @@ int compare_command(const po::variables_map& vm, const Profile& q_profile,
   Profile p_profile = load_profile(vm["against"].as<std::string>());
   // One model folder: verified once is enough.
   if (q_profile.verify_checksums) p_profile.verify_checksums = false;
-  auto q = ranks.open(q_profile, model_dir);
-  auto p = Engine::open(p_profile, model_dir);
-  const auto shards = ranks.spread(*q);  // the reference P runs on rank 0 alone
   std::vector<int32_t> ids;
   if (vm.count("ids")) {
     ids = read_ids(vm["ids"].as<std::string>());
   } else if (vm.count("text")) {
-    const std::string path = vm["text"].as<std::string>();
-    const std::string text = read_input_file(path, input_kinds::text_to_tokenize);
-    for (const auto id :
-         text::Tokenizer::from_file(q->model_dir() / "tokenizer.json").encode(text, true))
-      ids.push_back(static_cast<int32_t>(id));
+    // Before the models load, within Q's memory plan.
+    const auto folder = Engine::model_dir_for(q_profile, model_dir);
+    ids =
+        read_text_tokens("--text", vm["text"].as<std::string>(),
+                         text::Tokenizer::from_file(folder / "tokenizer.json"), q_profile, folder);
   } else {
     fail("--against needs --text FILE or --ids FILE");
   }
+  auto q = ranks.open(q_profile, model_dir);
+  auto p = Engine::open(p_profile, model_dir);
+  const auto shards = ranks.spread(*q);  // the reference P runs on rank 0 alone
   const int64_t window = vm["window"].as<int64_t>();
   const ProfileComparison c = compare_profiles(
       *q, *p, ids, window,

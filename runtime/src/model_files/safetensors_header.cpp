@@ -6,13 +6,13 @@
 #include <array>
 #include <limits>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
+#include <unordered_set>
 
-#include "dtype_conversion.h"
-#include <glmrt/model_files/file_io.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/json_nesting.h>
+#include <glmrt/model_files/file_io.h>
+#include "dtype_conversion.h"
 #include "quant_format_stamp.h"
 
 namespace glmrt::model_files {
@@ -45,22 +45,75 @@ uint64_t read_header_length(int fd, const path& file, uint64_t size) {
   return length;
 }
 
-// Parses the header text, refusing duplicate top-level names: JSON objects
-// would silently keep only the last one, hiding which bytes a name means.
-json parse_header_json(const std::string& text, const path& file) {
-  std::set<std::string> seen;
-  std::string duplicate;
-  const json::parser_callback_t callback = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::key && depth == 1 &&
-        !seen.insert(parsed.get<std::string>()).second && duplicate.empty()) {
-      duplicate = parsed.get<std::string>();
+// Builds the header's DOM like nlohmann's own parser, and on the way refuses
+// duplicate top-level names (a JSON object would silently keep only the last
+// one, hiding which bytes a name means) and headers of too many tensors. A
+// parser callback would do the first, but nlohmann's callback parser rescans
+// the whole parent object at every nested object's end, quadratic in the
+// tensor count (80k dummy tensors took minutes).
+class HeaderSax {
+ public:
+  HeaderSax(json& result, const path& file, std::size_t max_tensors)
+      : dom_(result), file_(file), max_tensors_(max_tensors) {}
+
+  bool null() { return dom_.null(); }
+  bool boolean(bool value) { return dom_.boolean(value); }
+  bool number_integer(json::number_integer_t value) { return dom_.number_integer(value); }
+  bool number_unsigned(json::number_unsigned_t value) { return dom_.number_unsigned(value); }
+  bool number_float(json::number_float_t value, const std::string& text) {
+    return dom_.number_float(value, text);
+  }
+  bool string(std::string& value) { return dom_.string(value); }
+  bool binary(json::binary_t& value) { return dom_.binary(value); }
+  bool start_object(std::size_t size) {
+    ++depth_;
+    return dom_.start_object(size);
+  }
+  bool key(std::string& name) {
+    if (depth_ == 1) {
+      if (++entries_ > max_tensors_) {
+        fail("{}: header declares more than {} tensors (corrupt, or not a checkpoint's header)",
+             file_, max_tensors_);
+      }
+      if (!seen_.insert(name).second && duplicate_.empty()) duplicate_ = name;
     }
-    return true;
-  };
+    return dom_.key(name);
+  }
+  bool end_object() {
+    --depth_;
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t size) {
+    ++depth_;
+    return dom_.start_array(size);
+  }
+  bool end_array() {
+    --depth_;
+    return dom_.end_array();
+  }
+  template <typename Exception>
+  bool parse_error(std::size_t position, const std::string& token, const Exception& e) {
+    return dom_.parse_error(position, token, e);
+  }
+
+  const std::string& duplicate() const { return duplicate_; }
+
+ private:
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
+  const path& file_;
+  std::size_t max_tensors_;
+  int depth_ = 0;
+  std::size_t entries_ = 0;
+  std::unordered_set<std::string> seen_;
+  std::string duplicate_;
+};
+
+json parse_header_json(const std::string& text, const path& file, std::size_t max_tensors) {
   require_json_nesting_within(text, fmt::format("{}: header", file.string()));
   json header;
+  HeaderSax sax(header, file, max_tensors);
   try {
-    header = json::parse(text, callback);
+    json::sax_parse(text, &sax);
   } catch (const json::exception& e) {  // parse_error, or out_of_range for 1e400
     fail("{}: header is not valid JSON: {}", file, e.what());
   }
@@ -68,7 +121,9 @@ json parse_header_json(const std::string& text, const path& file) {
     fail("{}: header must be a JSON object mapping tensor names to entries, found {}", file,
          header.type_name());
   }
-  if (!duplicate.empty()) fail("{}: tensor '{}' appears twice in the header", file, duplicate);
+  if (!sax.duplicate().empty()) {
+    fail("{}: tensor '{}' appears twice in the header", file, sax.duplicate());
+  }
   return header;
 }
 
@@ -170,8 +225,9 @@ std::vector<TensorInfo> read_safetensors_header(int fd, const path& file, int fi
 }
 
 std::vector<TensorInfo> parse_safetensors_header(const std::string& text, uint64_t size,
-                                                 const path& file, int file_index) {
-  const json header = parse_header_json(text, file);
+                                                 const path& file, int file_index,
+                                                 std::size_t max_tensors) {
+  const json header = parse_header_json(text, file, max_tensors);
   const uint64_t header_length = text.size();
   if (8 + header_length > size)
     fail("{}: a header of {} bytes does not fit a file of {} bytes", file, header_length, size);

@@ -7,6 +7,7 @@
 #include <glmrt/serve/access_policy.h>
 #include <glmrt/serve/chat_page.h>
 #include <glmrt/serve/http_server.h>
+#include <glmrt/serve/thread_ceiling.h>
 
 #include <fmt/format.h>
 
@@ -242,13 +243,6 @@ ReaderLimits reader_limits(const ServeOptions& o) {
   return limits;
 }
 
-size_t http_threads(const ServeOptions& options) {
-  if (options.http_threads > 0) return static_cast<size_t>(options.http_threads);
-  // Every queued request holds a thread while it waits, plus the running one
-  // and room for /health, /metrics and refusals.
-  return static_cast<size_t>(options.limits.max_queue) + 4;
-}
-
 }  // namespace
 
 std::string listening_url(std::string_view host, int port) {
@@ -309,9 +303,10 @@ HttpServer::HttpServer(Engine& engine, text::ModelChatTemplate chat_template,
     fail("--request-timeout must be a number of seconds > 0");
   if (!(options.idle_timeout_seconds > 0 && options.idle_timeout_seconds < 1e6))
     fail("--idle-timeout must be a number of seconds > 0");
+  check_http_threads(options);
   state_ = std::make_unique<State>(engine, chat_template, defaults, std::move(options));
   ServerState& state = *state_;
-  state.handlers = std::make_unique<HandlerThreads>(http_threads(state.options));
+  state.handlers = std::make_unique<HandlerThreads>(requested_http_threads(state.options));
   state.reader = std::make_unique<ConnectionReader>(
       reader_limits(state.options),
       [&state](ReadRequest request) {

@@ -11,6 +11,7 @@
 #include <glmrt/text/tokenizer.h>
 
 #include "connection_reader.h"
+#include "handler_threads.h"
 
 #include <httplib.h>
 #include <sys/socket.h>
@@ -43,24 +44,6 @@ class GuardedServer : public httplib::Server {
     on_accept(static_cast<int>(sock));
     return true;
   }
-};
-
-// httplib's ThreadPool, shut down exactly once: its threads must be joined
-// before it goes, and shutting it down twice joins them twice.
-class HandlerThreads {
- public:
-  explicit HandlerThreads(size_t threads) : pool_(threads) {}
-  ~HandlerThreads() { shutdown(); }
-  HandlerThreads(const HandlerThreads&) = delete;
-  HandlerThreads& operator=(const HandlerThreads&) = delete;
-  void enqueue(std::function<void()> task) { pool_.enqueue(std::move(task)); }
-  void shutdown() {
-    std::call_once(once_, [this] { pool_.shutdown(); });
-  }
-
- private:
-  httplib::ThreadPool pool_;
-  std::once_flag once_;
 };
 
 struct ServerState {

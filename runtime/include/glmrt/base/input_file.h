@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace glmrt {
 
@@ -125,9 +126,10 @@ inline std::string read_to_end(int fd, uint64_t size_hint, const std::filesystem
   return text;
 }
 
-/// Opens and reads `file`; nullopt when `optional` and nothing is there.
-inline std::optional<std::string> read(const std::filesystem::path& file, const InputKind& kind,
-                                       bool optional) {
+/// Opens `file`, a regular file of at most kind.max_bytes, for blocking
+/// reads and sets `size`; -1 when `optional` and nothing is there.
+inline int open_regular(const std::filesystem::path& file, const InputKind& kind, bool optional,
+                        uint64_t& size) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
   int fd;
   do {
@@ -138,7 +140,7 @@ inline std::optional<std::string> read(const std::filesystem::path& file, const 
     struct stat link {};
     if (err == ENOENT && ::lstat(file.c_str(), &link) == 0)
       refuse(file, kind, "it is a symbolic link to a file that does not exist");
-    if (err == ENOENT && optional) return std::nullopt;
+    if (err == ENOENT && optional) return -1;
     if (err == ELOOP) refuse(file, kind, "its symbolic links form a loop");
     struct stat st {};
     if (err == ENXIO && ::stat(file.c_str(), &st) == 0)  // a socket cannot be opened
@@ -146,13 +148,13 @@ inline std::optional<std::string> read(const std::filesystem::path& file, const 
              fmt::format("it is {}, expected a regular file", describe_file_type(st.st_mode)));
     refuse(file, kind, std::strerror(err));
   }
-  const Descriptor guard(fd);
+  Descriptor guard(fd);
   struct stat st {};
   if (::fstat(fd, &st) != 0) refuse(file, kind, std::strerror(errno));
   if (!S_ISREG(st.st_mode))
     refuse(file, kind,
            fmt::format("it is {}, expected a regular file", describe_file_type(st.st_mode)));
-  const auto size = static_cast<uint64_t>(st.st_size);
+  size = static_cast<uint64_t>(st.st_size);
   if (size > kind.max_bytes)
     refuse(file, kind,
            fmt::format("it holds {} bytes, more than the {} {} may hold", size,
@@ -160,6 +162,17 @@ inline std::optional<std::string> read(const std::filesystem::path& file, const 
   // Back to blocking reads (a regular file never blocks, but a plugin's
   // network file system might say EAGAIN otherwise).
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  guard.fd = -1;
+  return fd;
+}
+
+/// Opens and reads `file`; nullopt when `optional` and nothing is there.
+inline std::optional<std::string> read(const std::filesystem::path& file, const InputKind& kind,
+                                       bool optional) {
+  uint64_t size = 0;
+  const int fd = open_regular(file, kind, optional, size);
+  if (fd < 0) return std::nullopt;
+  const Descriptor guard(fd);
   return read_to_end(fd, size, file, kind, false);
 }
 
@@ -185,6 +198,77 @@ inline std::optional<std::string> read_input_file_if_present(const std::filesyst
 inline std::string read_input_stream(int fd, std::string_view name, const InputKind& kind) {
   return input_file_detail::read_to_end(fd, 0, std::filesystem::path(name), kind, true);
 }
+
+/// A file or an open stream read piece by piece, with read_input_file's
+/// checks and cap: for texts too large to hold whole (tokenize, perplexity).
+/// NUL bytes are only refused when kind.allow_nul is false.
+class InputReader {
+ public:
+  /// `file` must be a regular file of at most kind.max_bytes.
+  static InputReader open(const std::filesystem::path& file, const InputKind& kind) {
+    uint64_t size = 0;
+    const int fd = input_file_detail::open_regular(file, kind, false, size);
+    return InputReader(fd, true, file, kind, size);
+  }
+  /// Standard input or another open stream, left open.
+  static InputReader stream(int fd, std::string_view name, const InputKind& kind) {
+    return InputReader(fd, false, std::filesystem::path(name), kind, 0);
+  }
+  InputReader(InputReader&& other) noexcept
+      : fd_(std::exchange(other.fd_, -1)),
+        owned_(other.owned_),
+        file_(std::move(other.file_)),
+        kind_(other.kind_),
+        size_(other.size_),
+        read_(other.read_),
+        buffer_(std::move(other.buffer_)) {}
+  InputReader& operator=(InputReader&&) = delete;
+  InputReader(const InputReader&) = delete;
+  InputReader& operator=(const InputReader&) = delete;
+  ~InputReader() {
+    if (owned_ && fd_ >= 0) ::close(fd_);
+  }
+
+  /// The next bytes (at most `max_bytes`); empty at the end. Valid until
+  /// the next call.
+  std::string_view next(std::size_t max_bytes) {
+    buffer_.resize(max_bytes);
+    ssize_t n;
+    do {
+      n = ::read(fd_, buffer_.data(), max_bytes);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) input_file_detail::refuse(file_, kind_, std::strerror(errno));
+    const auto got = static_cast<std::size_t>(n);
+    if (read_ + got > kind_.max_bytes)
+      input_file_detail::refuse(
+          file_, kind_,
+          fmt::format("it holds more than {}, the most {} may hold",
+                      input_file_detail::size_text(kind_.max_bytes), kind_.what));
+    if (!kind_.allow_nul)
+      if (const auto at = std::string_view(buffer_.data(), got).find('\0');
+          at != std::string_view::npos)
+        input_file_detail::refuse(
+            file_, kind_,
+            fmt::format("byte {} is a NUL byte, which a text file never holds", read_ + at));
+    read_ += got;
+    return {buffer_.data(), got};
+  }
+  /// The file's size when opened (0 for a stream).
+  uint64_t size() const { return size_; }
+  const std::filesystem::path& file() const { return file_; }
+
+ private:
+  InputReader(int fd, bool owned, std::filesystem::path file, const InputKind& kind, uint64_t size)
+      : fd_(fd), owned_(owned), file_(std::move(file)), kind_(kind), size_(size) {}
+
+  int fd_;
+  bool owned_;
+  std::filesystem::path file_;
+  InputKind kind_;
+  uint64_t size_ = 0;
+  uint64_t read_ = 0;
+  std::string buffer_;
+};
 
 /// The lines of a text read with read_input_file, for line-oriented formats.
 class InputLines {

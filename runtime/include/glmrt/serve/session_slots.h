@@ -6,7 +6,8 @@
 // each keep their prefix. The slots share the KV memory the memory plan
 // counts for one sequence of max_context tokens: before a request runs, the
 // least recently used other slots are emptied (their memory freed) until the
-// others' caches and this request's growth fit in it.
+// others' caches and this request's growth fit in it, and until the process's
+// resident memory with that growth fits memory.budget.
 #pragma once
 
 #include <glmrt/engine/engine.h>
@@ -46,6 +47,9 @@ class SessionSlots {
     uint64_t last_used = 0;
   };
   void empty(Slot& slot);
+  // Empties the least recently used other slots until the slot `chosen` may
+  // grow to `tokens` within the plan's KV memory and the budget.
+  void make_room(size_t chosen, int64_t tokens);
   // KV bytes a slot may hold for `tokens` tokens (capacity grows by doubling).
   uint64_t kv_need(int64_t tokens) const;
 
