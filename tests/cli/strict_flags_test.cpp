@@ -55,6 +55,14 @@ TEST(StrictFlags, ANegativeSeedIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(out));
 }
 
+TEST(StrictFlags, NegativeBodyLimitsOfServeAreRefused) {
+  // "-1" read into an unsigned flag became 2^64-1: no body limit at all.
+  for (const char* flag : {"--max-body-bytes", "--max-body-memory"})
+    expect_refused({"serve", "--profile", reference_profile(), "--model", tiny_model(), "--port",
+                    "0", flag, "-1"},
+                   {std::string(flag) + ": `-1` is negative"});
+}
+
 TEST(StrictFlags, IntegerRangesArePrintedAsIntegers) {
   const ProcessResult r = run_glmrt({"run", "--profile", reference_profile(), "--model",
                                      tiny_model(), "--prompt-ids", "1,2", "-n", "1000000000"});

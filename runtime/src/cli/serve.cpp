@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "options.h"
 #include "sampling_flags.h"
+#include "unsigned_flag.h"
 
 #include <glmrt/base/error.h>
 #include <glmrt/base/printable.h>
@@ -32,10 +33,13 @@ namespace po = boost::program_options;
 
 po::options_description limit_flags(serve::ServeLimits& limits) {
   po::options_description flags("limits (a request beyond one gets the HTTP status shown)");
-  flags.add_options()("max-body-bytes",
-                      po::value(&limits.max_body_bytes)->default_value(limits.max_body_bytes),
-                      "largest request body, however it is framed (413)")(
-      "max-body-memory", po::value(&limits.max_body_memory)->default_value(limits.max_body_memory),
+  // Byte counts are read as text: boost would wrap "-1" into 2^64-1, no limit at all.
+  flags.add_options()(
+      "max-body-bytes",
+      po::value<std::string>()->default_value(std::to_string(limits.max_body_bytes)),
+      "largest request body, however it is framed (413)")(
+      "max-body-memory",
+      po::value<std::string>()->default_value(std::to_string(limits.max_body_memory)),
       "request bodies held at once; 0 = 2 x --max-body-bytes (later ones wait)")(
       "max-queue", po::value(&limits.max_queue)->default_value(limits.max_queue),
       "requests that may wait while one runs (429 beyond)")(
@@ -94,6 +98,10 @@ int serve_command(const Args& args, const Ranks& ranks) {
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
   check_sampling_flags(vm);
+  o.limits.max_body_bytes =
+      parse_unsigned_flag("--max-body-bytes", vm["max-body-bytes"].as<std::string>());
+  o.limits.max_body_memory =
+      parse_unsigned_flag("--max-body-memory", vm["max-body-memory"].as<std::string>());
   if (o.port < 0 || o.port > 65535) fail("--port must be in 0..65535, got {}", o.port);
   // An empty key would silently turn authentication off.
   if (vm.count("api-key") && o.api_key.find_first_not_of(" \t") == std::string::npos)

@@ -1,4 +1,5 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/number_text.h>
 #include <glmrt/profile/sampling_ranges.h>
 
 #include <fmt/format.h>
@@ -30,15 +31,6 @@ constexpr std::array<SamplingRange, 8> kRanges{{
      false},
     {S::max_new_tokens, "max_new_tokens", "--max-new-tokens", 0, 1 << 20, true, true, true},
 }};
-
-// A whole number as the user types it ("1048576", not {:g}'s "1.04858e+06");
-// anything else in fmt's shortest round-trip form.
-std::string number_text(double value) {
-  constexpr double kExactInteger = 9007199254740992.0;  // 2^53
-  if (std::floor(value) == value && std::fabs(value) <= kExactInteger)
-    return fmt::format("{}", static_cast<int64_t>(value));
-  return fmt::format("{}", value);
-}
 
 }  // namespace
 

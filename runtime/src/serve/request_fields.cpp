@@ -1,3 +1,4 @@
+#include <glmrt/base/number_text.h>
 #include <glmrt/base/printable.h>
 #include <glmrt/serve/request_fields.h>
 
@@ -38,12 +39,12 @@ std::optional<double> RequestFields::number(std::string_view key, double min, do
   const Json* v = get(key);
   if (!v) return std::nullopt;
   if (!v->is_number())
-    bad_request(name(key), "`{}` must be a number in [{:g}, {:g}], found {}", name(key), min, max,
-                v->type_name());
+    bad_request(name(key), "`{}` must be a number in [{}, {}], found {}", name(key),
+                number_text(min), number_text(max), v->type_name());
   const double value = v->get<double>();
   if (!(value >= min && value <= max))  // NaN fails too
-    bad_request(name(key), "`{}` must be in [{:g}, {:g}], found {}", name(key), min, max,
-                printable(v->dump(), 64));
+    bad_request(name(key), "`{}` must be in [{}, {}], found {}", name(key), number_text(min),
+                number_text(max), printable(v->dump(), 64));
   return value;
 }
 
