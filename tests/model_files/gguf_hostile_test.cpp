@@ -236,6 +236,10 @@ TEST_F(HostileGguf, ElementCountOverflow) {
   GgufParts bytes;  // numel fits, bytes do not
   bytes.tensor("w", {int64_t{1} << 31, int64_t{1} << 31}, GLMRT_GGML_F32, 0);
   expect_refused(bytes.bytes(), {"'w'", "byte size overflows"});
+  // Found by fuzz_gguf: one row's byte count overflowed inside ggml_row_bytes.
+  GgufParts row;
+  row.tensor("w", {int64_t{1} << 62}, GLMRT_GGML_F32, 0);
+  expect_refused(row.bytes(), {"'w'", "row of 4611686018427387904 values overflows"});
 }
 
 TEST_F(HostileGguf, TruncatedDataNamesTheTensor) {

@@ -72,8 +72,4 @@ std::string ByteReader::string(std::string_view what, uint64_t max_bytes) {
   return text;
 }
 
-void ByteReader::seek(uint64_t offset) {
-  position_ = std::min(offset, file_size_);
-}
-
 }  // namespace glmrt::gguf

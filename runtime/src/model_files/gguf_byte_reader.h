@@ -27,8 +27,6 @@ class ByteReader {
   uint64_t u64(std::string_view what);
   /// A length-prefixed string of at most `max_bytes` bytes.
   std::string string(std::string_view what, uint64_t max_bytes);
-  /// Moves to `offset` (not past the end of the file).
-  void seek(uint64_t offset);
 
  private:
   int fd_;

@@ -192,10 +192,12 @@ TensorInfo read_tensor_info(ByteReader& r, const path& file, uint64_t index) {
   const plugin::GgmlTypeTraits traits = plugin::ggml_type_traits(t.type);
   if (traits.name == nullptr)
     fail("{}: {} has ggml type id {}, not a type glmrt knows", file, what, t.type);
-  const int64_t row_bytes = plugin::ggml_row_bytes(t.type, t.dims[0]);
-  if (row_bytes < 0)
+  if (t.dims[0] % traits.block_values != 0)
     fail("{}: {} is {} with rows of {} values, not a whole number of its {}-value blocks", file,
          what, traits.name, t.dims[0], traits.block_values);
+  const int64_t row_bytes = plugin::ggml_row_bytes(t.type, t.dims[0]);
+  if (row_bytes < 0)
+    fail("{}: {}'s row of {} values overflows 64-bit byte counts", file, what, t.dims[0]);
   int64_t rows = 1;
   for (size_t d = 1; d < t.dims.size(); ++d) rows *= t.dims[d];  // <= numel: no overflow
   int64_t bytes = 0;
@@ -260,7 +262,6 @@ FileHeader read_file_header(int fd, const path& file, int file_index) {
         file, tensor_count, r.remaining(), r.remaining() / kMinTensorInfoBytes, kMaxTensors);
   read_metadata(r, header, pair_count);
   std::unordered_set<std::string_view> names;
-  header.tensors.reserve(tensor_count);
   for (uint64_t i = 0; i < tensor_count; ++i) {
     header.tensors.push_back(read_tensor_info(r, file, i));
     header.tensors.back().file_index = file_index;

@@ -20,7 +20,6 @@ namespace {
 using std::filesystem::path;
 
 constexpr std::string_view kGgufExtension = ".gguf";
-constexpr int kMaxShards = 99999;  // five digits
 
 bool all_digits(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -154,8 +153,6 @@ Model Model::open(const path& source) {
   Model model;
   model.source_ = source;
   model.files_ = shard_files(first);
-  if (model.files_.size() > static_cast<size_t>(kMaxShards))
-    fail("{}: more than {} shards", source, kMaxShards);
   size_t total = 0;
   for (size_t i = 0; i < model.files_.size(); ++i) {
     model.fds_.push_back(model_files::open_read_only(model.files_[i]));

@@ -148,11 +148,14 @@ constexpr GgmlTypeTraits ggml_type_traits(uint32_t type) {
 }
 
 /// Bytes one row of `values` values of `type` takes, or -1 when `type` is not
-/// a ggml type or `values` is not a whole number of its blocks.
+/// a ggml type, `values` is not a whole number of its blocks, or the byte
+/// count would not fit int64_t (a row length read from a hostile file).
 constexpr int64_t ggml_row_bytes(uint32_t type, int64_t values) {
   const GgmlTypeTraits traits = ggml_type_traits(type);
   if (traits.name == nullptr || values < 0 || values % traits.block_values != 0) return -1;
-  return values / traits.block_values * traits.block_bytes;
+  const int64_t blocks = values / traits.block_values;
+  if (blocks > INT64_MAX / traits.block_bytes) return -1;
+  return blocks * traits.block_bytes;
 }
 
 }  // namespace glmrt::plugin
