@@ -35,10 +35,17 @@ struct Measured {
 
 // glmrt `args` with `stdin_file` on standard input and standard output
 // discarded; its exit status, peak RSS and standard error.
-Measured measure_glmrt(const std::vector<std::string>& args, const fs::path& stdin_file) {
+Measured measure_glmrt(const std::vector<std::string>& args, const fs::path& stdin_file,
+                       const fs::path& cgroup_procs = {}) {
   const fs::path err_file = fs::temp_directory_path() / fmt::format("glmrt-err-{}", ::getpid());
   const pid_t pid = ::fork();
   if (pid == 0) {
+    if (!cgroup_procs.empty()) {  // join the cgroup before exec: its limit holds from the start
+      std::ofstream procs(cgroup_procs);
+      procs << ::getpid() << '\n';
+      procs.flush();
+      if (!procs) ::_exit(126);
+    }
     const int in = ::open(stdin_file.c_str(), O_RDONLY);
     const int out = ::open("/dev/null", O_WRONLY);
     const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -128,17 +135,19 @@ fs::path write_profile(const std::string& budget) {
 // ~0.4M tokens for glm_tiny, so it does not fit what 40 MiB leaves above the
 // plan's ~32 MiB minimum; refused as soon as its ids outgrow that, never
 // past the budget (the whole text tokenized took 220 MB).
-void expect_refused_within_budget(const std::string& flag, std::vector<std::string> args) {
-  const fs::path profile = write_profile("40MiB");
+void expect_refused_within_budget(const std::string& flag, std::vector<std::string> args,
+                                  const std::string& budget = "40MiB", double peak_mib = 40,
+                                  const fs::path& cgroup_procs = {}) {
+  const fs::path profile = write_profile(budget);
   const fs::path text = write_text("budget", 5 << 20);
   const fs::path none = empty_file();
   args.insert(args.end(),
               {"--profile", profile.string(), "--model", test::tiny_model(), flag, text.string()});
-  const Measured m = measure_glmrt(args, none);
+  const Measured m = measure_glmrt(args, none, cgroup_procs);
   EXPECT_EQ(m.exit_status, 1) << args[0] << ": " << m.err;
   EXPECT_NE(m.err.find(flag + " " + text.string()), std::string::npos) << m.err;
   EXPECT_NE(m.err.find("tokens already need"), std::string::npos) << m.err;
-  EXPECT_LT(m.peak_mib, 40) << args[0] << ": " << m.err;
+  EXPECT_LT(m.peak_mib, peak_mib) << args[0] << ": " << m.err;
   fs::remove(profile);
   fs::remove(text);
   fs::remove(none);
@@ -158,6 +167,41 @@ TEST(TextInputMemory, ValidateAgainstRefusesWithinTheBudget) {
   const fs::path against = write_profile("0");
   expect_refused_within_budget("--text", {"validate", "--against", against.string()});
   fs::remove(against);
+}
+
+// A memory cgroup v1 of its own (root can make one here), removed at the end;
+// skipped where this machine gives none.
+class MemoryCgroup {
+ public:
+  explicit MemoryCgroup(uint64_t limit_bytes)
+      : dir_(fs::path("/sys/fs/cgroup/memory") / fmt::format("glmrt-test-{}", ::getpid())) {
+    std::error_code ec;
+    if (!fs::is_directory(dir_.parent_path(), ec) || !fs::create_directory(dir_, ec)) return;
+    std::ofstream(dir_ / "memory.limit_in_bytes") << limit_bytes << '\n';
+    uint64_t read_back = 0;
+    std::ifstream(dir_ / "memory.limit_in_bytes") >> read_back;
+    usable_ = read_back == limit_bytes;
+  }
+  ~MemoryCgroup() {
+    std::error_code ec;
+    fs::remove(dir_, ec);  // rmdir: the child has exited, the cgroup is empty
+  }
+  bool usable() const { return usable_; }
+  fs::path procs() const { return dir_ / "cgroup.procs"; }
+
+ private:
+  fs::path dir_;
+  bool usable_ = false;
+};
+
+// `budget: auto` inside a cgroup: score of a 50 MB text with auto in a 300 MB
+// cgroup was OOM-killed (the text was read and tokenized whole before the
+// plan). The plan now takes the cgroup's room as the budget and the text is
+// refused within it, by status 1 with a message, never by the kernel.
+TEST(TextInputMemory, BudgetAutoHoldsInsideAMemoryCgroup) {
+  MemoryCgroup cgroup(48u << 20);
+  if (!cgroup.usable()) GTEST_SKIP() << "no memory cgroup v1 can be made here (needs root)";
+  expect_refused_within_budget("--perplexity", {"score"}, "auto", 48, cgroup.procs());
 }
 
 TEST(TextInputMemory, ASmallTextStillScoresUnderTheSameBudget) {
