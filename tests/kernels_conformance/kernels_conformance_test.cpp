@@ -166,7 +166,8 @@ TEST_P(KernelsPluginTest, AnyThreadCountGivesConformingResults) {
         host.create_kernels(PluginChoice{GetParam().file.string(), {}, {}}, services);
     for (const WeightFormatSpec& format : conformance_formats()) {
       // O not a multiple of any tile height, S not of any tile width.
-      const MatmulCase c{format, 7, 157, 700, ActivationKind::kExactInt8, false, 99};
+      const MatmulCase c{format, 7, 157, format.fit_inputs(700), ActivationKind::kExactInt8,
+                         false, 99};
       const CheckResult result = check_matmul_case(*kernels, c);
       EXPECT_NE(result.outcome, Outcome::kFail)
           << threads << " threads, " << result.name << ": " << result.detail;
