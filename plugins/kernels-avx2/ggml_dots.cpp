@@ -170,23 +170,36 @@ float dot_q2_k(const uint8_t* row, int64_t blocks, const int8_t* x, const float*
   __m256 acc = _mm256_setzero_ps();
   const __m256i two = _mm256_set1_epi8(0x03);
   const __m128i low4 = _mm_set1_epi8(0x0F);
+  // Sub-block j of a half: [scale 2j x 8 | scale 2j + 1 x 8] from the half's
+  // eight int16 scales, present in both 128-bit lanes.
+  const __m256i pick[4] = {
+      _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3,
+                       2, 3, 2, 3, 2, 3),
+      _mm256_setr_epi8(4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7,
+                       6, 7, 6, 7, 6, 7),
+      _mm256_setr_epi8(8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 10, 11, 10, 11, 10, 11, 10,
+                       11, 10, 11, 10, 11, 10, 11, 10, 11),
+      _mm256_setr_epi8(12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 14, 15, 14,
+                       15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15)};
   for (int64_t sb = 0; sb < blocks; ++sb) {
     const uint8_t* block = row + 84 * sb;
     prefetch_block(block, 84);
     const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
-    const __m128i scales16 = _mm_and_si128(packed, low4);
+    const __m256i scales = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
     const __m128i mins16 = _mm_and_si128(_mm_srli_epi16(packed, 4), low4);
     const int8_t* xs = x + 256 * sb;
     __m256i p[8];
 #pragma GCC unroll 2
     for (int n = 0; n < 2; ++n) {
       const __m256i codes = load32(block + 16 + 32 * n);
+      const __m256i half_scales = n == 0 ? _mm256_permute2x128_si256(scales, scales, 0x00)
+                                         : _mm256_permute2x128_si256(scales, scales, 0x11);
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
         const int b = 4 * n + j;
         const __m256i q = _mm256_and_si256(_mm256_srli_epi16(codes, 2 * j), two);
         p[b] = _mm256_madd_epi16(_mm256_maddubs_epi16(q, load32(xs + 32 * b)),
-                                 pair_scales(scales16, b));
+                                 _mm256_shuffle_epi8(half_scales, pick[j]));
       }
     }
     const __m256i mins = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mins16), load32(sums16 + 16 * sb));
