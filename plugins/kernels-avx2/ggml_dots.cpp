@@ -71,25 +71,51 @@ GLMRT_ALWAYS_INLINE void prefetch_block(const uint8_t* p, int64_t bytes) {
   for (int64_t k = 0; k < bytes; k += 64) prefetch_ahead(p + k);
 }
 
+// Each kernel decodes a super-block once, then meets C activation rows with
+// it, every row with the same operations in the same order as alone: a
+// row's result does not depend on how many rows share the call.
+template <int C>
+struct Accumulators {
+  __m256 lanes[C];
+  GLMRT_ALWAYS_INLINE __m256& operator[](int c) { return lanes[c]; }
+  GLMRT_ALWAYS_INLINE const __m256& operator[](int c) const { return lanes[c]; }
+};
+
+template <int C>
+GLMRT_ALWAYS_INLINE Accumulators<C> zeros() {
+  Accumulators<C> acc;
+  for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
+  return acc;
+}
+
+template <int C>
+GLMRT_ALWAYS_INLINE void finish(const Accumulators<C>& acc, float* out) {
+  for (int c = 0; c < C; ++c) out[c] = horizontal_sum(acc[c]);
+}
+
 // Q8_0: per 32 values an f16 d and 32 int8.
-float dot_q8_0(const uint8_t* row, int64_t blocks, const int8_t* x, const float* dx,
-               const int16_t*) {
-  __m256 acc = _mm256_setzero_ps();
+template <int C>
+void dot_q8_0(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out) {
+  Accumulators<C> acc = zeros<C>();
   for (int64_t b = 0; b < blocks; ++b) {
     const uint8_t* block = row + 34 * b;
     if (b % 2 == 0) prefetch_ahead(block);
-    const __m256i p = dot_signed(load32(block + 2), load32(x + 32 * b));
-    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(f16(block) * dx[b]), acc);
+    const __m256i w = load32(block + 2), magnitude = _mm256_sign_epi8(w, w);
+    const float d = f16(block);
+    for (int c = 0; c < C; ++c) {
+      const __m256i p = dot_unsigned(magnitude, _mm256_sign_epi8(load32(x[c].values + 32 * b), w));
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * x[c].scales[b]), acc[c]);
+    }
   }
-  return horizontal_sum(acc);
+  finish<C>(acc, out);
 }
 
 // Q4_K: d, dmin, 12 bytes of eight 6-bit scales and mins, 128 bytes of
 // nibbles: sub-block 2j is the low nibbles of bytes 32j..32j+31, 2j+1 the high.
 // value = d * sc * q - dmin * m.
-float dot_q4_k(const uint8_t* row, int64_t blocks, const int8_t* x, const float* dx,
-               const int16_t* sums16) {
-  __m256 acc = _mm256_setzero_ps();
+template <int C>
+void dot_q4_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out) {
+  Accumulators<C> acc = zeros<C>();
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   for (int64_t sb = 0; sb < blocks; ++sb) {
     const uint8_t* block = row + 144 * sb;
@@ -104,38 +130,44 @@ float dot_q4_k(const uint8_t* row, int64_t blocks, const int8_t* x, const float*
     const __m128i sc_m = _mm_loadu_si128(reinterpret_cast<const __m128i*>(unpacked));
     const __m256 scales = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sc_m));
     const __m256 mins = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sc_m, 8)));
-    const int8_t* xs = x + 256 * sb;
-    __m256i p[8];
+    const float d = f16(block), dmin = f16(block + 2);
+    __m256i q[8];
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j) {
       const __m256i bytes = load32(block + 16 + 32 * j);
-      p[2 * j] = dot_unsigned(_mm256_and_si256(bytes, low4), load32(xs + 64 * j));
-      p[2 * j + 1] = dot_unsigned(_mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4),
-                                  load32(xs + 64 * j + 32));
+      q[2 * j] = _mm256_and_si256(bytes, low4);
+      q[2 * j + 1] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
     }
-    const __m256 dxs = _mm256_loadu_ps(dx + 8 * sb);
-    const __m256 x_sums = _mm256_mul_ps(_mm256_cvtepi32_ps(sums32(sums16 + 16 * sb)), dxs);
-    const __m256 codes = _mm256_mul_ps(_mm256_cvtepi32_ps(totals(p)), dxs);
-    acc = _mm256_fmadd_ps(_mm256_mul_ps(codes, scales), _mm256_set1_ps(f16(block)), acc);
-    acc = _mm256_fnmadd_ps(_mm256_mul_ps(x_sums, mins), _mm256_set1_ps(f16(block + 2)), acc);
+    for (int c = 0; c < C; ++c) {
+      const int8_t* xs = x[c].values + 256 * sb;
+      __m256i p[8];
+#pragma GCC unroll 8
+      for (int b = 0; b < 8; ++b) p[b] = dot_unsigned(q[b], load32(xs + 32 * b));
+      const __m256 dxs = _mm256_loadu_ps(x[c].scales + 8 * sb);
+      const __m256 x_sums = _mm256_mul_ps(_mm256_cvtepi32_ps(sums32(x[c].sums16 + 16 * sb)), dxs);
+      const __m256 codes = _mm256_mul_ps(_mm256_cvtepi32_ps(totals(p)), dxs);
+      acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(codes, scales), _mm256_set1_ps(d), acc[c]);
+      acc[c] = _mm256_fnmadd_ps(_mm256_mul_ps(x_sums, mins), _mm256_set1_ps(dmin), acc[c]);
+    }
   }
-  return horizontal_sum(acc);
+  finish<C>(acc, out);
 }
 
 // Q6_K: 128 bytes of low nibbles, 64 of high bit pairs, 16 int8 scales (one
 // per 16 values), f16 d. value = d * sc * (q - 32). Half n of 128 values:
 // sub-block 4n+k takes the low (k < 2) or high nibbles of ql[64n + 32(k%2)..]
 // and bits 2k..2k+1 of qh[32n..32n+31].
-float dot_q6_k(const uint8_t* row, int64_t blocks, const int8_t* x, const float* dx,
-               const int16_t* sums16) {
-  __m256 acc = _mm256_setzero_ps();
+template <int C>
+void dot_q6_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out) {
+  Accumulators<C> acc = zeros<C>();
   const __m256i low4 = _mm256_set1_epi8(0x0F), two = _mm256_set1_epi8(0x03);
   for (int64_t sb = 0; sb < blocks; ++sb) {
     const uint8_t* block = row + 210 * sb;
     prefetch_block(block, 210);
     const __m128i scales16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 192));
-    const int8_t* xs = x + 256 * sb;
-    __m256i p[8];
+    const __m256i scales = _mm256_cvtepi8_epi16(scales16);
+    const float d = f16(block + 208);
+    __m256i q[8], pair[8];
 #pragma GCC unroll 2
     for (int n = 0; n < 2; ++n) {
       const __m256i ql0 = load32(block + 64 * n), ql1 = load32(block + 64 * n + 32);
@@ -146,28 +178,33 @@ float dot_q6_k(const uint8_t* row, int64_t blocks, const int8_t* x, const float*
 #pragma GCC unroll 4
       for (int k = 0; k < 4; ++k) {
         const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), two);
-        const __m256i q = _mm256_or_si256(low[k], _mm256_slli_epi16(high, 4));
-        const int b = 4 * n + k;
-        const __m256i pairs = _mm256_maddubs_epi16(q, load32(xs + 32 * b));
-        p[b] = _mm256_madd_epi16(pairs, pair_scales(scales16, b));
+        q[4 * n + k] = _mm256_or_si256(low[k], _mm256_slli_epi16(high, 4));
+        pair[4 * n + k] = pair_scales(scales16, 4 * n + k);
       }
     }
-    // The -32 offset: 32 x sum over 16-groups of scale x sum(x).
-    const __m256i offsets =
-        _mm256_madd_epi16(_mm256_cvtepi8_epi16(scales16), load32(sums16 + 16 * sb));
-    const __m256i net = _mm256_sub_epi32(totals(p), _mm256_slli_epi32(offsets, 5));
-    acc = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(net), _mm256_loadu_ps(dx + 8 * sb)),
-                          _mm256_set1_ps(f16(block + 208)), acc);
+    for (int c = 0; c < C; ++c) {
+      const int8_t* xs = x[c].values + 256 * sb;
+      __m256i p[8];
+#pragma GCC unroll 8
+      for (int b = 0; b < 8; ++b)
+        p[b] = _mm256_madd_epi16(_mm256_maddubs_epi16(q[b], load32(xs + 32 * b)), pair[b]);
+      // The -32 offset: 32 x sum over 16-groups of scale x sum(x).
+      const __m256i offsets = _mm256_madd_epi16(scales, load32(x[c].sums16 + 16 * sb));
+      const __m256i net = _mm256_sub_epi32(totals(p), _mm256_slli_epi32(offsets, 5));
+      acc[c] = _mm256_fmadd_ps(
+          _mm256_mul_ps(_mm256_cvtepi32_ps(net), _mm256_loadu_ps(x[c].scales + 8 * sb)),
+          _mm256_set1_ps(d), acc[c]);
+    }
   }
-  return horizontal_sum(acc);
+  finish<C>(acc, out);
 }
 
 // Q2_K: 16 scale bytes (low nibble scale, high nibble min, per 16 values), 64
 // bytes of 2-bit codes, f16 d, f16 dmin. Sub-block 4n+j is bits 2j..2j+1 of
 // bytes 32n..32n+31. value = d * sc * q - dmin * m.
-float dot_q2_k(const uint8_t* row, int64_t blocks, const int8_t* x, const float* dx,
-               const int16_t* sums16) {
-  __m256 acc = _mm256_setzero_ps();
+template <int C>
+void dot_q2_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out) {
+  Accumulators<C> acc = zeros<C>();
   const __m256i two = _mm256_set1_epi8(0x03);
   const __m128i low4 = _mm_set1_epi8(0x0F);
   // Sub-block j of a half: [scale 2j x 8 | scale 2j + 1 x 8] from the half's
@@ -186,9 +223,9 @@ float dot_q2_k(const uint8_t* row, int64_t blocks, const int8_t* x, const float*
     prefetch_block(block, 84);
     const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
     const __m256i scales = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
-    const __m128i mins16 = _mm_and_si128(_mm_srli_epi16(packed, 4), low4);
-    const int8_t* xs = x + 256 * sb;
-    __m256i p[8];
+    const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
+    const float d = f16(block + 80), dmin = f16(block + 82);
+    __m256i q[8], pair[8];
 #pragma GCC unroll 2
     for (int n = 0; n < 2; ++n) {
       const __m256i codes = load32(block + 16 + 32 * n);
@@ -196,28 +233,33 @@ float dot_q2_k(const uint8_t* row, int64_t blocks, const int8_t* x, const float*
                                          : _mm256_permute2x128_si256(scales, scales, 0x11);
 #pragma GCC unroll 4
       for (int j = 0; j < 4; ++j) {
-        const int b = 4 * n + j;
-        const __m256i q = _mm256_and_si256(_mm256_srli_epi16(codes, 2 * j), two);
-        p[b] = _mm256_madd_epi16(_mm256_maddubs_epi16(q, load32(xs + 32 * b)),
-                                 _mm256_shuffle_epi8(half_scales, pick[j]));
+        q[4 * n + j] = _mm256_and_si256(_mm256_srli_epi16(codes, 2 * j), two);
+        pair[4 * n + j] = _mm256_shuffle_epi8(half_scales, pick[j]);
       }
     }
-    const __m256i mins = _mm256_madd_epi16(_mm256_cvtepu8_epi16(mins16), load32(sums16 + 16 * sb));
-    const __m256 dxs = _mm256_loadu_ps(dx + 8 * sb);
-    acc = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(totals(p)), dxs),
-                          _mm256_set1_ps(f16(block + 80)), acc);
-    acc = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(mins), dxs),
-                           _mm256_set1_ps(f16(block + 82)), acc);
+    for (int c = 0; c < C; ++c) {
+      const int8_t* xs = x[c].values + 256 * sb;
+      __m256i p[8];
+#pragma GCC unroll 8
+      for (int b = 0; b < 8; ++b)
+        p[b] = _mm256_madd_epi16(_mm256_maddubs_epi16(q[b], load32(xs + 32 * b)), pair[b]);
+      const __m256i min_sums = _mm256_madd_epi16(mins, load32(x[c].sums16 + 16 * sb));
+      const __m256 dxs = _mm256_loadu_ps(x[c].scales + 8 * sb);
+      acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(totals(p)), dxs), _mm256_set1_ps(d),
+                               acc[c]);
+      acc[c] = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(min_sums), dxs),
+                                _mm256_set1_ps(dmin), acc[c]);
+    }
   }
-  return horizontal_sum(acc);
+  finish<C>(acc, out);
 }
 
 // IQ4_XS: f16 d, le16 of high scale bits, 4 bytes of low scale bits, 128 bytes
 // of nibbles indexing kvalues_iq4nl; sub-block b: bytes 16b..16b+15, low
 // nibbles values 0-15, high nibbles 16-31. value = d * (ls - 32) * kvalues[q].
-float dot_iq4_xs(const uint8_t* row, int64_t blocks, const int8_t* x, const float* dx,
-                 const int16_t*) {
-  __m256 acc = _mm256_setzero_ps();
+template <int C>
+void dot_iq4_xs(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out) {
+  Accumulators<C> acc = zeros<C>();
   const __m256i table = _mm256_broadcastsi128_si256(
       _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kValuesIq4nl.data())));
   const __m256i low4 = _mm256_set1_epi8(0x0F);
@@ -238,25 +280,32 @@ float dot_iq4_xs(const uint8_t* row, int64_t blocks, const int8_t* x, const floa
                          _mm256_set1_epi32(0x3));
     const __m256 scales = _mm256_cvtepi32_ps(_mm256_sub_epi32(
         _mm256_or_si256(low_ls, _mm256_slli_epi32(high_ls, 4)), _mm256_set1_epi32(32)));
-    const int8_t* xs = x + 256 * sb;
-    __m256i p[8];
+    const float d = f16(block);
+    __m256i w[8], magnitude[8];
 #pragma GCC unroll 4
     for (int b = 0; b < 8; b += 2) {
       // Sub-blocks b and b + 1 from one load: [b low | b+1 low], [b high | b+1 high].
       const __m256i bytes = load32(block + 8 + 16 * b);
       const __m256i low = _mm256_and_si256(bytes, low4);
       const __m256i high = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
-      p[b] = dot_signed(_mm256_shuffle_epi8(table, _mm256_permute2x128_si256(low, high, 0x20)),
-                        load32(xs + 32 * b));
-      p[b + 1] = dot_signed(_mm256_shuffle_epi8(table, _mm256_permute2x128_si256(low, high, 0x31)),
-                            load32(xs + 32 * b + 32));
+      w[b] = _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(low, high, 0x20));
+      w[b + 1] = _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(low, high, 0x31));
+      magnitude[b] = _mm256_sign_epi8(w[b], w[b]);
+      magnitude[b + 1] = _mm256_sign_epi8(w[b + 1], w[b + 1]);
     }
-    acc = _mm256_fmadd_ps(
-        _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(totals(p)), _mm256_loadu_ps(dx + 8 * sb)),
-                      scales),
-        _mm256_set1_ps(f16(block)), acc);
+    for (int c = 0; c < C; ++c) {
+      const int8_t* xs = x[c].values + 256 * sb;
+      __m256i p[8];
+#pragma GCC unroll 8
+      for (int b = 0; b < 8; ++b)
+        p[b] = dot_unsigned(magnitude[b], _mm256_sign_epi8(load32(xs + 32 * b), w[b]));
+      acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(totals(p)),
+                                                           _mm256_loadu_ps(x[c].scales + 8 * sb)),
+                                             scales),
+                               _mm256_set1_ps(d), acc[c]);
+    }
   }
-  return horizontal_sum(acc);
+  finish<C>(acc, out);
 }
 
 /// Byte 8k + j of the result: which byte of a sign word holds the sign bit of
@@ -298,14 +347,13 @@ GLMRT_ALWAYS_INLINE __m256i iq2_signs(uint32_t word) {
 // IQ2_XXS: f16 d, then per 32 values 4 grid indices (bytes) and a le32 of
 // four 7-bit sign indices and a 4-bit scale ls. value = d * (0.5 + ls) / 4 *
 // grid value * sign.
-float dot_iq2_xxs(const uint8_t* row, int64_t blocks, const int8_t* x, const float* dx,
-                  const int16_t*) {
-  __m256 acc = _mm256_setzero_ps();
+template <int C>
+void dot_iq2_xxs(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out) {
+  Accumulators<C> acc = zeros<C>();
   for (int64_t sb = 0; sb < blocks; ++sb) {
     const uint8_t* block = row + 66 * sb;
     prefetch_block(block, 66);
-    const int8_t* xs = x + 256 * sb;
-    __m256i p[8];
+    __m256i grid[8], sign[8];
     // Table loads, not gathers: measured faster (a gather of four u64 costs
     // more than four loads and inserts on Zen 3).
 #pragma GCC unroll 8
@@ -313,12 +361,11 @@ float dot_iq2_xxs(const uint8_t* row, int64_t blocks, const int8_t* x, const flo
       const uint8_t* group = block + 2 + 8 * b;
       uint32_t signs;
       std::memcpy(&signs, group + 4, sizeof(signs));
-      const __m256i grid = _mm256_setr_epi64x(static_cast<int64_t>(ggml::kIq2xxsGrid[group[0]]),
-                                              static_cast<int64_t>(ggml::kIq2xxsGrid[group[1]]),
-                                              static_cast<int64_t>(ggml::kIq2xxsGrid[group[2]]),
-                                              static_cast<int64_t>(ggml::kIq2xxsGrid[group[3]]));
-      const __m256i sign = iq2_signs(signs);
-      p[b] = dot_unsigned(grid, _mm256_sign_epi8(load32(xs + 32 * b), sign));
+      grid[b] = _mm256_setr_epi64x(static_cast<int64_t>(ggml::kIq2xxsGrid[group[0]]),
+                                   static_cast<int64_t>(ggml::kIq2xxsGrid[group[1]]),
+                                   static_cast<int64_t>(ggml::kIq2xxsGrid[group[2]]),
+                                   static_cast<int64_t>(ggml::kIq2xxsGrid[group[3]]));
+      sign[b] = iq2_signs(signs);
     }
     // ls: the top 4 bits of each sub-block's 8 bytes, groups 0-3 then 4-7.
     const __m256i first = _mm256_srli_epi64(load32(block + 2), 60);
@@ -327,37 +374,51 @@ float dot_iq2_xxs(const uint8_t* row, int64_t blocks, const int8_t* x, const flo
     const __m256 ls = _mm256_add_ps(_mm256_cvtepi32_ps(_mm256_permutevar8x32_epi32(
                                         interleaved, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7))),
                                     _mm256_set1_ps(0.5f));
-    acc = _mm256_fmadd_ps(
-        _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(totals(p)), _mm256_loadu_ps(dx + 8 * sb)),
-                      ls),
-        _mm256_set1_ps(0.25f * f16(block)), acc);
+    const float quarter_d = 0.25f * f16(block);
+    for (int c = 0; c < C; ++c) {
+      const int8_t* xs = x[c].values + 256 * sb;
+      __m256i p[8];
+#pragma GCC unroll 8
+      for (int b = 0; b < 8; ++b)
+        p[b] = dot_unsigned(grid[b], _mm256_sign_epi8(load32(xs + 32 * b), sign[b]));
+      acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(totals(p)),
+                                                           _mm256_loadu_ps(x[c].scales + 8 * sb)),
+                                             ls),
+                               _mm256_set1_ps(quarter_d), acc[c]);
+    }
   }
-  return horizontal_sum(acc);
+  finish<C>(acc, out);
 }
+
+/// The kernel of one type at both widths.
+#define GLMRT_GGML_KERNEL(name)   \
+  GgmlKernel {                    \
+    &name<1>, &name<kGgmlColumns> \
+  }
 
 }  // namespace
 
 bool has_ggml_int_kernel(uint32_t element_type) {
-  return ggml_row_dot(element_type) != nullptr;
+  return ggml_kernel(element_type).one != nullptr;
 }
 
-GgmlRowDot ggml_row_dot(uint32_t element_type) {
-  if (!plugin::is_ggml_blocks(element_type)) return nullptr;
+GgmlKernel ggml_kernel(uint32_t element_type) {
+  if (!plugin::is_ggml_blocks(element_type)) return {};
   switch (plugin::ggml_type_of(element_type)) {
     case GLMRT_GGML_Q8_0:
-      return &dot_q8_0;
+      return GLMRT_GGML_KERNEL(dot_q8_0);
     case GLMRT_GGML_Q2_K:
-      return &dot_q2_k;
+      return GLMRT_GGML_KERNEL(dot_q2_k);
     case GLMRT_GGML_Q4_K:
-      return &dot_q4_k;
+      return GLMRT_GGML_KERNEL(dot_q4_k);
     case GLMRT_GGML_Q6_K:
-      return &dot_q6_k;
+      return GLMRT_GGML_KERNEL(dot_q6_k);
     case GLMRT_GGML_IQ2_XXS:
-      return &dot_iq2_xxs;
+      return GLMRT_GGML_KERNEL(dot_iq2_xxs);
     case GLMRT_GGML_IQ4_XS:
-      return &dot_iq4_xs;
+      return GLMRT_GGML_KERNEL(dot_iq4_xs);
     default:
-      return nullptr;
+      return {};
   }
 }
 

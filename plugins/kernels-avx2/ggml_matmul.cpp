@@ -11,26 +11,37 @@ namespace {
 
 constexpr int64_t kGroup = 32;  // inputs per activation scale
 
-struct Tiling {
-  GgmlRowDot dot;
-  int64_t blocks;
-  int64_t block_bytes;
-};
-
 void run_tiles(const void* problem, int64_t first, int64_t end) {
   const GgmlMatmul& p = *static_cast<const GgmlMatmul*>(problem);
   const glmrt_weight_view& w = *p.weights;
-  const GgmlRowDot dot = ggml_row_dot(w.format.element_type);
+  const GgmlKernel kernel = ggml_kernel(w.format.element_type);
   const plugin::GgmlTypeTraits traits =
       plugin::ggml_type_traits(plugin::ggml_type_of(w.format.element_type));
   const int64_t I = w.cols, blocks = I / traits.block_values;
   const auto* data = static_cast<const uint8_t*>(w.data);
+  GgmlColumn columns[kGgmlColumns];
+  float out[kGgmlColumns];
   for (int64_t o = first; o < end; ++o) {
     const uint8_t* row = data + o * w.row_stride_bytes;
-    for (int64_t s = 0; s < p.S; ++s)
-      p.y[s * p.y_stride + o] =
-          dot(row, blocks, p.activations.values + s * I, p.activations.scales + s * (I / kGroup),
-              p.activations.sums16 + s * (I / 16));
+    int64_t s = 0;
+    // Whole groups of rows through the wide kernel, the rest one at a time:
+    // each row's result is the same bits either way.
+    for (; s < p.S; s += kGgmlColumns) {
+      const int width = s + kGgmlColumns <= p.S ? kGgmlColumns : 1;
+      for (int c = 0; c < width; ++c)
+        columns[c] = {p.activations.values + (s + c) * I,
+                      p.activations.scales + (s + c) * (I / kGroup),
+                      p.activations.sums16 + (s + c) * (I / 16)};
+      if (width == 1) break;
+      kernel.wide(row, blocks, columns, out);
+      for (int c = 0; c < kGgmlColumns; ++c) p.y[(s + c) * p.y_stride + o] = out[c];
+    }
+    for (; s < p.S; ++s) {
+      columns[0] = {p.activations.values + s * I, p.activations.scales + s * (I / kGroup),
+                    p.activations.sums16 + s * (I / 16)};
+      kernel.one(row, blocks, columns, out);
+      p.y[s * p.y_stride + o] = out[0];
+    }
   }
 }
 

@@ -48,12 +48,28 @@ bool has_ggml_int_kernel(uint32_t element_type);
 /// whatever S, the tile or the grouping.
 TileJob ggml_tiles(const GgmlMatmul& problem);
 
-/// One weight row of `blocks` ggml blocks against one activation row whose
-/// int8 values, scales and sums start at the row's first input.
-using GgmlRowDot = float (*)(const uint8_t* row, int64_t blocks, const int8_t* x,
-                             const float* x_scales, const int16_t* x_sums16);
+/// One activation row as a kernel reads it, from the row's first input.
+struct GgmlColumn {
+  const int8_t* values;
+  const float* scales;
+  const int16_t* sums16;
+};
+
+/// Activation rows one kernel call meets with each decoded weight block.
+inline constexpr int kGgmlColumns = 4;
+
+/// out[c] = one weight row of `blocks` ggml blocks . activation row x[c], for
+/// the C rows of the kernel's width.
+using GgmlRowDot = void (*)(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
+
+/// A type's kernel for 1 and for kGgmlColumns activation rows; each row's
+/// result is the same bits at either width.
+struct GgmlKernel {
+  GgmlRowDot one = nullptr;
+  GgmlRowDot wide = nullptr;
+};
 
 /// The kernel of a type has_ggml_int_kernel() accepts (ggml_dots.cpp).
-GgmlRowDot ggml_row_dot(uint32_t element_type);
+GgmlKernel ggml_kernel(uint32_t element_type);
 
 }  // namespace glmrt::kernels_avx2
