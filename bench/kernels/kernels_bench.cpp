@@ -70,11 +70,27 @@ struct Format {
   uint32_t group_size;
 };
 constexpr Format kFormats[] = {
-    {"f32", GLMRT_F32, 0},        {"bf16", GLMRT_BF16, 0},      {"int8", GLMRT_I8, 0},
-    {"int4", GLMRT_I4, 0},        {"int3", GLMRT_I3, 0},        {"int2", GLMRT_I2, 0},
-    {"int8-g64", GLMRT_I8, 64},   {"int4-g64", GLMRT_I4, 64},   {"int3-g64", GLMRT_I3, 64},
-    {"int2-g64", GLMRT_I2, 64},   {"int4-k32", GLMRT_I4K, 256}, {"int3-k32", GLMRT_I3K, 256},
+    {"f32", GLMRT_F32, 0},
+    {"bf16", GLMRT_BF16, 0},
+    {"int8", GLMRT_I8, 0},
+    {"int4", GLMRT_I4, 0},
+    {"int3", GLMRT_I3, 0},
+    {"int2", GLMRT_I2, 0},
+    {"int8-g64", GLMRT_I8, 64},
+    {"int4-g64", GLMRT_I4, 64},
+    {"int3-g64", GLMRT_I3, 64},
+    {"int2-g64", GLMRT_I2, 64},
+    {"int4-k32", GLMRT_I4K, 256},
+    {"int3-k32", GLMRT_I3K, 256},
     {"int2-k16", GLMRT_I2K, 256},
+    // ggml's types (ABI 1.5) that kernels-avx2 runs with int8 activations;
+    // the speed target compares the first four with int4-g64 at S = 1.
+    {"q4_k", plugin::ggml_element_type(GLMRT_GGML_Q4_K), 0},
+    {"q2_k", plugin::ggml_element_type(GLMRT_GGML_Q2_K), 0},
+    {"iq2_xxs", plugin::ggml_element_type(GLMRT_GGML_IQ2_XXS), 0},
+    {"iq4_xs", plugin::ggml_element_type(GLMRT_GGML_IQ4_XS), 0},
+    {"q8_0", plugin::ggml_element_type(GLMRT_GGML_Q8_0), 0},
+    {"q6_k", plugin::ggml_element_type(GLMRT_GGML_Q6_K), 0},
 };
 
 /// Baseline rates, filled by the baseline benchmarks (which run first) or, when

@@ -3,8 +3,39 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <vector>
 
 namespace glmrt::bench {
+namespace {
+
+/// Offsets of the f16 scales in a block of the ggml types the bench runs
+/// (ggml-common.h): set to a normal value, so random bytes make no NaN or
+/// subnormal scale that could change the speed.
+std::vector<int> ggml_scale_offsets(uint32_t ggml_type) {
+  switch (ggml_type) {
+    case GLMRT_GGML_Q4_K:
+      return {0, 2};
+    case GLMRT_GGML_Q2_K:
+      return {80, 82};
+    case GLMRT_GGML_Q6_K:
+      return {208};
+    default:
+      return {0};  // Q8_0, IQ2_XXS, IQ4_XS: d first
+  }
+}
+
+void settle_ggml_scales(uint32_t element_type, int64_t rows, int64_t cols, int64_t row_stride,
+                        uint8_t* data) {
+  const uint32_t ggml_type = plugin::ggml_type_of(element_type);
+  const plugin::GgmlTypeTraits traits = plugin::ggml_type_traits(ggml_type);
+  constexpr uint16_t kScale = 0x2000;  // 2^-7
+  for (int64_t o = 0; o < rows; ++o)
+    for (int64_t b = 0; b < cols / traits.block_values; ++b)
+      for (const int offset : ggml_scale_offsets(ggml_type))
+        std::memcpy(data + o * row_stride + b * traits.block_bytes + offset, &kScale, 2);
+}
+
+}  // namespace
 
 WeightCopies::WeightCopies(const glmrt_weight_format& format, int64_t rows, int64_t cols,
                            uint64_t min_total_bytes)
@@ -39,6 +70,8 @@ WeightCopies::WeightCopies(const glmrt_weight_format& format, int64_t rows, int6
     }
     std::memcpy(first.data() + k, &word, 4);
   }
+  if (plugin::is_ggml_blocks(format.element_type))
+    settle_ggml_scales(format.element_type, rows, cols, row_stride_, first.as<uint8_t>().data());
   AlignedBlock first_scales(std::max<uint64_t>(scale_bytes_, 4), 64);
   std::fill_n(first_scales.as<float>().data(), scale_bytes_ / 4, 0.01f);
   for (size_t c = 0; c < copies; ++c) {

@@ -54,6 +54,10 @@ QuantizedBlock quantize_block(const float* x, int64_t n, int8_t* out) {
 
 }  // namespace
 
+float quantize_block32(const float* x, int8_t* out) {
+  return quantize_block(x, kBlockSize, out).scale;
+}
+
 template <class Format>
 ActivationLayout activation_layout(int64_t cols, int64_t group_size) {
   ActivationLayout layout;

@@ -30,6 +30,9 @@ struct QuantizedActivations {
 template <class Format>
 ActivationLayout activation_layout(int64_t cols, int64_t group_size);
 
+/// 32 inputs to int8 in input order, round to nearest; returns their scale.
+float quantize_block32(const float* x, int8_t* out);
+
 /// Fills `out` (its pointers sized by activation_layout) from x[S, I], whose
 /// rows start `x_stride` floats apart. `group_size` is 0 or a multiple of 32.
 template <class Format>

@@ -4,6 +4,7 @@
 
 #include "activation_quantizer.h"
 #include "float_matmul.h"
+#include "ggml_matmul.h"
 #include "int_formats.h"
 #include "int_matmul.h"
 #include "tile_jobs.h"
@@ -59,7 +60,8 @@ class Avx2Kernels final : public plugin::Kernels {
       case GLMRT_I2K:
         return format.group_size == plugin::kTwoLevelBlock;
       default:
-        return false;
+        // ggml blocks carry their scales: no groups.
+        return plugin::is_ggml_blocks(format.element_type) && format.group_size == 0;
     }
   }
 
@@ -97,6 +99,12 @@ class Avx2Kernels final : public plugin::Kernels {
       return fail(GLMRT_ERR_INVALID_ARGUMENT, "bad shape: S = %lld, O = %lld, I = %lld",
                   static_cast<long long>(S), static_cast<long long>(w.rows),
                   static_cast<long long>(w.cols));
+    const int64_t block = plugin::ggml_block_values(w.format.element_type);
+    if (w.cols % block != 0)
+      return fail(GLMRT_ERR_INVALID_ARGUMENT,
+                  "%lld inputs are not a whole number of %s blocks of %lld values",
+                  static_cast<long long>(w.cols), element_type_name(w.format.element_type),
+                  static_cast<long long>(block));
     const int64_t packed = plugin::packed_row_bytes(w.format.element_type, w.cols);
     if (w.rows > 1 && w.row_stride_bytes < packed)
       return fail(GLMRT_ERR_INVALID_ARGUMENT,
@@ -116,7 +124,9 @@ class Avx2Kernels final : public plugin::Kernels {
   /// One product as its tiles will see it, with where its scratch goes.
   struct Prepared {
     bool integer = false;
+    bool ggml = false;  // ggml blocks with an int8-activation kernel
     IntMatmul int_problem;
+    GgmlMatmul ggml_problem;
     FloatMatmul float_problem;
     size_t shares = SIZE_MAX;  // an earlier product with the same activations
     size_t values_at = 0, scales_at = 0, sums_at = 0, groups_at = 0;
@@ -185,9 +195,19 @@ class Avx2Kernels final : public plugin::Kernels {
         Prepared& p = prepared_[i];
         const glmrt_weight_view& w = product.w;
         if (product.S == 0 || w.rows == 0 || w.cols == 0) continue;
+        if (settings_.activations == ActivationMode::kInt8 &&
+            has_ggml_int_kernel(w.format.element_type)) {
+          p.ggml = true;
+          const GgmlActivationBytes bytes = ggml_activation_bytes(product.S, w.cols);
+          p.values_at = plan.add(bytes.values);
+          p.scales_at = plan.add(bytes.scales);
+          p.sums_at = plan.add(bytes.sums16);
+          continue;
+        }
         p.integer = int_path(w);
         if (!p.integer) {
-          if (plugin::is_quantized(w.format.element_type))
+          if (plugin::is_quantized(w.format.element_type) ||
+              plugin::is_ggml_blocks(w.format.element_type))
             dequant_cols = std::max(dequant_cols, w.cols);
           continue;
         }
@@ -225,6 +245,20 @@ class Avx2Kernels final : public plugin::Kernels {
         if (w.cols == 0) {  // an empty sum
           for (int64_t s = 0; s < product.S; ++s)
             std::fill(product.y + s * y_stride, product.y + s * y_stride + w.rows, 0.0f);
+          continue;
+        }
+        if (p.ggml) {
+          GgmlMatmul& g = p.ggml_problem;
+          g = {&w,
+               {reinterpret_cast<int8_t*>(scratch + p.values_at),
+                reinterpret_cast<float*>(scratch + p.scales_at),
+                reinterpret_cast<int16_t*>(scratch + p.sums_at)},
+               product.S,
+               product.y,
+               y_stride};
+          quantize_ggml_activations(product.x, product.S, row_stride(product.x_stride, w.cols),
+                                    w.cols, g.activations);
+          jobs_.push_back(ggml_tiles(g));
           continue;
         }
         if (!p.integer) {

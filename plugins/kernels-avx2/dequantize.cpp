@@ -2,6 +2,8 @@
 
 #include "simd.h"
 
+#include <ggml/ggml_blocks.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -79,6 +81,11 @@ void dequantize_row(const glmrt_weight_view& w, int64_t row, float* out, float* 
   const uint32_t type = w.format.element_type;
   const int64_t cols = w.cols;
   const uint8_t* codes = static_cast<const uint8_t*>(w.data) + row * w.row_stride_bytes;
+  if (plugin::is_ggml_blocks(type)) {
+    // The library's floats, bit for bit ggml's; cols was checked whole blocks.
+    plugin_support::ggml::dequantize_row(plugin::ggml_type_of(type), codes, cols, out);
+    return;
+  }
   int64_t group_size = w.format.group_size;
   const int64_t scales_per_row = group_size > 0 ? (cols + group_size - 1) / group_size : 1;
   const float* scales = w.scales + row * scales_per_row;

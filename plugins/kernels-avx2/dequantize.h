@@ -1,4 +1,5 @@
-// One integer weight row to f32 (value = code * scale).
+// One integer or ggml-blocks weight row to f32 (value = code * scale, or
+// ggml's reference dequantization).
 #pragma once
 
 #include <glmrt/plugin/weight_format.h>

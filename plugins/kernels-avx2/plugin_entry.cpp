@@ -58,8 +58,9 @@ void* create(const glmrt_host_services* host, const glmrt_setting* settings, siz
 
 constexpr glmrt_plugin_descriptor kDescriptor = support::plugin_descriptor(
     GLMRT_PLUGIN_KERNELS, kName, "1.0.0",
-    "AVX2/FMA matmuls for f32, bf16 and int8/int4/int2 (per-row or per-group scales); "
-    "integer weights meet int8-quantized activations",
+    "AVX2/FMA matmuls for f32, bf16, int8/int4/int3/int2 (per-row or per-group scales) and "
+    "ggml's weight types; integer weights and ggml's q8_0, q2_k, q4_k, q6_k, iq2_xxs, iq4_xs "
+    "meet int8-quantized activations",
     &probe, &create);
 
 }  // namespace

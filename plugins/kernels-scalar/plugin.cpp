@@ -37,7 +37,8 @@ void* create(const glmrt_host_services* host, const glmrt_setting* settings, siz
 
 constexpr glmrt_plugin_descriptor kDescriptor = support::plugin_descriptor(
     GLMRT_PLUGIN_KERNELS, kName, "1.0.0",
-    "portable reference kernels: f32, bf16, int8/int4/int2 with per-row or per-group scales",
+    "portable reference kernels: f32, bf16, int8/int4/int3/int2 with per-row or per-group "
+    "scales, ggml's weight types",
     &probe, &create);
 
 }  // namespace

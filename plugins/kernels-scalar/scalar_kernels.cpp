@@ -2,6 +2,7 @@
 
 #include "weight_checks.h"
 
+#include <ggml/ggml_blocks.h>
 #include <parallel_work.h>
 
 #include <omp.h>
@@ -60,7 +61,11 @@ const float* decode_row(uint32_t type, const std::byte* src, int64_t cols, float
       }
       return out;
     default:
-      return nullptr;  // excluded by check_format
+      // ggml blocks: their floats, scales applied, as ggml's reference has them.
+      if (plugin::is_ggml_blocks(type) &&
+          plugin_support::ggml::dequantize_row(plugin::ggml_type_of(type), src, cols, out))
+        return out;
+      return nullptr;  // excluded by check_format and check_view
   }
 }
 

@@ -3,10 +3,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "glmrt_process.h"
 
@@ -33,6 +36,29 @@ TEST(JsonOutput, PluginsJsonIsOneArrayWhileWarningsGoToStderr) {
   ASSERT_TRUE(list.is_array());
   EXPECT_FALSE(list.empty());
   for (const auto& p : list) EXPECT_TRUE(p.contains("name") && p.contains("abi")) << p;
+}
+
+TEST(JsonOutput, PluginsJsonListsTheGgmlTypesEachKernelsPluginRuns) {
+  const ProcessResult r = run_glmrt({"plugins", "--json"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const nlohmann::json list = nlohmann::json::parse(r.out);
+  int kernels_listed = 0;
+  for (const auto& p : list) {
+    SCOPED_TRACE(p.dump());
+    if (p.at("kind") != "kernels" || !p.at("supported").get<bool>()) {
+      EXPECT_FALSE(p.contains("ggml_types"));
+      continue;
+    }
+    ++kernels_listed;
+    // The in-tree kernels plugins run all 21 types of ABI 1.5.
+    const auto types = p.at("ggml_types").get<std::vector<std::string>>();
+    EXPECT_EQ(types.size(), 21u);
+    for (const char* name : {"f16", "q8_0", "q4_k", "q2_k", "iq2_xxs", "iq4_xs", "iq1_m", "mxfp4"})
+      EXPECT_NE(std::find(types.begin(), types.end(), name), types.end()) << name;
+  }
+  EXPECT_GE(kernels_listed, 1);
+  const ProcessResult table = run_glmrt({"plugins"});
+  EXPECT_THAT(table.out, HasSubstr("ggml types: f16 q8_0 q4_0"));
 }
 
 TEST(JsonOutput, ValidateJsonIsOneObjectWhileWarningsGoToStderr) {

@@ -4,6 +4,7 @@
 #include <glmrt/base/error.h>
 #include <glmrt/conformance/kernels_conformance.h>
 #include <glmrt/host/plugin_host.h>
+#include <glmrt/weights/kernels_backend.h>
 
 #include <gtest/gtest.h>
 
@@ -166,7 +167,8 @@ TEST_P(KernelsPluginTest, AnyThreadCountGivesConformingResults) {
         host.create_kernels(PluginChoice{GetParam().file.string(), {}, {}}, services);
     for (const WeightFormatSpec& format : conformance_formats()) {
       // O not a multiple of any tile height, S not of any tile width.
-      const MatmulCase c{format, 7, 157, 700, ActivationKind::kExactInt8, false, 99};
+      const MatmulCase c{format, 7, 157, format.fit_inputs(700), ActivationKind::kExactInt8,
+                         false,  99};
       const CheckResult result = check_matmul_case(*kernels, c);
       EXPECT_NE(result.outcome, Outcome::kFail)
           << threads << " threads, " << result.name << ": " << result.detail;
@@ -255,6 +257,47 @@ TEST(KernelsConformance, BatchInvarianceCatchesARowThatFollowsS) {
   const CheckResult result = check_batch_invariance(wrong, int4);
   EXPECT_EQ(result.outcome, Outcome::kFail) << result.detail;
   EXPECT_NE(result.detail.find("S=5"), std::string::npos) << result.detail;
+}
+
+TEST(KernelsConformance, GgmlCasesCatchAnOutputOffByOnePercent) {
+  // Exact-int8 activations hold ggml blocks to the float-rounding tolerance.
+  AlteredKernels wrong([](const float*, int64_t, const glmrt_weight_view&, float* y) {
+    y[0] += 1e-2f * std::abs(y[0]) + 1e-3f;
+  });
+  const WeightFormatSpec q4_k{plugin::ggml_element_type(GLMRT_GGML_Q4_K), 0};
+  const MatmulCase c{q4_k, 3, 5, 512, ActivationKind::kExactInt8, false, 11};
+  EXPECT_EQ(check_matmul_case(wrong.unaltered(), c).outcome, Outcome::kPass);
+  const CheckResult result = check_matmul_case(wrong, c);
+  EXPECT_EQ(result.outcome, Outcome::kFail) << result.detail;
+}
+
+/// Says yes to everything and counts the questions.
+class YesKernels final : public plugin::Kernels {
+ public:
+  bool supports(const glmrt_weight_format&) const noexcept override {
+    ++asked;
+    return true;
+  }
+  glmrt_status matmul(const float*, int64_t, const glmrt_weight_view&, float*) noexcept override {
+    return GLMRT_OK;
+  }
+  const char* last_error() const noexcept override { return ""; }
+  void destroy() noexcept override {}
+  mutable int asked = 0;
+};
+
+TEST(KernelsConformance, TheHostNeverAsksAPluginOlderThanAbi15AboutGgmlTypes) {
+  glmrt_weight_format q4_k =
+      WeightFormatSpec{plugin::ggml_element_type(GLMRT_GGML_Q4_K), 0}.to_format(1);
+  YesKernels old_plugin, new_plugin;
+  EXPECT_FALSE(KernelsBackend(old_plugin, GLMRT_ABI_MINOR_GGML_TYPES - 1, "old").supports(q4_k));
+  EXPECT_EQ(old_plugin.asked, 0);
+  EXPECT_TRUE(KernelsBackend(new_plugin, GLMRT_ABI_MINOR_GGML_TYPES, "new").supports(q4_k));
+  EXPECT_EQ(new_plugin.asked, 1);
+  // Formats of older minors are still asked of the old plugin.
+  EXPECT_TRUE(
+      KernelsBackend(old_plugin, 4, "old").supports(WeightFormatSpec{GLMRT_I4, 64}.to_format(1)));
+  EXPECT_EQ(old_plugin.asked, 1);
 }
 
 TEST(KernelsConformance, ExactActivationCasesCatchAWrongWeight) {

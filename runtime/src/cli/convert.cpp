@@ -7,6 +7,7 @@
 #include <glmrt/convert/convert.h>
 #include <glmrt/convert/convert_recipe.h>
 #include <glmrt/convert/target_size.h>
+#include <glmrt/plugin/weight_format.h>
 
 #include <fmt/format.h>
 #include <boost/program_options.hpp>
@@ -41,6 +42,17 @@ void print_formats(bool json) {
       "(any group size N, a multiple of 8 from {} to {}, is accepted as intB-gN; these are the "
       "ones listed)\n",
       kMinWeightGroup, kMaxWeightGroup);
+  // Types a model read from a GGUF file holds as they are (convert keeps
+  // them, never writes them): bits per weight of their blocks, scales inside.
+  fmt::print(
+      "\nggml types a GGUF model may hold (kept as stored; `glmrt plugins` lists the kernels "
+      "plugins that run each):\n");
+  for (const uint32_t ggml_type : plugin::kGgmlWeightTypes) {
+    const plugin::GgmlTypeTraits traits = plugin::ggml_type_traits(ggml_type);
+    fmt::print(
+        "{:<11} {:.4f}\n", plugin::element_type_name(plugin::ggml_element_type(ggml_type)),
+        8.0 * static_cast<double>(traits.block_bytes) / static_cast<double>(traits.block_values));
+  }
 }
 
 std::optional<WeightPrecision> optional_precision(const boost::program_options::variables_map& vm,

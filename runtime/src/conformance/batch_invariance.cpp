@@ -36,8 +36,13 @@ CheckResult check_batch_invariance(plugin::Kernels& kernels, const WeightFormatS
   }
   uint64_t seed = 0xB47C4 ^ (uint64_t{format.element_type} << 16) ^ format.group_size;
   for (const InvarianceShape& shape : kInvarianceShapes) {
-    const MatmulCase c{
-        format, kMaxInvarianceRows, shape.O, shape.I, ActivationKind::kGaussian, false, ++seed};
+    const MatmulCase c{format,
+                       kMaxInvarianceRows,
+                       shape.O,
+                       format.fit_inputs(shape.I),
+                       ActivationKind::kGaussian,
+                       false,
+                       ++seed};
     const MatmulProblem problem(c);
     const glmrt_weight_view view = problem.view();
     const float* x = problem.x().data();

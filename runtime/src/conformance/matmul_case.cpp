@@ -55,6 +55,8 @@ std::vector<WeightFormatSpec> conformance_formats() {
     for (uint32_t group : {32u, 64u, 128u, 16u, 48u}) formats.push_back({type, group});
   for (uint32_t type : {GLMRT_I4K, GLMRT_I3K, GLMRT_I2K})
     formats.push_back({type, static_cast<uint32_t>(plugin::kTwoLevelBlock)});
+  for (const uint32_t ggml_type : plugin::kGgmlWeightTypes)
+    formats.push_back({plugin::ggml_element_type(ggml_type), 0});
   return formats;
 }
 
@@ -62,10 +64,13 @@ std::vector<MatmulCase> conformance_cases(const WeightFormatSpec& format) {
   // Seeded by the format, so a failure names a case that reproduces.
   std::mt19937_64 random(0x9E3779B97F4A7C15ull ^ (uint64_t{format.element_type} << 32) ^
                          format.group_size);
-  const bool quantized = plugin::is_quantized(format.element_type);
+  // Both activation kinds for every type a plugin may meet with int8
+  // activations; ggml rows are whole blocks, so I is fitted to them.
+  const bool quantized =
+      plugin::is_quantized(format.element_type) || plugin::is_ggml_blocks(format.element_type);
   std::vector<MatmulCase> cases;
   auto add = [&](int64_t S, int64_t O, int64_t I, ActivationKind kind, bool padded) {
-    cases.push_back({format, S, O, I, kind, padded, random()});
+    cases.push_back({format, S, O, format.fit_inputs(I), kind, padded, random()});
   };
   bool padded = false;
   for (const Shape& shape : kEdgeShapes) {

@@ -1,5 +1,7 @@
 #include "matmul_problem.h"
 
+#include <ggml/ggml_blocks.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -94,6 +96,7 @@ void MatmulProblem::fill_weights(uint64_t seed) {
   std::uniform_int_distribution<int> byte(0, 255);
   for (int64_t b = 0; b < data_bytes_; ++b) data_.data()[b] = static_cast<std::byte>(byte(random));
   const uint32_t format_type = spec_.format.element_type;
+  if (plugin::is_ggml_blocks(format_type)) return fill_ggml_blocks(random);
   const uint32_t type = plugin::code_type(format_type);
   const bool two_level = plugin::is_two_level(format_type);
   auto* scales = reinterpret_cast<float*>(scales_.data());
@@ -182,6 +185,7 @@ float MatmulProblem::scale_of(int64_t o, int64_t i) const {
 }
 
 double MatmulProblem::weight(int64_t o, int64_t i) const {
+  if (!ggml_values_.empty()) return ggml_values_[static_cast<size_t>(o * spec_.I + i)];
   const auto* row = reinterpret_cast<const uint8_t*>(data_.data() + o * row_stride_);
   switch (plugin::code_type(spec_.format.element_type)) {
     case GLMRT_F32: {
@@ -209,6 +213,9 @@ double MatmulProblem::weight(int64_t o, int64_t i) const {
 }
 
 double MatmulProblem::weight_range(int64_t o, int64_t i) const {
+  // A block's terms (scale x code, minus a min) can each be a few times
+  // its largest value, whichever value of the block i is.
+  if (!ggml_block_max_.empty()) return 4.0 * ggml_block_max_[static_cast<size_t>(o * spec_.I + i)];
   const int bits = bits_of(spec_.format.element_type);
   if (bits == 0) return std::abs(weight(o, i));
   return std::ldexp(std::abs(double{scale_of(o, i)}), bits - 1);
@@ -216,7 +223,9 @@ double MatmulProblem::weight_range(int64_t o, int64_t i) const {
 
 ReferenceOutput compute_reference(const MatmulProblem& problem) {
   const MatmulCase& c = problem.spec();
-  const bool quantized = plugin::is_quantized(c.format.element_type);
+  // ggml blocks too: a plugin may meet them with int8 activations.
+  const bool quantized =
+      plugin::is_quantized(c.format.element_type) || plugin::is_ggml_blocks(c.format.element_type);
   const bool quantizable = quantized && c.activations == ActivationKind::kGaussian;
   // Unit roundoff of f32, and the growth allowed for a sum of I products: a
   // summation error behaves like a random walk (about sqrt(I) roundings);

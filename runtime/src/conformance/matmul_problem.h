@@ -8,6 +8,7 @@
 #include <glmrt/conformance/matmul_case.h>
 
 #include <cstdint>
+#include <random>
 #include <span>
 #include <vector>
 
@@ -31,6 +32,7 @@ class MatmulProblem {
  private:
   void fill_weights(uint64_t seed);
   void fill_activations(uint64_t seed);
+  void fill_ggml_blocks(std::mt19937_64& random);
   int64_t groups_per_row() const;
   float scale_of(int64_t o, int64_t i) const;
 
@@ -40,6 +42,9 @@ class MatmulProblem {
   GuardedBuffer data_;
   GuardedBuffer scales_;
   GuardedBuffer x_;
+  /// ggml blocks: W dequantized by the library ([O, I]), and per value the
+  /// largest |w| of its block (what the f32 arithmetic of a block may meet).
+  std::vector<float> ggml_values_, ggml_block_max_;
 };
 
 /// What a conforming plugin's y[s, o] must be close to, per output (index s*O + o).

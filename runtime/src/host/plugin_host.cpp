@@ -290,11 +290,16 @@ std::string format_name(const glmrt_weight_format& f) {
   return f.group_size ? fmt::format("{}-g{}", name, f.group_size) : name;
 }
 
-/// The first format `kernels` refuses, if any.
-std::optional<std::string> refused_format(const plugin::Kernels& kernels,
+/// The first format `kernels` (of ABI minor `abi_minor`) refuses, if any. A
+/// plugin is asked only about formats its minor defines: ggml blocks (1.5)
+/// are refused for an older one unasked.
+std::optional<std::string> refused_format(const plugin::Kernels& kernels, int abi_minor,
                                           std::span<const glmrt_weight_format> formats) {
-  for (const glmrt_weight_format& f : formats)
+  for (const glmrt_weight_format& f : formats) {
+    if (plugin::is_ggml_blocks(f.element_type) && abi_minor < GLMRT_ABI_MINOR_GGML_TYPES)
+      return format_name(f);
     if (!kernels.supports(f)) return format_name(f);
+  }
   return std::nullopt;
 }
 
@@ -319,7 +324,7 @@ PluginHandle<plugin::Kernels> PluginHost::create_kernels(
       try {
         auto kernels = create_from<plugin::Kernels>(
             open_checked(*this, candidate.path, GLMRT_PLUGIN_KERNELS), choice, host);
-        if (const auto refused = refused_format(*kernels, formats)) {
+        if (const auto refused = refused_format(*kernels, candidate.abi_minor, formats)) {
           failures += fmt::format("; `{}` does not support {} weights", candidate.name, *refused);
           if (i + 1 < candidates.size())
             note(

@@ -14,6 +14,7 @@ std::string shape(const glmrt_matmul_product& p) {
 KernelsBackend::KernelsBackend(plugin::Kernels& kernels, int abi_minor, std::string name)
     : kernels_(kernels),
       grouped_(abi_minor >= GLMRT_ABI_MINOR_GROUPED_MATMUL),
+      ggml_types_(abi_minor >= GLMRT_ABI_MINOR_GGML_TYPES),
       name_(std::move(name)) {}
 
 void KernelsBackend::matmul(const float* x, int64_t S, const glmrt_weight_view& w, float* y) {

@@ -25,6 +25,12 @@ struct WeightFormatSpec {
     return group_size == 0 && element_type <= GLMRT_I2;  // the types of ABI 1.0
   }
   glmrt_weight_format to_format(uint32_t alignment) const;
+  /// I rounded up to whole blocks of a ggml type (I itself for other types):
+  /// the shapes of the suite, fitted to a format whose rows are blocks.
+  int64_t fit_inputs(int64_t I) const {
+    const int64_t block = plugin::ggml_block_values(element_type);
+    return (I + block - 1) / block * block;
+  }
 };
 
 /// What the activations x look like.
@@ -51,7 +57,8 @@ struct MatmulCase {
 };
 
 /// Every format of the suite: the required ones, then per-group group sizes
-/// 32, 64, 128 and two that are not multiples of 32 (16, 48).
+/// 32, 64, 128 and two that are not multiples of 32 (16, 48), the two-level
+/// types, then ggml's weight types (ABI 1.5, group size 0).
 std::vector<WeightFormatSpec> conformance_formats();
 
 /// The cases of one format: edge shapes (O = 1, I and O off every multiple

@@ -40,13 +40,18 @@
 //   1.4  io: each extent's result carries when it completed
 //        (glmrt_extent_result::completed_us, the former reserved field, which
 //        older plugins leave 0).
+//   1.5  weight formats: ggml's weight types (F16, Q4_0 ... Q6_K, the
+//        i-quants, MXFP4) as element types GLMRT_GGML_BLOCKS_BASE + ggml
+//        type id, rows of ggml's blocks as GGUF stores them
+//        (weight_format.h). The host asks supports() about them only when
+//        the plugin's abi_minor >= 5.
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define GLMRT_ABI_MAJOR 1
-#define GLMRT_ABI_MINOR 4
+#define GLMRT_ABI_MINOR 5
 
 /// The first minor with asynchronous io (Io::submit/wait/poll) and the host
 /// services start_thread/join_thread.
@@ -57,6 +62,8 @@
 #define GLMRT_ABI_MINOR_GROUPED_MATMUL 3
 /// The first minor whose io results say when each extent completed.
 #define GLMRT_ABI_MINOR_IO_COMPLETION_TIME 4
+/// The first minor with ggml's weight types as element types (weight_format.h).
+#define GLMRT_ABI_MINOR_GGML_TYPES 5
 
 /// Name of the one symbol every plugin exports.
 #define GLMRT_PLUGIN_ENTRY_SYMBOL "glmrt_plugin_describe"

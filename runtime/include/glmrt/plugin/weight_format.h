@@ -4,6 +4,7 @@
 #pragma once
 
 #include <glmrt/plugin/abi.h>
+#include <glmrt/plugin/ggml_types.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,6 +35,15 @@ typedef enum glmrt_element_type {
   GLMRT_I4K = 6,
   GLMRT_I3K = 7,
   GLMRT_I2K = 8,
+  // ABI 1.5: ggml's weight types, as GGUF files store them. Element type
+  // GLMRT_GGML_BLOCKS_BASE + t is ggml type t (ggml_types.h); a row is ggml's
+  // blocks of that type back to back (cols a multiple of the block's values),
+  // each block carrying its own scales: the view's `scales` is NULL and
+  // group_size 0. The values are those of ggml's reference dequantization.
+  // Defined for the types of kGgmlWeightTypes below (F16, the Q*, K- and
+  // i-quants, MXFP4); F32 and BF16 rows are GLMRT_F32 and GLMRT_BF16. A
+  // plugin of an older minor is never given these (the host does not ask).
+  GLMRT_GGML_BLOCKS_BASE = 0x100,
 } glmrt_element_type;
 
 /// Symmetric quantization: value = q * scale. f32 and bf16 carry no scales.
@@ -104,6 +114,39 @@ constexpr void int3_store_code(uint8_t* row, int64_t cols, int64_t i, unsigned u
   high = static_cast<uint8_t>((high & ~(0x1u << high_shift)) | (((u >> 2) & 0x1u) << high_shift));
 }
 
+/// The ggml types that are element types of ABI 1.5 (GLMRT_GGML_BLOCKS_BASE +
+/// each), in the order listings show them.
+inline constexpr uint32_t kGgmlWeightTypes[] = {
+    GLMRT_GGML_F16,   GLMRT_GGML_Q8_0,    GLMRT_GGML_Q4_0,  GLMRT_GGML_Q4_1,    GLMRT_GGML_Q5_0,
+    GLMRT_GGML_Q5_1,  GLMRT_GGML_Q2_K,    GLMRT_GGML_Q3_K,  GLMRT_GGML_Q4_K,    GLMRT_GGML_Q5_K,
+    GLMRT_GGML_Q6_K,  GLMRT_GGML_IQ1_S,   GLMRT_GGML_IQ1_M, GLMRT_GGML_IQ2_XXS, GLMRT_GGML_IQ2_XS,
+    GLMRT_GGML_IQ2_S, GLMRT_GGML_IQ3_XXS, GLMRT_GGML_IQ3_S, GLMRT_GGML_IQ4_NL,  GLMRT_GGML_IQ4_XS,
+    GLMRT_GGML_MXFP4,
+};
+
+/// The element type holding rows of ggml type `ggml_type`.
+constexpr uint32_t ggml_element_type(uint32_t ggml_type) {
+  return GLMRT_GGML_BLOCKS_BASE + ggml_type;
+}
+
+/// True for an element type of ggml blocks this SDK defines.
+constexpr bool is_ggml_blocks(uint32_t type) {
+  for (const uint32_t t : kGgmlWeightTypes)
+    if (type == ggml_element_type(t)) return true;
+  return false;
+}
+
+/// The ggml type of a ggml-blocks element type (meaningful when is_ggml_blocks).
+constexpr uint32_t ggml_type_of(uint32_t type) {
+  return type - GLMRT_GGML_BLOCKS_BASE;
+}
+
+/// Values per block of a ggml-blocks element type (a row's cols are a
+/// multiple of it), 1 for every other type.
+constexpr int64_t ggml_block_values(uint32_t type) {
+  return is_ggml_blocks(type) ? ggml_type_traits(ggml_type_of(type)).block_values : 1;
+}
+
 /// Inputs sharing one f32 scale in a two-level format (its group_size).
 inline constexpr int64_t kTwoLevelBlock = 256;
 
@@ -154,12 +197,14 @@ constexpr int64_t packed_row_bytes(uint32_t type, int64_t cols) {
       return cols / kInt3BlockValues * kInt3BlockBytes + (rest ? int3_block_bytes(rest) : 0);
     }
     default:
-      return -1;
+      // ggml blocks: -1 also when cols is not a whole number of blocks.
+      return is_ggml_blocks(type) ? ggml_row_bytes(ggml_type_of(type), cols) : -1;
   }
 }
 
 /// "f32", "bf16", "int8", "int4", "int3", "int2", "int4-k32", "int3-k32",
-/// "int2-k16", or nullptr for a type v1 does not define.
+/// "int2-k16", a ggml type's name in lower case for ggml blocks ("f16",
+/// "q4_k", "iq2_xxs", "mxfp4"), or nullptr for a type this SDK does not define.
 constexpr const char* element_type_name(uint32_t type) {
   switch (type) {
     case GLMRT_F32:
@@ -181,6 +226,52 @@ constexpr const char* element_type_name(uint32_t type) {
     case GLMRT_I2K:
       return "int2-k16";
     default:
+      break;
+  }
+  switch (is_ggml_blocks(type) ? ggml_type_of(type) : ~0u) {
+    case GLMRT_GGML_F16:
+      return "f16";
+    case GLMRT_GGML_Q8_0:
+      return "q8_0";
+    case GLMRT_GGML_Q4_0:
+      return "q4_0";
+    case GLMRT_GGML_Q4_1:
+      return "q4_1";
+    case GLMRT_GGML_Q5_0:
+      return "q5_0";
+    case GLMRT_GGML_Q5_1:
+      return "q5_1";
+    case GLMRT_GGML_Q2_K:
+      return "q2_k";
+    case GLMRT_GGML_Q3_K:
+      return "q3_k";
+    case GLMRT_GGML_Q4_K:
+      return "q4_k";
+    case GLMRT_GGML_Q5_K:
+      return "q5_k";
+    case GLMRT_GGML_Q6_K:
+      return "q6_k";
+    case GLMRT_GGML_IQ1_S:
+      return "iq1_s";
+    case GLMRT_GGML_IQ1_M:
+      return "iq1_m";
+    case GLMRT_GGML_IQ2_XXS:
+      return "iq2_xxs";
+    case GLMRT_GGML_IQ2_XS:
+      return "iq2_xs";
+    case GLMRT_GGML_IQ2_S:
+      return "iq2_s";
+    case GLMRT_GGML_IQ3_XXS:
+      return "iq3_xxs";
+    case GLMRT_GGML_IQ3_S:
+      return "iq3_s";
+    case GLMRT_GGML_IQ4_NL:
+      return "iq4_nl";
+    case GLMRT_GGML_IQ4_XS:
+      return "iq4_xs";
+    case GLMRT_GGML_MXFP4:
+      return "mxfp4";
+    default:
       return nullptr;
   }
 }
@@ -201,9 +292,11 @@ inline void two_level_group_scales(uint32_t type, const void* row_data, int64_t 
   }
 }
 
-/// True for every integer type of this SDK. It grows as types are added, so a
-/// plugin's supports() names the types it implements instead of accepting
-/// whatever this says (the conformance suite fails one that does not).
+/// True for every integer type of this SDK whose view carries f32 `scales`.
+/// It grows as types are added, so a plugin's supports() names the types it
+/// implements instead of accepting whatever this says (the conformance suite
+/// fails one that does not). ggml blocks hold their scales inside the rows,
+/// so they are not in it: is_ggml_blocks() names them.
 constexpr bool is_quantized(uint32_t type) {
   return type == GLMRT_I8 || type == GLMRT_I4 || type == GLMRT_I3 || type == GLMRT_I2 ||
          is_two_level(type);

@@ -21,7 +21,12 @@ class KernelsBackend {
   const std::string& name() const { return name_; }
   /// Whether the plugin runs a grouped call itself (ABI >= 1.3).
   bool has_grouped_matmul() const { return grouped_; }
-  bool supports(const glmrt_weight_format& format) const { return kernels_.supports(format); }
+  /// The plugin's supports(), asked only about formats its ABI minor
+  /// defines: ggml blocks (1.5) are refused for an older plugin unasked.
+  bool supports(const glmrt_weight_format& format) const {
+    if (plugin::is_ggml_blocks(format.element_type) && !ggml_types_) return false;
+    return kernels_.supports(format);
+  }
 
   /// y = x · Wᵀ (x [S, I], y [S, O], rows packed); throws glmrt::Error naming
   /// the plugin and the shapes when the plugin fails.
@@ -32,6 +37,7 @@ class KernelsBackend {
  private:
   plugin::Kernels& kernels_;
   bool grouped_;
+  bool ggml_types_;  // ABI >= 1.5
   std::string name_;
 };
 

@@ -1,0 +1,107 @@
+// What the int8-activation kernels of ggml blocks share (SIMD sources
+// only): loading block fields, integer dots of 32 codes with 32 int8
+// activations, and the C accumulators of a kernel that meets C activation
+// rows with each decoded super-block. The kernels: ggml_dots_k.cpp (q8_0 and
+// the K-quants), ggml_dots_iq.cpp (i-quants). Every kernel decodes a block as
+// ggml-common.h lays it out (the layouts plugin-support/ggml/ reads); per 32
+// inputs it takes the integer dot of the codes with x, then per super-block
+// one float step with the block's scales (and mins or offsets, through the
+// sums of x). Every output sums its blocks in order, the same for any C.
+#pragma once
+
+#include "ggml_matmul.h"
+#include "simd.h"
+
+#include <cstring>
+
+namespace glmrt::kernels_avx2::ggml_dots {
+
+GLMRT_ALWAYS_INLINE float f16(const uint8_t* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  return _cvtsh_ss(bits);  // exact, as ggml's conversion, for every finite half
+}
+
+GLMRT_ALWAYS_INLINE __m256i load32(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
+}
+
+/// int32 lanes whose total is sum(u[k] * x[k]) for 32 unsigned u and signed x.
+GLMRT_ALWAYS_INLINE __m256i dot_unsigned(__m256i u, __m256i x) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1));
+}
+
+/// The same for 32 signed w (|w| <= 127 or -128 x 127 pairs that cannot saturate).
+GLMRT_ALWAYS_INLINE __m256i dot_signed(__m256i w, __m256i x) {
+  return dot_unsigned(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
+}
+
+/// Lane b of the result is the total of the 8 lanes of p[b].
+GLMRT_ALWAYS_INLINE __m256i totals(const __m256i (&p)[8]) {
+  const __m256i g0 =
+      _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+  const __m256i g1 =
+      _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(g0, g1, 0x20),
+                          _mm256_permute2x128_si256(g0, g1, 0x31));
+}
+
+/// 8 int32 lanes: the sums of x over 32 inputs, from 16 sums of 16.
+GLMRT_ALWAYS_INLINE __m256i sums32(const int16_t* sums16) {
+  return _mm256_madd_epi16(load32(sums16), _mm256_set1_epi16(1));
+}
+
+/// Per 32 inputs [s(2b) x 8 | s(2b+1) x 8] as int16, from 16 int8 scales
+/// (one per 16 inputs): the scale of each int16 pair maddubs gives.
+GLMRT_ALWAYS_INLINE __m256i pair_scales(__m128i scales16, int b) {
+  const __m128i pick = _mm_setr_epi8(
+      static_cast<char>(2 * b), static_cast<char>(2 * b), static_cast<char>(2 * b),
+      static_cast<char>(2 * b), static_cast<char>(2 * b), static_cast<char>(2 * b),
+      static_cast<char>(2 * b), static_cast<char>(2 * b), static_cast<char>(2 * b + 1),
+      static_cast<char>(2 * b + 1), static_cast<char>(2 * b + 1), static_cast<char>(2 * b + 1),
+      static_cast<char>(2 * b + 1), static_cast<char>(2 * b + 1), static_cast<char>(2 * b + 1),
+      static_cast<char>(2 * b + 1));
+  return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales16, pick));
+}
+
+GLMRT_ALWAYS_INLINE void prefetch_block(const uint8_t* p, int64_t bytes) {
+  for (int64_t k = 0; k < bytes; k += 64) prefetch_ahead(p + k);
+}
+
+// Each kernel decodes a super-block once, then meets C activation rows with
+// it, every row with the same operations in the same order as alone: a
+// row's result does not depend on how many rows share the call.
+template <int C>
+struct Accumulators {
+  __m256 lanes[C];
+  GLMRT_ALWAYS_INLINE __m256& operator[](int c) { return lanes[c]; }
+  GLMRT_ALWAYS_INLINE const __m256& operator[](int c) const { return lanes[c]; }
+};
+
+template <int C>
+GLMRT_ALWAYS_INLINE Accumulators<C> zeros() {
+  Accumulators<C> acc;
+  for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
+  return acc;
+}
+
+template <int C>
+GLMRT_ALWAYS_INLINE void finish(const Accumulators<C>& acc, float* out) {
+  for (int c = 0; c < C; ++c) out[c] = horizontal_sum(acc[c]);
+}
+
+// The kernels, instantiated for C = 1 and C = kGgmlColumns.
+template <int C>
+void dot_q8_0(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
+template <int C>
+void dot_q4_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
+template <int C>
+void dot_q6_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
+template <int C>
+void dot_q2_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
+template <int C>
+void dot_iq4_xs(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
+template <int C>
+void dot_iq2_xxs(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
+
+}  // namespace glmrt::kernels_avx2::ggml_dots
