@@ -23,6 +23,8 @@ constexpr uint64_t kDriveChunkBytes = uint64_t{64} << 20;  // as bench/io's base
 constexpr uint64_t kDirectAlignment = 4096;
 
 fs::path largest_file(const fs::path& model_dir) {
+  // A GGUF model given as its file (a split one's first shard stands for it).
+  if (fs::is_regular_file(model_dir)) return model_dir;
   fs::path largest;
   uintmax_t largest_size = 0;
   for (const auto& entry : fs::directory_iterator(model_dir)) {

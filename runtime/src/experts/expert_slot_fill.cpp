@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -40,7 +41,8 @@ void convert_float_matrix(const ExpertTensorPlace& t, const SlotMatrix& m,
                           std::span<const std::byte> values, std::byte* slot,
                           std::span<float> row_scratch, int threads, int k,
                           const ExpertSite& site) {
-  const size_t row_source = static_cast<size_t>(m.cols) * dtype_size(t.values->dtype);
+  const auto row_source = static_cast<size_t>(t.values->row_bytes());
+  const bool ggml = t.values->dtype == DType::GGML;
   std::atomic<int64_t> first_bad{std::numeric_limits<int64_t>::max()};
   const MatrixStorage dst{
       m.type,
@@ -60,7 +62,17 @@ void convert_float_matrix(const ExpertTensorPlace& t, const SlotMatrix& m,
     for (int64_t r = 0; r < m.rows; ++r) {
       if (r * m.cols > first_bad.load(std::memory_order_relaxed)) continue;
       const auto source = values.subspan(static_cast<size_t>(r) * row_source, row_source);
-      if (const int64_t bad = decode_finite_to_f32(t.values->dtype, source, row); bad >= 0) {
+      int64_t bad = -1;
+      if (ggml) {
+        // A GGUF's blocks: dequantized as ggml does, then scanned.
+        dequantize_ggml_row(t.values->ggml_type, source, row);
+        const auto it =
+            std::find_if(row.begin(), row.end(), [](float v) { return !std::isfinite(v); });
+        if (it != row.end()) bad = it - row.begin();
+      } else {
+        bad = decode_finite_to_f32(t.values->dtype, source, row);
+      }
+      if (bad >= 0) {
         int64_t index = r * m.cols + bad, seen = first_bad.load();
         while (index < seen && !first_bad.compare_exchange_weak(seen, index)) {
         }
@@ -69,8 +81,15 @@ void convert_float_matrix(const ExpertTensorPlace& t, const SlotMatrix& m,
       encode_row(row, dst, r);
     }
   }
-  if (const int64_t bad = first_bad.load(); bad != std::numeric_limits<int64_t>::max())
+  if (const int64_t bad = first_bad.load(); bad != std::numeric_limits<int64_t>::max()) {
+    if (ggml)
+      fail(
+          "expert tensor {} (layer {}, expert {}, {}): its {} blocks of row {} dequantize to a "
+          "value that is not finite at column {}, read from {}",
+          t.values->name, site.layer, site.id, kMatrixNames[k], ggml_type_name(t.values->ggml_type),
+          bad / m.cols, bad % m.cols, site.files->at(t.values->file_index).string());
     fail_non_finite(*t.values, values, k, bad, m.cols, site);
+  }
 }
 
 }  // namespace

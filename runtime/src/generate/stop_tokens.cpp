@@ -102,8 +102,12 @@ void add_tokenizer_config_id(const std::filesystem::path& model_dir, std::vector
 std::vector<int32_t> stop_token_ids(const ModelConfig& config,
                                     const std::filesystem::path& model_dir) {
   std::vector<int32_t> ids(config.eos_token_ids.begin(), config.eos_token_ids.end());
-  add_generation_config_ids(model_dir, config.vocab_size, ids);
-  add_tokenizer_config_id(model_dir, ids);
+  // A GGUF file carries its end-of-generation ids in its metadata (config's).
+  std::error_code ec;
+  if (std::filesystem::is_directory(model_dir, ec)) {
+    add_generation_config_ids(model_dir, config.vocab_size, ids);
+    add_tokenizer_config_id(model_dir, ids);
+  }
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   return ids;

@@ -5,9 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory>
+#include <span>
 
 namespace glmrt {
 namespace {
@@ -52,7 +54,34 @@ std::string ContentHash::hex() const {
   return fmt::format("{:016x}{:016x}", id_mix(a_ ^ length_), b_);
 }
 
+namespace {
+
+// A GGUF's metadata and tensor infos: every byte before its first tensor.
+std::string gguf_header(const TensorDirectory& tensors, int file_index) {
+  const std::filesystem::path& file = tensors.files().at(file_index);
+  uint64_t end = model_files::file_size(tensors.fd(file_index), file);
+  for (const TensorInfo& t : tensors.tensors())
+    if (t.file_index == file_index) end = std::min(end, t.offset);
+  std::string header(end, '\0');
+  model_files::pread_exact(tensors.fd(file_index), 0, std::as_writable_bytes(std::span(header)),
+                           file, "the GGUF header");
+  return header;
+}
+
+std::string gguf_model_id(const TensorDirectory& tensors) {
+  ContentHash hash;
+  for (size_t i = 0; i < tensors.files().size(); ++i) {
+    const std::string header = gguf_header(tensors, static_cast<int>(i));
+    hash.update(fmt::format("{} {}\n", tensors.files()[i].filename().string(), header.size()));
+    hash.update(header);
+  }
+  return hash.hex();
+}
+
+}  // namespace
+
 std::string model_id(const std::filesystem::path& model_dir, const TensorDirectory& tensors) {
+  if (tensors.is_gguf()) return gguf_model_id(tensors);
   ContentHash hash;
   const std::string config = read_input_file(model_dir / "config.json", input_kinds::model_config);
   // Each part is preceded by its length, so moving bytes between parts

@@ -73,9 +73,16 @@ AttentionWeights LayerLoader::attention(IndexerKind indexer) const {
   a.kv_a_norm = vector("self_attn.kv_a_layernorm.weight", L);
   a.o = matrix("self_attn.o_proj.weight", D, H * vd);
 
-  KvBSplit kv_b = load_kv_b(t_, name("self_attn.kv_b_proj.weight"), {H, nope, vd, L}, bits_);
-  a.key_absorb = std::move(kv_b.key_absorb);
-  a.value = std::move(kv_b.value);
+  if (has("self_attn.kv_b_proj.key_absorb") && !has("self_attn.kv_b_proj.weight")) {
+    // A GGUF stores kv_b split as attention multiplies with it (attn_k_b,
+    // attn_v_b): both forms read these rows as they are.
+    a.key_absorb = matrix("self_attn.kv_b_proj.key_absorb", H * L, nope);
+    a.value = matrix("self_attn.kv_b_proj.value", H * vd, L);
+  } else {
+    KvBSplit kv_b = load_kv_b(t_, name("self_attn.kv_b_proj.weight"), {H, nope, vd, L}, bits_);
+    a.key_absorb = std::move(kv_b.key_absorb);
+    a.value = std::move(kv_b.value);
+  }
 
   if (indexer == IndexerKind::full) {
     const int64_t ih = c_.index_n_heads, id = c_.index_head_dim;

@@ -22,6 +22,9 @@ ConfigFields::ConfigFields(std::filesystem::path file) : file_(std::move(file)) 
   if (!root_.is_object()) fail("{}: expected a JSON object, found {}", file_, root_.type_name());
 }
 
+ConfigFields::ConfigFields(std::filesystem::path file, json root)
+    : file_(std::move(file)), root_(std::move(root)) {}
+
 const json* ConfigFields::optional(std::string_view key) const {
   const auto it = root_.find(key);
   if (it == root_.end() || it->is_null()) return nullptr;

@@ -13,6 +13,8 @@ class ConfigFields {
  public:
   /// Reads and parses `file`, which must hold a JSON object.
   explicit ConfigFields(std::filesystem::path file);
+  /// Fields made elsewhere (a GGUF's metadata); `file` names them in errors.
+  ConfigFields(std::filesystem::path file, nlohmann::json root);
 
   const std::filesystem::path& file() const { return file_; }
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <utility>
 
-#include "dtype_conversion.h"
 #include <glmrt/base/error.h>
+#include "dtype_conversion.h"
 
 namespace glmrt {
 
@@ -17,7 +17,7 @@ struct DTypeEntry {
   size_t size;
 };
 
-constexpr std::array<DTypeEntry, 12> kDTypes{{
+constexpr std::array<DTypeEntry, 13> kDTypes{{
     {DType::F32, "F32", 4},
     {DType::F16, "F16", 2},
     {DType::BF16, "BF16", 2},
@@ -30,6 +30,8 @@ constexpr std::array<DTypeEntry, 12> kDTypes{{
     {DType::BOOL, "BOOL", 1},
     {DType::F8_E4M3, "F8_E4M3", 1},
     {DType::F8_E5M2, "F8_E5M2", 1},
+    // Blocks of a ggml type: sizes come from the type (TensorInfo::ggml_type).
+    {DType::GGML, "GGML", 1},
 }};
 
 const DTypeEntry& entry(DType d) {
@@ -55,7 +57,8 @@ static_assert(std::endian::native == std::endian::little,
 
 std::optional<DType> parse_dtype(std::string_view name) {
   for (const auto& e : kDTypes) {
-    if (e.name == name) return e.dtype;
+    // GGML names no safetensors dtype: only a GGUF's tensors are GGML.
+    if (e.name == name && e.dtype != DType::GGML) return e.dtype;
   }
   return std::nullopt;
 }

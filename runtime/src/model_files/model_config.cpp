@@ -9,9 +9,11 @@
 
 #include <glmrt/base/error.h>
 #include <glmrt/model_files/checkpoint_layers.h>
+#include <glmrt/model_files/safetensors.h>
 #include "config_fields.h"
 #include "config_layer_kinds.h"
 #include "config_rope.h"
+#include "gguf_config.h"
 
 namespace glmrt {
 
@@ -245,7 +247,8 @@ std::vector<IndexerKind> read_layer_indexers(const ConfigFields& fields, const M
 
 ModelConfig load(const std::filesystem::path& model_dir, const TensorDirectory* checkpoint,
                  QuantizationConfig quantization) {
-  const ConfigFields fields(model_dir / "config.json");
+  const ConfigFields fields = is_gguf_model(model_dir) ? model_files::gguf_config_fields(model_dir)
+                                                       : ConfigFields(model_dir / "config.json");
   ModelConfig c;
   c.file = fields.file();
   c.model_type = fields.required_string("model_type");

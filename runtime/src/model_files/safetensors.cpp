@@ -11,10 +11,10 @@
 #include <optional>
 #include <system_error>
 
-#include "dtype_conversion.h"
-#include <glmrt/model_files/file_io.h>
-#include "finite_values.h"
 #include <glmrt/base/error.h>
+#include <glmrt/model_files/file_io.h>
+#include "dtype_conversion.h"
+#include "finite_values.h"
 #include "safetensors_header.h"
 #include "safetensors_index.h"
 
@@ -109,7 +109,8 @@ TensorDirectory::TensorDirectory(TensorDirectory&& other) noexcept
       files_(std::move(other.files_)),
       fds_(std::move(other.fds_)),
       tensors_(std::move(other.tensors_)),
-      by_name_(std::move(other.by_name_)) {
+      by_name_(std::move(other.by_name_)),
+      gguf_(other.gguf_) {
   other.fds_.clear();
 }
 
@@ -121,6 +122,7 @@ TensorDirectory& TensorDirectory::operator=(TensorDirectory&& other) noexcept {
     fds_ = std::move(other.fds_);
     tensors_ = std::move(other.tensors_);
     by_name_ = std::move(other.by_name_);
+    gguf_ = other.gguf_;
     other.fds_.clear();
   }
   return *this;
@@ -187,6 +189,7 @@ void TensorDirectory::require_readable(const TensorInfo& t) const {
 }
 
 TensorDirectory TensorDirectory::open(const path& model_dir) {
+  if (is_gguf_model(model_dir)) return open_gguf(model_dir);
   struct stat st {};
   if (::stat(model_dir.c_str(), &st) != 0) {
     fail("model directory {}: {}", model_dir,
@@ -258,6 +261,7 @@ void TensorDirectory::read_raw(const TensorInfo& t, std::span<std::byte> dst) co
 
 void TensorDirectory::read_f32(const TensorInfo& t, std::span<float> dst) const {
   require_readable(t);
+  if (t.dtype == DType::GGML) return read_ggml_f32(t, dst);
   if (!converts_to_f32(t.dtype)) {
     fail("tensor '{}' in {} is {}; only F32, BF16, F16 and F64 convert to f32", t.name, source_,
          dtype_name(t.dtype));

@@ -65,7 +65,10 @@ std::optional<nlohmann::json> read_generation_config(const std::filesystem::path
 SamplingParams resolve_sampling(const std::filesystem::path& model_dir, const Profile& profile) {
   SamplingParams p;
   const auto file = model_dir / "generation_config.json";
-  if (const std::optional<nlohmann::json> config = read_generation_config(file)) {
+  std::error_code ec;  // a GGUF file has no generation_config.json beside it
+  const bool folder = std::filesystem::is_directory(model_dir, ec);
+  if (const std::optional<nlohmann::json> config =
+          folder ? read_generation_config(file) : std::nullopt) {
     const nlohmann::json& j = *config;
     using S = SamplingSetting;
     bool do_sample = true;

@@ -1,5 +1,6 @@
 #include <glmrt/base/cpu_features.h>
 #include <glmrt/base/error.h>
+#include <glmrt/plugin/ggml_types.h>
 #include <glmrt/plugin/weight_format.h>
 #include <glmrt/weights/group_quantizer.h>
 #include <glmrt/weights/matrix.h>
@@ -306,12 +307,16 @@ void decode_grouped_row(const uint8_t* bytes, uint32_t type, const float* scales
 
 int64_t SourceMatrix::row_bytes() const {
   if (dtype == DType::U8) return plugin::packed_row_bytes(packed_type, cols);
+  if (dtype == DType::GGML) return plugin::ggml_row_bytes(ggml_type, cols);
   return cols * static_cast<int64_t>(dtype_size(dtype));
 }
 
 void SourceMatrix::check(std::string_view what) const {
   const bool packed = dtype == DType::U8;
-  if (!packed && !is_float_dtype(dtype))
+  if (dtype == DType::GGML && row_bytes() < 0)
+    fail("{}: rows of {} values are not whole blocks of ggml type {}", what, cols,
+         ggml_type_name(ggml_type));
+  if (!packed && dtype != DType::GGML && !is_float_dtype(dtype))
     fail("{}: dtype {} is neither a float type nor packed U8", what, dtype_name(dtype));
   if (packed && !plugin::is_quantized(packed_type))
     fail("{}: packed element type {} is not int8, int4, int3 or int2", what, packed_type);
@@ -329,7 +334,13 @@ void SourceMatrix::check(std::string_view what) const {
 
 void SourceMatrix::decode_row(int64_t r, std::span<float> out) const {
   const auto row = data.subspan(static_cast<size_t>(r * row_bytes()), row_bytes());
-  if (dtype == DType::U8) {
+  if (dtype == DType::GGML) {
+    dequantize_ggml_row(ggml_type, row, out);
+    for (size_t c = 0; c < out.size(); ++c)
+      if (!std::isfinite(out[c]))
+        fail("{} ggml blocks of row {} dequantize to {} at column {}: weights must be finite",
+             ggml_type_name(ggml_type), r, out[c], c);
+  } else if (dtype == DType::U8) {
     const auto* bytes = reinterpret_cast<const uint8_t*>(row.data());
     if (group_size)
       decode_grouped_row(bytes, packed_type,

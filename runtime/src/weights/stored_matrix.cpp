@@ -110,6 +110,7 @@ std::string StoredMatrix::format_name() const {
     return fmt::format("{}-g{}", plugin::element_type_name(static_cast<uint32_t>(type)),
                        group_size);
   if (type >= 0) return plugin::element_type_name(static_cast<uint32_t>(type));
+  if (values->dtype == DType::GGML) return std::string(ggml_type_name(values->ggml_type));
   return std::string(dtype_name(values->dtype));
 }
 
@@ -132,10 +133,10 @@ StoredMatrix find_stored_matrix(const TensorDirectory& dir, const std::string& n
   if (packed_type_of(t.stamp, t.stamp_group) >= 0)
     fail("tensor {} in {} is stamped {} but its scales ({}.qs or {}.gqs) are missing", name, file,
          stamped_format_name(t.stamp), name, name);
-  if (!is_float_dtype(t.dtype))
+  if (!is_float_dtype(t.dtype) && t.dtype != DType::GGML)
     fail(
         "tensor {} in {} is {}: a weight matrix is F32, BF16, F16 or F64, or packed U8 with "
-        "per-row scales in {}.qs",
+        "per-row scales in {}.qs, or ggml blocks of a GGUF",
         name, file, dtype_name(t.dtype), name);
   if (t.shape != std::vector<int64_t>{rows, cols})
     fail("tensor {} in {} has shape [{}], the config implies [{}, {}]", name, file,

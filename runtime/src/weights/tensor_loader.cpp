@@ -89,6 +89,7 @@ void queue_row_blocks(ParallelReader& reader, const TensorDirectory& dir, const 
       SourceMatrix src;
       src.dtype = dtype;
       src.packed_type = m.packed_type;
+      src.ggml_type = m.values->ggml_type;
       src.data = bytes[0];
       if (m.scales) {
         // Scales are F32 in the file; the thread's buffer holds them aligned.

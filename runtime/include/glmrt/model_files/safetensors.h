@@ -16,7 +16,9 @@
 
 namespace glmrt {
 
-enum class DType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, BOOL, F8_E4M3, F8_E5M2 };
+/// GGML: a quantized tensor of a GGUF model, in blocks of the ggml type
+/// TensorInfo::ggml_type (F32, F16 and BF16 ones are F32, F16 and BF16).
+enum class DType { F32, F16, BF16, F64, I64, I32, I16, I8, U8, BOOL, F8_E4M3, F8_E5M2, GGML };
 
 std::string_view dtype_name(DType d);
 size_t dtype_size(DType d);
@@ -53,7 +55,10 @@ struct TensorInfo {
   uint64_t byte_size;
   StampedFormat stamp = StampedFormat::none;
   uint32_t stamp_group = 0;  // N of a "-gN" stamp
+  uint32_t ggml_type = 0;    // glmrt_ggml_type when dtype is GGML
   int64_t numel() const;
+  /// Bytes of one row (the last dimension): shape.back() elements.
+  int64_t row_bytes() const;
 };
 
 class TensorDirectory {
@@ -63,6 +68,14 @@ class TensorDirectory {
   static TensorDirectory open(const std::filesystem::path& model_dir);
   /// Opens one .safetensors file.
   static TensorDirectory open_file(const std::filesystem::path& file);
+  /// Opens a GGUF model (a .gguf file, the first shard of a split one, or a
+  /// folder holding one) with its tensors under the Hugging Face names the
+  /// model loads (docs/gguf.md): a routed experts tensor becomes one view per
+  /// expert, attn_k_b / attn_v_b the two halves of kv_b_proj as attention
+  /// uses them. open() opens one where it finds one (is_gguf_model).
+  static TensorDirectory open_gguf(const std::filesystem::path& path);
+  /// True when this directory was opened from a GGUF model.
+  bool is_gguf() const { return gguf_; }
 
   /// A file not written yet: its header's JSON (what follows the 8-byte
   /// length) and its size.
@@ -111,12 +124,29 @@ class TensorDirectory {
   /// Throws unless `t`'s file is open (a planned directory has none).
   void require_readable(const TensorInfo& t) const;
   void close_all() noexcept;
+  /// read_f32 of a DType::GGML tensor: dequantized row by row.
+  void read_ggml_f32(const TensorInfo& t, std::span<float> dst) const;
 
   std::filesystem::path source_;  // the index file, single file or directory: for messages
   std::vector<std::filesystem::path> files_;
   std::vector<int> fds_;
   std::vector<TensorInfo> tensors_;
   std::unordered_map<std::string, size_t> by_name_;
+  bool gguf_ = false;
 };
+
+/// True when `path` names a GGUF model: a .gguf file, or a folder holding a
+/// .gguf file and no config.json.
+bool is_gguf_model(const std::filesystem::path& path);
+
+/// Decodes the row of `t` held in `bytes` (t.row_bytes() of them) into `out`
+/// (shape.back() values): float dtypes widened, ggml blocks dequantized.
+void decode_stored_row(const TensorInfo& t, std::span<const std::byte> bytes, std::span<float> out);
+/// Dequantizes one row of ggml blocks of `ggml_type` into `out`, bit for bit
+/// as ggml's reference does; throws unless `bytes` is exactly such a row.
+void dequantize_ggml_row(uint32_t ggml_type, std::span<const std::byte> bytes,
+                         std::span<float> out);
+/// The name of ggml type `ggml_type` ("Q4_K", ...).
+std::string_view ggml_type_name(uint32_t ggml_type);
 
 }  // namespace glmrt

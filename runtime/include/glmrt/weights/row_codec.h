@@ -42,6 +42,8 @@ struct SourceMatrix {
   std::span<const float> scales;  // [rows, scales per row] when packed
   int64_t rows = 0, cols = 0;
   uint32_t group_size = 0;  // of packed values; 0 = one scale per row
+  /// glmrt_ggml_type of the blocks when dtype is GGML (a GGUF's quantized tensor).
+  uint32_t ggml_type = 0;
 
   /// Bytes of one stored row.
   int64_t row_bytes() const;

@@ -1,0 +1,83 @@
+// No llama.cpp-made deepseek32 GGUF ships with the tests: one is written from
+// tests/fixtures/deepseek_v32_tiny with llama.cpp's keys and tensor layout,
+// and must validate against that checkpoint's float64 reference exactly.
+#include <glmrt/model_files/model_config.h>
+#include <glmrt/model_files/safetensors.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "checkpoint_generator.h"
+#include "gguf_from_checkpoint.h"
+#include "shell_command.h"
+
+namespace glmrt {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kCheckpoint = fs::path(GLMRT_FIXTURES) / "deepseek_v32_tiny";
+
+class Deepseek32Gguf : public ::testing::Test {
+ protected:
+  void SetUp() override { test::write_gguf_from_checkpoint(kCheckpoint, file_, "deepseek32"); }
+  test::ScratchDir dir_{"glmrt-gguf-v32"};
+  fs::path file_ = dir_.path() / "deepseek_v32_tiny-BF16.gguf";
+};
+
+TEST_F(Deepseek32Gguf, ConfigMatchesTheCheckpoints) {
+  const ModelConfig from_gguf = load_model_config(file_, TensorDirectory::open(file_));
+  const ModelConfig from_hf = load_model_config(kCheckpoint);
+  EXPECT_EQ(from_gguf.model_type, "deepseek_v32");
+  EXPECT_EQ(from_gguf.vocab_size, from_hf.vocab_size);
+  EXPECT_EQ(from_gguf.num_hidden_layers, from_hf.num_hidden_layers);
+  EXPECT_EQ(from_gguf.q_lora_rank, from_hf.q_lora_rank);
+  EXPECT_EQ(from_gguf.qk_nope_head_dim, from_hf.qk_nope_head_dim);
+  EXPECT_EQ(from_gguf.qk_rope_head_dim, from_hf.qk_rope_head_dim);
+  EXPECT_EQ(from_gguf.v_head_dim, from_hf.v_head_dim);
+  EXPECT_EQ(from_gguf.n_group, from_hf.n_group);
+  EXPECT_EQ(from_gguf.topk_group, from_hf.topk_group);
+  EXPECT_EQ(from_gguf.index_topk, from_hf.index_topk);
+  EXPECT_EQ(from_gguf.index_head_dim, from_hf.index_head_dim);
+  EXPECT_EQ(from_gguf.index_n_heads, from_hf.index_n_heads);
+  EXPECT_EQ(from_gguf.rms_norm_eps, from_hf.rms_norm_eps);  // float32 key, shortest decimal
+  EXPECT_EQ(from_gguf.rope.yarn, from_hf.rope.yarn);
+  EXPECT_EQ(from_gguf.rope.scaling.factor, from_hf.rope.scaling.factor);
+  EXPECT_DOUBLE_EQ(from_gguf.rope.attention_factor, from_hf.rope.attention_factor);
+  EXPECT_DOUBLE_EQ(from_gguf.rope.softmax_multiplier, from_hf.rope.softmax_multiplier);
+  EXPECT_EQ(from_gguf.indexer_rope_interleave, from_hf.indexer_rope_interleave);
+  EXPECT_EQ(from_gguf.mlp_layer_types, from_hf.mlp_layer_types);
+  EXPECT_EQ(from_gguf.eos_token_ids, from_hf.eos_token_ids);
+}
+
+TEST_F(Deepseek32Gguf, ValidatesExactlyAgainstTheCheckpointsReference) {
+  const auto [status, out] = test::run_shell(fmt::format(
+      "{}/glmrt validate --profile {}/configs/reference.yaml --model {} --ref {} --json "
+      "2>/dev/null",
+      GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, file_.string(), (kCheckpoint / "ref.json").string()));
+  EXPECT_EQ(status, 0) << out;
+  const nlohmann::json j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["pass"], true) << out;
+}
+
+TEST_F(Deepseek32Gguf, RunsFromPromptIdsWithoutATokenizer) {
+  // The GGUF has no tokenizer: ids in, ids out, the checkpoint's very tokens.
+  const auto run = [](const fs::path& model) {
+    return test::run_shell(fmt::format(
+        "{}/glmrt run --profile {}/configs/reference.yaml --model {} --prompt-ids 5,6,7 -n 6 "
+        "2>/dev/null",
+        GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, model.string()));
+  };
+  const auto [status, out] = run(file_);
+  EXPECT_EQ(status, 0) << out;
+  const auto [checkpoint_status, checkpoint_out] = run(kCheckpoint);
+  ASSERT_EQ(checkpoint_status, 0);
+  EXPECT_EQ(out, checkpoint_out);
+  EXPECT_EQ(std::count(out.begin(), out.end(), ','), 5) << out;
+}
+
+}  // namespace
+}  // namespace glmrt
