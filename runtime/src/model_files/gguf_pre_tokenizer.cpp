@@ -11,6 +11,7 @@
 #include <glmrt/base/printable.h>
 
 #include <array>
+#include <span>
 
 namespace glmrt::gguf {
 namespace {
@@ -58,20 +59,20 @@ constexpr std::array<std::string_view, 4> kDefault = {
     R"([0-9][0-9][0-9])",
 };
 
+std::vector<std::string> copies(std::span<const std::string_view> regexes) {
+  return std::vector<std::string>(regexes.begin(), regexes.end());
+}
+
 }  // namespace
 
 PreTokenizerRecipe pre_tokenizer_recipe(std::string_view name, std::string_view file) {
-  // llama.cpp sets special_bos_id to none for the GLM names.
-  if (name == "glm4" || name == "chatglm-bpe") return {{std::string(kGlm4)}, false, false};
+  if (name == "glm4" || name == "chatglm-bpe") return {{std::string(kGlm4)}, false};
   // Qwen2/2.5/3's tokenizer.json normalize to NFC; llama.cpp does not (its
   // ids differ from the library's on decomposed text), glmrt does.
-  if (name == "qwen2") return {{std::string(kQwen2)}, true, true};
-  if (name == "deepseek-v3")
-    return {{std::string(kDeepSeekV3[0]), std::string(kDeepSeekV3[1]), std::string(kDeepSeekV3[2])},
-            false,
-            true};
-  if (name == "kimi-k2") return {{std::string(kKimiK2)}, false, true};
-  if (name == "default") return {{kDefault.begin(), kDefault.end()}, false, true};
+  if (name == "qwen2") return {{std::string(kQwen2)}, true};
+  if (name == "deepseek-v3") return {copies(kDeepSeekV3), false};
+  if (name == "kimi-k2") return {{std::string(kKimiK2)}, false};
+  if (name == "default") return {copies(kDefault), false};
   fail(
       "{}: tokenizer.ggml.pre '{}' is not a pre-tokenizer glmrt knows (known: glm4, "
       "chatglm-bpe, deepseek-v3, kimi-k2, qwen2, default)",

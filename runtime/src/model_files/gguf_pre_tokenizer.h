@@ -11,7 +11,6 @@ namespace glmrt::gguf {
 struct PreTokenizerRecipe {
   std::vector<std::string> split_regexes;  // Oniguruma syntax, applied in order
   bool nfc = false;                        // the tokenizer.json has an NFC normalizer
-  bool uses_bos = true;                    // llama.cpp ignores the BOS id of this family
 };
 
 /// Throws glmrt::Error naming `file`, the key and the name when the name is

@@ -98,6 +98,12 @@ TokenizerSpecials tokenizer_specials(const Metadata& metadata) {
   s.pad = special_id(metadata, "tokenizer.ggml.padding_token_id", count);
   s.add_bos = metadata.get_or("tokenizer.ggml.add_bos_token", false);
   s.add_eos = metadata.get_or("tokenizer.ggml.add_eos_token", false);
+  // llama.cpp takes no BOS for the GLM names (special_bos_id = none): GLM's
+  // prompts start with "[gMASK]<sop>" written by the chat template.
+  if (s.pre == "glm4" || s.pre == "chatglm-bpe") {
+    s.bos.reset();
+    s.add_bos = false;
+  }
   if (s.add_bos && !s.bos)
     fail("{}: tokenizer.ggml.add_bos_token is true but there is no tokenizer.ggml.bos_token_id",
          file_of(metadata));
@@ -116,9 +122,8 @@ text::Tokenizer tokenizer_from_gguf(const Metadata& metadata) {
         "reads)",
         file, kModel, printable(model, 128));
   if (!metadata.contains(kPre)) fail("{} has no metadata key '{}'", file, kPre);
-  TokenizerSpecials specials = tokenizer_specials(metadata);
+  const TokenizerSpecials specials = tokenizer_specials(metadata);
   const PreTokenizerRecipe recipe = pre_tokenizer_recipe(specials.pre, file);
-  if (!recipe.uses_bos) specials.add_bos = false;
 
   const auto tokens = metadata.get<std::vector<std::string_view>>(kTokens);
   if (tokens.size() > (uint64_t{1} << 28))

@@ -43,11 +43,6 @@ Json post_processor(const ByteLevelBpeParts& parts, std::string_view source) {
 }  // namespace
 
 Json byte_level_bpe_json(const ByteLevelBpeParts& parts, std::string_view source) {
-  Json vocab = Json::object();
-  for (std::size_t id = 0; id < parts.tokens.size(); ++id)
-    if (parts.tokens[id]) vocab[*parts.tokens[id]] = id;
-  Json merges = Json::array();
-  for (const auto& [left, right] : parts.merges) merges.push_back({left, right});
   // Added tokens are also in the model's vocabulary (as GPT-2's <|endoftext|>
   // is): that is what keeps their ids when the vocabulary has gaps.
   Json added = Json::array();
@@ -64,7 +59,6 @@ Json byte_level_bpe_json(const ByteLevelBpeParts& parts, std::string_view source
   pre.push_back(byte_level(false));
   return {{"normalizer", parts.nfc ? Json{{"type", "NFC"}} : Json()},
           {"pre_tokenizer", {{"type", "Sequence"}, {"pretokenizers", pre}}},
-          {"model", {{"type", "BPE"}, {"vocab", std::move(vocab)}, {"merges", std::move(merges)}}},
           {"added_tokens", std::move(added)},
           {"post_processor", post_processor(parts, source)},
           {"decoder", byte_level(true)}};

@@ -1,5 +1,6 @@
 // A ByteLevelBpeParts spelled as the tokenizer.json it stands for, so that it
-// is built (and encodes) exactly as that file would.
+// is built (and encodes) exactly as that file would; all but the "model"
+// (vocabulary and merges), which BpeModel takes as parts.
 #pragma once
 
 #include <glmrt/text/tokenizer.h>

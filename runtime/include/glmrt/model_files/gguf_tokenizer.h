@@ -16,10 +16,12 @@ namespace glmrt::gguf {
 bool has_tokenizer(const Metadata& metadata);
 
 /// The special ids and flags of `tokenizer.ggml.*`, each checked to name a
-/// token of `tokenizer.ggml.tokens`.
+/// token of `tokenizer.ggml.tokens`. As llama.cpp, no BOS for the GLM
+/// pre-tokenizer names (`glm4`, `chatglm-bpe`): their chat template writes
+/// the prompt's start.
 struct TokenizerSpecials {
   std::optional<text::TokenId> bos, eos, eot, eom, unk, pad;
-  bool add_bos = false;  // tokenizer.ggml.add_bos_token (never for the glm4 family, as llama.cpp)
+  bool add_bos = false;  // tokenizer.ggml.add_bos_token
   bool add_eos = false;
   std::string pre;  // tokenizer.ggml.pre
 };

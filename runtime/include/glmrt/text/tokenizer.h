@@ -18,6 +18,7 @@
 namespace glmrt::text {
 
 using TokenId = std::uint32_t;
+class BpeModel;
 
 // Bytes [begin, end) of a text.
 struct ByteRange {
@@ -101,7 +102,9 @@ class Tokenizer {
 
  private:
   struct Impl;
-  static Tokenizer from_json_root(const nlohmann::json& root, std::string_view source);
+  // `model`, when given, stands for root's "model" (built from parts).
+  static Tokenizer from_json_root(const nlohmann::json& root, std::string_view source,
+                                  std::unique_ptr<BpeModel> model = nullptr);
   explicit Tokenizer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
