@@ -105,5 +105,21 @@ TEST(Flags, ATokenizerFolderIsReportedAsOne) {
   EXPECT_THAT(r.err, AllOf(HasSubstr("is a directory"), HasSubstr("tokenizer.json?")));
 }
 
+// A GGUF file's tokenizer (its tokenizer.ggml.* keys) gives the ids its
+// tokenizer.json gives; a GGUF that names an unknown pre-tokenizer is refused
+// naming the key and the name.
+TEST(Flags, TokenizeReadsAGgufFilesTokenizer) {
+  const std::string fixtures = GLMRT_FIXTURES;
+  const std::string text = "Hello world, 12345 <|user|>hi";
+  const ProcessResult gguf = run_glmrt(
+      {"tokenize", "--tokenizer", fixtures + "/gguf/glm_tiny-vocab.gguf"}, Stdout::captured, text);
+  const ProcessResult json =
+      run_glmrt({"tokenize", "--tokenizer", fixtures + "/tokenizer/glm_tiny/tokenizer.json"},
+                Stdout::captured, text);
+  EXPECT_EQ(gguf.exit_status, 0) << gguf.err;
+  EXPECT_EQ(gguf.out, json.out);
+  EXPECT_THAT(gguf.out, HasSubstr("1017"));  // <|user|> whole
+}
+
 }  // namespace
 }  // namespace glmrt::test

@@ -5,6 +5,8 @@
 
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
+#include <glmrt/model_files/gguf.h>
+#include <glmrt/model_files/gguf_tokenizer.h>
 #include <glmrt/text/chunked_encoder.h>
 #include <glmrt/text/text_commands.h>
 #include <glmrt/text/tokenizer.h>
@@ -13,6 +15,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,13 +59,17 @@ int tokenize_command(const Args& args) {
   po::options_description options("glmrt tokenize --tokenizer FILE [--special] [--decode] < input");
   std::string tokenizer_path;
   options.add_options()("help,h", "show this help")(
-      "tokenizer", po::value(&tokenizer_path)->required(), "tokenizer.json")(
+      "tokenizer", po::value(&tokenizer_path)->required(),
+      "tokenizer.json, or a GGUF file (its tokenizer.ggml.* keys)")(
       "special", "add special tokens (the post_processor), as add_special_tokens=true")(
       "decode", "read a JSON array of ids and print the decoded text");
   const auto parsed = parse_options(args, options);
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
-  const auto tokenizer = text::Tokenizer::from_file(tokenizer_path);
+  const auto tokenizer =
+      std::filesystem::path(tokenizer_path).extension() == ".gguf"
+          ? gguf::tokenizer_from_gguf(gguf::Model::open(tokenizer_path).metadata())
+          : text::Tokenizer::from_file(tokenizer_path);
   if (!vm.count("decode")) {
     stream_token_ids(tokenizer, vm.count("special") > 0);
     return 0;

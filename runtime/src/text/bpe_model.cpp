@@ -39,9 +39,7 @@ BpeModel::BpeModel(const Json& spec, const JsonPath& where) {
       fail("{}: vocab entry '{}' must map to a non-negative id", where.text, token);
     const auto value = id.get<std::uint64_t>();
     if (value > 0xFFFFFFF) fail("{}: vocab id {} of '{}' is too large", where.text, value, token);
-    vocab_.emplace(token, static_cast<Id>(value));
-    tokens_by_id_.insert_or_assign(static_cast<Id>(value), token);
-    id_end_ = std::max<std::size_t>(id_end_, value + 1);
+    add_token(token, static_cast<Id>(value));
   }
   unk_token_ = spec.contains("unk_token") && spec["unk_token"].is_string()
                    ? std::optional(spec["unk_token"].get<std::string>())
@@ -52,7 +50,35 @@ BpeModel::BpeModel(const Json& spec, const JsonPath& where) {
   fuse_unk_ = optional_value(spec, "fuse_unk", false, where);
   byte_fallback_ = optional_value(spec, "byte_fallback", false, where);
   ignore_merges_ = optional_value(spec, "ignore_merges", false, where);
-  load_merges(require(spec, "merges", where), where.field("merges"));
+  const Json& merges = require(spec, "merges", where);
+  const JsonPath merges_at = where.field("merges");
+  if (!merges.is_array()) fail("{}: must be an array", merges_at.text);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  pairs.reserve(merges.size());
+  for (std::size_t rank = 0; rank < merges.size(); ++rank)
+    pairs.push_back(parse_merge(merges[rank], merges_at.index(rank)));
+  add_merges(pairs, merges_at);
+  index_chars();
+}
+
+BpeModel::BpeModel(std::span<const std::optional<std::string>> tokens,
+                   std::span<const std::pair<std::string, std::string>> merges,
+                   const JsonPath& where) {
+  if (tokens.size() > 0x10000000) fail("{}: {} tokens is too many", where.text, tokens.size());
+  vocab_.reserve(tokens.size());
+  for (std::size_t id = 0; id < tokens.size(); ++id)
+    if (tokens[id]) add_token(*tokens[id], static_cast<Id>(id));
+  add_merges(merges, where.field("merges"));
+  index_chars();
+}
+
+void BpeModel::add_token(std::string token, Id id) {
+  tokens_by_id_.insert_or_assign(id, token);
+  vocab_.emplace(std::move(token), id);
+  id_end_ = std::max<std::size_t>(id_end_, std::size_t{id} + 1);
+}
+
+void BpeModel::index_chars() {
   char_ids_.assign(kCharTableSize, -1);
   std::string one;
   for (char32_t cp = 0; cp < kCharTableSize; ++cp) {
@@ -62,12 +88,12 @@ BpeModel::BpeModel(const Json& spec, const JsonPath& where) {
   }
 }
 
-void BpeModel::load_merges(const Json& merges, const JsonPath& where) {
-  if (!merges.is_array()) fail("{}: must be an array", where.text);
+void BpeModel::add_merges(std::span<const std::pair<std::string, std::string>> merges,
+                          const JsonPath& where) {
   merges_ = MergeTable(merges.size());
   const std::size_t prefix_length = continuing_subword_prefix_.size();
   for (std::size_t rank = 0; rank < merges.size(); ++rank) {
-    const auto [left, right] = parse_merge(merges[rank], where.index(rank));
+    const auto& [left, right] = merges[rank];
     const auto left_id = token_to_id(left);
     const auto right_id = token_to_id(right);
     // The merged token drops the right part's continuing-subword prefix.

@@ -93,26 +93,30 @@ struct ShippedRenderer {
 
 }  // namespace
 
+ModelChatTemplate ModelChatTemplate::from_templates(
+    const std::vector<ShippedChatTemplate>& templates, nlohmann::ordered_json special_tokens) {
+  if (templates.empty()) fail("no chat template to render");
+  ShippedRenderer renderer;
+  std::string main_text, tool_use_text;
+  for (const ShippedChatTemplate& t : templates) {
+    auto parsed = std::make_shared<const JinjaTemplate>(t.text, t.source);
+    const bool is_tool_use = t.name == "tool_use";
+    (is_tool_use ? renderer.tool_use : renderer.main) = std::move(parsed);
+    (is_tool_use ? tool_use_text : main_text) = t.text;
+  }
+  if (!renderer.main) renderer.main = renderer.tool_use;
+  renderer.special_tokens = std::move(special_tokens);
+  std::string name = renderer.main->name();
+  ModelChatTemplate chosen(std::move(renderer), std::move(name));
+  chosen.tools_text_ = tool_use_text.empty() ? main_text : tool_use_text;
+  return chosen;
+}
+
 ModelChatTemplate ModelChatTemplate::for_model(const std::filesystem::path& model_dir,
                                                ChatTemplateChoice choice) {
   if (choice == ChatTemplateChoice::model) {
-    std::vector<ShippedChatTemplate> shipped = find_shipped_chat_templates(model_dir);
-    if (!shipped.empty()) {
-      ShippedRenderer renderer;
-      std::string main_text, tool_use_text;
-      for (const ShippedChatTemplate& t : shipped) {
-        auto parsed = std::make_shared<const JinjaTemplate>(t.text, t.source);
-        const bool is_tool_use = t.name == "tool_use";
-        (is_tool_use ? renderer.tool_use : renderer.main) = std::move(parsed);
-        (is_tool_use ? tool_use_text : main_text) = t.text;
-      }
-      if (!renderer.main) renderer.main = renderer.tool_use;
-      renderer.special_tokens = special_token_variables(model_dir);
-      std::string name = renderer.main->name();
-      ModelChatTemplate chosen(std::move(renderer), std::move(name));
-      chosen.tools_text_ = tool_use_text.empty() ? main_text : tool_use_text;
-      return chosen;
-    }
+    const std::vector<ShippedChatTemplate> shipped = find_shipped_chat_templates(model_dir);
+    if (!shipped.empty()) return from_templates(shipped, special_token_variables(model_dir));
   }
   require_builtin_model_type(model_dir);
   return ModelChatTemplate(&render_glm5_chat_marked, "the built-in GLM-5 template");

@@ -9,6 +9,7 @@
 
 #include "added_vocabulary.h"
 #include "bpe_model.h"
+#include "byte_level_bpe.h"
 #include "decoder.h"
 #include "normalizer.h"
 #include "post_processor.h"
@@ -61,6 +62,17 @@ Tokenizer Tokenizer::from_json_text(std::string_view json_text, std::string_view
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
     fail("{}: invalid JSON: {}", source, printable(e.what()));
   }
+  return from_json_root(root, source);
+}
+
+Tokenizer Tokenizer::from_byte_level_bpe(const ByteLevelBpeParts& parts, std::string_view source) {
+  return from_json_root(byte_level_bpe_json(parts, source), source,
+                        std::make_unique<BpeModel>(parts.tokens, parts.merges,
+                                                   JsonPath{std::string(source) + ": model"}));
+}
+
+Tokenizer Tokenizer::from_json_root(const Json& root, std::string_view source,
+                                    std::unique_ptr<BpeModel> model) {
   if (!root.is_object()) fail("{}: the top level must be a JSON object", source);
   const JsonPath at{std::string(source) + ":"};
   for (const char* unsupported : {"truncation", "padding"}) {
@@ -76,7 +88,7 @@ Tokenizer Tokenizer::from_json_text(std::string_view json_text, std::string_view
   impl->normalizer = make_normalizer(component("normalizer"), {at.text + " normalizer"});
   impl->pre_tokenizer =
       make_pre_tokenizer(component("pre_tokenizer"), {at.text + " pre_tokenizer"});
-  impl->model = make_model(component("model"), {at.text + " model"});
+  impl->model = model ? std::move(model) : make_model(component("model"), {at.text + " model"});
   impl->post_processor =
       make_post_processor(component("post_processor"), {at.text + " post_processor"});
   impl->decoder = make_decoder(component("decoder"), {at.text + " decoder"});

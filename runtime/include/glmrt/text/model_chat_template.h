@@ -10,6 +10,7 @@
 
 #include <glmrt/text/chat_template.h>
 #include <glmrt/text/chat_template_choice.h>
+#include <glmrt/text/shipped_chat_template.h>
 #include <glmrt/text/tokenizer.h>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace glmrt::text {
 
@@ -28,6 +30,14 @@ class ModelChatTemplate {
   /// a model_type without a built-in renderer is an error naming it.
   static ModelChatTemplate for_model(const std::filesystem::path& model_dir,
                                      ChatTemplateChoice choice = ChatTemplateChoice::model);
+
+  /// Parses `templates` (a "default" one and optionally a "tool_use" one, as
+  /// find_shipped_chat_templates gives them) with `special_tokens` as the
+  /// bos_token/eos_token/... variables (chat_template_variables.h): how a
+  /// template from another source (a GGUF file) is rendered exactly as one
+  /// from tokenizer_config.json. `templates` must not be empty.
+  static ModelChatTemplate from_templates(const std::vector<ShippedChatTemplate>& templates,
+                                          nlohmann::ordered_json special_tokens);
 
   /// The prompt for an OpenAI-style request body (chat_template.h).
   std::string render(const nlohmann::ordered_json& request) const {

@@ -3,6 +3,8 @@
 // library does. See docs/tokenizer.md for what is supported.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -10,11 +12,13 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace glmrt::text {
 
 using TokenId = std::uint32_t;
+class BpeModel;
 
 // Bytes [begin, end) of a text.
 struct ByteRange {
@@ -26,6 +30,28 @@ struct Encoding {
   std::vector<std::string> tokens;  // vocabulary spellings, e.g. "Ġworld"
 };
 
+// A byte-level BPE tokenizer given as its parts rather than as a
+// tokenizer.json: what a GGUF file stores (model_files/gguf_tokenizer.h).
+// It encodes as the tokenizer.json with the same parts would: the added
+// tokens matched whole in the raw text, then `nfc` normalization, then each
+// `split_regexes` pattern splitting the pieces in turn (Oniguruma syntax,
+// Isolated), then byte-level BPE; decoding is byte-level.
+struct ByteLevelBpeParts {
+  // Indexed by id, in byte-level spelling ("Ġworld"); nullopt where an id has
+  // no token (never produced, skipped when decoding).
+  std::vector<std::optional<std::string>> tokens;
+  std::vector<std::pair<std::string, std::string>> merges;  // by rank
+  struct Added {
+    TokenId id;
+    bool special;  // left out by decode(ids, skip_special_tokens = true)
+  };
+  std::vector<Added> added;  // their tokens are matched whole, before splitting
+  std::vector<std::string> split_regexes;
+  bool nfc = false;
+  // What encode(text, add_special_tokens = true) puts around the text.
+  std::optional<TokenId> prepend, append;
+};
+
 // Immutable after loading; encode/decode are safe to call from several
 // threads at once (the per-word BPE cache has its own lock).
 class Tokenizer {
@@ -35,6 +61,9 @@ class Tokenizer {
   static Tokenizer from_file(const std::filesystem::path& path);
   // `source` names the JSON in error messages.
   static Tokenizer from_json_text(std::string_view json_text, std::string_view source);
+  // Throws glmrt::Error prefixed by `source` for parts that do not fit
+  // together (a merge of tokens not in `tokens`, an added id without a token).
+  static Tokenizer from_byte_level_bpe(const ByteLevelBpeParts& parts, std::string_view source);
 
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;
@@ -73,6 +102,9 @@ class Tokenizer {
 
  private:
   struct Impl;
+  // `model`, when given, stands for root's "model" (built from parts).
+  static Tokenizer from_json_root(const nlohmann::json& root, std::string_view source,
+                                  std::unique_ptr<BpeModel> model = nullptr);
   explicit Tokenizer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
