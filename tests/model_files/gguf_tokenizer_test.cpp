@@ -125,6 +125,23 @@ TEST(GgufTokenizer, GlmTinyVocabGgufGivesTheLibrarysIds) {
   EXPECT_FALSE(gguf::chat_template_from_gguf(model.metadata()).has_value());
 }
 
+// llama.cpp's converter wrote this synthetic vocabulary (<t0> ... <t1023>,
+// pre "default") with the merge "<t 0>", of tokens it does not have: llama.cpp
+// keeps it, glmrt refuses it as the library refuses such a tokenizer.json.
+TEST(GgufTokenizer, ARealFileWithAMergeOfUnknownTokensIsRefused) {
+  const gguf::Model model = gguf::Model::open(kFixtures / "gguf" / "deepseek_v3-IQ2_XXS.gguf");
+  EXPECT_TRUE(gguf::has_tokenizer(model.metadata()));
+  EXPECT_EQ(gguf::tokenizer_specials(model.metadata()).bos, 0u);
+  try {
+    gguf::tokenizer_from_gguf(model.metadata());
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(std::string(e.what()),
+                AllOf(HasSubstr("deepseek_v3-IQ2_XXS.gguf"), HasSubstr("tokenizer.ggml.merges"),
+                      HasSubstr("element 0"), HasSubstr("\"<t\"")));
+  }
+}
+
 TEST(GgufTokenizer, GlmDemoVocabGgufGivesTheLibrarysIds) {
   const gguf::Model model = gguf::Model::open(kFixtures / "gguf" / "glm_demo-vocab.gguf");
   expect_library_ids(gguf::tokenizer_from_gguf(model.metadata()),
