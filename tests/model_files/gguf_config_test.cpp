@@ -1,11 +1,20 @@
 // The config and tensors of llama.cpp-made GGUFs, as the model reads them:
 // every field against the Hugging Face config.json each fixture came from
 // (shared/gguf/*/config.json), every tensor name and view against the layout.
+#include <glmrt/base/error.h>
 #include <glmrt/model_files/gguf.h>
+#include <glmrt/model_files/gguf_writer.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/model_files/safetensors.h>
 
+#include <glmrt/plugin/ggml_types.h>
+
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 namespace glmrt {
 namespace {
@@ -106,6 +115,38 @@ TEST(GgufTensors, ExpertsAreSlicesAndKvBIsSplitPerHead) {
 TEST(GgufTensors, FolderHoldingOneGgufOpensAsTheModel) {
   EXPECT_TRUE(is_gguf_model(kGlmDsa));
   EXPECT_FALSE(is_gguf_model(fs::path(GLMRT_FIXTURES) / "glm_tiny"));
+}
+
+}  // namespace
+}  // namespace glmrt
+
+namespace glmrt {
+namespace {
+
+TEST(GgufTensors, EmptyOrOverlyManyExpertsRefusedNamingTheTensor) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("glmrt-gguf-dims-{}", ::getpid());
+  fs::create_directories(dir);
+  const auto error_of = [&](const std::string& name, std::vector<int64_t> dims) {
+    gguf::Writer w;
+    w.set("general.architecture", gguf::Value::str("deepseek2"));
+    w.add_tensor(name, GLMRT_GGML_F32, std::move(dims));
+    w.write(dir / "m.gguf", [](size_t, std::span<std::byte> out) {
+      std::fill(out.begin(), out.end(), std::byte{0});
+    });
+    try {
+      TensorDirectory::open(dir / "m.gguf");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string empty = error_of("output_norm.weight", {0});
+  EXPECT_NE(empty.find("output_norm.weight"), std::string::npos) << empty;
+  EXPECT_NE(empty.find("no empty dimension"), std::string::npos) << empty;
+  const std::string many = error_of("blk.1.ffn_up_exps.weight", {1, 1, int64_t{1} << 17});
+  EXPECT_NE(many.find("blk.1.ffn_up_exps.weight"), std::string::npos) << many;
+  EXPECT_NE(many.find("at most 65536 experts"), std::string::npos) << many;
+  fs::remove_all(dir);
 }
 
 }  // namespace
