@@ -79,5 +79,35 @@ TEST_F(Deepseek32Gguf, RunsFromPromptIdsWithoutATokenizer) {
   EXPECT_EQ(std::count(out.begin(), out.end(), ','), 5) << out;
 }
 
+TEST_F(Deepseek32Gguf, ProfileCheckAndStatsTakeTheFile) {
+  const auto [check_status, check_out] = test::run_shell(
+      fmt::format("{}/glmrt profile check {}/configs/reference.yaml --model {} 2>&1",
+                  GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, file_.string()));
+  EXPECT_EQ(check_status, 0) << check_out;
+  EXPECT_NE(check_out.find("total"), std::string::npos) << check_out;
+  const fs::path cache = dir_.path() / "cache";
+  const auto [stats_status, stats_out] =
+      test::run_shell(fmt::format("XDG_CACHE_HOME={} {}/glmrt stats --model {} 2>&1",
+                                  cache.string(), GLMRT_BUILD_DIR, file_.string()));
+  EXPECT_EQ(stats_status, 0) << stats_out;
+}
+
+TEST_F(Deepseek32Gguf, SplitModelOpensFromItsFirstShardOrItsFolder) {
+  const fs::path folder = dir_.path() / "split";
+  fs::create_directory(folder);
+  test::write_gguf_from_checkpoint(kCheckpoint, folder / "v32.gguf", "deepseek32", {}, 3);
+  const fs::path first = folder / "v32-00001-of-00003.gguf";
+  ASSERT_TRUE(fs::exists(folder / "v32-00003-of-00003.gguf"));
+  const TensorDirectory tensors = TensorDirectory::open(first);
+  EXPECT_EQ(tensors.files().size(), 3u);
+  for (const fs::path& model : {first, folder}) {
+    const auto [status, out] = test::run_shell(fmt::format(
+        "{}/glmrt validate --profile {}/configs/reference.yaml --model {} --ref {} --json "
+        "2>/dev/null",
+        GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, model.string(), (kCheckpoint / "ref.json").string()));
+    EXPECT_EQ(status, 0) << model << out;
+  }
+}
+
 }  // namespace
 }  // namespace glmrt

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <fstream>
@@ -58,22 +59,47 @@ std::string read_bytes(const TensorDirectory& dir, const TensorInfo& t) {
   return bytes;
 }
 
-// Keys and tensors go through the edits on their way to the writer.
+// Keys and tensors go through the edits on their way to the file(s).
 class EditedWriter {
  public:
-  EditedWriter(gguf::Writer& w, const GgufEdits& edits) : w_(w), edits_(edits) {}
+  explicit EditedWriter(const GgufEdits& edits) : edits_(edits) {}
   void set(std::string key, Value value) {
     if (edits_.key && !edits_.key(key, value)) return;
-    w_.set(std::move(key), std::move(value));
+    keys_.emplace_back(std::move(key), std::move(value));
   }
   void add_tensor(std::string name, uint32_t type, std::vector<int64_t> dims, std::string data) {
     if (edits_.tensor) edits_.tensor(name, type, dims);
-    w_.add_tensor(std::move(name), type, std::move(dims), std::move(data));
+    tensors_.push_back({std::move(name), type, std::move(dims), 0, std::move(data)});
+  }
+  // One file, or `shards` as llama.cpp's gguf-split writes them: the
+  // metadata in the first, split.no / split.count / split.tensors.count in each.
+  void write(const std::filesystem::path& file, int shards) const {
+    if (shards == 1) {
+      gguf::Writer w;
+      for (const auto& [key, value] : keys_) w.set(key, value);
+      for (const auto& t : tensors_) w.add_tensor(t.name, t.type, t.dims, t.data);
+      if (edits_.extra) edits_.extra(w);
+      return w.write(file);
+    }
+    const std::string stem = file.stem().string();
+    const size_t per_shard = (tensors_.size() + shards - 1) / shards;
+    for (int k = 0; k < shards; ++k) {
+      gguf::Writer w;
+      if (k == 0)
+        for (const auto& [key, value] : keys_) w.set(key, value);
+      w.set("split.no", Value::u16(static_cast<uint16_t>(k)));
+      w.set("split.count", Value::u16(static_cast<uint16_t>(shards)));
+      w.set("split.tensors.count", Value::i32(static_cast<int32_t>(tensors_.size())));
+      for (size_t i = k * per_shard; i < std::min(tensors_.size(), (k + 1) * per_shard); ++i)
+        w.add_tensor(tensors_[i].name, tensors_[i].type, tensors_[i].dims, tensors_[i].data);
+      w.write(file.parent_path() / fmt::format("{}-{:05}-of-{:05}.gguf", stem, k + 1, shards));
+    }
   }
 
  private:
-  gguf::Writer& w_;
   const GgufEdits& edits_;
+  std::vector<std::pair<std::string, Value>> keys_;
+  std::vector<gguf::Writer::Tensor> tensors_;
 };
 
 void set_keys(EditedWriter& w, const json& c, const std::string& arch) {
@@ -157,11 +183,11 @@ void add_kv_b(EditedWriter& w, const TensorDirectory& dir, const TensorInfo& t, 
 
 void write_gguf_from_checkpoint(const std::filesystem::path& checkpoint,
                                 const std::filesystem::path& gguf_file,
-                                const std::string& architecture, const GgufEdits& edits) {
+                                const std::string& architecture, const GgufEdits& edits,
+                                int shards) {
   const json c = json::parse(std::ifstream(checkpoint / "config.json"));
   const TensorDirectory dir = TensorDirectory::open(checkpoint);
-  gguf::Writer writer;
-  EditedWriter w(writer, edits);
+  EditedWriter w(edits);
   set_keys(w, c, architecture);
   const std::regex layer_name(R"(model\.layers\.(\d+)\.(.*))");
   const std::regex expert_name(R"(mlp\.experts\.(\d+)\.(gate|up|down)_proj\.weight)");
@@ -206,8 +232,7 @@ void write_gguf_from_checkpoint(const std::filesystem::path& checkpoint,
     w.add_tensor(name, ggml_type_of(first.dtype),
                  {first.shape[1], first.shape[0], static_cast<int64_t>(list.size())}, stacked);
   }
-  if (edits.extra) edits.extra(writer);
-  writer.write(gguf_file);
+  w.write(gguf_file, shards);
 }
 
 }  // namespace glmrt::test

@@ -22,9 +22,11 @@ struct GgufEdits {
   std::function<void(gguf::Writer&)> extra;  // adds keys or tensors at the end
 };
 
-/// `architecture`: "deepseek32" or "deepseek2".
+/// `architecture`: "deepseek32" or "deepseek2". With shards > 1, writes
+/// STEM-0000k-of-0000N.gguf beside `gguf_file` (whose stem is STEM) instead.
 void write_gguf_from_checkpoint(const std::filesystem::path& checkpoint,
                                 const std::filesystem::path& gguf_file,
-                                const std::string& architecture, const GgufEdits& edits = {});
+                                const std::string& architecture, const GgufEdits& edits = {},
+                                int shards = 1);
 
 }  // namespace glmrt::test

@@ -161,6 +161,11 @@ std::string conversion_summary(const ConversionPlan& plan) {
 ConvertResult convert_checkpoint(const ConvertOptions& given, int stop_after_files) {
   const auto start = std::chrono::steady_clock::now();
   if (given.from.empty()) fail("--from: no checkpoint folder given");
+  if (is_gguf_model(given.from))
+    fail(
+        "--from {}: a GGUF model; convert reads Hugging Face checkpoints (config.json + "
+        "safetensors). Run the GGUF as it is: --model {}",
+        given.from, given.from);
   const TensorDirectory dir = TensorDirectory::open(given.from);
   ordered_json config = read_config(given.from);
   const std::array<int64_t, 2> fp8_block = fp8_block_of(config, given.from);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <system_error>
 
@@ -22,6 +23,10 @@ namespace {
 
 using model_files::GgufTensorRole;
 using std::filesystem::path;
+
+// Far above any model's routed experts (GLM-5: 256, Kimi-K2: 384); bounds the
+// per-expert views a hostile header can ask for.
+constexpr int64_t kMaxExperts = int64_t{1} << 16;
 
 // The DType a ggml type is read as: the float ones as themselves, the
 // quantized ones as GGML blocks; nullopt for types no weight is stored in.
@@ -59,6 +64,10 @@ std::vector<TensorInfo> tensors_of(const gguf::TensorInfo& t, const path& file) 
   if (!dtype)
     fail("GGUF tensor '{}' in {} is of ggml type {} ({}), which holds no weights glmrt reads",
          printable(t.name), file, t.type_name(), t.type);
+  if (std::find(t.dims.begin(), t.dims.end(), 0) != t.dims.end())
+    fail_dims(t, file, "no empty dimension: weights hold values");
+  if (name->role == GgufTensorRole::experts && t.dims.size() == 3 && t.dims[2] > kMaxExperts)
+    fail_dims(t, file, fmt::format("at most {} experts", kMaxExperts));
   TensorInfo out;
   out.name = name->hf_name;
   out.dtype = *dtype;

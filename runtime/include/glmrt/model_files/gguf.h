@@ -1,8 +1,8 @@
 // GGUF files (llama.cpp's model format), single or split into shards
 // (NAME-00001-of-00003.gguf ...): the metadata and the tensor infos, every
 // count, offset, size, type and shape validated before use. Reading tensor
-// bytes is up to the caller (through fd() or read_raw()); this is not yet
-// wired into model loading.
+// bytes is up to the caller (through fd() or read_raw()); models open a GGUF
+// through TensorDirectory::open_gguf (safetensors.h) and load_model_config.
 #pragma once
 
 #include <glmrt/model_files/gguf_metadata.h>
