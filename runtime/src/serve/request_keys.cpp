@@ -118,7 +118,10 @@ const char* endpoint_path(Endpoint endpoint) {
 
 void refuse_unknown_fields(const RequestFields& body, Endpoint endpoint) {
   const Json& object = body.object();
-  for (const auto& [key, value] : object.items()) {
+  for (const auto& item : object.items()) {
+    // Named, not structured bindings: clang 14 (the fuzz build) cannot capture those in lambdas.
+    const std::string& key = item.key();
+    const Json& value = item.value();
     if (value.is_null()) continue;  // null is absent: the default
     const auto implemented = std::find_if(std::begin(kImplemented), std::end(kImplemented),
                                           [&](const ImplementedField& f) { return f.name == key; });
