@@ -13,6 +13,16 @@
 #include <cstring>
 
 namespace glmrt {
+
+bool path_within(const std::filesystem::path& inner, const std::filesystem::path& outer) {
+  auto i = inner.begin();
+  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
+    if (o->empty()) continue;  // a trailing separator
+    if (i == inner.end() || *i != *o) return false;
+  }
+  return true;
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -37,16 +47,6 @@ std::optional<fs::path> resolved(const fs::path& p) {
   return r;
 }
 
-/// Whether `inner` is `outer` or lies inside it (both resolved).
-bool within(const fs::path& inner, const fs::path& outer) {
-  auto i = inner.begin();
-  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
-    if (o->empty()) continue;  // a trailing separator
-    if (i == inner.end() || *i != *o) return false;
-  }
-  return true;
-}
-
 /// Throws when `file` (the entry that would be replaced, or where a link
 /// there leads) is the model folder, lies inside it, or is one of the
 /// files or folders it holds or links to.
@@ -60,7 +60,7 @@ void check_apart_from_model(const fs::path& file, const OutputRule& rule) {
     fail("{}: cannot resolve the path to check it is apart from the model folder {}", file.string(),
          rule.model_folder.string());
   const fs::path entry = *parent / file.filename();
-  if (within(entry, *folder) || within(*target, *folder))
+  if (path_within(entry, *folder) || path_within(*target, *folder))
     fail(
         "{}: will not write {} inside the model directory {} (its files are the model's), even "
         "with --force; choose a path outside it",
@@ -68,7 +68,7 @@ void check_apart_from_model(const fs::path& file, const OutputRule& rule) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(*folder, ec)) {
     const auto linked = resolved(e.path());
-    if (linked && (within(entry, *linked) || within(*target, *linked)))
+    if (linked && (path_within(entry, *linked) || path_within(*target, *linked)))
       fail(
           "{}: will not write {} there: it is {}, which the model directory {} links to (its "
           "files are the model's), even with --force; choose another path",

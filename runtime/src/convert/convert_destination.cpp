@@ -1,5 +1,6 @@
 #include "convert_destination.h"
 
+#include <glmrt/base/atomic_file.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
 #include <glmrt/base/printable.h>
@@ -25,16 +26,6 @@ fs::path resolved(const fs::path& p) {
   fs::path r = fs::weakly_canonical(fs::absolute(p), ec);
   if (ec) fail("cannot resolve the path {}: {}", p, ec.message());
   return r;
-}
-
-// Whether `inner` is `outer` or lies inside it (both resolved).
-bool within(const fs::path& inner, const fs::path& outer) {
-  auto i = inner.begin();
-  for (auto o = outer.begin(); o != outer.end(); ++o, ++i) {
-    if (o->empty()) continue;  // a trailing separator
-    if (i == inner.end() || *i != *o) return false;
-  }
-  return true;
 }
 
 bool all_digits(std::string_view s) {
@@ -72,7 +63,8 @@ std::vector<std::string> marker_files(const fs::path& out) {
         out, kContainerMarkerFile);
   std::vector<std::string> files;
   try {
-    const auto j = nlohmann::json::parse(read_input_file(marker, InputKind{"the container marker", 64 * kInputMiB}));
+    const auto j = nlohmann::json::parse(
+        read_input_file(marker, InputKind{"the container marker", 64 * kInputMiB}));
     if (j.value("written_by", "") != "glmrt convert") throw std::runtime_error("not convert's");
     for (const auto& f : j.at("files")) files.push_back(f.get<std::string>());
   } catch (const std::exception& e) {
@@ -108,20 +100,20 @@ void check_apart_from_source(const ConvertOptions& o, const TensorDirectory& sou
                              const fs::path& out, const fs::path& partial) {
   const fs::path from = resolved(o.from);
   for (const fs::path& target : {out, resolved(partial)}) {
-    if (within(target, from))
+    if (path_within(target, from))
       fail(
           "--to {}: {} {} --from {}; convert writes its output (and {}) beside the source, "
           "never into it",
           o.to, target, target == from ? "is the source folder" : "lies inside the source folder",
           o.from, partial.filename());
-    if (within(from, target))
+    if (path_within(from, target))
       fail("--to {}: {} holds the source folder --from {}, which replacing it would destroy", o.to,
            target, o.from);
     for (const fs::path& file : source.files())
-      if (within(resolved(file), target))
+      if (path_within(resolved(file), target))
         fail("--to {}: {} holds the source file {}, which replacing it would destroy", o.to, target,
              file);
-    if (!o.importance.empty() && within(resolved(o.importance), target))
+    if (!o.importance.empty() && path_within(resolved(o.importance), target))
       fail("--to {}: {} holds the --importance statistics {}, which replacing it would destroy",
            o.to, target, o.importance);
   }

@@ -92,4 +92,8 @@ void write_file_atomically(const std::filesystem::path& file, std::string_view t
 void write_file_atomically(const std::filesystem::path& file, std::string_view text,
                            const OutputRule& rule);
 
+/// Whether `inner` is `outer` or lies inside it, component by component
+/// (both absolute with links resolved: no `..` is interpreted here).
+bool path_within(const std::filesystem::path& inner, const std::filesystem::path& outer);
+
 }  // namespace glmrt
