@@ -11,8 +11,9 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <regex>
+#include <optional>
 #include <stdexcept>
+#include <string_view>
 
 namespace glmrt::test {
 namespace {
@@ -179,6 +180,36 @@ void add_kv_b(EditedWriter& w, const TensorDirectory& dir, const TensorInfo& t, 
   w.add_tensor(fmt::format("blk.{}.attn_v_b.weight", layer), type, {L, v, H}, vb);
 }
 
+// The number at the start of `text` and what follows its dot ("12.rest" -> 12, "rest").
+// Parsed by hand: GCC 12's std::regex trips -Werror=maybe-uninitialized in the sanitizer build.
+std::optional<std::pair<int, std::string>> number_then(std::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 6 || digits >= text.size() || text[digits] != '.')
+    return std::nullopt;
+  return std::pair{std::stoi(std::string(text.substr(0, digits))),
+                   std::string(text.substr(digits + 1))};
+}
+
+// (layer, suffix) of "model.layers.L.<suffix>".
+std::optional<std::pair<int, std::string>> layer_of(std::string_view name) {
+  constexpr std::string_view kLayers = "model.layers.";
+  if (!name.starts_with(kLayers)) return std::nullopt;
+  return number_then(name.substr(kLayers.size()));
+}
+
+// (expert, "gate" | "up" | "down") of the suffix "mlp.experts.E.<kind>_proj.weight".
+std::optional<std::pair<int, std::string>> expert_of(std::string_view suffix) {
+  constexpr std::string_view kExperts = "mlp.experts.", kTail = "_proj.weight";
+  if (!suffix.starts_with(kExperts)) return std::nullopt;
+  auto expert = number_then(suffix.substr(kExperts.size()));
+  if (!expert || !std::string_view(expert->second).ends_with(kTail)) return std::nullopt;
+  expert->second.resize(expert->second.size() - kTail.size());
+  if (expert->second != "gate" && expert->second != "up" && expert->second != "down")
+    return std::nullopt;
+  return expert;
+}
+
 }  // namespace
 
 void write_gguf_from_checkpoint(const std::filesystem::path& checkpoint,
@@ -189,12 +220,9 @@ void write_gguf_from_checkpoint(const std::filesystem::path& checkpoint,
   const TensorDirectory dir = TensorDirectory::open(checkpoint);
   EditedWriter w(edits);
   set_keys(w, c, architecture);
-  const std::regex layer_name(R"(model\.layers\.(\d+)\.(.*))");
-  const std::regex expert_name(R"(mlp\.experts\.(\d+)\.(gate|up|down)_proj\.weight)");
   std::map<std::string, std::vector<const TensorInfo*>> experts;  // "blk.L.ffn_X_exps.weight"
   for (const TensorInfo& t : dir.tensors()) {
     const auto ggml_dims = [&] { return std::vector<int64_t>(t.shape.rbegin(), t.shape.rend()); };
-    std::smatch m;
     std::string name;
     if (t.name == "model.embed_tokens.weight")
       name = "token_embd.weight";
@@ -202,17 +230,16 @@ void write_gguf_from_checkpoint(const std::filesystem::path& checkpoint,
       name = "output_norm.weight";
     else if (t.name == "lm_head.weight")
       name = "output.weight";
-    else if (std::regex_match(t.name, m, layer_name)) {
-      const int layer = std::stoi(m[1]);
-      const std::string suffix = m[2];
-      std::smatch x;
+    else if (const auto in_layer = layer_of(t.name)) {
+      const int layer = in_layer->first;
+      const std::string& suffix = in_layer->second;
       if (suffix == "self_attn.kv_b_proj.weight") {
         add_kv_b(w, dir, t, layer, c);
         continue;
       }
-      if (std::regex_match(suffix, x, expert_name)) {
-        auto& list = experts[fmt::format("blk.{}.ffn_{}_exps.weight", layer, x[2].str())];
-        const auto e = static_cast<size_t>(std::stoi(x[1]));
+      if (const auto expert = expert_of(suffix)) {
+        auto& list = experts[fmt::format("blk.{}.ffn_{}_exps.weight", layer, expert->second)];
+        const auto e = static_cast<size_t>(expert->first);
         if (list.size() <= e) list.resize(e + 1);
         list[e] = &t;
         continue;
