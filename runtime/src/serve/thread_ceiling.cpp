@@ -1,3 +1,4 @@
+#include <glmrt/base/cgroup_files.h>
 #include <glmrt/base/error.h>
 #include <glmrt/serve/thread_ceiling.h>
 
@@ -11,20 +12,6 @@
 namespace glmrt::serve {
 namespace {
 
-std::optional<std::size_t> read_count(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::string word;
-  if (!(in >> word) || word == "max") return std::nullopt;
-  try {
-    std::size_t used = 0;
-    const unsigned long long value = std::stoull(word, &used);
-    if (used != word.size()) return std::nullopt;
-    return static_cast<std::size_t>(value);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 void lower_to(ThreadCeiling& ceiling, std::size_t room, const std::string& source) {
   const std::size_t half = room / 2;
   if (half < ceiling.threads) {
@@ -34,9 +21,9 @@ void lower_to(ThreadCeiling& ceiling, std::size_t room, const std::string& sourc
 }
 
 void consider_pids_cgroup(ThreadCeiling& ceiling, const std::filesystem::path& dir) {
-  const auto limit = read_count(dir / "pids.max");
+  const auto limit = read_cgroup_number(dir / "pids.max");
   if (!limit) return;
-  const std::size_t used = read_count(dir / "pids.current").value_or(0);
+  const uint64_t used = read_cgroup_number(dir / "pids.current").value_or(0);
   lower_to(ceiling, *limit > used ? *limit - used : 0, (dir / "pids.max").string() + " leaves");
 }
 
@@ -48,26 +35,8 @@ ThreadCeiling http_thread_ceiling(const ProcessLimitFiles& files) {
   rlimit nproc{};
   if (::getrlimit(RLIMIT_NPROC, &nproc) == 0 && nproc.rlim_cur != RLIM_INFINITY)
     lower_to(ceiling, static_cast<std::size_t>(nproc.rlim_cur), "RLIMIT_NPROC (ulimit -u) allows");
-  std::ifstream in(files.self_cgroup);
-  std::string line;
-  while (std::getline(in, line)) {
-    // "ID:CONTROLLERS:PATH"; v2 is "0::PATH", v1's pids line names `pids`.
-    const size_t a = line.find(':'), b = line.find(':', a + 1);
-    if (a == std::string::npos || b == std::string::npos) continue;
-    const std::string controllers = line.substr(a + 1, b - a - 1);
-    const std::filesystem::path relative =
-        std::filesystem::path(line.substr(b + 1)).relative_path();
-    if (controllers.empty()) {
-      for (std::filesystem::path p = relative;; p = p.parent_path()) {
-        consider_pids_cgroup(ceiling, files.cgroup_mount / p);
-        if (p.empty()) break;
-      }
-    } else if (("," + controllers + ",").find(",pids,") != std::string::npos) {
-      const auto root = files.cgroup_mount / "pids";
-      consider_pids_cgroup(ceiling, root / relative);
-      if (!relative.empty()) consider_pids_cgroup(ceiling, root);
-    }
-  }
+  for (const CgroupFolder& folder : cgroup_folders(files.self_cgroup, files.cgroup_mount, "pids"))
+    consider_pids_cgroup(ceiling, folder.dir);
   return ceiling;
 }
 
