@@ -1,5 +1,6 @@
 // The strict profile loader. The schema is documented in docs/profiles.md;
 // keep the two in step.
+#include "yaml_documents.h"
 #include "yaml_fields.h"
 
 #include <glmrt/base/byte_size.h>
@@ -11,6 +12,7 @@
 #include <glmrt/profile/sampling_ranges.h>
 
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include <yaml-cpp/depthguard.h>
@@ -331,9 +333,11 @@ class ProfileReader {
 
 Profile load_profile(const std::filesystem::path& file) {
   const std::string text = read_input_file(file, input_kinds::profile);
-  std::vector<YAML::Node> documents;
+  YAML::Node root;
+  std::optional<YAML::Mark> second;
   try {
-    documents = YAML::LoadAll(text);
+    root = YAML::Load(text);
+    second = yaml_strict::second_document(text);
   } catch (const YAML::DeepRecursion& e) {
     // yaml-cpp's own message for this is "bad file".
     fail(
@@ -344,12 +348,12 @@ Profile load_profile(const std::filesystem::path& file) {
     fail("{}:{}: invalid YAML: {}", file.string(), e.mark.line + 1, e.msg);
   }
   // A second document (after `---`) would be ignored: the user meant one of them.
-  if (documents.size() > 1)
+  if (second)
     fail(
-        "{}:{}: a profile is one YAML document; this file holds {} (a second one begins here, "
-        "after `---`)",
-        file.string(), documents[1].Mark().line + 1, documents.size());
-  return ProfileReader(file).read(documents.empty() ? YAML::Node() : documents.front());
+        "{}:{}: a profile is one YAML document; this file holds more than one (a second one "
+        "begins here, after `---`)",
+        file.string(), second->line < 0 ? 1 : second->line + 1);
+  return ProfileReader(file).read(root);
 }
 
 }  // namespace glmrt
