@@ -3,6 +3,7 @@
 #include <glmrt/plugin/weight_format.h>
 #include <glmrt/weights/matrix.h>
 #include <glmrt/weights/row_codec.h>
+#include <glmrt/weights/stored_matrix.h>
 
 #include <fmt/format.h>
 
@@ -35,6 +36,27 @@ bool is_boundary(const std::string& name) {
          name.ends_with(".embed_tokens.weight") || name.ends_with(".shared_head.head.weight");
 }
 
+/// Precision `stored` for `m`, tensor `t` of the file: the type of its bytes,
+/// or for kv_b_proj, which the loader rearranges, the float type it is read
+/// into (model_weights.cpp). A tensor no element type holds is refused.
+void kept_as_stored(const TensorDirectory& tensors, const TensorInfo& t, ResidentMatrix& m) {
+  if (m.name.ends_with("kv_b_proj.weight")) {
+    m.precision = rearranged_precision(m.precision, t);
+    return;
+  }
+  if (tensors.contains(m.name + ".qs") || tensors.contains(m.name + ".gqs")) return;  // packed
+  m.kept_type = kept_element_type(t);
+  if (m.kept_type < 0) fail_not_keepable(tensors, t);
+}
+
+/// A routed expert's matrix under precision `stored`: the element type of its
+/// bytes, refused (naming it) when there is none.
+uint32_t expert_kept_type(const TensorDirectory& tensors, const TensorInfo& t) {
+  const int kept = kept_element_type(t);
+  if (kept < 0) fail_not_keepable(tensors, t);
+  return static_cast<uint32_t>(kept);
+}
+
 }  // namespace
 
 uint64_t stored_matrix_bytes(int64_t rows, int64_t cols, WeightPrecision precision) {
@@ -42,6 +64,17 @@ uint64_t stored_matrix_bytes(int64_t rows, int64_t cols, WeightPrecision precisi
   const int64_t scales =
       precision.quantized() ? 4 * MatrixStorage::scales_per_row_of(cols, precision.group) : 0;
   return static_cast<uint64_t>(rows) * static_cast<uint64_t>(row + scales);
+}
+
+uint32_t ResidentMatrix::element_type() const {
+  return kept_type >= 0 ? static_cast<uint32_t>(kept_type) : element_type_for(precision);
+}
+
+uint64_t ResidentMatrix::bytes() const {
+  if (vector) return static_cast<uint64_t>(rows) * 4;
+  if (kept_type < 0) return stored_matrix_bytes(rows, cols, precision);
+  return static_cast<uint64_t>(rows) *
+         static_cast<uint64_t>(plugin::packed_row_bytes(element_type(), cols));
 }
 
 bool checkpoint_has_mtp(const ModelConfig& config, const TensorDirectory& tensors) {
@@ -77,22 +110,24 @@ std::vector<ResidentMatrix> resident_matrices(const Profile& profile, const Mode
       const WeightPrecision stored = *stored_precision;
       cols = cols_of_packed_row(weight_element_type(stored), cols);  // packed bytes -> values
       // Kept as stored when at the dense precision (boundary tensors included).
-      if (stored == profile.dense_bits) target = stored;
+      if (stored == profile.dense_bits || profile.dense_bits.stored) target = stored;
     }
-    matrices.push_back({name, rows, cols, target, false});
+    matrices.push_back({name, rows, cols, target, false, -1});
+    if (target.stored) kept_as_stored(tensors, t, matrices.back());
   }
   // The tied lm_head is a second matrix of embed_tokens' size.
-  if (config.tie_word_embeddings)
+  if (config.tie_word_embeddings) {
     matrices.push_back({"lm_head.weight", config.vocab_size, config.hidden_size, io_bits, false});
+    if (io_bits.stored)
+      kept_as_stored(tensors, tensors.at("model.embed_tokens.weight"), matrices.back());
+  }
   return matrices;
 }
 
 uint64_t resident_weight_bytes(const Profile& profile, const ModelConfig& config,
                                const TensorDirectory& tensors) {
   uint64_t total = 0;
-  for (const ResidentMatrix& m : resident_matrices(profile, config, tensors))
-    total += m.vector ? static_cast<uint64_t>(m.rows) * 4
-                      : stored_matrix_bytes(m.rows, m.cols, m.precision);
+  for (const ResidentMatrix& m : resident_matrices(profile, config, tensors)) total += m.bytes();
   return total;
 }
 
@@ -106,13 +141,15 @@ std::vector<UsedWeightFormat> weight_formats_in_use(
     used.push_back({type, group, example});
   };
   for (const ResidentMatrix& m : resident_matrices(profile, config, tensors))
-    if (!m.vector) add(element_type_for(m.precision), m.precision.group, m.name);
+    if (!m.vector) add(m.element_type(), m.precision.group, m.name);
   for (const auto& layer : layouts)
     for (const ExpertLayout& e : layer)
       for (const ExpertTensorPlace& t : e.tensors) {
         if (t.packed_type >= 0)
           add(static_cast<uint32_t>(t.packed_type), static_cast<uint32_t>(t.group_size),
               "routed experts (as stored)");
+        else if (profile.expert_bits.stored)
+          add(expert_kept_type(tensors, *t.values), 0, t.values->name);
         else
           add(element_type_for(profile.expert_bits), profile.expert_bits.group,
               "routed experts (precision.experts)");
@@ -162,6 +199,11 @@ ExpertSize largest_expert(const std::vector<std::vector<ExpertLayout>>& layouts,
                        static_cast<uint64_t>(
                            plugin::packed_row_bytes(static_cast<uint32_t>(t.packed_type), t.cols) +
                            4 * MatrixStorage::scales_per_row_of(t.cols, t.group_size));
+        else if (bits.stored)
+          in_memory +=
+              static_cast<uint64_t>(t.rows) *
+              static_cast<uint64_t>(plugin::packed_row_bytes(
+                  static_cast<uint32_t>(std::max(kept_element_type(*t.values), 0)), t.cols));
         else
           in_memory += stored_matrix_bytes(t.rows, t.cols, bits);
       }

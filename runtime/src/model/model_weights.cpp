@@ -79,7 +79,9 @@ AttentionWeights LayerLoader::attention(IndexerKind indexer) const {
     a.key_absorb = matrix("self_attn.kv_b_proj.key_absorb", H * L, nope);
     a.value = matrix("self_attn.kv_b_proj.value", H * vd, L);
   } else {
-    KvBSplit kv_b = load_kv_b(t_, name("self_attn.kv_b_proj.weight"), {H, nope, vd, L}, bits_);
+    const std::string kv_b_name = name("self_attn.kv_b_proj.weight");
+    KvBSplit kv_b = load_kv_b(t_, kv_b_name, {H, nope, vd, L},
+                              rearranged_precision(bits_, t_.directory().at(kv_b_name)));
     a.key_absorb = std::move(kv_b.key_absorb);
     a.value = std::move(kv_b.value);
   }
@@ -138,6 +140,11 @@ WeightPrecision boundary_bits(WeightPrecision dense) {
     default:
       return WeightBits::int8;
   }
+}
+
+WeightPrecision rearranged_precision(WeightPrecision dense, const TensorInfo& t) {
+  if (!dense.stored) return dense;
+  return t.dtype == DType::BF16 ? WeightBits::bf16 : WeightBits::f32;
 }
 
 ModelWeights load_model_weights(const ModelConfig& c, TensorLoader& t, const Profile& p) {
