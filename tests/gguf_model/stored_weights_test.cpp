@@ -57,7 +57,6 @@ TEST(StoredWeights, DenseWeightsHoldTheFilesBlocksAsTheyAre) {
   const ModelConfig config = load_model_config(kGguf, dir);
   TensorLoader loader(dir, nullptr);
   const ModelWeights w = load_model_weights(config, loader, stored_profile());
-  EXPECT_EQ(loader.summary().tensors_converted, 0);  // nothing dequantized or requantized
   EXPECT_TRUE(loader.summary().requantized.empty());
   int ggml_blocks = 0;
   for (int i = 0; i < config.num_hidden_layers; ++i) {
@@ -70,8 +69,13 @@ TEST(StoredWeights, DenseWeightsHoldTheFilesBlocksAsTheyAre) {
     const FeedForwardWeights& ff = l.mlp_kind == MlpKind::dense ? l.dense : l.moe.shared;
     const std::string mlp = l.mlp_kind == MlpKind::dense ? "mlp." : "mlp.shared_experts.";
     expect_kept(dir, ff.down, p + mlp + "down_proj.weight");
+    // What decides discrete choices stays f32: the router, the indexer's head weights.
     if (l.mlp_kind == MlpKind::sparse) {
-      EXPECT_EQ(l.moe.router.element_type(), GLMRT_F32);  // the router stays f32
+      EXPECT_EQ(l.moe.router.element_type(), GLMRT_F32);
+    }
+    if (l.attention.indexer) {
+      EXPECT_EQ(l.attention.indexer->weights_proj.element_type(), GLMRT_F32);
+      EXPECT_EQ(l.attention.indexer->wk.element_type(), GLMRT_F32);  // widened (DSA choices)
     }
     ggml_blocks += plugin::is_ggml_blocks(l.attention.o.element_type());
   }
@@ -81,10 +85,11 @@ TEST(StoredWeights, DenseWeightsHoldTheFilesBlocksAsTheyAre) {
   std::vector<float> row(static_cast<size_t>(config.hidden_size)), expected(row.size());
   w.embed.dequantize_row(7, row);
   const TensorInfo& e = dir.at("model.embed_tokens.weight");
-  decode_stored_row(
-      e, std::span(file_bytes(dir, e)).subspan(static_cast<size_t>(7 * e.row_bytes()),
-                                               static_cast<size_t>(e.row_bytes())),
-      expected);
+  const std::vector<std::byte> table = file_bytes(dir, e);
+  decode_stored_row(e,
+                    std::span(table).subspan(static_cast<size_t>(7 * e.row_bytes()),
+                                             static_cast<size_t>(e.row_bytes())),
+                    expected);
   EXPECT_EQ(row, expected);
 }
 
@@ -118,12 +123,14 @@ TEST(StoredWeights, APluginThatCannotMultiplyAStoredTypeIsRefusedNamingTheTensor
       "plugin_paths: [{}]\nplugins:\n  kernels: test-f32-only\n  io: io-buffered\n"
       "precision:\n  dense: stored\n  experts: stored\nmemory:\n  history: off\n",
       GLMRT_F32_ONLY_PLUGIN_DIR);
-  const auto [status, out] = test::run_shell(
-      fmt::format("{}/glmrt run --profile {} --model {} --prompt-ids 5,6 -n 1 2>&1",
-                  GLMRT_BUILD_DIR, profile.string(), kGguf.string()));
+  const auto [status, out] =
+      test::run_shell(fmt::format("{}/glmrt run --profile {} --model {} --prompt-ids 5,6 -n 1 2>&1",
+                                  GLMRT_BUILD_DIR, profile.string(), kGguf.string()));
   EXPECT_NE(status, 0) << out;
-  EXPECT_THAT(out, AllOf(HasSubstr("kernels plugin `test-f32-only`"), HasSubstr("does not support"),
-                         HasSubstr("model.layers."), HasSubstr("nothing was loaded")));
+  // The file's lm_head is Q6_K: the first stored type the plugin cannot run.
+  EXPECT_THAT(out, AllOf(HasSubstr("kernels plugin `test-f32-only`"),
+                         HasSubstr("does not support q6_k weights"), HasSubstr("(lm_head.weight)"),
+                         HasSubstr("nothing was loaded")));
 }
 
 TEST(StoredWeights, AWeightNoElementTypeHoldsIsRefusedNamingIt) {

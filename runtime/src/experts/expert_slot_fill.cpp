@@ -97,8 +97,8 @@ void convert_float_matrix(const ExpertTensorPlace& t, const SlotMatrix& m,
 /// Row-major index of the first value of ggml blocks `values` (rows of `cols`)
 /// that dequantizes to NaN or infinity, or -1. The blocks are used as they
 /// are, so this is the one place a bad scale in them can be caught.
-int64_t find_non_finite_blocks(const TensorInfo& t, std::span<const std::byte> values,
-                               int64_t cols, int threads) {
+int64_t find_non_finite_blocks(const TensorInfo& t, std::span<const std::byte> values, int64_t cols,
+                               int threads) {
   const int64_t row_bytes = t.row_bytes(), rows = std::ssize(values) / row_bytes;
   int64_t first_bad = std::numeric_limits<int64_t>::max();
   const int team = team_for(rows * cols, kMinParallelConvertedValues,
@@ -111,9 +111,9 @@ int64_t find_non_finite_blocks(const TensorInfo& t, std::span<const std::byte> v
 #pragma omp for schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
       if (r * cols > first_bad) continue;
-      dequantize_ggml_row(t.ggml_type, values.subspan(static_cast<size_t>(r * row_bytes),
-                                                      static_cast<size_t>(row_bytes)),
-                          row);
+      dequantize_ggml_row(
+          t.ggml_type,
+          values.subspan(static_cast<size_t>(r * row_bytes), static_cast<size_t>(row_bytes)), row);
       const auto it =
           std::find_if(row.begin(), row.end(), [](float v) { return !std::isfinite(v); });
       if (it != row.end()) first_bad = std::min(first_bad, r * cols + (it - row.begin()));
@@ -135,8 +135,7 @@ int64_t find_non_finite_blocks(const TensorInfo& t, std::span<const std::byte> v
 void check_kept_matrix(const TensorInfo& t, const SlotMatrix& m, std::span<const std::byte> values,
                        int threads, int k, const ExpertSite& site) {
   if (t.dtype == DType::GGML) {
-    if (const int64_t bad = find_non_finite_blocks(t, values, m.cols, threads);
-        bad >= 0)
+    if (const int64_t bad = find_non_finite_blocks(t, values, m.cols, threads); bad >= 0)
       fail_non_finite_blocks(t, bad, m.cols, k, site);
     return;
   }

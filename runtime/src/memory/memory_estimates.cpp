@@ -31,6 +31,10 @@ bool kept_f32(const std::string& name) {
   return name.ends_with(".mlp.gate.weight") || name.ends_with(".indexer.weights_proj.weight");
 }
 
+bool is_indexer_projection(const std::string& name) {
+  return name.ends_with(".indexer.wq_b.weight") || name.ends_with(".indexer.wk.weight");
+}
+
 bool is_boundary(const std::string& name) {
   return name == "model.embed_tokens.weight" || name == "lm_head.weight" ||
          name.ends_with(".embed_tokens.weight") || name.ends_with(".shared_head.head.weight");
@@ -101,9 +105,11 @@ std::vector<ResidentMatrix> resident_matrices(const Profile& profile, const Mode
     const int64_t rows = t.shape[0];
     int64_t cols = t.shape[1];
     const bool boundary = is_boundary(name);
-    WeightPrecision target = boundary         ? io_bits
-                             : kept_f32(name) ? WeightPrecision(WeightBits::f32)
-                                              : profile.dense_bits;
+    // Under `stored` the indexer's projections are widened to f32 too (model_weights.cpp).
+    const bool f32 = kept_f32(name) || (profile.dense_bits.stored && is_indexer_projection(name));
+    WeightPrecision target = boundary ? io_bits
+                             : f32    ? WeightPrecision(WeightBits::f32)
+                                      : profile.dense_bits;
     const auto stored_precision = stamped_precision(t.stamp, t.stamp_group);
     if (stored_precision && stored_precision->quantized() &&
         (tensors.contains(name + ".qs") || tensors.contains(name + ".gqs"))) {

@@ -56,8 +56,7 @@ void queue_in_place(ParallelReader& reader, const TensorDirectory& dir, const Te
 
 // ggml blocks kept as they are: each row dequantized once, as the kernels will
 // see it, so that no scale holding NaN or infinity reaches them.
-void require_finite_blocks(const TensorDirectory& dir, const TensorInfo& t,
-                           const std::byte* data) {
+void require_finite_blocks(const TensorDirectory& dir, const TensorInfo& t, const std::byte* data) {
   const int64_t cols = t.shape.back(), row_bytes = t.row_bytes();
   const int64_t rows = static_cast<int64_t>(t.byte_size) / row_bytes;
   int64_t first_bad = rows;

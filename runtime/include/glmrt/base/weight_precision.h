@@ -42,8 +42,8 @@ struct WeightPrecision {
   static WeightPrecision as_stored();
   bool operator==(const WeightPrecision&) const = default;
   bool quantized() const {
-    return !stored && (bits == WeightBits::int8 || bits == WeightBits::int4 || bits == WeightBits::int3 ||
-           bits == WeightBits::int2);
+    return !stored && (bits == WeightBits::int8 || bits == WeightBits::int4 ||
+                       bits == WeightBits::int3 || bits == WeightBits::int2);
   }
 };
 
