@@ -27,6 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const fs::path kGguf = fs::path(GLMRT_FIXTURES) / "gguf" / "glm_dsa-Q4_K_M.gguf";
 
@@ -131,6 +132,25 @@ TEST(StoredWeights, APluginThatCannotMultiplyAStoredTypeIsRefusedNamingTheTensor
   EXPECT_THAT(out, AllOf(HasSubstr("kernels plugin `test-f32-only`"),
                          HasSubstr("does not support q6_k weights"), HasSubstr("(lm_head.weight)"),
                          HasSubstr("nothing was loaded")));
+}
+
+TEST(StoredWeights, ExpertsStreamedAtTheirTypeValidateAsPinnedOnes) {
+  // Two LRU slots and no pinned set: experts are read (O_DIRECT) on misses
+  // and ahead, straight into their slots as the file's blocks.
+  test::ScratchDir scratch("glmrt-stored-streamed");
+  const fs::path profile = scratch.path() / "streamed.yaml";
+  std::ofstream(profile) << "plugins:\n  kernels: kernels-avx2\n  io: io-odirect\n"
+                            "precision:\n  dense: stored\n  experts: stored\n"
+                            "memory:\n  expert_cache: 2\n  pinned: 0\n  history: off\n"
+                            "validate:\n  min_top1: 0.6\n  max_kl: 0.25\n  max_dlogit: 10\n"
+                            "  greedy_identical: false\n";
+  const fs::path ref = fs::path(GLMRT_FIXTURES) / "gguf" / "glm_dsa-ref-Q4_K_M.json";
+  const auto [status, out] =
+      test::run_shell(fmt::format("{}/glmrt validate --profile {} --model {} --ref {} 2>&1",
+                                  GLMRT_BUILD_DIR, profile.string(), kGguf.string(), ref.string()));
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_THAT(out, AllOf(HasSubstr("0 pinned hits"), HasSubstr("overall: PASS")));
+  EXPECT_THAT(out, Not(HasSubstr(" 0 misses"))) << out;
 }
 
 TEST(StoredWeights, AWeightNoElementTypeHoldsIsRefusedNamingIt) {
