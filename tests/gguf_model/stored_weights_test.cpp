@@ -153,6 +153,35 @@ TEST(StoredWeights, ExpertsStreamedAtTheirTypeValidateAsPinnedOnes) {
   EXPECT_THAT(out, Not(HasSubstr(" 0 misses"))) << out;
 }
 
+// A copy of the fixture whose tensor `name` has its first block's f16 scale
+// (Q4_K: d, the block's first two bytes) set to NaN.
+fs::path with_nan_scale(const fs::path& folder, const std::string& name) {
+  const fs::path copy = folder / "nan-scale.gguf";
+  fs::copy_file(kGguf, copy);
+  const TensorDirectory dir = TensorDirectory::open(kGguf);
+  const TensorInfo& t = dir.at(name);
+  EXPECT_EQ(t.ggml_type, GLMRT_GGML_Q4_K) << name;
+  std::fstream f(copy, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(t.offset));
+  const char nan_f16[2] = {0x00, 0x7e};
+  f.write(nan_f16, 2);
+  return copy;
+}
+
+TEST(StoredWeights, BlocksWhoseScaleIsNaNAreRefusedNamingTheTensor) {
+  for (const std::string name : {"model.layers.0.self_attn.q_a_proj.weight",
+                                 "model.layers.1.mlp.experts.0.gate_proj.weight"}) {
+    test::ScratchDir scratch("glmrt-stored-nan");
+    const fs::path model = with_nan_scale(scratch.path(), name);
+    const auto [status, out] = test::run_shell(fmt::format(
+        "{}/glmrt run --profile {}/configs/gguf.yaml --model {} --prompt-ids 5,6 -n 1 2>&1",
+        GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, model.string()));
+    EXPECT_NE(status, 0) << out;
+    EXPECT_THAT(out,
+                AllOf(HasSubstr(name), HasSubstr("Q4_K blocks of row 0"), HasSubstr("not finite")));
+  }
+}
+
 TEST(StoredWeights, AWeightNoElementTypeHoldsIsRefusedNamingIt) {
   TensorInfo f64;
   f64.name = "model.layers.0.mlp.down_proj.weight";
