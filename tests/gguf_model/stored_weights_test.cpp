@@ -117,6 +117,15 @@ TEST(StoredWeights, MemoryPlanCountsTheStoredBytes) {
   EXPECT_TRUE(q4_k);
 }
 
+TEST(StoredWeights, ProfileCheckPrintsTheStoredResidentSize) {
+  const auto [status, out] =
+      test::run_shell(fmt::format("{}/glmrt profile check {}/configs/gguf.yaml --model {} 2>&1",
+                                  GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, kGguf.string()));
+  EXPECT_EQ(status, 0) << out;
+  EXPECT_THAT(out, AllOf(HasSubstr("precision: dense stored, experts stored"),
+                         HasSubstr("each weight as stored")));
+}
+
 TEST(StoredWeights, APluginThatCannotMultiplyAStoredTypeIsRefusedNamingTheTensor) {
   test::ScratchDir scratch("glmrt-stored-refusal");
   const fs::path profile = scratch.path() / "stored-f32-only.yaml";
