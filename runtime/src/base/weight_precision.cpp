@@ -76,7 +76,17 @@ WeightPrecision WeightPrecision::two_level_of(WeightBits b) {
   return p;
 }
 
+WeightPrecision WeightPrecision::as_stored() {
+  WeightPrecision p;
+  p.stored = true;
+  return p;
+}
+
 uint32_t weight_element_type(WeightPrecision p) {
+  if (p.stored)
+    fail(
+        "precision `stored` keeps each weight in its file's type and has no element type of its "
+        "own; give f32, bf16 or an integer precision here");
   if (!p.two_level) return element_type_of(p.bits);
   switch (p.bits) {
     case WeightBits::int4:
@@ -89,6 +99,7 @@ uint32_t weight_element_type(WeightPrecision p) {
 }
 
 std::string precision_name(WeightPrecision p) {
+  if (p.stored) return "stored";
   if (p.two_level) return fmt::format("{}-k{}", bits_name(p.bits), sub_group_of(p.bits));
   if (p.group == 0) return bits_name(p.bits);
   return fmt::format("{}-g{}", bits_name(p.bits), p.group);
@@ -152,6 +163,7 @@ WeightPrecision require_precision(std::string_view text, std::string_view what) 
 }
 
 double bits_per_weight(WeightPrecision p, int64_t cols) {
+  if (p.stored) fail("precision `stored` has no bits per weight of its own (each tensor's type)");
   const double bits = static_cast<double>(static_cast<int>(p.bits));
   if (!p.quantized() || cols <= 0) return bits;
   // The packed row's own bytes (int3 rows not a multiple of 8 wide round up).

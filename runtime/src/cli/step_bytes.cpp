@@ -16,8 +16,7 @@ uint64_t resident_bytes_per_decode_step(const Profile& profile,
   uint64_t bytes = 0;
   for (const ResidentMatrix& m : resident_matrices(profile, config, tensors)) {
     if (m.name.ends_with("embed_tokens.weight") || m.name.starts_with(mtp_prefix)) continue;
-    bytes += m.vector ? static_cast<uint64_t>(m.rows) * 4
-                      : stored_matrix_bytes(m.rows, m.cols, m.precision);
+    bytes += m.bytes();
   }
   return bytes;
 }

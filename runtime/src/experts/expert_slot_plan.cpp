@@ -2,6 +2,7 @@
 #include <glmrt/experts/expert_slot_plan.h>
 #include <glmrt/weights/matrix.h>
 #include <glmrt/weights/row_codec.h>
+#include <glmrt/weights/stored_matrix.h>
 
 #include <algorithm>
 
@@ -45,21 +46,29 @@ uint64_t position_of(const TensorInfo& t, const std::vector<SlotRead>& reads) {
   fail("tensor {} is not inside any read of its expert", t.name);
 }
 
-/// The kernels' type of a float tensor stored at `bits` precision as it is
-/// (F32 under f32, BF16 under bf16), or -1 when it needs converting.
-int stored_as_kernels_type(DType dtype, WeightPrecision precision) {
-  if (dtype == DType::F32 && precision.bits == WeightBits::f32) return GLMRT_F32;
-  if (dtype == DType::BF16 && precision.bits == WeightBits::bf16) return GLMRT_BF16;
+/// The kernels' type of a tensor stored at `bits` precision as it is (F32
+/// under f32, BF16 under bf16, under `stored` whatever element type holds its
+/// bytes: F16 and ggml blocks too), or -1 when it needs converting.
+int stored_as_kernels_type(const TensorInfo& t, WeightPrecision precision) {
+  if (precision.stored) return kept_element_type(t);
+  if (t.dtype == DType::F32 && precision.bits == WeightBits::f32) return GLMRT_F32;
+  if (t.dtype == DType::BF16 && precision.bits == WeightBits::bf16) return GLMRT_BF16;
   return -1;
 }
 
-/// Whether matrix `t` can be used where it lands: pre-quantized, or floats
-/// already at the profile's precision, aligned for their element size.
+/// Alignment the kernels need of a matrix of `dtype` held as it is: its
+/// element size; ggml blocks are read as bytes (plugin-support's block structs).
+uint64_t in_place_alignment(DType dtype) {
+  return dtype == DType::GGML ? 1 : dtype_size(dtype);
+}
+
+/// Whether matrix `t` can be used where it lands: pre-quantized, or already
+/// at the profile's precision, aligned as the kernels need.
 bool usable_in_place(const ExpertTensorPlace& t, WeightPrecision bits,
                      const std::vector<SlotRead>& reads) {
   if (t.scales) return true;
-  if (stored_as_kernels_type(t.values->dtype, bits) < 0) return false;
-  return position_of(*t.values, reads) % dtype_size(t.values->dtype) == 0;
+  if (stored_as_kernels_type(*t.values, bits) < 0) return false;
+  return position_of(*t.values, reads) % in_place_alignment(t.values->dtype) == 0;
 }
 
 }  // namespace
@@ -85,10 +94,23 @@ ExpertSlotPlan plan_expert_slot(const ExpertLayout& layout, const IoChannel& cha
     SlotMatrix& m = plan.matrices[k];
     m.rows = t.rows;
     m.cols = t.cols;
-    m.type = t.scales ? static_cast<uint32_t>(t.packed_type) : element_type_for(bits);
+    if (t.scales) {
+      m.type = static_cast<uint32_t>(t.packed_type);
+    } else if (bits.stored || plan.direct) {
+      const int kept = stored_as_kernels_type(*t.values, bits);
+      if (kept < 0)
+        fail(
+            "expert tensor {} is {}, which no kernels element type holds as it is: precision "
+            "`stored` keeps every weight in its file's type; choose f32, bf16 or an integer "
+            "precision for the experts",
+            t.values->name,
+            t.values->dtype == DType::GGML ? std::string(ggml_type_name(t.values->ggml_type))
+                                           : std::string(dtype_name(t.values->dtype)));
+      m.type = static_cast<uint32_t>(kept);
+    } else {
+      m.type = element_type_for(bits);
+    }
     m.group_size = t.scales ? t.group_size : (plugin::is_quantized(m.type) ? bits.group : 0);
-    if (plan.direct && !t.scales)
-      m.type = static_cast<uint32_t>(stored_as_kernels_type(t.values->dtype, bits));
     m.row_bytes = plugin::packed_row_bytes(m.type, m.cols);
     m.source_values = position_of(*t.values, plan.reads);
     if (t.scales) m.source_scales = position_of(*t.scales, plan.reads);

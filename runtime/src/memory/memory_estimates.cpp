@@ -3,6 +3,7 @@
 #include <glmrt/plugin/weight_format.h>
 #include <glmrt/weights/matrix.h>
 #include <glmrt/weights/row_codec.h>
+#include <glmrt/weights/stored_matrix.h>
 
 #include <fmt/format.h>
 
@@ -30,9 +31,34 @@ bool kept_f32(const std::string& name) {
   return name.ends_with(".mlp.gate.weight") || name.ends_with(".indexer.weights_proj.weight");
 }
 
+bool is_indexer_projection(const std::string& name) {
+  return name.ends_with(".indexer.wq_b.weight") || name.ends_with(".indexer.wk.weight");
+}
+
 bool is_boundary(const std::string& name) {
   return name == "model.embed_tokens.weight" || name == "lm_head.weight" ||
          name.ends_with(".embed_tokens.weight") || name.ends_with(".shared_head.head.weight");
+}
+
+/// Precision `stored` for `m`, tensor `t` of the file: the type of its bytes,
+/// or for kv_b_proj, which the loader rearranges, the float type it is read
+/// into (model_weights.cpp). A tensor no element type holds is refused.
+void kept_as_stored(const TensorDirectory& tensors, const TensorInfo& t, ResidentMatrix& m) {
+  if (m.name.ends_with("kv_b_proj.weight")) {
+    m.precision = rearranged_precision(m.precision, t);
+    return;
+  }
+  if (tensors.contains(m.name + ".qs") || tensors.contains(m.name + ".gqs")) return;  // packed
+  m.kept_type = kept_element_type(t);
+  if (m.kept_type < 0) fail_not_keepable(tensors, t);
+}
+
+/// A routed expert's matrix under precision `stored`: the element type of its
+/// bytes, refused (naming it) when there is none.
+uint32_t expert_kept_type(const TensorDirectory& tensors, const TensorInfo& t) {
+  const int kept = kept_element_type(t);
+  if (kept < 0) fail_not_keepable(tensors, t);
+  return static_cast<uint32_t>(kept);
 }
 
 }  // namespace
@@ -42,6 +68,17 @@ uint64_t stored_matrix_bytes(int64_t rows, int64_t cols, WeightPrecision precisi
   const int64_t scales =
       precision.quantized() ? 4 * MatrixStorage::scales_per_row_of(cols, precision.group) : 0;
   return static_cast<uint64_t>(rows) * static_cast<uint64_t>(row + scales);
+}
+
+uint32_t ResidentMatrix::element_type() const {
+  return kept_type >= 0 ? static_cast<uint32_t>(kept_type) : element_type_for(precision);
+}
+
+uint64_t ResidentMatrix::bytes() const {
+  if (vector) return static_cast<uint64_t>(rows) * 4;
+  if (kept_type < 0) return stored_matrix_bytes(rows, cols, precision);
+  return static_cast<uint64_t>(rows) *
+         static_cast<uint64_t>(plugin::packed_row_bytes(element_type(), cols));
 }
 
 bool checkpoint_has_mtp(const ModelConfig& config, const TensorDirectory& tensors) {
@@ -68,31 +105,35 @@ std::vector<ResidentMatrix> resident_matrices(const Profile& profile, const Mode
     const int64_t rows = t.shape[0];
     int64_t cols = t.shape[1];
     const bool boundary = is_boundary(name);
-    WeightPrecision target = boundary         ? io_bits
-                             : kept_f32(name) ? WeightPrecision(WeightBits::f32)
-                                              : profile.dense_bits;
+    // Under `stored` the indexer's projections are widened to f32 too (model_weights.cpp).
+    const bool f32 = kept_f32(name) || (profile.dense_bits.stored && is_indexer_projection(name));
+    WeightPrecision target = boundary ? io_bits
+                             : f32    ? WeightPrecision(WeightBits::f32)
+                                      : profile.dense_bits;
     const auto stored_precision = stamped_precision(t.stamp, t.stamp_group);
     if (stored_precision && stored_precision->quantized() &&
         (tensors.contains(name + ".qs") || tensors.contains(name + ".gqs"))) {
       const WeightPrecision stored = *stored_precision;
       cols = cols_of_packed_row(weight_element_type(stored), cols);  // packed bytes -> values
       // Kept as stored when at the dense precision (boundary tensors included).
-      if (stored == profile.dense_bits) target = stored;
+      if (stored == profile.dense_bits || profile.dense_bits.stored) target = stored;
     }
-    matrices.push_back({name, rows, cols, target, false});
+    matrices.push_back({name, rows, cols, target, false, -1});
+    if (target.stored) kept_as_stored(tensors, t, matrices.back());
   }
   // The tied lm_head is a second matrix of embed_tokens' size.
-  if (config.tie_word_embeddings)
+  if (config.tie_word_embeddings) {
     matrices.push_back({"lm_head.weight", config.vocab_size, config.hidden_size, io_bits, false});
+    if (io_bits.stored)
+      kept_as_stored(tensors, tensors.at("model.embed_tokens.weight"), matrices.back());
+  }
   return matrices;
 }
 
 uint64_t resident_weight_bytes(const Profile& profile, const ModelConfig& config,
                                const TensorDirectory& tensors) {
   uint64_t total = 0;
-  for (const ResidentMatrix& m : resident_matrices(profile, config, tensors))
-    total += m.vector ? static_cast<uint64_t>(m.rows) * 4
-                      : stored_matrix_bytes(m.rows, m.cols, m.precision);
+  for (const ResidentMatrix& m : resident_matrices(profile, config, tensors)) total += m.bytes();
   return total;
 }
 
@@ -106,13 +147,15 @@ std::vector<UsedWeightFormat> weight_formats_in_use(
     used.push_back({type, group, example});
   };
   for (const ResidentMatrix& m : resident_matrices(profile, config, tensors))
-    if (!m.vector) add(element_type_for(m.precision), m.precision.group, m.name);
+    if (!m.vector) add(m.element_type(), m.precision.group, m.name);
   for (const auto& layer : layouts)
     for (const ExpertLayout& e : layer)
       for (const ExpertTensorPlace& t : e.tensors) {
         if (t.packed_type >= 0)
           add(static_cast<uint32_t>(t.packed_type), static_cast<uint32_t>(t.group_size),
               "routed experts (as stored)");
+        else if (profile.expert_bits.stored)
+          add(expert_kept_type(tensors, *t.values), 0, t.values->name);
         else
           add(element_type_for(profile.expert_bits), profile.expert_bits.group,
               "routed experts (precision.experts)");
@@ -162,6 +205,11 @@ ExpertSize largest_expert(const std::vector<std::vector<ExpertLayout>>& layouts,
                        static_cast<uint64_t>(
                            plugin::packed_row_bytes(static_cast<uint32_t>(t.packed_type), t.cols) +
                            4 * MatrixStorage::scales_per_row_of(t.cols, t.group_size));
+        else if (bits.stored)
+          in_memory +=
+              static_cast<uint64_t>(t.rows) *
+              static_cast<uint64_t>(plugin::packed_row_bytes(
+                  static_cast<uint32_t>(std::max(kept_element_type(*t.values), 0)), t.cols));
         else
           in_memory += stored_matrix_bytes(t.rows, t.cols, bits);
       }

@@ -113,7 +113,9 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
                         "resident memory of this process before loading (measured)"});
   plan.parts.push_back(
       {std::string(dense), holds_model ? resident_weight_bytes(profile, config, tensors) : 0,
-       holds_model ? "from the safetensors headers at the profile's precision" : on_rank0});
+       !holds_model                ? on_rank0
+       : profile.dense_bits.stored ? "from the model files' headers, each weight as stored"
+                                   : "from the safetensors headers at the profile's precision"});
   plan.parts.push_back(
       {std::string(kv), holds_model ? kv_cache_bytes(profile, config) : 0,
        holds_model ? fmt::format("{} tokens x {} layers incl. MTP; serve's {} conversation "

@@ -79,7 +79,9 @@ AttentionWeights LayerLoader::attention(IndexerKind indexer) const {
     a.key_absorb = matrix("self_attn.kv_b_proj.key_absorb", H * L, nope);
     a.value = matrix("self_attn.kv_b_proj.value", H * vd, L);
   } else {
-    KvBSplit kv_b = load_kv_b(t_, name("self_attn.kv_b_proj.weight"), {H, nope, vd, L}, bits_);
+    const std::string kv_b_name = name("self_attn.kv_b_proj.weight");
+    KvBSplit kv_b = load_kv_b(t_, kv_b_name, {H, nope, vd, L},
+                              rearranged_precision(bits_, t_.directory().at(kv_b_name)));
     a.key_absorb = std::move(kv_b.key_absorb);
     a.value = std::move(kv_b.value);
   }
@@ -87,8 +89,14 @@ AttentionWeights LayerLoader::attention(IndexerKind indexer) const {
   if (indexer == IndexerKind::full) {
     const int64_t ih = c_.index_n_heads, id = c_.index_head_dim;
     IndexerWeights ix;
-    ix.wq_b = matrix("self_attn.indexer.wq_b.weight", ih * id, c_.q_lora_rank);
-    ix.wk = matrix("self_attn.indexer.wk.weight", id, D);
+    // Under `stored` the indexer's projections are widened to f32 (exactly, as
+    // the file's blocks dequantize): they decide the DSA selection, a discrete
+    // choice that int8-quantized activations flip on near ties.
+    const auto indexer_matrix = [&](const std::string& suffix, int64_t rows, int64_t cols) {
+      return bits_.stored ? f32_matrix(suffix, rows, cols) : matrix(suffix, rows, cols);
+    };
+    ix.wq_b = indexer_matrix("self_attn.indexer.wq_b.weight", ih * id, c_.q_lora_rank);
+    ix.wk = indexer_matrix("self_attn.indexer.wk.weight", id, D);
     ix.weights_proj = f32_matrix("self_attn.indexer.weights_proj.weight", ih, D);
     ix.k_norm_weight = vector("self_attn.indexer.k_norm.weight", id);
     ix.k_norm_bias = vector("self_attn.indexer.k_norm.bias", id);
@@ -138,6 +146,11 @@ WeightPrecision boundary_bits(WeightPrecision dense) {
     default:
       return WeightBits::int8;
   }
+}
+
+WeightPrecision rearranged_precision(WeightPrecision dense, const TensorInfo& t) {
+  if (!dense.stored) return dense;
+  return t.dtype == DType::BF16 ? WeightBits::bf16 : WeightBits::f32;
 }
 
 ModelWeights load_model_weights(const ModelConfig& c, TensorLoader& t, const Profile& p) {

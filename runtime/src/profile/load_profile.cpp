@@ -157,13 +157,15 @@ class ProfileReader {
 
   static WeightPrecision read_weight_bits(const Field& field) {
     const std::string text = field.as_string();
+    if (text == "stored") return WeightPrecision::as_stored();
     std::string why;
     if (auto p = parse_precision(text, &why)) return *p;
     const bool group_problem =
         why.find("group") != std::string::npos || why.find("two-level") != std::string::npos;
     field.fail(fmt::format(
         "expected f32, bf16, int8, int4, int3 or int2 (or 32/16/8/4/3/2), a per-group form such as "
-        "int4-g64 or a two-level int4-k32, int3-k32 or int2-k16, found `{}`{}",
+        "int4-g64, a two-level int4-k32, int3-k32 or int2-k16, or stored (each weight as its file "
+        "stores it), found `{}`{}",
         text, group_problem ? " (" + why + ")" : std::string()));
   }
 

@@ -26,6 +26,12 @@ void unpack_row(const glmrt_weight_view& v, int64_t r, std::span<float> out) {
   const float* row_scales =
       v.scales ? v.scales + r * MatrixStorage::scales_per_row_of(v.cols, group) : nullptr;
   const auto* bytes = reinterpret_cast<const uint8_t*>(row);
+  if (plugin::is_ggml_blocks(v.format.element_type)) {
+    const auto bytes_of_row = plugin::packed_row_bytes(v.format.element_type, v.cols);
+    dequantize_ggml_row(plugin::ggml_type_of(v.format.element_type),
+                        {row, static_cast<size_t>(bytes_of_row)}, out.first(v.cols));
+    return;
+  }
   if (plugin::is_two_level(v.format.element_type)) {
     SourceMatrix one;
     one.dtype = DType::U8;

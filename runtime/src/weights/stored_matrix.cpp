@@ -104,6 +104,37 @@ int StoredMatrix::element_type() const {
   return -1;
 }
 
+int kept_element_type(const TensorInfo& t) {
+  switch (t.dtype) {
+    case DType::F32:
+      return GLMRT_F32;
+    case DType::BF16:
+      return GLMRT_BF16;
+    case DType::F16:
+      return static_cast<int>(plugin::ggml_element_type(GLMRT_GGML_F16));
+    case DType::GGML:
+      if (plugin::is_ggml_blocks(plugin::ggml_element_type(t.ggml_type)))
+        return static_cast<int>(plugin::ggml_element_type(t.ggml_type));
+      return -1;
+    default:
+      return -1;
+  }
+}
+
+void fail_not_keepable(const TensorDirectory& dir, const TensorInfo& t) {
+  fail(
+      "tensor {} in {} is {}, which no kernels element type holds as it is: precision `stored` "
+      "keeps every weight in its file's type; choose f32, bf16 or an integer precision instead",
+      t.name, dir.files().at(t.file_index).string(),
+      t.dtype == DType::GGML ? std::string(ggml_type_name(t.ggml_type))
+                             : std::string(dtype_name(t.dtype)));
+}
+
+int StoredMatrix::kept_element_type() const {
+  if (prequantized()) return static_cast<int>(packed_type);
+  return glmrt::kept_element_type(*values);
+}
+
 std::string StoredMatrix::format_name() const {
   const int type = element_type();
   if (type >= 0 && group_size && !plugin::is_two_level(static_cast<uint32_t>(type)))

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace glmrt {
 namespace {
@@ -53,10 +54,40 @@ void queue_in_place(ParallelReader& reader, const TensorDirectory& dir, const Te
   }
 }
 
+// ggml blocks kept as they are: each row dequantized once, as the kernels will
+// see it, so that no scale holding NaN or infinity reaches them.
+void require_finite_blocks(const TensorDirectory& dir, const TensorInfo& t, const std::byte* data) {
+  const int64_t cols = t.shape.back(), row_bytes = t.row_bytes();
+  const int64_t rows = static_cast<int64_t>(t.byte_size) / row_bytes;
+  int64_t first_bad = rows;
+#pragma omp parallel
+  {
+    std::vector<float> row(static_cast<size_t>(cols));
+#pragma omp for schedule(static) reduction(min : first_bad)
+    for (int64_t r = 0; r < rows; ++r) {
+      bool finite = true;
+      try {
+        dequantize_ggml_row(t.ggml_type, {data + r * row_bytes, static_cast<size_t>(row_bytes)},
+                            row);
+        finite = std::all_of(row.begin(), row.end(), [](float v) { return std::isfinite(v); });
+      } catch (const Error&) {  // not a whole row: cannot happen for a checked tensor
+        finite = false;
+      }
+      if (!finite) first_bad = std::min(first_bad, r);
+    }
+  }
+  if (first_bad < rows)
+    fail(
+        "tensor '{}' in {}: its {} blocks of row {} dequantize to a value that is not finite "
+        "(weights must be finite)",
+        t.name, dir.files().at(t.file_index).string(), ggml_type_name(t.ggml_type), first_bad);
+}
+
 void require_finite_in_place(const TensorDirectory& dir, const TensorInfo& t,
                              const std::byte* data) {
   if (is_float_dtype(t.dtype) && t.offset % dtype_size(t.dtype) != 0)
     require_finite(dir, t, {data, t.byte_size}, 0);
+  if (t.dtype == DType::GGML) require_finite_blocks(dir, t, data);
 }
 
 // Reads blocks of rows of `m` (and their scales) into the reading thread's
@@ -138,10 +169,13 @@ Matrix TensorLoader::matrix(const std::string& name, int64_t rows, int64_t cols,
   const StoredMatrix stored = find_stored_matrix(tensors_, name, rows, cols);
   mark_used(stored);
   if (checks_only()) return {};
-  uint32_t type = element_type_for(precision);
-  if (also_adopt && stored.prequantized() && stored.packed_type == element_type_for(*also_adopt))
+  const int kept = stored.kept_element_type();
+  if (precision.stored && kept < 0) fail_not_keepable(tensors_, *stored.values);
+  uint32_t type = precision.stored ? static_cast<uint32_t>(kept) : element_type_for(precision);
+  if (also_adopt && !also_adopt->stored && stored.prequantized() &&
+      stored.packed_type == element_type_for(*also_adopt))
     type = stored.packed_type;
-  if (stored.element_type() == static_cast<int>(type)) {
+  if (kept == static_cast<int>(type)) {
     const bool direct = stored.values->byte_size >= kDirectMinBytes;
     Matrix m = direct ? Matrix::allocate_for_direct_read(type, rows, cols, stored.values->offset,
                                                          budget_, category, stored.group_size)

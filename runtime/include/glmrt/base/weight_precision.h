@@ -28,16 +28,22 @@ struct WeightPrecision {
   /// Two-level scales: `group` is then 256 (one f32 scale per 256 inputs) and
   /// each smaller group of the bits' sub-group size has an int8 scale.
   bool two_level = false;
+  /// `stored` in a profile: every weight kept in the type its file stores it
+  /// in (a GGUF's ggml blocks, a container's packed codes, F32/BF16/F16 as
+  /// they are); no element type of its own, the loader takes each tensor's.
+  bool stored = false;
 
   WeightPrecision() = default;
   // Implicit: a bare WeightBits is the per-row format of those bits.
   WeightPrecision(WeightBits b, uint32_t g = 0) : bits(b), group(g) {}  // NOLINT
   /// The two-level format of int4, int3 or int2 ("int4-k32", "int3-k32", "int2-k16").
   static WeightPrecision two_level_of(WeightBits b);
+  /// The profile precision `stored`.
+  static WeightPrecision as_stored();
   bool operator==(const WeightPrecision&) const = default;
   bool quantized() const {
-    return bits == WeightBits::int8 || bits == WeightBits::int4 || bits == WeightBits::int3 ||
-           bits == WeightBits::int2;
+    return !stored && (bits == WeightBits::int8 || bits == WeightBits::int4 ||
+                       bits == WeightBits::int3 || bits == WeightBits::int2);
   }
 };
 
@@ -46,7 +52,7 @@ struct WeightPrecision {
 inline constexpr uint32_t kMinWeightGroup = 8;
 inline constexpr uint32_t kMaxWeightGroup = 4096;
 
-/// "f32", "bf16", "int8", "int4-g64", ...
+/// "f32", "bf16", "int8", "int4-g64", ..., "stored"
 std::string precision_name(WeightPrecision p);
 /// Parses a precision name (also "32"/"16"/"8"/"4"/"3"/"2"); nullopt with `why`
 /// set when the text is no precision.
@@ -56,7 +62,8 @@ WeightPrecision require_precision(std::string_view text, std::string_view what);
 /// Bits per weight including scales, for a row of `cols` values.
 double bits_per_weight(WeightPrecision p, int64_t cols);
 
-/// The glmrt_element_type (glmrt/plugin/weight_format.h) a precision stores.
+/// The glmrt_element_type (glmrt/plugin/weight_format.h) a precision stores;
+/// throws for `stored`, whose type is each tensor's own.
 uint32_t weight_element_type(WeightPrecision p);
 
 /// Every precision `glmrt convert --formats` lists: f32, bf16, each integer

@@ -29,6 +29,11 @@ struct ResidentMatrix {
   int64_t rows = 0, cols = 0;
   WeightPrecision precision;
   bool vector = false;
+  /// Under precision `stored`: the element type its file's bytes are kept in.
+  int kept_type = -1;
+  uint32_t element_type() const;
+  /// Bytes it takes in memory (packed rows and their scales, or the f32 vector).
+  uint64_t bytes() const;
 };
 /// Every resident tensor (everything but routed experts), as load_model_weights
 /// stores it: matrices at `precision.dense`, embed_tokens/lm_head at the

@@ -83,4 +83,9 @@ ModelWeights load_model_weights(const ModelConfig& config, TensorLoader& tensors
 /// them pre-quantized at the dense precision keeps them so.
 WeightPrecision boundary_bits(WeightPrecision dense);
 
+/// The precision of kv_b_proj, which the loader splits and transposes, so its
+/// bytes cannot be kept as they are: `dense`, or under `stored` the float type
+/// tensor `t` holds (bf16 for BF16, else f32: exact for F16 and ggml blocks).
+WeightPrecision rearranged_precision(WeightPrecision dense, const TensorInfo& t);
+
 }  // namespace glmrt

@@ -25,9 +25,22 @@ struct StoredMatrix {
   /// The in-memory element type whose bytes equal the stored ones (F32, BF16
   /// or the packed type), or -1 for a dtype kernels do not read (F16, F64).
   int element_type() const;
+  /// The element type precision `stored` keeps the matrix in: element_type(),
+  /// or for F16 and a GGUF's ggml blocks the ggml element type holding the
+  /// same bytes; -1 when no element type does (F64, FP8).
+  int kept_element_type() const;
   /// "int8", "int4-g64", "bf16", "F16", ...: for messages.
   std::string format_name() const;
 };
+
+/// The element type whose bytes equal those `t` stores (F32, BF16, F16 and
+/// ggml blocks as the ggml element types), or -1 when there is none (F64,
+/// FP8, packed U8, whose type its scales tell).
+int kept_element_type(const TensorInfo& t);
+
+/// `name` of its file, stored as a type precision `stored` cannot keep:
+/// throws saying which type and what to choose instead.
+[[noreturn]] void fail_not_keepable(const TensorDirectory& dir, const TensorInfo& t);
 
 /// Finds `name` in `dir` and checks it holds a rows x cols matrix. Errors name
 /// the tensor, its file and what was expected: a missing tensor, a float
