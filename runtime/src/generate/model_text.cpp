@@ -1,0 +1,57 @@
+#include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
+#include <glmrt/generate/model_text.h>
+#include <glmrt/generate/stop_tokens.h>
+#include <glmrt/model_files/gguf.h>
+#include <glmrt/model_files/gguf_tokenizer.h>
+#include <glmrt/model_files/safetensors.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace glmrt {
+
+ModelText::ModelText(std::filesystem::path path) : path_(std::move(path)) {}
+ModelText::ModelText(ModelText&&) noexcept = default;
+ModelText& ModelText::operator=(ModelText&&) noexcept = default;
+ModelText::~ModelText() = default;
+
+ModelText ModelText::open(const std::filesystem::path& model) {
+  ModelText text(model);
+  if (is_gguf_model(model)) text.gguf_ = std::make_unique<gguf::Model>(gguf::Model::open(model));
+  return text;
+}
+
+text::Tokenizer ModelText::tokenizer() const {
+  if (!gguf_) return text::Tokenizer::from_file(path_ / "tokenizer.json");
+  const gguf::Metadata& metadata = gguf_->metadata();
+  if (!gguf::has_tokenizer(metadata))
+    fail(
+        "{} has no tokenizer (no metadata key 'tokenizer.ggml.model'): it runs on token ids only "
+        "(--prompt-ids), or take the text side from a model folder or a GGUF that carries one",
+        printable(metadata.file().string()));
+  return gguf::tokenizer_from_gguf(metadata);
+}
+
+text::ModelChatTemplate ModelText::chat_template(text::ChatTemplateChoice choice) const {
+  if (!gguf_) return text::ModelChatTemplate::for_model(path_, choice);
+  const gguf::Metadata& metadata = gguf_->metadata();
+  if (choice == text::ChatTemplateChoice::model)
+    if (auto shipped = gguf::chat_template_from_gguf(metadata)) return std::move(*shipped);
+  return text::ModelChatTemplate::builtin(
+      load_model_config(path_).model_type, printable(metadata.file().string()),
+      choice == text::ChatTemplateChoice::builtin
+          ? "the built-in template was asked for"
+          : "the file has no metadata key 'tokenizer.chat_template'");
+}
+
+std::vector<int32_t> ModelText::stop_ids(const ModelConfig& config) const {
+  if (!gguf_) return stop_token_ids(config, path_);
+  std::vector<int32_t> ids = gguf::end_of_generation_token_ids(gguf_->metadata());
+  ids.insert(ids.end(), config.eos_token_ids.begin(), config.eos_token_ids.end());
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+}  // namespace glmrt
