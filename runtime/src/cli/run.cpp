@@ -101,12 +101,13 @@ int run_command(const Args& args, const Ranks& ranks) {
   Profile profile = load_profile(profile_path);
   if (vm.count("verify")) profile.verify_checksums = true;
   const ModelText model_text = ModelText::open(Engine::model_dir_for(profile, model_dir));
+  // The text side before the model loads, which may take minutes.
+  std::optional<text::Tokenizer> tokenizer;
+  if (vm.count("prompt")) tokenizer = model_text.tokenizer();
   std::optional<ChatPrompt> chat;
   if (chat_options)
     chat = ChatPrompt{*chat_options,
                       model_text.chat_template(chat_template_choice(vm, profile.chat_template))};
-  std::optional<text::Tokenizer> tokenizer;
-  if (vm.count("prompt")) tokenizer = model_text.tokenizer();
   auto engine = ranks.open(profile, model_dir);
   const auto shards = ranks.spread(*engine);
   if (vm.count("record-routing"))

@@ -124,9 +124,9 @@ int serve_command(const Args& args, const Ranks& ranks) {
   const Profile profile = load_profile(profile_path);
   // Before the model loads, which may take minutes.
   const ModelText model_text = ModelText::open(Engine::model_dir_for(profile, model_dir));
+  text::Tokenizer tokenizer = model_text.tokenizer();
   const auto chat_template =
       model_text.chat_template(chat_template_choice(vm, profile.chat_template));
-  text::Tokenizer tokenizer = model_text.tokenizer();
   auto engine = ranks.open(profile, model_dir);
   const auto shards = ranks.spread(*engine);
   if (o.model_name.empty()) {
