@@ -99,6 +99,21 @@ TEST_F(Deepseek32Gguf, TextWithoutATokenizerIsRefusedNamingTheFileAndKey) {
   }
 }
 
+TEST_F(Deepseek32Gguf, AnEndOfGenerationIdPastTheVocabularyIsRefused) {
+  const fs::path bad = dir_.path() / "fim-past-vocab.gguf";
+  test::GgufEdits edits;
+  edits.extra = [](gguf::Writer& w) {
+    w.set("tokenizer.ggml.fim_pad_token_id", gguf::Value::u32(1u << 20));
+  };
+  test::write_gguf_from_checkpoint(kCheckpoint, bad, "deepseek32", edits);
+  const auto [status, out] = test::run_shell(fmt::format(
+      "{}/glmrt run --profile {}/configs/reference.yaml --model {} --prompt-ids 5,6,7 -n 2 2>&1",
+      GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, bad.string()));
+  EXPECT_NE(status, 0) << out;
+  EXPECT_NE(out.find(bad.string() + ": end-of-generation token id 1048576"), std::string::npos)
+      << out;
+}
+
 TEST_F(Deepseek32Gguf, ProfileCheckAndStatsTakeTheFile) {
   const auto [check_status, check_out] = test::run_shell(
       fmt::format("{}/glmrt profile check {}/configs/reference.yaml --model {} 2>&1",

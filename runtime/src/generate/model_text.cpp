@@ -48,6 +48,12 @@ text::ModelChatTemplate ModelText::chat_template(text::ChatTemplateChoice choice
 std::vector<int32_t> ModelText::stop_ids(const ModelConfig& config) const {
   if (!gguf_) return stop_token_ids(config, path_);
   std::vector<int32_t> ids = gguf::end_of_generation_token_ids(gguf_->metadata());
+  for (const int32_t id : ids)
+    if (id < 0 || id >= config.vocab_size)
+      fail(
+          "{}: end-of-generation token id {} (tokenizer.ggml.*_token_id) is not below the "
+          "model's vocabulary size {}",
+          printable(gguf_->metadata().file().string()), id, config.vocab_size);
   ids.insert(ids.end(), config.eos_token_ids.begin(), config.eos_token_ids.end());
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());

@@ -145,23 +145,22 @@ std::vector<int32_t> end_of_generation_token_ids(const Metadata& metadata) {
       "tokenizer.ggml.fim_rep_token_id", "tokenizer.ggml.fim_sep_token_id"};
   std::vector<int32_t> ids;
   if (!metadata.contains(kTokens)) {
-    // No vocabulary to check them against: the model's vocab_size bounds them.
+    // No vocabulary to check them against (a file that runs on ids only):
+    // the caller holds them to the model's vocab_size.
     for (std::string_view key : kIdKeys)
       if (const auto id = metadata.find_as<int32_t>(key)) ids.push_back(*id);
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    return ids;
+  } else {
+    const Array& tokens = metadata.get_array(kTokens);
+    if (tokens.element_type() != ValueType::string)
+      fail("{}: metadata key '{}' is an array of {}, expected an array of strings",
+           file_of(metadata), kTokens, value_type_name(tokens.element_type()));
+    for (std::string_view key : kIdKeys)
+      if (const auto id = special_id(metadata, key, tokens.size()))
+        ids.push_back(static_cast<int32_t>(*id));
+    for (uint64_t id = 0; id < tokens.size(); ++id)
+      if (std::find(kEndTexts.begin(), kEndTexts.end(), tokens.string(id)) != kEndTexts.end())
+        ids.push_back(static_cast<int32_t>(id));
   }
-  const Array& tokens = metadata.get_array(kTokens);
-  if (tokens.element_type() != ValueType::string)
-    fail("{}: metadata key '{}' is an array of {}, expected an array of strings", file_of(metadata),
-         kTokens, value_type_name(tokens.element_type()));
-  for (std::string_view key : kIdKeys)
-    if (const auto id = special_id(metadata, key, tokens.size()))
-      ids.push_back(static_cast<int32_t>(*id));
-  for (uint64_t id = 0; id < tokens.size(); ++id)
-    if (std::find(kEndTexts.begin(), kEndTexts.end(), tokens.string(id)) != kEndTexts.end())
-      ids.push_back(static_cast<int32_t>(id));
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
   return ids;

@@ -34,6 +34,7 @@ TokenizerSpecials tokenizer_specials(const Metadata& metadata);
 /// names, and every token spelled as one of the end-of-turn texts llama.cpp
 /// knows ("<|endoftext|>", "<|im_end|>", "<|eot_id|>", ...). Sorted, without
 /// duplicates; the tokenizer itself is not built (its merges are not read).
+/// Without `tokenizer.ggml.tokens`, the ids the keys name, unchecked.
 std::vector<int32_t> end_of_generation_token_ids(const Metadata& metadata);
 
 /// The byte-level BPE tokenizer of `tokenizer.ggml.model` "gpt2": tokens
