@@ -124,7 +124,9 @@ int serve_command(const Args& args, const Ranks& ranks) {
   const Profile profile = load_profile(profile_path);
   // Before the model loads, which may take minutes.
   const ModelText model_text = ModelText::open(Engine::model_dir_for(profile, model_dir));
-  text::Tokenizer tokenizer = model_text.tokenizer();
+  // The tokenizer itself is built once the model is loaded: the process the
+  // memory plan measures then is the one `profile check` plans for.
+  model_text.require_tokenizer();
   const auto chat_template =
       model_text.chat_template(chat_template_choice(vm, profile.chat_template));
   auto engine = ranks.open(profile, model_dir);
@@ -139,7 +141,7 @@ int serve_command(const Args& args, const Ranks& ranks) {
   for (const std::string& warning :
        serve::access_warnings(o.host, !o.api_key.empty(), o.cors_origin))
     fmt::print(stderr, "glmrt serve: warning: {}\n", warning);
-  serve::HttpServer server(*engine, chat_template, std::move(tokenizer),
+  serve::HttpServer server(*engine, chat_template, model_text.tokenizer(),
                            model_text.stop_ids(engine->model().config()), defaults, o);
   const int port = server.bind();
   signals.on_signal([&server] {

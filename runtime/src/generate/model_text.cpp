@@ -22,15 +22,20 @@ ModelText ModelText::open(const std::filesystem::path& model) {
   return text;
 }
 
-text::Tokenizer ModelText::tokenizer() const {
-  if (!gguf_) return text::Tokenizer::from_file(path_ / "tokenizer.json");
+void ModelText::require_tokenizer() const {
+  if (!gguf_) return;  // tokenizer.json is read by tokenizer(), naming it
   const gguf::Metadata& metadata = gguf_->metadata();
   if (!gguf::has_tokenizer(metadata))
     fail(
         "{} has no tokenizer (no metadata key 'tokenizer.ggml.model'): it runs on token ids only "
-        "(--prompt-ids), or take the text side from a model folder or a GGUF that carries one",
+        "(--prompt-ids)",
         printable(metadata.file().string()));
-  return gguf::tokenizer_from_gguf(metadata);
+}
+
+text::Tokenizer ModelText::tokenizer() const {
+  if (!gguf_) return text::Tokenizer::from_file(path_ / "tokenizer.json");
+  require_tokenizer();
+  return gguf::tokenizer_from_gguf(gguf_->metadata());
 }
 
 text::ModelChatTemplate ModelText::chat_template(text::ChatTemplateChoice choice) const {
