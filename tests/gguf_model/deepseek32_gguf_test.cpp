@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -77,6 +79,39 @@ TEST_F(Deepseek32Gguf, RunsFromPromptIdsWithoutATokenizer) {
   ASSERT_EQ(checkpoint_status, 0);
   EXPECT_EQ(out, checkpoint_out);
   EXPECT_EQ(std::count(out.begin(), out.end(), ','), 5) << out;
+}
+
+TEST_F(Deepseek32Gguf, TextWithoutATokenizerIsRefusedNamingTheFileAndKey) {
+  // Refused before the model loads, for each command that reads text.
+  const fs::path text = dir_.path() / "text.txt";
+  test::run_shell(fmt::format("printf 'some text to score' > {}", text.string()));
+  const std::vector<std::string> commands = {"run --prompt hello", "chat </dev/null",
+                                             "score --perplexity " + text.string()};
+  for (const std::string& command : commands) {
+    const auto [status, out] = test::run_shell(
+        fmt::format("{}/glmrt {} --profile {}/configs/reference.yaml --model {} 2>&1",
+                    GLMRT_BUILD_DIR, command, GLMRT_SOURCE_DIR, file_.string()));
+    EXPECT_NE(status, 0) << command;
+    EXPECT_NE(
+        out.find(file_.string() + " has no tokenizer (no metadata key 'tokenizer.ggml.model')"),
+        std::string::npos)
+        << command << ": " << out;
+  }
+}
+
+TEST_F(Deepseek32Gguf, AnEndOfGenerationIdPastTheVocabularyIsRefused) {
+  const fs::path bad = dir_.path() / "fim-past-vocab.gguf";
+  test::GgufEdits edits;
+  edits.extra = [](gguf::Writer& w) {
+    w.set("tokenizer.ggml.fim_pad_token_id", gguf::Value::u32(1u << 20));
+  };
+  test::write_gguf_from_checkpoint(kCheckpoint, bad, "deepseek32", edits);
+  const auto [status, out] = test::run_shell(fmt::format(
+      "{}/glmrt run --profile {}/configs/reference.yaml --model {} --prompt-ids 5,6,7 -n 2 2>&1",
+      GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, bad.string()));
+  EXPECT_NE(status, 0) << out;
+  EXPECT_NE(out.find(bad.string() + ": end-of-generation token id 1048576"), std::string::npos)
+      << out;
 }
 
 TEST_F(Deepseek32Gguf, ProfileCheckAndStatsTakeTheFile) {

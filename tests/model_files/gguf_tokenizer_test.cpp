@@ -24,6 +24,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
 
 const std::filesystem::path kFixtures = GLMRT_FIXTURES;
 
@@ -168,6 +169,23 @@ TEST(GgufTokenizer, Qwen3GivesTheLibrarysIdsNfcIncluded) {
   // llama.cpp differs from the library on 8 of these strings (decomposed
   // text it does not normalize, "<s></s><unk><pad>"); glmrt on none.
   expect_library_ids(tokenizer, kFixtures / "tokenizer" / "qwen3" / "expected.jsonl");
+}
+
+TEST(GgufTokenizer, EndOfGenerationIdsAreTheFilesAndTheEndTextsLlamaCppStopsAt) {
+  gguf::Metadata md("eog.gguf");
+  md.add("tokenizer.ggml.tokens",
+         strings({"a", "<|im_end|>", "<|user|>", "<｜end▁of▁sentence｜>", "</s>x", "[EOT]"}));
+  md.add("tokenizer.ggml.eos_token_id", gguf::Value::u32(2));
+  md.add("tokenizer.ggml.eot_token_id", gguf::Value::u32(2));
+  EXPECT_EQ(gguf::end_of_generation_token_ids(md), (std::vector<int32_t>{1, 2, 3, 5}));
+  md.add("tokenizer.ggml.eom_token_id", gguf::Value::u32(6));
+  EXPECT_THAT(
+      [&] { gguf::end_of_generation_token_ids(md); },
+      ThrowsMessage<Error>(HasSubstr("eog.gguf: metadata key 'tokenizer.ggml.eom_token_id' is 6")));
+  // Without a vocabulary (a file that runs on ids only): the ids as named.
+  gguf::Metadata ids_only("ids.gguf");
+  ids_only.add("tokenizer.ggml.eos_token_id", gguf::Value::u32(7));
+  EXPECT_EQ(gguf::end_of_generation_token_ids(ids_only), (std::vector<int32_t>{7}));
 }
 
 }  // namespace

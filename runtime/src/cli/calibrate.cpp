@@ -9,6 +9,7 @@
 #include <glmrt/base/input_file.h>
 #include <glmrt/calibrate/calibrate.h>
 #include <glmrt/engine/engine.h>
+#include <glmrt/generate/model_text.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/text/tokenizer.h>
 
@@ -61,7 +62,7 @@ int calibrate_command(const Args& args) {
   if (window < 1 || window > profile.max_context)
     fail("--window {}: must be from 1 to the profile's memory.max_context ({})", window,
          profile.max_context);
-  const auto tokenizer = text::Tokenizer::from_file(folder / "tokenizer.json");
+  const auto tokenizer = ModelText::open(folder).tokenizer();
   const std::vector<int32_t> tokens =
       read_text_tokens("--text", text_file, tokenizer, profile, folder);
   if (tokens.empty()) fail("--text {}: the text encodes to no token", text_file);

@@ -16,6 +16,7 @@
 #include <glmrt/engine/engine.h>
 #include <glmrt/generate/conversation.h>
 #include <glmrt/generate/generator.h>
+#include <glmrt/generate/model_text.h>
 #include <glmrt/generate/session.h>
 #include <glmrt/generate/speculator.h>
 #include <glmrt/generate/stop_tokens.h>
@@ -45,16 +46,16 @@ constexpr const char* kHelp =
 
 class ChatLoop {
  public:
-  ChatLoop(Engine& engine, text::ModelChatTemplate chat_template, const SamplingParams& sampling,
-           ChatOptions options, bool full_reports, const std::atomic<bool>& interrupted)
+  ChatLoop(Engine& engine, text::ModelChatTemplate chat_template, text::Tokenizer tokenizer,
+           const std::vector<int32_t>& stops, const SamplingParams& sampling, ChatOptions options,
+           bool full_reports, const std::atomic<bool>& interrupted)
       : engine_(engine),
         chat_template_(chat_template),
-        tokenizer_(text::Tokenizer::from_file(engine.model_dir() / "tokenizer.json")),
+        tokenizer_(std::move(tokenizer)),
         session_(engine),
         sampler_(sampling),
         max_new_tokens_(sampling.max_new_tokens),
-        stop_tokens_(with_role_tokens(stop_token_ids(engine.model().config(), engine.model_dir()),
-                                      tokenizer_)),
+        stop_tokens_(with_role_tokens(stops, tokenizer_)),
         conversation_(std::move(options)),
         full_reports_(full_reports),
         interrupted_(interrupted) {}
@@ -217,15 +218,18 @@ int chat_command(const Args& args, const Ranks& ranks) {
 
   const Profile profile = load_profile(profile_path);
   // Before the model loads, which may take minutes.
-  const auto chat_template = text::ModelChatTemplate::for_model(
-      Engine::model_dir_for(profile, model_dir), chat_template_choice(vm, profile.chat_template));
+  const ModelText model_text = ModelText::open(Engine::model_dir_for(profile, model_dir));
+  text::Tokenizer tokenizer = model_text.tokenizer();
+  const auto chat_template =
+      model_text.chat_template(chat_template_choice(vm, profile.chat_template));
   auto engine = ranks.open(profile, model_dir);
   const auto shards = ranks.spread(*engine);
   const SamplingParams sampling =
       apply_sampling_flags(resolve_sampling(engine->model_dir(), profile), vm);
   std::atomic<bool> interrupted{false};
-  ChatLoop chat(*engine, chat_template, sampling, std::move(chat_options), vm.count("stats") > 0,
-                interrupted);
+  ChatLoop chat(*engine, chat_template, std::move(tokenizer),
+                model_text.stop_ids(engine->model().config()), sampling, std::move(chat_options),
+                vm.count("stats") > 0, interrupted);
 
   const bool interactive = isatty(STDIN_FILENO) != 0;
   if (interactive)

@@ -13,6 +13,7 @@
 #include <glmrt/engine/engine.h>
 #include <glmrt/generate/conversation.h>
 #include <glmrt/generate/generator.h>
+#include <glmrt/generate/model_text.h>
 #include <glmrt/generate/session.h>
 #include <glmrt/generate/speculator.h>
 #include <glmrt/generate/stop_tokens.h>
@@ -99,11 +100,14 @@ int run_command(const Args& args, const Ranks& ranks) {
 
   Profile profile = load_profile(profile_path);
   if (vm.count("verify")) profile.verify_checksums = true;
+  const ModelText model_text = ModelText::open(Engine::model_dir_for(profile, model_dir));
+  // The text side before the model loads, which may take minutes.
+  std::optional<text::Tokenizer> tokenizer;
+  if (vm.count("prompt")) tokenizer = model_text.tokenizer();
   std::optional<ChatPrompt> chat;
   if (chat_options)
-    chat = ChatPrompt{*chat_options, text::ModelChatTemplate::for_model(
-                                         Engine::model_dir_for(profile, model_dir),
-                                         chat_template_choice(vm, profile.chat_template))};
+    chat = ChatPrompt{*chat_options,
+                      model_text.chat_template(chat_template_choice(vm, profile.chat_template))};
   auto engine = ranks.open(profile, model_dir);
   const auto shards = ranks.spread(*engine);
   if (vm.count("record-routing"))
@@ -112,7 +116,7 @@ int run_command(const Args& args, const Ranks& ranks) {
       apply_sampling_flags(resolve_sampling(engine->model_dir(), profile), vm);
   Sampler sampler(sampling);
   std::vector<int32_t> stop;
-  if (!vm.count("ignore-eos")) stop = stop_token_ids(engine->model().config(), engine->model_dir());
+  if (!vm.count("ignore-eos")) stop = model_text.stop_ids(engine->model().config());
   const GenerationLimits limits{sampling.max_new_tokens, stop};
   Session session(*engine);
 
@@ -122,12 +126,11 @@ int run_command(const Args& args, const Ranks& ranks) {
     write_output(stdout, fmt::format("{}\n", fmt::join(generation.tokens, ",")),
                  "the generated token ids");
   } else {
-    const auto tokenizer = text::Tokenizer::from_file(engine->model_dir() / "tokenizer.json");
-    const auto prompt = encode_prompt(tokenizer, vm["prompt"].as<std::string>(), chat);
+    const auto prompt = encode_prompt(*tokenizer, vm["prompt"].as<std::string>(), chat);
     // A chat answer ends its turn at a role token, as the template's turns do.
     const std::vector<int32_t> chat_stop =
-        chat && !vm.count("ignore-eos") ? with_role_tokens(stop, tokenizer) : stop;
-    TextStream stream(tokenizer, stdout);
+        chat && !vm.count("ignore-eos") ? with_role_tokens(stop, *tokenizer) : stop;
+    TextStream stream(*tokenizer, stdout);
     generation =
         generate(session, sampler, prompt, {limits.max_new_tokens, chat_stop}, [&](int32_t token) {
           stream.push(token);

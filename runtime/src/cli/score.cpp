@@ -11,6 +11,7 @@
 #include <glmrt/base/input_file.h>
 #include <glmrt/base/memory.h>
 #include <glmrt/engine/engine.h>
+#include <glmrt/generate/model_text.h>
 #include <glmrt/generate/session.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/score/perplexity.h>
@@ -149,7 +150,7 @@ int score_command(const Args& args, const Ranks& ranks) {
   const Profile profile = load_profile(profile_path);
   const std::filesystem::path folder = model_folder(profile, model_dir);
   const ModelConfig config = load_model_config(folder);
-  const auto tokenizer = text::Tokenizer::from_file(folder / "tokenizer.json");
+  const auto tokenizer = ModelText::open(folder).tokenizer();
   const int64_t max_context = profile.max_context;
   const bool json = vm.count("json") > 0;
   if (vm.count("requests")) {

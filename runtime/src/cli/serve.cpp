@@ -12,6 +12,7 @@
 #include <glmrt/base/printable.h>
 #include <glmrt/distributed/fault_report.h>
 #include <glmrt/engine/engine.h>
+#include <glmrt/generate/model_text.h>
 #include <glmrt/serve/access_policy.h>
 #include <glmrt/serve/http_server.h>
 #include <glmrt/serve/shutdown_signals.h>
@@ -122,8 +123,12 @@ int serve_command(const Args& args, const Ranks& ranks) {
   mallopt(M_MMAP_THRESHOLD, 64 << 10);
   const Profile profile = load_profile(profile_path);
   // Before the model loads, which may take minutes.
-  const auto chat_template = text::ModelChatTemplate::for_model(
-      Engine::model_dir_for(profile, model_dir), chat_template_choice(vm, profile.chat_template));
+  const ModelText model_text = ModelText::open(Engine::model_dir_for(profile, model_dir));
+  // The tokenizer itself is built once the model is loaded: the process the
+  // memory plan measures then is the one `profile check` plans for.
+  model_text.require_tokenizer();
+  const auto chat_template =
+      model_text.chat_template(chat_template_choice(vm, profile.chat_template));
   auto engine = ranks.open(profile, model_dir);
   const auto shards = ranks.spread(*engine);
   if (o.model_name.empty()) {
@@ -136,7 +141,8 @@ int serve_command(const Args& args, const Ranks& ranks) {
   for (const std::string& warning :
        serve::access_warnings(o.host, !o.api_key.empty(), o.cors_origin))
     fmt::print(stderr, "glmrt serve: warning: {}\n", warning);
-  serve::HttpServer server(*engine, chat_template, defaults, o);
+  serve::HttpServer server(*engine, chat_template, model_text.tokenizer(),
+                           model_text.stop_ids(engine->model().config()), defaults, o);
   const int port = server.bind();
   signals.on_signal([&server] {
     fmt::print(stderr, "glmrt serve: stopping (signal received)\n");

@@ -7,6 +7,7 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/input_file.h>
 #include <glmrt/base/printable.h>
+#include <glmrt/generate/model_text.h>
 #include <glmrt/text/text_commands.h>
 
 #include <boost/program_options.hpp>
@@ -26,8 +27,8 @@ int template_command(const Args& args) {
   options.add(chat_template_flag());
   const auto vm = parse_options(args, options);
   if (!vm) return 0;
-  const auto chat_template = text::ModelChatTemplate::for_model(
-      model_dir, chat_template_choice(*vm, text::ChatTemplateChoice::model));
+  const auto chat_template = ModelText::open(model_dir).chat_template(
+      chat_template_choice(*vm, text::ChatTemplateChoice::model));
   const std::string body = read_input_file(request_path, input_kinds::chat_request);
   const std::string prompt = text::render_request(chat_template, body, printable(request_path));
   write_output(stdout, prompt, "the prompt");

@@ -10,6 +10,7 @@
 #include <glmrt/base/input_file.h>
 #include <glmrt/base/printable.h>
 #include <glmrt/engine/engine.h>
+#include <glmrt/generate/model_text.h>
 #include <glmrt/text/tokenizer.h>
 #include <glmrt/validate/oracle.h>
 #include <glmrt/validate/profile_comparison.h>
@@ -184,9 +185,8 @@ int compare_command(const po::variables_map& vm, const Profile& q_profile,
   } else if (vm.count("text")) {
     // Before the models load, within Q's memory plan.
     const auto folder = Engine::model_dir_for(q_profile, model_dir);
-    ids =
-        read_text_tokens("--text", vm["text"].as<std::string>(),
-                         text::Tokenizer::from_file(folder / "tokenizer.json"), q_profile, folder);
+    ids = read_text_tokens("--text", vm["text"].as<std::string>(),
+                           ModelText::open(folder).tokenizer(), q_profile, folder);
   } else {
     fail("--against needs --text FILE or --ids FILE");
   }

@@ -3,6 +3,8 @@
 #include <glmrt/model_files/gguf_tokenizer.h>
 #include <glmrt/text/shipped_chat_template.h>
 
+#include <algorithm>
+#include <array>
 #include <string_view>
 #include <unordered_map>
 
@@ -111,6 +113,57 @@ TokenizerSpecials tokenizer_specials(const Metadata& metadata) {
     fail("{}: tokenizer.ggml.add_eos_token is true but there is no tokenizer.ggml.eos_token_id",
          file_of(metadata));
   return s;
+}
+
+std::vector<int32_t> end_of_generation_token_ids(const Metadata& metadata) {
+  // The token texts llama.cpp's llama_vocab::load marks end-of-generation
+  // whatever the file's ids say (src/llama-vocab.cpp, special_eog_ids).
+  constexpr std::array<std::string_view, 21> kEndTexts = {"<|eot_id|>",
+                                                          "<|im_end|>",
+                                                          "<|end|>",
+                                                          "<|return|>",
+                                                          "<|call|>",
+                                                          "<|flush|>",
+                                                          "<|calls|>",
+                                                          "<end_of_turn>",
+                                                          "<|endoftext|>",
+                                                          "</s>",
+                                                          "<|eom_id|>",
+                                                          "<EOT>",
+                                                          "_<EOT>",
+                                                          "[EOT]",
+                                                          "[EOS]",
+                                                          "<|end_of_text|>",
+                                                          "<end_of_utterance>",
+                                                          "<eos>",
+                                                          "<turn|>",
+                                                          "<|tool_response>",
+                                                          "<｜end▁of▁sentence｜>"};
+  constexpr std::array<std::string_view, 6> kIdKeys = {
+      "tokenizer.ggml.eos_token_id",     "tokenizer.ggml.eot_token_id",
+      "tokenizer.ggml.eom_token_id",     "tokenizer.ggml.fim_pad_token_id",
+      "tokenizer.ggml.fim_rep_token_id", "tokenizer.ggml.fim_sep_token_id"};
+  std::vector<int32_t> ids;
+  if (!metadata.contains(kTokens)) {
+    // No vocabulary to check them against (a file that runs on ids only):
+    // the caller holds them to the model's vocab_size.
+    for (std::string_view key : kIdKeys)
+      if (const auto id = metadata.find_as<int32_t>(key)) ids.push_back(*id);
+  } else {
+    const Array& tokens = metadata.get_array(kTokens);
+    if (tokens.element_type() != ValueType::string)
+      fail("{}: metadata key '{}' is an array of {}, expected an array of strings",
+           file_of(metadata), kTokens, value_type_name(tokens.element_type()));
+    for (std::string_view key : kIdKeys)
+      if (const auto id = special_id(metadata, key, tokens.size()))
+        ids.push_back(static_cast<int32_t>(*id));
+    for (uint64_t id = 0; id < tokens.size(); ++id)
+      if (std::find(kEndTexts.begin(), kEndTexts.end(), tokens.string(id)) != kEndTexts.end())
+        ids.push_back(static_cast<int32_t>(id));
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 text::Tokenizer tokenizer_from_gguf(const Metadata& metadata) {

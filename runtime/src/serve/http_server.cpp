@@ -257,17 +257,17 @@ struct HttpServer::State : ServerState {
 };
 
 ServerState::ServerState(Engine& engine_, text::ModelChatTemplate chat_template_,
+                         text::Tokenizer tokenizer_, const std::vector<int32_t>& stop_ids,
                          const SamplingParams& defaults_, ServeOptions options_)
     : engine(engine_),
       chat_template(chat_template_),
       defaults(defaults_),
       options(std::move(options_)),
-      tokenizer(text::Tokenizer::from_file(engine_.model_dir() / "tokenizer.json")),
+      tokenizer(std::move(tokenizer_)),
       model{options.model_name,
             tokenizer,
-            stop_token_ids(engine_.model().config(), engine_.model_dir()),
-            with_role_tokens(stop_token_ids(engine_.model().config(), engine_.model_dir()),
-                             tokenizer),
+            stop_ids,
+            with_role_tokens(stop_ids, tokenizer),
             std::make_shared<const SharedTokenTrie>(
                 tokenizer, static_cast<size_t>(engine_.model().config().vocab_size),
                 &engine_.budget()),
@@ -288,6 +288,7 @@ RequestContext ServerState::request_context() {
 }
 
 HttpServer::HttpServer(Engine& engine, text::ModelChatTemplate chat_template,
+                       text::Tokenizer tokenizer, std::vector<int32_t> stop_ids,
                        const SamplingParams& defaults, ServeOptions options) {
   if (options.limits.max_queue < 0) fail("--max-queue must be >= 0");
   if (options.limits.max_messages < 1) fail("--max-messages must be >= 1");
@@ -304,7 +305,8 @@ HttpServer::HttpServer(Engine& engine, text::ModelChatTemplate chat_template,
   if (!(options.idle_timeout_seconds > 0 && options.idle_timeout_seconds < 1e6))
     fail("--idle-timeout must be a number of seconds > 0");
   check_http_threads(options);
-  state_ = std::make_unique<State>(engine, chat_template, defaults, std::move(options));
+  state_ = std::make_unique<State>(engine, chat_template, std::move(tokenizer), stop_ids, defaults,
+                                   std::move(options));
   ServerState& state = *state_;
   state.handlers = std::make_unique<HandlerThreads>(requested_http_threads(state.options));
   state.reader = std::make_unique<ConnectionReader>(

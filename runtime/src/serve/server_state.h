@@ -47,7 +47,8 @@ class GuardedServer : public httplib::Server {
 };
 
 struct ServerState {
-  ServerState(Engine& engine, text::ModelChatTemplate chat_template, const SamplingParams& defaults,
+  ServerState(Engine& engine, text::ModelChatTemplate chat_template, text::Tokenizer tokenizer,
+              const std::vector<int32_t>& stop_ids, const SamplingParams& defaults,
               ServeOptions options);
 
   /// A request context for one request (with its own fresh seed).

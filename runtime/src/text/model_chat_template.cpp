@@ -23,7 +23,8 @@ using TemplateJson = nlohmann::ordered_json;
 // text in the prompt: a special-token string typed in a message stays text).
 constexpr std::array<std::string_view, 2> kRequestVariables = {"messages", "tools"};
 
-void require_builtin_model_type(const std::filesystem::path& model_dir) {
+// config.json's model_type, which picks the built-in renderer.
+std::string config_model_type(const std::filesystem::path& model_dir) {
   const std::filesystem::path config_path = model_dir / "config.json";
   const std::string shown = printable(config_path.string());
   const std::string text = read_input_file(config_path, input_kinds::model_config);
@@ -33,11 +34,7 @@ void require_builtin_model_type(const std::filesystem::path& model_dir) {
   const auto type = config.find("model_type");
   if (type == config.end() || !type->is_string())
     fail("{}: missing string field 'model_type'", shown);
-  if (*type != "glm_moe_dsa")
-    fail(
-        "{}: model_type '{}' has no built-in chat template (built in: glm_moe_dsa) and the "
-        "directory ships none (chat_template.jinja or tokenizer_config.json `chat_template`)",
-        shown, printable(type->get<std::string>(), 128));
+  return type->get<std::string>();
 }
 
 bool request_has_tools(const TemplateJson& request) {
@@ -118,7 +115,16 @@ ModelChatTemplate ModelChatTemplate::for_model(const std::filesystem::path& mode
     const std::vector<ShippedChatTemplate> shipped = find_shipped_chat_templates(model_dir);
     if (!shipped.empty()) return from_templates(shipped, special_token_variables(model_dir));
   }
-  require_builtin_model_type(model_dir);
+  return builtin(config_model_type(model_dir), printable((model_dir / "config.json").string()),
+                 "the directory ships none (chat_template.jinja or tokenizer_config.json "
+                 "`chat_template`)");
+}
+
+ModelChatTemplate ModelChatTemplate::builtin(std::string_view model_type, std::string_view source,
+                                             std::string_view why_builtin) {
+  if (model_type != "glm_moe_dsa")
+    fail("{}: model_type '{}' has no built-in chat template (built in: glm_moe_dsa) and {}", source,
+         printable(model_type, 128), why_builtin);
   return ModelChatTemplate(&render_glm5_chat_marked, "the built-in GLM-5 template");
 }
 

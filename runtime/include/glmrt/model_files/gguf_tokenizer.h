@@ -7,8 +7,10 @@
 #include <glmrt/text/model_chat_template.h>
 #include <glmrt/text/tokenizer.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace glmrt::gguf {
 
@@ -26,6 +28,14 @@ struct TokenizerSpecials {
   std::string pre;  // tokenizer.ggml.pre
 };
 TokenizerSpecials tokenizer_specials(const Metadata& metadata);
+
+/// The ids that end generation, as llama.cpp's vocabulary gathers them
+/// (special_eog_ids): eos, eot, eom and the FIM pad/rep/sep ids the file
+/// names, and every token spelled as one of the end-of-turn texts llama.cpp
+/// knows ("<|endoftext|>", "<|im_end|>", "<|eot_id|>", ...). Sorted, without
+/// duplicates; the tokenizer itself is not built (its merges are not read).
+/// Without `tokenizer.ggml.tokens`, the ids the keys name, unchecked.
+std::vector<int32_t> end_of_generation_token_ids(const Metadata& metadata);
 
 /// The byte-level BPE tokenizer of `tokenizer.ggml.model` "gpt2": tokens
 /// (token_type 3 control = special added tokens, 4 user-defined = added

@@ -8,10 +8,13 @@
 #include <glmrt/sampling/sampler.h>
 #include <glmrt/serve/serve_options.h>
 #include <glmrt/text/model_chat_template.h>
+#include <glmrt/text/tokenizer.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace glmrt::serve {
 
@@ -22,10 +25,11 @@ std::string listening_url(std::string_view host, int port);
 class HttpServer {
  public:
   /// `engine` must outlive the server. Chat requests render with
-  /// `chat_template`; `defaults` are the sampling settings of requests that
-  /// name none.
-  HttpServer(Engine& engine, text::ModelChatTemplate chat_template, const SamplingParams& defaults,
-             ServeOptions options);
+  /// `chat_template`, text is read and written by `tokenizer`, answers end at
+  /// `stop_ids` (ModelText gives all three); `defaults` are the sampling
+  /// settings of requests that name none.
+  HttpServer(Engine& engine, text::ModelChatTemplate chat_template, text::Tokenizer tokenizer,
+             std::vector<int32_t> stop_ids, const SamplingParams& defaults, ServeOptions options);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

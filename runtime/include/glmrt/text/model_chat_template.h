@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace glmrt::text {
@@ -30,6 +31,12 @@ class ModelChatTemplate {
   /// a model_type without a built-in renderer is an error naming it.
   static ModelChatTemplate for_model(const std::filesystem::path& model_dir,
                                      ChatTemplateChoice choice = ChatTemplateChoice::model);
+
+  /// The built-in renderer of `model_type` (glm_moe_dsa: GLM-5's). Another
+  /// type is an error naming `source` (where the type was read), the type and
+  /// `why_builtin` (why no template of the model's own is used).
+  static ModelChatTemplate builtin(std::string_view model_type, std::string_view source,
+                                   std::string_view why_builtin);
 
   /// Parses `templates` (a "default" one and optionally a "tool_use" one, as
   /// find_shipped_chat_templates gives them) with `special_tokens` as the
