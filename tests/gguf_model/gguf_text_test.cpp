@@ -23,7 +23,7 @@
 #include "shell_command.h"
 
 namespace glmrt {
-namespace {
+namespace gguf_text_test {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -137,5 +137,5 @@ TEST(GgufText, PromptIdsRunOnAFileWhoseTokenizerIsRefused) {
   EXPECT_THAT(text_out, HasSubstr("tokenizer.ggml.merges"));
 }
 
-}  // namespace
+}  // namespace gguf_text_test
 }  // namespace glmrt

@@ -22,7 +22,7 @@
 #include "shell_command.h"
 
 namespace glmrt {
-namespace {
+namespace stored_weights_test {
 
 namespace fs = std::filesystem;
 using ::testing::AllOf;
@@ -202,5 +202,5 @@ TEST(StoredWeights, AWeightNoElementTypeHoldsIsRefusedNamingIt) {
   EXPECT_EQ(kept_element_type(q4k), static_cast<int>(plugin::ggml_element_type(GLMRT_GGML_Q4_K)));
 }
 
-}  // namespace
+}  // namespace stored_weights_test
 }  // namespace glmrt
