@@ -1,5 +1,6 @@
 #include <glmrt/base/error.h>
 #include <glmrt/base/parallel_work.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/experts/expert_slot_fill.h>
 #include <glmrt/model_files/non_finite.h>
 #include <glmrt/weights/row_codec.h>
@@ -127,8 +128,8 @@ int64_t find_non_finite_blocks(const TensorInfo& t, std::span<const std::byte> v
   fail(
       "expert tensor {} (layer {}, expert {}, {}): its {} blocks of row {} dequantize to a value "
       "that is not finite at column {}, read from {}",
-      t.name, site.layer, site.id, kMatrixNames[k], ggml_type_name(t.ggml_type), bad / cols,
-      bad % cols, site.files->at(t.file_index).string());
+      printable(t.name), site.layer, site.id, kMatrixNames[k], ggml_type_name(t.ggml_type),
+      bad / cols, bad % cols, site.files->at(t.file_index).string());
 }
 
 /// A matrix whose bytes the slot holds as stored (precision `stored`): checked.

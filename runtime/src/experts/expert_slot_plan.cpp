@@ -1,4 +1,5 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/experts/expert_slot_plan.h>
 #include <glmrt/weights/matrix.h>
 #include <glmrt/weights/row_codec.h>
@@ -103,7 +104,7 @@ ExpertSlotPlan plan_expert_slot(const ExpertLayout& layout, const IoChannel& cha
             "expert tensor {} is {}, which no kernels element type holds as it is: precision "
             "`stored` keeps every weight in its file's type; choose f32, bf16 or an integer "
             "precision for the experts",
-            t.values->name,
+            printable(t.values->name),
             t.values->dtype == DType::GGML ? std::string(ggml_type_name(t.values->ggml_type))
                                            : std::string(dtype_name(t.values->dtype)));
       m.type = static_cast<uint32_t>(kept);

@@ -1,4 +1,5 @@
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/plugin/weight_format.h>
 #include <glmrt/weights/stored_matrix.h>
 
@@ -125,7 +126,7 @@ void fail_not_keepable(const TensorDirectory& dir, const TensorInfo& t) {
   fail(
       "tensor {} in {} is {}, which no kernels element type holds as it is: precision `stored` "
       "keeps every weight in its file's type; choose f32, bf16 or an integer precision instead",
-      t.name, dir.files().at(t.file_index).string(),
+      printable(t.name), dir.files().at(t.file_index).string(),
       t.dtype == DType::GGML ? std::string(ggml_type_name(t.ggml_type))
                              : std::string(dtype_name(t.dtype)));
 }

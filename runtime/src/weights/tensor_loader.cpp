@@ -1,5 +1,6 @@
 #include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
+#include <glmrt/base/printable.h>
 #include <glmrt/base/progress_bar.h>
 #include <glmrt/model_files/non_finite.h>
 #include <glmrt/model_files/parallel_reader.h>
@@ -80,7 +81,8 @@ void require_finite_blocks(const TensorDirectory& dir, const TensorInfo& t, cons
     fail(
         "tensor '{}' in {}: its {} blocks of row {} dequantize to a value that is not finite "
         "(weights must be finite)",
-        t.name, dir.files().at(t.file_index).string(), ggml_type_name(t.ggml_type), first_bad);
+        printable(t.name), dir.files().at(t.file_index).string(), ggml_type_name(t.ggml_type),
+        first_bad);
 }
 
 void require_finite_in_place(const TensorDirectory& dir, const TensorInfo& t,
