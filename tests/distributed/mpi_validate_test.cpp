@@ -90,6 +90,35 @@ TEST_P(MpiValidate, FiguresAreThoseOfOneProcess) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, MpiValidate, ::testing::Values(2, 3));
 
+// A GGUF file with its experts kept as the file stores them (configs/gguf.yaml):
+// the ranks read their experts' ggml blocks from the same file; with f32 on
+// the wire the figures are one process's, and the automatic wire (bf16 for
+// stored experts) still passes the profile's thresholds.
+TEST(MpiGguf, StoredExpertsOnTwoRanksGiveTheFiguresOfOneProcess) {
+  const std::string gguf = std::string(GLMRT_FIXTURES) + "/gguf";
+  const std::string gguf_profile = std::string(GLMRT_SOURCE_DIR) + "/configs/gguf.yaml";
+  const std::string f32_wire = ::testing::TempDir() + "/glmrt-mpi-gguf-f32-wire.yaml";
+  {
+    std::ifstream in(gguf_profile);
+    std::ofstream out(f32_wire);
+    out << in.rdbuf() << "distributed:\n  wire: f32\n";
+  }
+  const auto args = [&](const std::string& profile) {
+    return fmt::format(
+        "validate --profile {} --model {}/glm_dsa-Q4_K_M.gguf --ref "
+        "{}/glm_dsa-ref-Q4_K_M.json --json",
+        profile, gguf, gguf);
+  };
+  const nlohmann::json one = run_json(fmt::format("{} {}", kGlmrt, args(f32_wire)));
+  const nlohmann::json many = run_json(fmt::format("{} {} {}", mpirun(2), kGlmrt, args(f32_wire)));
+  expect_same_figures(one, many);
+  expect_ranks(many, 2);
+  const nlohmann::json bf16 =
+      run_json(fmt::format("{} {} {}", mpirun(2), kGlmrt, args(gguf_profile)));
+  EXPECT_TRUE(bf16["pass"].get<bool>());
+  expect_ranks(bf16, 2);
+}
+
 // distributed: rank 0 holding no experts, bf16 on the wire, shards by id:
 // ranks 1 and 2 run every expert, the figures move by bf16 rounding only.
 TEST(MpiDistributedKeys, RankZeroWithoutExpertsAndBf16OnTheWire) {

@@ -22,6 +22,7 @@ namespace {
 
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
   const auto [status, out] = test::run_shell(
@@ -123,6 +124,19 @@ TEST(BenchCommand, TableNamesEachProfile) {
   EXPECT_THAT(out, HasSubstr("step: waiting on disk (ms)"));
   EXPECT_THAT(out, HasSubstr("tokens per forward (decode)"));
   EXPECT_THAT(out, HasSubstr("[1] " + std::string(GLMRT_SOURCE_DIR) + "/configs/reference.yaml"));
+}
+
+// A GGUF model is its file (or its shards): --evict drops those from the page
+// cache and bench runs the file as it does a folder.
+TEST(BenchCommand, EvictsAGgufModelsFile) {
+  const auto [status, out] = test::run_shell(fmt::format(
+      "{0}/glmrt bench --reps 1 --new-tokens 2 --evict --model "
+      "{1}/tests/fixtures/gguf/glm_dsa-Q4_K_M.gguf --profile {1}/configs/gguf.yaml 2>&1",
+      GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR));
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, HasSubstr("page cache evicted"));
+  EXPECT_THAT(out, Not(HasSubstr("cannot evict")));
+  EXPECT_THAT(out, HasSubstr("decode (tokens/s)"));
 }
 
 // After an untimed pass in the same engine, a cache that holds all of

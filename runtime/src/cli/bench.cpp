@@ -63,7 +63,7 @@ std::vector<int32_t> default_prompt(const fs::path& model) {
 
 int bench_command(const Args& args, const Ranks& ranks) {
   po::options_description options(
-      "glmrt bench [--model DIR] [--profile A.yaml --profile B.yaml ...] [--evict] [--warmup] "
+      "glmrt bench [--model MODEL] [--profile A.yaml --profile B.yaml ...] [--evict] [--warmup] "
       "[--limits [--limits-memory SIZE]] [--reps N] [--json]\n"
       "Runs the same prompt under each profile (alternating, repeated) and prints them side by\n"
       "side. Defaults: configs/reference.yaml against configs/nvme.yaml on\n"
@@ -73,9 +73,9 @@ int bench_command(const Args& args, const Ranks& ranks) {
   int reps = 3, new_tokens = 32;
   options.add_options()("help,h", "show this help")(
       "model", po::value(&model_dir),
-      "model directory (default: each profile's `model:`, else tests/fixtures/glm_tiny)")(
-      "profile", po::value(&profile_paths)->composing(),
-      "a profile YAML; give it once per profile to compare")(
+      "the model: a folder or a GGUF file, as for run (default: each profile's `model:`, else "
+      "tests/fixtures/glm_tiny)")("profile", po::value(&profile_paths)->composing(),
+                                  "a profile YAML; give it once per profile to compare")(
       "evict", "drop the model's files from the page cache before each run (a cold start)")(
       "warmup",
       "generate once, untimed, before the timed run in the same process (a warm start: "

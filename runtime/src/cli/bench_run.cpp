@@ -12,6 +12,8 @@
 #include <glmrt/generate/generator.h>
 #include <glmrt/generate/speculator.h>
 #include <glmrt/memory/run_settings.h>
+#include <glmrt/model_files/gguf.h>
+#include <glmrt/model_files/safetensors.h>
 
 #include <fmt/format.h>
 
@@ -25,12 +27,18 @@ namespace {
 // enough to pass the drive's own cache).
 constexpr uint64_t kDriveReadBytes = uint64_t{2} << 30;
 
+void evict_file(const std::filesystem::path& file) {
+  if (std::string problem = evict_from_page_cache(file); !problem.empty())
+    std::fprintf(stderr, "glmrt bench: cannot evict %s\n", problem.c_str());
+}
+
 void evict_model(const std::filesystem::path& model) {
-  for (const auto& entry : std::filesystem::directory_iterator(model)) {
-    if (!entry.is_regular_file()) continue;
-    if (std::string problem = evict_from_page_cache(entry.path()); !problem.empty())
-      std::fprintf(stderr, "glmrt bench: cannot evict %s\n", problem.c_str());
+  if (is_gguf_model(model)) {
+    for (const std::filesystem::path& shard : gguf::model_file_paths(model)) evict_file(shard);
+    return;
   }
+  for (const auto& entry : std::filesystem::directory_iterator(model))
+    if (entry.is_regular_file()) evict_file(entry.path());
 }
 
 }  // namespace

@@ -33,8 +33,8 @@ int calibrate_command(const Args& args) {
       "Use an f32 profile (configs/reference.yaml) for the\n  cleanest statistics.");
   options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
                                                     "profile YAML (f32: configs/reference.yaml)")(
-      "model", po::value(&model_dir), "model directory (default: the profile's `model`)")(
-      "text", po::value(&text_file)->required(), "calibration text file")(
+      "model", po::value(&model_dir), kModelHelp)("text", po::value(&text_file)->required(),
+                                                  "calibration text file")(
       "out", po::value(&out), "statistics file to write (default importance.safetensors)")(
       "window", po::value(&window), "tokens per window, each from an empty cache (default 512)")(
       "no-mtp", "skip the multi-token-prediction layer")(

@@ -202,8 +202,8 @@ int chat_command(const Args& args, const Ranks& ranks) {
   po::options_description options("glmrt chat --profile P [--model DIR] [flags]");
   std::string profile_path, model_dir;
   options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
-                                                    "profile YAML")(
-      "model", po::value(&model_dir), "model directory (default: the profile's `model`)")(
+                                                    "profile YAML")("model", po::value(&model_dir),
+                                                                    kModelHelp)(
       "stats", "the full report after every answer (default: one line; /stats shows it)");
   options.add(sampling_flags()).add(chat_flags()).add(chat_template_flag());
   po::variables_map vm;

@@ -10,6 +10,12 @@
 
 namespace glmrt::cli {
 
+/// --model's help: what a model is, wherever a command takes one.
+inline constexpr const char* kModelHelp =
+    "the model: a folder (config.json with safetensors or a glmrt container) or a GGUF file "
+    "(a split model's first shard, or the folder holding its shards); default: the profile's "
+    "`model`";
+
 /// Parses `args` against `options` and checks required ones. After --help it
 /// prints the options and returns nothing: the command then exits 0.
 std::optional<boost::program_options::variables_map> parse_options(

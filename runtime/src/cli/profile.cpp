@@ -25,7 +25,7 @@ namespace glmrt::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: glmrt profile check FILE [--model DIR] [--ranks N]\n"
+    "usage: glmrt profile check FILE [--model MODEL] [--ranks N]\n"
     "  loads FILE strictly (unknown keys, wrong types and out-of-range values are errors)\n"
     "  and checks that its plugins exist, are of the right kind, match the ABI, run on\n"
     "  this CPU and accept their settings. With a model (--model, or the profile's\n"
@@ -168,7 +168,7 @@ int check(const std::string& file, const std::string& model_dir, int ranks) {
   else if (profile.model)
     print_memory_plan(out, profile, *profile.model, ranks);
   else if (ranks > 1)
-    fail("glmrt profile check: --ranks {} plans each rank for a model: give --model DIR", ranks);
+    fail("glmrt profile check: --ranks {} plans each rank for a model: give --model MODEL", ranks);
   fmt::print("{}", out);
   return 0;
 }
@@ -205,7 +205,7 @@ int profile_command(const Args& args, const Ranks& world) {
     } else if (args[i].starts_with("--ranks=")) {
       ranks = parse_ranks(args[i].substr(8));
     } else if (args[i].starts_with("-")) {
-      fail("glmrt profile check: unknown option `{}` (expected FILE [--model DIR] [--ranks N])",
+      fail("glmrt profile check: unknown option `{}` (expected FILE [--model MODEL] [--ranks N])",
            args[i]);
     } else if (file.empty()) {
       file = args[i];

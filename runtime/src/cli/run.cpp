@@ -59,11 +59,11 @@ std::vector<int32_t> encode_prompt(const text::Tokenizer& tokenizer, const std::
 
 int run_command(const Args& args, const Ranks& ranks) {
   po::options_description options(
-      "glmrt run --profile P [--model DIR] (--prompt TEXT | --prompt-ids IDS) [-n N]");
+      "glmrt run --profile P [--model MODEL] (--prompt TEXT | --prompt-ids IDS) [-n N]");
   std::string profile_path, model_dir;
   options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
-                                                    "profile YAML")(
-      "model", po::value(&model_dir), "model directory (default: the profile's `model`)")(
+                                                    "profile YAML")("model", po::value(&model_dir),
+                                                                    kModelHelp)(
       "prompt", po::value<std::string>(), "prompt text; the continuation is streamed as text")(
       "prompt-ids", po::value<std::string>(), "prompt as comma-separated token ids; prints ids")(
       "chat", "wrap --prompt in the chat template as one user turn")(

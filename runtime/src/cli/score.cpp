@@ -50,7 +50,7 @@ void report_progress(int64_t done, int64_t total, double seconds, Engine& engine
 std::filesystem::path model_folder(const Profile& profile, const std::string& model_dir) {
   if (!model_dir.empty()) return model_dir;
   if (!profile.model)
-    fail("no model: pass --model DIR or set `model:` in the profile {}", profile.file);
+    fail("no model: pass --model MODEL or set `model:` in the profile {}", profile.file);
   return *profile.model;
 }
 
@@ -124,7 +124,7 @@ int score_perplexity(Engine& engine, const std::vector<int32_t>& tokens, int64_t
 
 int score_command(const Args& args, const Ranks& ranks) {
   po::options_description options(
-      "glmrt score --profile P [--model DIR] (--requests FILE | --perplexity FILE) [--json]\n"
+      "glmrt score --profile P [--model MODEL] (--requests FILE | --perplexity FILE) [--json]\n"
       "  --requests: one request per line, `ctx_len cont_len id...` or\n"
       "  {\"context\": text|ids, \"continuation\": text|ids}; prints\n"
       "  `log-likelihood token-count is-greedy(0/1)` per request");
@@ -132,8 +132,8 @@ int score_command(const Args& args, const Ranks& ranks) {
   int64_t window = 0, stride = 0;
   options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
                                                     "profile YAML")(
-      "model", po::value(&model_dir), "model directory (default: the profile's `model`)")(
-      "requests", po::value(&requests), "requests file (`-` = stdin)")(
+      "model", po::value(&model_dir), kModelHelp)("requests", po::value(&requests),
+                                                  "requests file (`-` = stdin)")(
       "perplexity", po::value(&text_file), "a text file whose perplexity to print")(
       "window", po::value(&window),
       "perplexity: tokens per window (default min(memory.max_context, 2048))")(

@@ -58,10 +58,10 @@ po::options_description limit_flags(serve::ServeLimits& limits) {
 int serve_command(const Args& args, const Ranks& ranks) {
   serve::ServeOptions o;
   std::string profile_path, model_dir;
-  po::options_description options("glmrt serve --profile P [--model DIR] [--host H] [--port N]");
+  po::options_description options("glmrt serve --profile P [--model MODEL] [--host H] [--port N]");
   options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
-                                                    "profile YAML")(
-      "model", po::value(&model_dir), "model directory (default: the profile's `model`)")(
+                                                    "profile YAML")("model", po::value(&model_dir),
+                                                                    kModelHelp)(
       "host", po::value(&o.host)->default_value(o.host),
       "address to listen on (0.0.0.0 = every interface)")(
       "port", po::value(&o.port)->default_value(o.port), "port; 0 = any free one (printed)")(

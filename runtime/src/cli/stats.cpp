@@ -74,8 +74,8 @@ int stats_command(const Args& args) {
   std::string model, profile_path, import, export_to, heatmap, sizes, plot;
   std::vector<std::string> replay, learn;
   double share = 0;
-  options.add_options()("help,h", "show this help")("model", po::value(&model),
-                                                    "model directory whose history to show")(
+  options.add_options()("help,h", "show this help")(
+      "model", po::value(&model), "the model (a folder or a GGUF file) whose history to show")(
       "profile", po::value(&profile_path),
       "profile whose memory.history says where histories live")(
       "reset", "delete the model's history")("import", po::value(&import),

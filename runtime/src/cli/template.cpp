@@ -18,10 +18,11 @@ namespace glmrt::cli {
 
 int template_command(const Args& args) {
   namespace po = boost::program_options;
-  po::options_description options("glmrt template --model DIR --request FILE.json");
+  po::options_description options("glmrt template --model MODEL --request FILE.json");
   std::string model_dir, request_path;
-  options.add_options()("help,h", "show this help")("model", po::value(&model_dir)->required(),
-                                                    "model directory (config.json)")(
+  options.add_options()("help,h", "show this help")(
+      "model", po::value(&model_dir)->required(),
+      "the model (a folder or a GGUF file) whose chat template renders")(
       "request", po::value(&request_path)->required(),
       "OpenAI-style chat request body (messages, tools, chat_template_kwargs)");
   options.add(chat_template_flag());

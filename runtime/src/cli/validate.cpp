@@ -228,13 +228,13 @@ int compare_command(const po::variables_map& vm, const Profile& q_profile,
 
 int validate_command(const Args& args, const Ranks& ranks) {
   po::options_description options(
-      "glmrt validate --profile P --model DIR --ref REF [options]\n"
-      "glmrt validate --profile Q --against P --model DIR (--text FILE | --ids FILE) [options]");
+      "glmrt validate --profile P --model MODEL --ref REF [options]\n"
+      "glmrt validate --profile Q --against P --model MODEL (--text FILE | --ids FILE) [options]");
   std::string profile_path, model_dir, ref_path;
   options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
                                                     "profile YAML")(
-      "model", po::value(&model_dir), "model directory (default: the profile's `model`)")(
-      "ref", po::value(&ref_path), "reference outputs (ref.json)")(
+      "model", po::value(&model_dir), kModelHelp)("ref", po::value(&ref_path),
+                                                  "reference outputs (ref.json)")(
       "against", po::value<std::string>(),
       "compare with this profile (the reference P) instead of an oracle file")(
       "text", po::value<std::string>(), "with --against: text to compare on (model's tokenizer)")(

@@ -2,6 +2,8 @@
 #include <glmrt/base/printable.h>
 #include <glmrt/distributed/model_manifest.h>
 #include <glmrt/model_files/container_checksums.h>
+#include <glmrt/model_files/gguf.h>
+#include <glmrt/model_files/safetensors.h>
 
 #include <fmt/format.h>
 
@@ -14,7 +16,11 @@ namespace fs = std::filesystem;
 std::vector<ManifestEntry> model_manifest(const fs::path& model_dir) {
   std::vector<ManifestEntry> entries;
   std::error_code ec;
-  if (fs::exists(model_dir / kChecksumsFile, ec)) {
+  if (is_gguf_model(model_dir)) {
+    // A GGUF model's shards by name and size (the file carries no checksums).
+    for (const fs::path& shard : gguf::model_file_paths(model_dir))
+      entries.push_back({shard.filename().string(), fs::file_size(shard), {}});
+  } else if (fs::exists(model_dir / kChecksumsFile, ec)) {
     for (ChecksumEntry& e : read_container_checksums(model_dir))
       entries.push_back({std::move(e.name), e.bytes, std::move(e.xxh3)});
   } else {

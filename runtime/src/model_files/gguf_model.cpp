@@ -146,13 +146,16 @@ std::string_view TensorInfo::type_name() const {
   return name ? name : "unknown";
 }
 
-Model Model::open(const path& source) {
+std::vector<path> model_file_paths(const path& source) {
   std::error_code ec;
   const bool folder = std::filesystem::is_directory(source, ec);
-  const path first = folder ? model_in_folder(source) : source;
+  return shard_files(folder ? model_in_folder(source) : source);
+}
+
+Model Model::open(const path& source) {
   Model model;
   model.source_ = source;
-  model.files_ = shard_files(first);
+  model.files_ = model_file_paths(source);
   size_t total = 0;
   for (size_t i = 0; i < model.files_.size(); ++i) {
     model.fds_.push_back(model_files::open_read_only(model.files_[i]));

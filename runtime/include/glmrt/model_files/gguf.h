@@ -75,6 +75,11 @@ std::optional<SplitName> parse_split_name(std::string_view file_name);
 /// "NAME-0000k-of-0000N.gguf".
 std::string split_file_name(std::string_view prefix, int number, int count);
 
+/// The files of the GGUF model `path` names (a .gguf file, a shard of a split
+/// model, or a folder holding one model), in shard order, without reading
+/// them: what copies, evictions and rank comparisons of the model cover.
+std::vector<std::filesystem::path> model_file_paths(const std::filesystem::path& path);
+
 /// A GGUF model: one file, or every shard of a split one.
 class Model {
  public:
