@@ -121,6 +121,43 @@ INSTANTIATE_TEST_SUITE_P(EveryType, GgmlDequant, testing::ValuesIn(kTypes),
                            return std::string(info.param.name);
                          });
 
+/// The index dequantizing gives: the first value that is not finite, or -1.
+int64_t first_non_finite_by_decoding(uint32_t type, const uint8_t* blocks, int64_t values) {
+  std::vector<float> decoded(static_cast<size_t>(values));
+  if (!ggml::dequantize_row(type, blocks, values, decoded.data())) return -2;
+  for (int64_t i = 0; i < values; ++i)
+    if (!std::isfinite(decoded[static_cast<size_t>(i)])) return i;
+  return -1;
+}
+
+// The scan that reads only scales finds the value dequantizing finds: on
+// ggml's own blocks, and on random bytes (random f16 fields are NaN or
+// infinite one time in 32, an E8M0 scale overflows MXFP4 for e >= 253).
+TEST_P(GgmlDequant, FirstNonFiniteIsTheOneDequantizingFinds) {
+  const TypeCase& type_case = GetParam();
+  const auto traits = ggml_type_traits(type_case.type);
+  std::vector<uint8_t> blocks = read_bytes(kDir + type_case.name + ".blocks");
+  int64_t values = static_cast<int64_t>(blocks.size()) / traits.block_bytes * traits.block_values;
+  EXPECT_EQ(ggml::first_non_finite(type_case.type, blocks.data(), values),
+            first_non_finite_by_decoding(type_case.type, blocks.data(), values));
+  uint64_t state = 0x9e3779b97f4a7c15ull ^ type_case.type;
+  const auto next_byte = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint8_t>(state >> 56);
+  };
+  int found = 0;
+  for (int round = 0; round < 200; ++round) {
+    blocks.assign(static_cast<size_t>(4 * traits.block_bytes), 0);
+    for (uint8_t& b : blocks) b = next_byte();
+    values = 4 * traits.block_values;
+    const int64_t want = first_non_finite_by_decoding(type_case.type, blocks.data(), values);
+    ASSERT_EQ(ggml::first_non_finite(type_case.type, blocks.data(), values), want)
+        << type_case.name << " round " << round;
+    found += want >= 0;
+  }
+  EXPECT_GT(found, 0) << type_case.name << ": no random block was non-finite; the test saw nothing";
+}
+
 TEST(GgmlDequantBlocks, PerTypeFunctionDecodesLikeTheDispatcher) {
   const std::vector<uint8_t> bytes = read_bytes(kDir + "Q4_K.blocks");
   const std::vector<uint8_t> want = read_bytes(kDir + "Q4_K.f32");

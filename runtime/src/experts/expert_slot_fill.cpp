@@ -97,30 +97,19 @@ void convert_float_matrix(const ExpertTensorPlace& t, const SlotMatrix& m,
 
 /// Row-major index of the first value of ggml blocks `values` (rows of `cols`)
 /// that dequantizes to NaN or infinity, or -1. The blocks are used as they
-/// are, so this is the one place a bad scale in them can be caught.
-int64_t find_non_finite_blocks(const TensorInfo& t, std::span<const std::byte> values, int64_t cols,
-                               int threads) {
+/// are, so this is the one place a bad scale in them can be caught; it reads
+/// the blocks' scales only (plugin_support::ggml::first_non_finite), a small
+/// fraction of a read's time.
+int64_t find_non_finite_blocks(const TensorInfo& t, std::span<const std::byte> values,
+                               int64_t cols) {
   const int64_t row_bytes = t.row_bytes(), rows = std::ssize(values) / row_bytes;
-  int64_t first_bad = std::numeric_limits<int64_t>::max();
-  const int team = team_for(rows * cols, kMinParallelConvertedValues,
-                            threads > 0 ? threads : omp_get_max_threads());
-#pragma omp parallel num_threads(team) reduction(min : first_bad)
-  {
-    // Each thread's own row (a direct expert has no staging scratch): a few KiB.
-    thread_local std::vector<float> row;
-    row.resize(static_cast<size_t>(cols));
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) {
-      if (r * cols > first_bad) continue;
-      dequantize_ggml_row(
-          t.ggml_type,
-          values.subspan(static_cast<size_t>(r * row_bytes), static_cast<size_t>(row_bytes)), row);
-      const auto it =
-          std::find_if(row.begin(), row.end(), [](float v) { return !std::isfinite(v); });
-      if (it != row.end()) first_bad = std::min(first_bad, r * cols + (it - row.begin()));
-    }
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t at = first_non_finite_ggml(
+        t.ggml_type,
+        values.subspan(static_cast<size_t>(r * row_bytes), static_cast<size_t>(row_bytes)), cols);
+    if (at >= 0) return r * cols + at;
   }
-  return first_bad == std::numeric_limits<int64_t>::max() ? -1 : first_bad;
+  return -1;
 }
 
 [[noreturn]] void fail_non_finite_blocks(const TensorInfo& t, int64_t bad, int64_t cols, int k,
@@ -134,9 +123,9 @@ int64_t find_non_finite_blocks(const TensorInfo& t, std::span<const std::byte> v
 
 /// A matrix whose bytes the slot holds as stored (precision `stored`): checked.
 void check_kept_matrix(const TensorInfo& t, const SlotMatrix& m, std::span<const std::byte> values,
-                       int threads, int k, const ExpertSite& site) {
+                       int k, const ExpertSite& site) {
   if (t.dtype == DType::GGML) {
-    if (const int64_t bad = find_non_finite_blocks(t, values, m.cols, threads); bad >= 0)
+    if (const int64_t bad = find_non_finite_blocks(t, values, m.cols); bad >= 0)
       fail_non_finite_blocks(t, bad, m.cols, k, site);
     return;
   }
@@ -146,8 +135,7 @@ void check_kept_matrix(const TensorInfo& t, const SlotMatrix& m, std::span<const
 
 }  // namespace
 
-void finish_direct_expert(const ExpertSlotPlan& plan, std::byte* slot, const ExpertSite& site,
-                          int threads) {
+void finish_direct_expert(const ExpertSlotPlan& plan, std::byte* slot, const ExpertSite& site) {
   for (const ScaleCopy& c : plan.scale_copies) std::memmove(slot + c.to, slot + c.from, c.bytes);
   for (int k = 0; k < 3; ++k) {
     const ExpertTensorPlace& t = plan.layout->tensors[k];
@@ -156,9 +144,9 @@ void finish_direct_expert(const ExpertSlotPlan& plan, std::byte* slot, const Exp
       check_scales(t, slot + m.scales, k, site);
       continue;
     }
-    // Floats used in place: one scan, at memory speed; ggml blocks dequantized.
+    // Floats used in place: one scan, at memory speed; ggml blocks by their scales.
     const std::span<const std::byte> values(slot + m.data, t.values->byte_size);
-    check_kept_matrix(*t.values, m, values, threads, k, site);
+    check_kept_matrix(*t.values, m, values, k, site);
   }
 }
 
@@ -178,7 +166,7 @@ void convert_expert(const ExpertSlotPlan& plan, std::span<const std::byte> stagi
     if (static_cast<int>(m.type) == kept_element_type(*t.values)) {
       // Kept as stored (precision `stored`), in a slot aligned as the kernels need.
       std::memcpy(slot + m.data, values.data(), values.size());
-      check_kept_matrix(*t.values, m, values, threads, k, site);
+      check_kept_matrix(*t.values, m, values, k, site);
       continue;
     }
     convert_float_matrix(t, m, values, slot, row_scratch, threads, k, site);

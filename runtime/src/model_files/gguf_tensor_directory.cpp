@@ -147,6 +147,16 @@ void dequantize_ggml_row(uint32_t ggml_type, std::span<const std::byte> bytes,
          ggml_type_name(ggml_type));
 }
 
+int64_t first_non_finite_ggml(uint32_t ggml_type, std::span<const std::byte> bytes,
+                              int64_t values) {
+  const int64_t at = static_cast<int64_t>(bytes.size()) == plugin::ggml_row_bytes(ggml_type, values)
+                         ? plugin_support::ggml::first_non_finite(ggml_type, bytes.data(), values)
+                         : -2;
+  if (at == -2)
+    fail("{} bytes are not a row of {} {} values", bytes.size(), values, ggml_type_name(ggml_type));
+  return at;
+}
+
 std::string_view ggml_type_name(uint32_t ggml_type) {
   const char* name = plugin::ggml_type_traits(ggml_type).name;
   return name ? name : "unknown ggml type";

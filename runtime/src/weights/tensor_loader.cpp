@@ -55,34 +55,19 @@ void queue_in_place(ParallelReader& reader, const TensorDirectory& dir, const Te
   }
 }
 
-// ggml blocks kept as they are: each row dequantized once, as the kernels will
-// see it, so that no scale holding NaN or infinity reaches them.
+// ggml blocks kept as they are: no scale holding NaN or infinity may reach the
+// kernels (first_non_finite_ggml reads the scales, not every value).
 void require_finite_blocks(const TensorDirectory& dir, const TensorInfo& t, const std::byte* data) {
   const int64_t cols = t.shape.back(), row_bytes = t.row_bytes();
   const int64_t rows = static_cast<int64_t>(t.byte_size) / row_bytes;
-  int64_t first_bad = rows;
-#pragma omp parallel
-  {
-    std::vector<float> row(static_cast<size_t>(cols));
-#pragma omp for schedule(static) reduction(min : first_bad)
-    for (int64_t r = 0; r < rows; ++r) {
-      bool finite = true;
-      try {
-        dequantize_ggml_row(t.ggml_type, {data + r * row_bytes, static_cast<size_t>(row_bytes)},
-                            row);
-        finite = std::all_of(row.begin(), row.end(), [](float v) { return std::isfinite(v); });
-      } catch (const Error&) {  // not a whole row: cannot happen for a checked tensor
-        finite = false;
-      }
-      if (!finite) first_bad = std::min(first_bad, r);
-    }
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::span<const std::byte> row{data + r * row_bytes, static_cast<size_t>(row_bytes)};
+    if (first_non_finite_ggml(t.ggml_type, row, cols) >= 0)
+      fail(
+          "tensor '{}' in {}: its {} blocks of row {} dequantize to a value that is not finite "
+          "(weights must be finite)",
+          printable(t.name), dir.files().at(t.file_index).string(), ggml_type_name(t.ggml_type), r);
   }
-  if (first_bad < rows)
-    fail(
-        "tensor '{}' in {}: its {} blocks of row {} dequantize to a value that is not finite "
-        "(weights must be finite)",
-        printable(t.name), dir.files().at(t.file_index).string(), ggml_type_name(t.ggml_type),
-        first_bad);
 }
 
 void require_finite_in_place(const TensorDirectory& dir, const TensorInfo& t,

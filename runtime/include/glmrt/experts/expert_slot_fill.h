@@ -28,10 +28,9 @@ struct ExpertSite {
 /// An expert read straight into `slot` (plan.direct): moves scales that
 /// landed unaligned and checks every scale, and every float weight used in
 /// place, is finite, and that ggml blocks used in place dequantize to finite
-/// values (rows on up to `threads` threads, 0: OpenMP's default). Throws
-/// naming the tensor, row and file offset.
-void finish_direct_expert(const ExpertSlotPlan& plan, std::byte* slot, const ExpertSite& site,
-                          int threads = 0);
+/// values (read from their scales). Throws naming the tensor, row and file
+/// offset.
+void finish_direct_expert(const ExpertSlotPlan& plan, std::byte* slot, const ExpertSite& site);
 
 /// An expert read into `staging`: checks and converts every matrix into
 /// `slot` (float matrices quantized at the plan's type, rows in parallel;
