@@ -133,9 +133,11 @@ class Avx2Kernels final : public plugin::Kernels {
     int64_t n_blocks = 0;
   };
 
+  int ggml_passes() const { return settings_.activations == ActivationMode::kInt8Residual ? 2 : 1; }
+
   bool int_path(const glmrt_weight_view& w) const {
     return plugin::is_quantized(w.format.element_type) &&
-           settings_.activations == ActivationMode::kInt8 &&
+           settings_.activations != ActivationMode::kF32 &&
            kernel_group_size(w.format) % kBlockSize == 0;
   }
 
@@ -195,10 +197,11 @@ class Avx2Kernels final : public plugin::Kernels {
         Prepared& p = prepared_[i];
         const glmrt_weight_view& w = product.w;
         if (product.S == 0 || w.rows == 0 || w.cols == 0) continue;
-        if (settings_.activations == ActivationMode::kInt8 &&
+        if (settings_.activations != ActivationMode::kF32 &&
             has_ggml_int_kernel(w.format.element_type)) {
           p.ggml = true;
-          const GgmlActivationBytes bytes = ggml_activation_bytes(product.S, w.cols);
+          const GgmlActivationBytes bytes =
+              ggml_activation_bytes(product.S * ggml_passes(), w.cols);
           p.values_at = plan.add(bytes.values);
           p.scales_at = plan.add(bytes.scales);
           p.sums_at = plan.add(bytes.sums16);
@@ -255,9 +258,10 @@ class Avx2Kernels final : public plugin::Kernels {
                 reinterpret_cast<int16_t*>(scratch + p.sums_at)},
                product.S,
                product.y,
-               y_stride};
+               y_stride,
+               ggml_passes()};
           quantize_ggml_activations(product.x, product.S, row_stride(product.x_stride, w.cols),
-                                    w.cols, g.activations);
+                                    w.cols, g.passes, g.activations);
           jobs_.push_back(ggml_tiles(g));
           continue;
         }

@@ -18,29 +18,34 @@ void run_tiles(const void* problem, int64_t first, int64_t end) {
   const plugin::GgmlTypeTraits traits =
       plugin::ggml_type_traits(plugin::ggml_type_of(w.format.element_type));
   const int64_t I = w.cols, blocks = I / traits.block_values;
+  const int64_t rows = p.S * p.passes;  // activation rows
   const auto* data = static_cast<const uint8_t*>(w.data);
+  const auto column = [&](int64_t r) {
+    return GgmlColumn{p.activations.values + r * I, p.activations.scales + r * (I / kGroup),
+                      p.activations.sums16 + r * (I / 16)};
+  };
+  // Activation row r adds to output row r / passes, its first pass stored,
+  // the others added in pass order: the same bits whatever the kernel width.
+  const auto put = [&](int64_t r, int64_t o, float value) {
+    float& y = p.y[(r / p.passes) * p.y_stride + o];
+    y = r % p.passes == 0 ? value : y + value;
+  };
   GgmlColumn columns[kGgmlColumns];
   float out[kGgmlColumns];
   for (int64_t o = first; o < end; ++o) {
     const uint8_t* row = data + o * w.row_stride_bytes;
-    int64_t s = 0;
+    int64_t r = 0;
     // Whole groups of rows through the wide kernel, the rest one at a time:
     // each row's result is the same bits either way.
-    for (; s < p.S; s += kGgmlColumns) {
-      const int width = s + kGgmlColumns <= p.S ? kGgmlColumns : 1;
-      for (int c = 0; c < width; ++c)
-        columns[c] = {p.activations.values + (s + c) * I,
-                      p.activations.scales + (s + c) * (I / kGroup),
-                      p.activations.sums16 + (s + c) * (I / 16)};
-      if (width == 1) break;
+    for (; r + kGgmlColumns <= rows; r += kGgmlColumns) {
+      for (int c = 0; c < kGgmlColumns; ++c) columns[c] = column(r + c);
       kernel.wide(row, blocks, columns, out);
-      for (int c = 0; c < kGgmlColumns; ++c) p.y[(s + c) * p.y_stride + o] = out[c];
+      for (int c = 0; c < kGgmlColumns; ++c) put(r + c, o, out[c]);
     }
-    for (; s < p.S; ++s) {
-      columns[0] = {p.activations.values + s * I, p.activations.scales + s * (I / kGroup),
-                    p.activations.sums16 + s * (I / 16)};
+    for (; r < rows; ++r) {
+      columns[0] = column(r);
       kernel.one(row, blocks, columns, out);
-      p.y[s * p.y_stride + o] = out[0];
+      put(r, o, out[0]);
     }
   }
 }
@@ -53,17 +58,26 @@ GgmlActivationBytes ggml_activation_bytes(int64_t S, int64_t cols) {
 }
 
 void quantize_ggml_activations(const float* x, int64_t S, int64_t x_stride, int64_t cols,
-                               const GgmlActivations& out) {
+                               int passes, const GgmlActivations& out) {
+  alignas(32) float residual[kGroup];
   for (int64_t s = 0; s < S; ++s) {
     const float* row = x + s * x_stride;
-    int8_t* values = out.values + s * cols;
     for (int64_t b = 0; b < cols / kGroup; ++b) {
-      int8_t* q = values + b * kGroup;
-      out.scales[s * (cols / kGroup) + b] = quantize_block32(row + b * kGroup, q);
-      for (int half = 0; half < 2; ++half) {
-        int sum = 0;
-        for (int j = 0; j < 16; ++j) sum += q[16 * half + j];
-        out.sums16[s * (cols / 16) + 2 * b + half] = static_cast<int16_t>(sum);
+      const float* block = row + b * kGroup;
+      for (int pass = 0; pass < passes; ++pass) {
+        const int64_t r = s * passes + pass;
+        int8_t* q = out.values + r * cols + b * kGroup;
+        const float scale = quantize_block32(block, q);
+        out.scales[r * (cols / kGroup) + b] = scale;
+        for (int half = 0; half < 2; ++half) {
+          int sum = 0;
+          for (int j = 0; j < 16; ++j) sum += q[16 * half + j];
+          out.sums16[r * (cols / 16) + 2 * b + half] = static_cast<int16_t>(sum);
+        }
+        if (pass + 1 == passes) break;
+        // What this pass's rounding left is the next pass's input.
+        for (int j = 0; j < kGroup; ++j) residual[j] = block[j] - scale * static_cast<float>(q[j]);
+        block = residual;
       }
     }
   }
@@ -71,7 +85,7 @@ void quantize_ggml_activations(const float* x, int64_t S, int64_t x_stride, int6
 
 TileJob ggml_tiles(const GgmlMatmul& problem) {
   const glmrt_weight_view& w = *problem.weights;
-  return {&run_tiles, &problem, w.rows, w.rows * w.cols * problem.S};
+  return {&run_tiles, &problem, w.rows, w.rows * w.cols * problem.S * problem.passes};
 }
 
 }  // namespace glmrt::kernels_avx2

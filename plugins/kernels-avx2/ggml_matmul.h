@@ -28,9 +28,11 @@ struct GgmlActivationBytes {
 };
 GgmlActivationBytes ggml_activation_bytes(int64_t S, int64_t cols);
 
-/// Quantizes x[S, cols] (rows `x_stride` floats apart) into `out`.
+/// Quantizes x[S, cols] (rows `x_stride` floats apart) into `out`, which
+/// holds S * passes rows: per input row its int8 rows, and with 2 passes
+/// then the residual x - scale * q of the first, quantized likewise.
 void quantize_ggml_activations(const float* x, int64_t S, int64_t x_stride, int64_t cols,
-                               const GgmlActivations& out);
+                               int passes, const GgmlActivations& out);
 
 struct GgmlMatmul {
   const glmrt_weight_view* weights = nullptr;
@@ -38,6 +40,7 @@ struct GgmlMatmul {
   int64_t S = 0;
   float* y = nullptr;
   int64_t y_stride = 0;  // floats between rows of y
+  int passes = 1;        // activation rows per input row, summed into its output
 };
 
 /// True for the ggml element types with an int8-activation kernel.

@@ -16,10 +16,12 @@ bool parse_settings(const glmrt_setting* settings, size_t n_settings, Settings& 
     if (key == "activations") {
       if (value == "int8") {
         out.activations = ActivationMode::kInt8;
+      } else if (value == "int8x2") {
+        out.activations = ActivationMode::kInt8Residual;
       } else if (value == "f32") {
         out.activations = ActivationMode::kF32;
       } else {
-        error = plugin_support::bad_setting(kName, key, "int8 or f32", value);
+        error = plugin_support::bad_setting(kName, key, "int8, int8x2 or f32", value);
         return false;
       }
     } else {

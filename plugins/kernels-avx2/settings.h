@@ -13,6 +13,13 @@ enum class ActivationMode {
   /// Quantize x rows to int8 (one scale per 32 inputs) once per call and use
   /// int8 dot products: fastest; adds the activation rounding error.
   kInt8,
+  /// For ggml blocks: the int8 activations and, as a second int8 pass, what
+  /// their rounding left (each block's residual quantized with its own
+  /// scale), summed: about 250 times less activation error than kInt8 for
+  /// twice the integer dot products, so near-tie router and DSA choices
+  /// follow the weights rather than the rounding. glmrt's own integer
+  /// formats take kInt8.
+  kInt8Residual,
   /// Dequantize weights to f32 and use f32 FMAs: exact up to f32 rounding.
   kF32,
 };
