@@ -99,6 +99,28 @@ TEST_F(Deepseek32Gguf, TextWithoutATokenizerIsRefusedNamingTheFileAndKey) {
   }
 }
 
+// llama.cpp writes tokenizer.ggml.model "none" (with ARCH.vocab_size) for a
+// file without a vocabulary: ids run, text is refused saying so.
+TEST_F(Deepseek32Gguf, ATokenizerModelOfNoneIsNoTokenizer) {
+  const fs::path none = dir_.path() / "no-vocab.gguf";
+  test::GgufEdits edits;
+  edits.extra = [](gguf::Writer& w) { w.set("tokenizer.ggml.model", gguf::Value::str("none")); };
+  test::write_gguf_from_checkpoint(kCheckpoint, none, "deepseek32", edits);
+  const auto run = [&](const std::string& input) {
+    return test::run_shell(
+        fmt::format("{}/glmrt run --profile {}/configs/reference.yaml --model {} {} -n 2 2>&1",
+                    GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, none.string(), input));
+  };
+  const auto [ids_status, ids_out] = run("--prompt-ids 5,6,7");
+  EXPECT_EQ(ids_status, 0) << ids_out;
+  const auto [text_status, text_out] = run("--prompt hello");
+  EXPECT_NE(text_status, 0) << text_out;
+  EXPECT_NE(text_out.find(none.string() + " has no tokenizer (its metadata key "
+                                          "'tokenizer.ggml.model' says none)"),
+            std::string::npos)
+      << text_out;
+}
+
 TEST_F(Deepseek32Gguf, AnEndOfGenerationIdPastTheVocabularyIsRefused) {
   const fs::path bad = dir_.path() / "fim-past-vocab.gguf";
   test::GgufEdits edits;

@@ -26,10 +26,11 @@ void ModelText::require_tokenizer() const {
   if (!gguf_) return;  // tokenizer.json is read by tokenizer(), naming it
   const gguf::Metadata& metadata = gguf_->metadata();
   if (!gguf::has_tokenizer(metadata))
-    fail(
-        "{} has no tokenizer (no metadata key 'tokenizer.ggml.model'): it runs on token ids only "
-        "(--prompt-ids)",
-        printable(metadata.file().string()));
+    fail("{} has no tokenizer ({}): it runs on token ids only (--prompt-ids)",
+         printable(metadata.file().string()),
+         metadata.contains("tokenizer.ggml.model")
+             ? "its metadata key 'tokenizer.ggml.model' says none"
+             : "no metadata key 'tokenizer.ggml.model'");
 }
 
 text::Tokenizer ModelText::tokenizer() const {

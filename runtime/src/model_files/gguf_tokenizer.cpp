@@ -85,7 +85,10 @@ std::vector<std::pair<std::string, std::string>> merges(
 }  // namespace
 
 bool has_tokenizer(const Metadata& metadata) {
-  return metadata.contains(kModel);
+  if (!metadata.contains(kModel)) return false;
+  // llama.cpp's names for a file without a vocabulary (only a vocab_size).
+  const std::string model = metadata.get_or<std::string>(std::string(kModel), "");
+  return model != "none" && model != "no_vocab";
 }
 
 TokenizerSpecials tokenizer_specials(const Metadata& metadata) {

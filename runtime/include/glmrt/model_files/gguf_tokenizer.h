@@ -14,7 +14,8 @@
 
 namespace glmrt::gguf {
 
-/// Whether the file carries a tokenizer (`tokenizer.ggml.model`).
+/// Whether the file carries a tokenizer: `tokenizer.ggml.model` is there and
+/// is not "none" or "no_vocab" (llama.cpp's word for a file without one).
 bool has_tokenizer(const Metadata& metadata);
 
 /// The special ids and flags of `tokenizer.ggml.*`, each checked to name a
