@@ -46,6 +46,18 @@ GLMRT_ALWAYS_INLINE __m256i totals(const __m256i (&p)[8]) {
                           _mm256_permute2x128_si256(g0, g1, 0x31));
 }
 
+/// Lane b: the total of p[b] with each 16-value half weighted by its scale.
+/// scales[h] holds, for sub-blocks 4h..4h+3, the scales of their first
+/// halves then of their second halves (the order two hadd levels leave).
+GLMRT_ALWAYS_INLINE __m256i scaled_totals(const __m256i (&p)[8], const __m256i (&scales)[2]) {
+  const __m256i g0 = _mm256_mullo_epi32(
+      _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3])), scales[0]);
+  const __m256i g1 = _mm256_mullo_epi32(
+      _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7])), scales[1]);
+  return _mm256_add_epi32(_mm256_permute2x128_si256(g0, g1, 0x20),
+                          _mm256_permute2x128_si256(g0, g1, 0x31));
+}
+
 /// 8 int32 lanes: the sums of x over 32 inputs, from 16 sums of 16.
 GLMRT_ALWAYS_INLINE __m256i sums32(const int16_t* sums16) {
   return _mm256_madd_epi16(load32(sums16), _mm256_set1_epi16(1));

@@ -25,6 +25,7 @@ void dot_iq4_xs(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* 
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   const __m256i shift4 = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
   const __m256i shift2 = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+  const __m256i high_lane4 = _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4);
   for (int64_t sb = 0; sb < blocks; ++sb) {
     const uint8_t* block = row + 136 * sb;
     prefetch_block(block, 136);
@@ -42,16 +43,15 @@ void dot_iq4_xs(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* 
         _mm256_or_si256(low_ls, _mm256_slli_epi32(high_ls, 4)), _mm256_set1_epi32(32)));
     const float d = f16(block);
     __m256i w[8], magnitude[8];
-#pragma GCC unroll 4
-    for (int b = 0; b < 8; b += 2) {
-      // Sub-blocks b and b + 1 from one load: [b low | b+1 low], [b high | b+1 high].
-      const __m256i bytes = load32(block + 8 + 16 * b);
-      const __m256i low = _mm256_and_si256(bytes, low4);
-      const __m256i high = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
-      w[b] = _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(low, high, 0x20));
-      w[b + 1] = _mm256_shuffle_epi8(table, _mm256_permute2x128_si256(low, high, 0x31));
+#pragma GCC unroll 8
+    for (int b = 0; b < 8; ++b) {
+      // The sub-block's 16 bytes in both 128-bit lanes (a broadcast load, no
+      // cross-lane shuffle), low nibbles from the low lane, high from the high.
+      const __m256i bytes = _mm256_broadcastsi128_si256(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 8 + 16 * b)));
+      w[b] =
+          _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srlv_epi32(bytes, high_lane4), low4));
       magnitude[b] = _mm256_sign_epi8(w[b], w[b]);
-      magnitude[b + 1] = _mm256_sign_epi8(w[b + 1], w[b + 1]);
     }
     for (int c = 0; c < C; ++c) {
       const int8_t* xs = x[c].values + 256 * sb;
@@ -68,40 +68,34 @@ void dot_iq4_xs(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* 
   finish<C>(acc, out);
 }
 
-/// Byte 8k + j of the result: which byte of a sign word holds the sign bit of
-/// value j of group k (bit 7k + j), 0x80 (none) for j = 7.
-constexpr std::array<int8_t, 32> make_sign_byte_index() {
-  std::array<int8_t, 32> index{};
-  for (int v = 0; v < 32; ++v) {
-    const int k = v / 8, j = v % 8;
-    index[v] = static_cast<int8_t>(j == 7 ? -128 : (7 * k + j) / 8);
+/// Entry i: eight bytes of +1 / -1 for a group of 8 IQ2 values whose 7-bit
+/// sign index is i: bit j negates value j (j < 7), and value 7 is negated
+/// when those seven count odd (ggml's ksigns_iq2xs keeps the count of minus
+/// signs even). A table lookup per 8 values instead of bit tests per value,
+/// as llama.cpp's ggml-cpu x86 kernels do with their keven_signs_q2xs.
+constexpr std::array<uint64_t, 128> make_iq2_sign_bytes() {
+  std::array<uint64_t, 128> table{};
+  for (unsigned i = 0; i < 128; ++i) {
+    unsigned minus = 0;
+    uint64_t bytes = 0;
+    for (unsigned j = 0; j < 8; ++j) {
+      const bool negative = j < 7 ? ((i >> j) & 1) != 0 : (minus & 1) != 0;
+      minus += negative ? 1 : 0;
+      bytes |= static_cast<uint64_t>(negative ? 0xFF : 0x01) << (8 * j);
+    }
+    table[i] = bytes;
   }
-  return index;
+  return table;
 }
-/// The bit within that byte; 1 for j = 7, where the byte is 0 and tests clear.
-constexpr std::array<int8_t, 32> make_sign_bit() {
-  std::array<int8_t, 32> bits{};
-  for (int v = 0; v < 32; ++v) {
-    const int k = v / 8, j = v % 8;
-    bits[v] = static_cast<int8_t>(j == 7 ? 1 : 1 << ((7 * k + j) % 8));
-  }
-  return bits;
-}
-constexpr std::array<int8_t, 32> kSignByteIndex = make_sign_byte_index();
-constexpr std::array<int8_t, 32> kSignBit = make_sign_bit();
+constexpr std::array<uint64_t, 128> kIq2SignBytes = make_iq2_sign_bytes();
 
-/// +1 / -1 bytes for the 32 values of an IQ2 sub-block from its le32 word:
-/// bit 7k + j negates value j of group k (j < 7); value 7 is negated when
-/// the group's other seven signs count odd (ggml's ksigns_iq2xs keeps the
-/// count of minus signs even).
+/// +1 / -1 bytes for the 32 values of an IQ2 sub-block from its le32 word of
+/// four 7-bit sign indices (the top 4 bits are the scale).
 GLMRT_ALWAYS_INLINE __m256i iq2_signs(uint32_t word) {
-  const __m256i index = load32(kSignByteIndex.data()), bit = load32(kSignBit.data());
-  const __m256i one = _mm256_set1_epi8(1), zero = _mm256_setzero_si256();
-  const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int32_t>(word)), index);
-  const __m256i negative = _mm256_cmpeq_epi8(_mm256_and_si256(bytes, bit), bit);
-  const __m256i count = _mm256_sad_epu8(_mm256_and_si256(negative, one), zero);
-  const __m256i parity = _mm256_slli_epi64(_mm256_and_si256(count, _mm256_set1_epi64x(1)), 56);
-  return _mm256_or_si256(_mm256_or_si256(negative, _mm256_sub_epi8(zero, parity)), one);
+  return _mm256_setr_epi64x(static_cast<int64_t>(kIq2SignBytes[word & 127]),
+                            static_cast<int64_t>(kIq2SignBytes[(word >> 7) & 127]),
+                            static_cast<int64_t>(kIq2SignBytes[(word >> 14) & 127]),
+                            static_cast<int64_t>(kIq2SignBytes[(word >> 21) & 127]));
 }
 
 // IQ2_XXS: f16 d, then per 32 values 4 grid indices (bytes) and a le32 of

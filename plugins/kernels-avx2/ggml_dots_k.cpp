@@ -117,46 +117,38 @@ void dot_q2_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* ou
   Accumulators<C> acc = zeros<C>();
   const __m256i two = _mm256_set1_epi8(0x03);
   const __m128i low4 = _mm_set1_epi8(0x0F);
-  // Sub-block j of a half: [scale 2j x 8 | scale 2j + 1 x 8] from the half's
-  // eight int16 scales, present in both 128-bit lanes.
-  const __m256i pick[4] = {
-      _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3,
-                       2, 3, 2, 3, 2, 3),
-      _mm256_setr_epi8(4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 6, 7, 6, 7, 6, 7, 6, 7, 6, 7,
-                       6, 7, 6, 7, 6, 7),
-      _mm256_setr_epi8(8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 8, 9, 10, 11, 10, 11, 10, 11, 10,
-                       11, 10, 11, 10, 11, 10, 11, 10, 11),
-      _mm256_setr_epi8(12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 12, 13, 14, 15, 14,
-                       15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15, 14, 15)};
+  // The 16 scales in the order of the per-16 sums partial_totals gives: even
+  // then odd groups of sub-blocks 0-3, then of sub-blocks 4-7.
+  const __m128i by_group_sums = _mm_setr_epi8(0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15);
   for (int64_t sb = 0; sb < blocks; ++sb) {
     const uint8_t* block = row + 84 * sb;
     prefetch_block(block, 84);
     const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block));
-    const __m256i scales = _mm256_cvtepu8_epi16(_mm_and_si128(packed, low4));
+    const __m128i ordered = _mm_shuffle_epi8(_mm_and_si128(packed, low4), by_group_sums);
+    const __m256i scales[2] = {_mm256_cvtepu8_epi32(ordered),
+                               _mm256_cvtepu8_epi32(_mm_srli_si128(ordered, 8))};
     const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), low4));
     const float d = f16(block + 80), dmin = f16(block + 82);
-    __m256i q[8], pair[8];
+    __m256i q[8];
 #pragma GCC unroll 2
     for (int n = 0; n < 2; ++n) {
       const __m256i codes = load32(block + 16 + 32 * n);
-      const __m256i half_scales = n == 0 ? _mm256_permute2x128_si256(scales, scales, 0x00)
-                                         : _mm256_permute2x128_si256(scales, scales, 0x11);
 #pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j) {
+      for (int j = 0; j < 4; ++j)
         q[4 * n + j] = _mm256_and_si256(_mm256_srli_epi16(codes, 2 * j), two);
-        pair[4 * n + j] = _mm256_shuffle_epi8(half_scales, pick[j]);
-      }
     }
     for (int c = 0; c < C; ++c) {
       const int8_t* xs = x[c].values + 256 * sb;
       __m256i p[8];
 #pragma GCC unroll 8
-      for (int b = 0; b < 8; ++b)
-        p[b] = _mm256_madd_epi16(_mm256_maddubs_epi16(q[b], load32(xs + 32 * b)), pair[b]);
+      for (int b = 0; b < 8; ++b) p[b] = dot_unsigned(q[b], load32(xs + 32 * b));
+      // Each 16-group's scale applied to its exact int32 sum: the same
+      // integers as scaling every pair before the sum, fewer shuffles.
+      const __m256i codes = scaled_totals(p, scales);
       const __m256i min_sums = _mm256_madd_epi16(mins, load32(x[c].sums16 + 16 * sb));
       const __m256 dxs = _mm256_loadu_ps(x[c].scales + 8 * sb);
-      acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(totals(p)), dxs), _mm256_set1_ps(d),
-                               acc[c]);
+      acc[c] =
+          _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(codes), dxs), _mm256_set1_ps(d), acc[c]);
       acc[c] = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(min_sums), dxs),
                                 _mm256_set1_ps(dmin), acc[c]);
     }
