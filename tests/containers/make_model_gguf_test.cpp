@@ -25,7 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-std::string file_bytes(const fs::path& file) {
+std::string gguf_file_bytes(const fs::path& file) {
   std::stringstream s;
   s << std::ifstream(file, std::ios::binary).rdbuf();
   return s.str();
@@ -104,14 +104,14 @@ TEST(MakeModelGguf, Tiny256Iq2XxsExpertsReadBackAndRun) {
   test::ScratchDir scratch("glmrt-make-gguf");
   const fs::path out = scratch.path() / "tiny256.gguf";
   make_model(
-      gguf_options("tiny-256", out, "experts=iq2_xxs,dense=q4_k,kv_b=bf16,embed=Q6_K,output=q5_0"));
+      gguf_options("tiny-256", out, "experts=iq2_xxs,dense=q5_0,kv_b=bf16,embed=Q6_K,output=q4_k"));
   const gguf::Model m = gguf::Model::open(out);
   EXPECT_EQ(type_of(m, "blk.2.ffn_up_exps.weight"), "IQ2_XXS");
   EXPECT_EQ(m.at("blk.2.ffn_up_exps.weight").dims, (std::vector<int64_t>{256, 256, 16}));
-  EXPECT_EQ(type_of(m, "blk.1.ffn_gate_shexp.weight"), "Q4_K");
+  EXPECT_EQ(type_of(m, "blk.1.ffn_gate_shexp.weight"), "Q5_0");
   EXPECT_EQ(type_of(m, "blk.0.attn_v_b.weight"), "BF16");
   EXPECT_EQ(type_of(m, "token_embd.weight"), "Q6_K");
-  EXPECT_EQ(type_of(m, "output.weight"), "Q5_0");
+  EXPECT_EQ(type_of(m, "output.weight"), "Q4_K");
   expect_finite_logits(out, "gguf.yaml");
 }
 
@@ -125,9 +125,9 @@ TEST(MakeModelGguf, SameSeedSameBytesAnotherSeedOthers) {
   o.out = scratch.path() / "c.gguf";
   o.seed = 8;
   make_model(o);
-  const std::string a = file_bytes(scratch.path() / "a.gguf");
-  EXPECT_EQ(a, file_bytes(scratch.path() / "b.gguf"));
-  EXPECT_NE(a, file_bytes(scratch.path() / "c.gguf"));
+  const std::string a = gguf_file_bytes(scratch.path() / "a.gguf");
+  EXPECT_EQ(a, gguf_file_bytes(scratch.path() / "b.gguf"));
+  EXPECT_NE(a, gguf_file_bytes(scratch.path() / "c.gguf"));
 }
 
 TEST(MakeModelGguf, RefusesUnknownTypesPartialBlocksAndAnExistingOut) {
@@ -155,7 +155,7 @@ TEST(MakeModelGguf, RefusesUnknownTypesPartialBlocksAndAnExistingOut) {
       run(fmt::format("--format gguf --gguf-types experts=Q4_0,kv_b=F16 --out {}", out.string()));
   EXPECT_EQ(status, 1);
   EXPECT_THAT(text, HasSubstr("already exists (it is a regular file)"));
-  EXPECT_EQ(file_bytes(out), "mine");
+  EXPECT_EQ(gguf_file_bytes(out), "mine");
   EXPECT_FALSE(fs::exists(scratch.path() / "x.gguf"));
   std::tie(status, text) = run(
       fmt::format("--format gguf --gguf-types experts=Q4_0,dense=Q8_0,kv_b=F16 --out {}/ok.gguf",
