@@ -73,25 +73,34 @@ ScaleFields scale_fields(uint32_t type) {
   }
 }
 
-// Sets one block's scale to `scale` and its min to `min`.
-void set_scales(uint32_t type, std::byte* block, float scale, float min) {
+// Sets the scale of every block of `blocks` (whole blocks of `block_bytes`)
+// to `scale` and its min to `min`; the encodings are worked out once.
+void set_scales(uint32_t type, std::span<std::byte> blocks, int64_t block_bytes, float scale,
+                float min) {
+  const auto count = static_cast<int64_t>(blocks.size()) / block_bytes;
+  std::byte* block = blocks.data();
   if (type == GLMRT_GGML_MXFP4) {  // an E8M0 exponent: the nearest power of two
     const double e = 127.0 + std::round(std::log2(std::max<double>(scale, 0x1.0p-120)));
-    block[0] = static_cast<std::byte>(std::clamp(e, 1.0, 254.0));
+    const auto code = static_cast<std::byte>(std::clamp(e, 1.0, 254.0));
+    for (int64_t k = 0; k < count; ++k) block[k * block_bytes] = code;
     return;
   }
   if (type == GLMRT_GGML_IQ1_M) {  // the f16 scale is the top nibbles of four le16 sub-scales
     const uint16_t h = f16_bits(scale);
     constexpr int kScales = 48;  // after qs[32] and qh[16]
-    for (int k = 0; k < 4; ++k) {
-      std::byte& high = block[kScales + 2 * k + 1];
-      high = (high & std::byte{0x0f}) | static_cast<std::byte>(((h >> (4 * k)) & 0xf) << 4);
-    }
+    for (int64_t k = 0; k < count; ++k)
+      for (int n = 0; n < 4; ++n) {
+        std::byte& high = block[k * block_bytes + kScales + 2 * n + 1];
+        high = (high & std::byte{0x0f}) | static_cast<std::byte>(((h >> (4 * n)) & 0xf) << 4);
+      }
     return;
   }
   const ScaleFields f = scale_fields(type);
-  put16(block + f.scale, f16_bits(scale));
-  if (f.min >= 0) put16(block + f.min, f16_bits(min));
+  const uint16_t h = f16_bits(scale), hm = f16_bits(min);
+  for (int64_t k = 0; k < count; ++k) {
+    put16(block + k * block_bytes + f.scale, h);
+    if (f.min >= 0) put16(block + k * block_bytes + f.min, hm);
+  }
 }
 
 bool is_float(uint32_t type) {
@@ -124,7 +133,7 @@ GgmlRowFiller::GgmlRowFiller(uint32_t ggml_type) : type_(ggml_type) {
   random_bytes(0x67676d6c ^ type_, blocks);
   std::vector<float> a(static_cast<size_t>(kBlocks * block_values_)), b(a.size());
   const auto decode = [&](float scale, float min, std::vector<float>& out) {
-    for (int k = 0; k < kBlocks; ++k) set_scales(type_, &blocks[k * block_bytes_], scale, min);
+    set_scales(type_, blocks, block_bytes_, scale, min);
     plugin_support::ggml::dequantize_row(type_, blocks.data(), static_cast<int64_t>(out.size()),
                                          out.data());
   };
@@ -166,8 +175,7 @@ void GgmlRowFiller::fill_row(uint64_t row_key, double rms, int64_t cols,
   Random jitter(mix(row_key ^ 0x5ca1e5ull));
   const double scale = rms / rms_per_scale_ * (0.8 + 0.4 * jitter.uniform());
   const auto s = static_cast<float>(scale), m = static_cast<float>(scale * min_ratio_);
-  for (int64_t k = 0; k < cols / block_values_; ++k)
-    set_scales(type_, &out[static_cast<size_t>(k * block_bytes_)], s, m);
+  set_scales(type_, out, block_bytes_, s, m);
 }
 
 }  // namespace glmrt
