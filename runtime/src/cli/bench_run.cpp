@@ -12,6 +12,7 @@
 #include <glmrt/generate/generator.h>
 #include <glmrt/generate/speculator.h>
 #include <glmrt/memory/run_settings.h>
+#include <glmrt/model_files/gguf.h>
 
 #include <fmt/format.h>
 
@@ -25,12 +26,20 @@ namespace {
 // enough to pass the drive's own cache).
 constexpr uint64_t kDriveReadBytes = uint64_t{2} << 30;
 
+void evict_file(const std::filesystem::path& file) {
+  if (std::string problem = evict_from_page_cache(file); !problem.empty())
+    std::fprintf(stderr, "glmrt bench: cannot evict %s\n", problem.c_str());
+}
+
 void evict_model(const std::filesystem::path& model) {
-  for (const auto& entry : std::filesystem::directory_iterator(model)) {
-    if (!entry.is_regular_file()) continue;
-    if (std::string problem = evict_from_page_cache(entry.path()); !problem.empty())
-      std::fprintf(stderr, "glmrt bench: cannot evict %s\n", problem.c_str());
+  // A GGUF model given as its file: that file, or every shard of a split one.
+  if (std::filesystem::is_regular_file(model)) {
+    const gguf::Model gguf = gguf::Model::open(model);
+    for (const auto& file : gguf.files()) evict_file(file);
+    return;
   }
+  for (const auto& entry : std::filesystem::directory_iterator(model))
+    if (entry.is_regular_file()) evict_file(entry.path());
 }
 
 }  // namespace

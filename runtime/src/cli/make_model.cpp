@@ -26,9 +26,10 @@ int make_model_command(const Args& args) {
       "[--gguf-types SPEC] [--hot-skew S] [--no-mtp] [--seed N]");
   options.add_options()("help,h", "show this help")(
       "preset", po::value(&o.preset)->required(),
-      fmt::format("dimensions: {} (GLM-5's real ones, one dense layer first) or tiny "
-                  "(glm_tiny's, for tests)",
-                  model_preset_names().front())
+      fmt::format("dimensions: {} (real ones, one dense layer first), tiny (glm_tiny's, for "
+                  "tests) or tiny-256 (tiny with widths of 256, for GGUF tests of 256-value "
+                  "blocks)",
+                  fmt::join(model_preset_names().begin(), model_preset_names().end() - 2, ", "))
           .c_str())("moe-layers", po::value(&o.moe_layers)->required(),
                     "MoE layers after the dense one")(
       "out", po::value(&out)->required(),
