@@ -1,6 +1,6 @@
 // glmrt make-model --format gguf: the tiny presets as GGUF files in two type
 // specs read back with llama.cpp's architecture, names, types and shapes,
-// and run with finite logits; the same seed writes the same bytes; an
+// and run with finite logits (run, bench --evict); the same seed writes the same bytes; an
 // unknown type, a row that is not whole blocks and an existing --out are
 // refused, the file there untouched.
 #include <glmrt/base/error.h>
@@ -98,6 +98,12 @@ TEST(MakeModelGguf, TinyQ4_0ExpertsQ8_0DenseReadsBackAndRuns) {
       "{}/glmrt run --profile {}/configs/gguf.yaml --model {} --prompt-ids 1,2,3 -n 4 2>&1",
       GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, out.string()));
   EXPECT_EQ(status, 0) << text;
+  // bench --evict drops the file itself from the page cache (a GGUF is no folder).
+  const auto [bench_status, bench_text] = test::run_shell(fmt::format(
+      "{}/glmrt bench --profile {}/configs/gguf.yaml --model {} --evict --reps 1 -n 2 2>&1",
+      GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, out.string()));
+  EXPECT_EQ(bench_status, 0) << bench_text;
+  EXPECT_THAT(bench_text, HasSubstr("configs/gguf.yaml"));
 }
 
 TEST(MakeModelGguf, Tiny256Iq2XxsExpertsReadBackAndRun) {

@@ -19,6 +19,7 @@ int make_model_command(const Args& args) {
   namespace po = boost::program_options;
   MakeModelOptions o;
   std::string out;
+  const std::vector<std::string> presets = model_preset_names();
   po::options_description options(
       "glmrt make-model --preset P --moe-layers N --out DIR [--hot-skew S] [--no-mtp] "
       "[--successor-head] [--seed N] [--experts FMT]\n"
@@ -29,7 +30,7 @@ int make_model_command(const Args& args) {
       fmt::format("dimensions: {} (real ones, one dense layer first), tiny (glm_tiny's, for "
                   "tests) or tiny-256 (tiny with widths of 256, for GGUF tests of 256-value "
                   "blocks)",
-                  fmt::join(model_preset_names().begin(), model_preset_names().end() - 2, ", "))
+                  fmt::join(presets.begin(), presets.end() - 2, ", "))
           .c_str())("moe-layers", po::value(&o.moe_layers)->required(),
                     "MoE layers after the dense one")(
       "out", po::value(&out)->required(),
