@@ -103,6 +103,25 @@ void set_scales(uint32_t type, std::span<std::byte> blocks, int64_t block_bytes,
   }
 }
 
+// K-quants with mins: each sub-block's min code set to its scale code, so
+// with dmin = d * mean(q) every sub-block has zero mean (random mins would
+// give each sub-block its own offset: weights correlated along the row).
+void tie_mins_to_scales(uint32_t type, std::span<std::byte> blocks, int64_t block_bytes) {
+  const auto count = static_cast<int64_t>(blocks.size()) / block_bytes;
+  for (int64_t k = 0; k < count; ++k) {
+    std::byte* block = blocks.data() + k * block_bytes;
+    if (type == GLMRT_GGML_Q2_K) {  // scales[16] at 0: low nibble scale, high nibble min
+      for (int j = 0; j < 16; ++j) block[j] = (block[j] & std::byte{0x0f}) | (block[j] << 4);
+    } else if (type == GLMRT_GGML_Q4_K || type == GLMRT_GGML_Q5_K) {
+      // scales[12] at 4 (get_scale_min_k4): bytes 0-3 scales 0-3 (+ top bits of 4-7),
+      // bytes 4-7 the mins alike, bytes 8-11 low nibble scale 4-7, high nibble min 4-7.
+      std::byte* sc = block + 4;
+      std::memcpy(sc + 4, sc, 4);
+      for (int j = 8; j < 12; ++j) sc[j] = (sc[j] & std::byte{0x0f}) | (sc[j] << 4);
+    }
+  }
+}
+
 bool is_float(uint32_t type) {
   return type == GLMRT_GGML_F32 || type == GLMRT_GGML_F16 || type == GLMRT_GGML_BF16;
 }
@@ -131,6 +150,7 @@ GgmlRowFiller::GgmlRowFiller(uint32_t ggml_type) : type_(ggml_type) {
   constexpr int kBlocks = 64;
   std::vector<std::byte> blocks(static_cast<size_t>(kBlocks * block_bytes_));
   random_bytes(0x67676d6c ^ type_, blocks);
+  tie_mins_to_scales(type_, blocks, block_bytes_);
   std::vector<float> a(static_cast<size_t>(kBlocks * block_values_)), b(a.size());
   const auto decode = [&](float scale, float min, std::vector<float>& out) {
     set_scales(type_, blocks, block_bytes_, scale, min);
@@ -171,6 +191,7 @@ void GgmlRowFiller::fill_row(uint64_t row_key, double rms, int64_t cols,
     return;
   }
   random_bytes(row_key, out);
+  tie_mins_to_scales(type_, out, block_bytes_);
   // Each row at its own scale, as weight_fill's rows: 0.8 to 1.2 times the mean.
   Random jitter(mix(row_key ^ 0x5ca1e5ull));
   const double scale = rms / rms_per_scale_ * (0.8 + 0.4 * jitter.uniform());
