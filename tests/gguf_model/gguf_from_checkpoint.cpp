@@ -1,5 +1,6 @@
 #include "gguf_from_checkpoint.h"
 
+#include <glmrt/model_files/gguf_from_hf.h>
 #include <glmrt/model_files/safetensors.h>
 #include <glmrt/plugin/ggml_types.h>
 
@@ -19,33 +20,7 @@ namespace glmrt::test {
 namespace {
 
 using gguf::Value;
-using nlohmann::json;
-
-// HF suffix after "model.layers.L." -> GGUF suffix after "blk.L." (llama.cpp's names).
-const std::map<std::string, std::string> kLayerNames = {
-    {"input_layernorm.weight", "attn_norm.weight"},
-    {"self_attn.q_a_proj.weight", "attn_q_a.weight"},
-    {"self_attn.q_a_layernorm.weight", "attn_q_a_norm.weight"},
-    {"self_attn.q_b_proj.weight", "attn_q_b.weight"},
-    {"self_attn.q_proj.weight", "attn_q.weight"},
-    {"self_attn.kv_a_proj_with_mqa.weight", "attn_kv_a_mqa.weight"},
-    {"self_attn.kv_a_layernorm.weight", "attn_kv_a_norm.weight"},
-    {"self_attn.o_proj.weight", "attn_output.weight"},
-    {"post_attention_layernorm.weight", "ffn_norm.weight"},
-    {"mlp.gate_proj.weight", "ffn_gate.weight"},
-    {"mlp.up_proj.weight", "ffn_up.weight"},
-    {"mlp.down_proj.weight", "ffn_down.weight"},
-    {"mlp.gate.weight", "ffn_gate_inp.weight"},
-    {"mlp.gate.e_score_correction_bias", "exp_probs_b.bias"},
-    {"mlp.shared_experts.gate_proj.weight", "ffn_gate_shexp.weight"},
-    {"mlp.shared_experts.up_proj.weight", "ffn_up_shexp.weight"},
-    {"mlp.shared_experts.down_proj.weight", "ffn_down_shexp.weight"},
-    {"self_attn.indexer.wq_b.weight", "indexer.attn_q_b.weight"},
-    {"self_attn.indexer.wk.weight", "indexer.attn_k.weight"},
-    {"self_attn.indexer.k_norm.weight", "indexer.k_norm.weight"},
-    {"self_attn.indexer.k_norm.bias", "indexer.k_norm.bias"},
-    {"self_attn.indexer.weights_proj.weight", "indexer.proj.weight"},
-};
+using json = nlohmann::ordered_json;
 
 uint32_t ggml_type_of(DType d) {
   if (d == DType::F32) return GLMRT_GGML_F32;
@@ -103,59 +78,6 @@ class EditedWriter {
   std::vector<gguf::Writer::Tensor> tensors_;
 };
 
-void set_keys(EditedWriter& w, const json& c, const std::string& arch) {
-  const auto key = [&](const std::string& k) { return arch + "." + k; };
-  const auto u32 = [](const json& v) { return Value::u32(v.get<uint32_t>()); };
-  const auto f32 = [](const json& v) { return Value::f32(v.get<float>()); };
-  const int kv_lora = c["kv_lora_rank"], rope = c["qk_rope_head_dim"];
-  const int nope = c["qk_nope_head_dim"], v = c["v_head_dim"];
-  w.set("general.architecture", Value::str(arch));
-  w.set("general.name", Value::str("gguf_from_checkpoint"));
-  w.set(key("block_count"), u32(c["num_hidden_layers"]));
-  w.set(key("context_length"), u32(c["max_position_embeddings"]));
-  w.set(key("embedding_length"), u32(c["hidden_size"]));
-  w.set(key("feed_forward_length"), u32(c["intermediate_size"]));
-  w.set(key("attention.head_count"), u32(c["num_attention_heads"]));
-  w.set(key("attention.head_count_kv"), Value::u32(1));
-  w.set(key("rope.freq_base"), f32(c["rope_theta"]));
-  w.set(key("attention.layer_norm_rms_epsilon"), f32(c["rms_norm_eps"]));
-  w.set(key("expert_count"), u32(c["n_routed_experts"]));
-  w.set(key("expert_used_count"), u32(c["num_experts_per_tok"]));
-  w.set(key("expert_group_count"), u32(c["n_group"]));
-  w.set(key("expert_group_used_count"), u32(c["topk_group"]));
-  w.set(key("expert_gating_func"), Value::u32(2));
-  w.set(key("leading_dense_block_count"), u32(c["first_k_dense_replace"]));
-  w.set(key("vocab_size"), u32(c["vocab_size"]));
-  w.set(key("attention.q_lora_rank"), u32(c["q_lora_rank"]));
-  w.set(key("attention.kv_lora_rank"), Value::u32(kv_lora));
-  w.set(key("attention.key_length"), Value::u32(kv_lora + rope));
-  w.set(key("attention.value_length"), Value::u32(kv_lora));
-  w.set(key("attention.key_length_mla"), Value::u32(nope + rope));
-  w.set(key("attention.value_length_mla"), Value::u32(v));
-  w.set(key("expert_feed_forward_length"), u32(c["moe_intermediate_size"]));
-  w.set(key("expert_shared_count"), u32(c["n_shared_experts"]));
-  w.set(key("expert_weights_scale"), f32(c["routed_scaling_factor"]));
-  w.set(key("expert_weights_norm"), Value::boolean(c["norm_topk_prob"].get<bool>()));
-  w.set(key("rope.dimension_count"), Value::u32(rope));
-  if (c.contains("rope_scaling") && c["rope_scaling"]["type"] == "yarn") {
-    const json& y = c["rope_scaling"];
-    w.set(key("rope.scaling.type"), Value::str("yarn"));
-    w.set(key("rope.scaling.factor"), f32(y["factor"]));
-    w.set(key("rope.scaling.original_context_length"), u32(y["original_max_position_embeddings"]));
-    w.set(key("rope.scaling.yarn_beta_fast"), f32(y["beta_fast"]));
-    w.set(key("rope.scaling.yarn_beta_slow"), f32(y["beta_slow"]));
-    w.set(key("rope.scaling.yarn_log_multiplier"),
-          Value::f32(0.1f * y["mscale_all_dim"].get<float>()));
-  }
-  if (c.contains("index_topk")) {
-    w.set(key("attention.indexer.head_count"), u32(c["index_n_heads"]));
-    w.set(key("attention.indexer.key_length"), u32(c["index_head_dim"]));
-    w.set(key("attention.indexer.top_k"), u32(c["index_topk"]));
-  }
-  w.set("tokenizer.ggml.bos_token_id", u32(c["bos_token_id"]));
-  w.set("tokenizer.ggml.eos_token_id", u32(c["eos_token_id"]));
-}
-
 // kv_b_proj [H * (nope + v), kv_lora] -> attn_k_b ggml [nope, kv_lora, H]
 // (numpy [H, kv_lora, nope]) and attn_v_b ggml [kv_lora, v, H].
 void add_kv_b(EditedWriter& w, const TensorDirectory& dir, const TensorInfo& t, int layer,
@@ -176,8 +98,8 @@ void add_kv_b(EditedWriter& w, const TensorDirectory& dir, const TensorInfo& t, 
                 static_cast<size_t>(v * L) * e);
   }
   const uint32_t type = ggml_type_of(t.dtype);
-  w.add_tensor(fmt::format("blk.{}.attn_k_b.weight", layer), type, {nope, L, H}, k);
-  w.add_tensor(fmt::format("blk.{}.attn_v_b.weight", layer), type, {L, v, H}, vb);
+  w.add_tensor(gguf::key_b_tensor_name(layer), type, {nope, L, H}, k);
+  w.add_tensor(gguf::value_b_tensor_name(layer), type, {L, v, H}, vb);
 }
 
 // The number at the start of `text` and what follows its dot ("12.rest" -> 12, "rest").
@@ -219,17 +141,14 @@ void write_gguf_from_checkpoint(const std::filesystem::path& checkpoint,
   const json c = json::parse(std::ifstream(checkpoint / "config.json"));
   const TensorDirectory dir = TensorDirectory::open(checkpoint);
   EditedWriter w(edits);
-  set_keys(w, c, architecture);
+  for (auto& [key, value] : gguf::metadata_of_hf_config(c, architecture, "gguf_from_checkpoint"))
+    w.set(key, value);
   std::map<std::string, std::vector<const TensorInfo*>> experts;  // "blk.L.ffn_X_exps.weight"
   for (const TensorInfo& t : dir.tensors()) {
     const auto ggml_dims = [&] { return std::vector<int64_t>(t.shape.rbegin(), t.shape.rend()); };
     std::string name;
-    if (t.name == "model.embed_tokens.weight")
-      name = "token_embd.weight";
-    else if (t.name == "model.norm.weight")
-      name = "output_norm.weight";
-    else if (t.name == "lm_head.weight")
-      name = "output.weight";
+    if (const auto plain = gguf::gguf_name_of_hf_tensor(t.name))
+      name = *plain;
     else if (const auto in_layer = layer_of(t.name)) {
       const int layer = in_layer->first;
       const std::string& suffix = in_layer->second;
@@ -238,15 +157,13 @@ void write_gguf_from_checkpoint(const std::filesystem::path& checkpoint,
         continue;
       }
       if (const auto expert = expert_of(suffix)) {
-        auto& list = experts[fmt::format("blk.{}.ffn_{}_exps.weight", layer, expert->second)];
+        auto& list = experts[gguf::experts_tensor_name(layer, expert->second)];
         const auto e = static_cast<size_t>(expert->first);
         if (list.size() <= e) list.resize(e + 1);
         list[e] = &t;
         continue;
       }
-      const auto it = kLayerNames.find(suffix);
-      if (it == kLayerNames.end()) throw std::runtime_error("unmapped tensor " + t.name);
-      name = fmt::format("blk.{}.{}", layer, it->second);
+      throw std::runtime_error("unmapped tensor " + t.name);
     } else {
       throw std::runtime_error("unmapped tensor " + t.name);
     }

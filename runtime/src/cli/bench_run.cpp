@@ -33,6 +33,7 @@ void evict_file(const std::filesystem::path& file) {
 }
 
 void evict_model(const std::filesystem::path& model) {
+  // A GGUF model (its file, a shard or its folder): every shard.
   if (is_gguf_model(model)) {
     for (const std::filesystem::path& shard : gguf::model_file_paths(model)) evict_file(shard);
     return;

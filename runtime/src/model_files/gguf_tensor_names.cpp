@@ -79,6 +79,26 @@ std::optional<GgufTensorName> hf_tensor_name(std::string_view gguf_name) {
   return std::nullopt;
 }
 
+std::optional<std::string> gguf_tensor_name(std::string_view hf_name) {
+  for (const Entry& e : kModelTensors)
+    if (e.hf == hf_name) return std::string(e.gguf);
+  constexpr std::string_view kLayers = "model.layers.";
+  if (!hf_name.starts_with(kLayers)) return std::nullopt;
+  const std::string_view rest = hf_name.substr(kLayers.size());
+  int layer = -1;
+  const auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), layer);
+  if (error != std::errc() || end == rest.data() || end == rest.data() + rest.size() ||
+      *end != '.' || layer < 0)
+    return std::nullopt;
+  const std::string_view suffix = rest.substr(static_cast<size_t>(end - rest.data()) + 1);
+  // llama.cpp writes kv_b_proj split (attn_k_b, attn_v_b), never whole.
+  if (suffix == "self_attn.kv_b_proj.weight") return std::nullopt;
+  for (const Entry& e : kLayerTensors)
+    if (e.role == GgufTensorRole::plain && e.hf == suffix)
+      return fmt::format("blk.{}.{}", layer, e.gguf);
+  return std::nullopt;
+}
+
 std::string key_absorb_name(int layer) {
   return fmt::format("model.layers.{}.self_attn.kv_b_proj.key_absorb", layer);
 }

@@ -24,6 +24,11 @@ struct GgufTensorName {
 /// The name `gguf_name` loads as; nullopt for a name these architectures do not have.
 std::optional<GgufTensorName> hf_tensor_name(std::string_view gguf_name);
 
+/// The GGUF name llama.cpp writes a plain Hugging Face tensor under (the
+/// reverse of hf_tensor_name); nullopt for kv_b_proj, routed experts and
+/// names not in the table.
+std::optional<std::string> gguf_tensor_name(std::string_view hf_name);
+
 /// The names the model loads attn_k_b and attn_v_b of layer L as: kv_b_proj
 /// split per head as attention multiplies with it (see model/kv_b_split.h).
 std::string key_absorb_name(int layer);

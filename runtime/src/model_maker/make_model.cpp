@@ -8,9 +8,11 @@
 #include <glmrt/model_maker/output_directory.h>
 #include <glmrt/model_maker/planned_file_writer.h>
 #include <glmrt/model_maker/presets.h>
+
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+#include "gguf_model_writer.h"
 
 #include <atomic>
 #include <cerrno>
@@ -41,6 +43,7 @@ MakeModelResult make_model(const MakeModelOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   if (o.out.empty()) fail("--out: no directory given");
   const nlohmann::ordered_json config = model_preset_config(o.preset, o.moe_layers, o.mtp);
+  if (o.gguf) return make_gguf_model(o, config);
   const ModelPlan plan = plan_model(config, o.hot_skew, o.successor_head, o.experts);
   const fs::path out = fs::absolute(o.out).lexically_normal();
   const fs::path partial = out.string() + ".partial";

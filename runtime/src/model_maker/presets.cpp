@@ -161,10 +161,19 @@ ordered_json tiny_config() {
   return c;
 }
 
+// tiny with rows of 256 values in the routed experts: GGUF tests of the
+// 256-value block types (K-quants, i-quants).
+ordered_json tiny_256_config() {
+  ordered_json c = tiny_config();
+  c["hidden_size"] = 256;
+  c["moe_intermediate_size"] = 256;
+  return c;
+}
+
 }  // namespace
 
 std::vector<std::string> model_preset_names() {
-  return {"glm5-slice", "deepseek-v3-slice", "kimi-k2-slice", "tiny"};
+  return {"glm5-slice", "deepseek-v3-slice", "kimi-k2-slice", "tiny", "tiny-256"};
 }
 
 ordered_json model_preset_config(std::string_view preset, int moe_layers, bool mtp) {
@@ -177,6 +186,8 @@ ordered_json model_preset_config(std::string_view preset, int moe_layers, bool m
     c = kimi_k2_config();
   } else if (preset == "tiny") {
     c = tiny_config();
+  } else if (preset == "tiny-256") {
+    c = tiny_256_config();
   } else {
     fail("--preset: unknown preset `{}` (known: {})", preset,
          fmt::join(model_preset_names(), ", "));

@@ -1,5 +1,7 @@
 #include "weight_fill.h"
 
+#include "random_bits.h"
+
 #include <glmrt/base/error.h>
 #include <glmrt/plugin/weight_format.h>
 
@@ -14,33 +16,6 @@ namespace glmrt {
 namespace {
 
 using Fill = TensorRecipe::Fill;
-
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-/// splitmix64: fast, and good enough for random weights.
-class Random {
- public:
-  explicit Random(uint64_t state) : state_(state) {}
-  uint64_t next() { return mix(state_ += 0x9e3779b97f4a7c15ull); }
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-  double normal() {  // Box-Muller, one value per call (the pair's other half is dropped)
-    const double u = 1.0 - uniform(), v = uniform();
-    return std::sqrt(-2.0 * std::log(u)) * std::cos(2.0 * M_PI * v);
-  }
-
- private:
-  uint64_t state_;
-};
-
-uint64_t key_hash(std::string_view key, uint64_t seed) {
-  uint64_t h = 1469598103934665603ull ^ mix(seed);
-  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
-  return mix(h);
-}
 
 // Streams of a key: its values, its scales, its per-tensor draws.
 constexpr uint64_t kValuesStream = 1, kScalesStream = 2, kTensorStream = 3;
@@ -85,11 +60,11 @@ void fill_words(uint64_t row_key, std::span<std::byte> row) {
   const size_t words = row.size() / 8;
   auto* out = reinterpret_cast<unsigned char*>(row.data());
   for (size_t i = 0; i < words; ++i) {
-    const uint64_t w = symmetric_word<Type>(mix(row_key + (i + 1) * 0x9e3779b97f4a7c15ull));
+    const uint64_t w = symmetric_word<Type>(random_word(row_key, i));
     std::memcpy(out + 8 * i, &w, 8);
   }
   if (8 * words < row.size()) {
-    const uint64_t w = symmetric_word<Type>(mix(row_key + (words + 1) * 0x9e3779b97f4a7c15ull));
+    const uint64_t w = symmetric_word<Type>(random_word(row_key, words));
     std::memcpy(out + 8 * words, &w, row.size() - 8 * words);
   }
 }

@@ -1,7 +1,7 @@
 // glmrt make-model: a random checkpoint with a real model's dimensions in the
 // seed program's container layout (see model_plan.h), for benchmarks and
-// tests at scale. Everything is written into DIR.partial and renamed to DIR at
-// the end, so an interrupted run never leaves a model that looks whole.
+// tests at scale; or the same model as one GGUF file. Everything is written into DIR.partial and
+// renamed to DIR at the end, so an interrupted run never leaves a model that looks whole.
 #pragma once
 
 #include <glmrt/base/weight_precision.h>
@@ -26,6 +26,10 @@ struct MakeModelOptions {
   bool successor_head = false;
   uint64_t seed = 1;
   WeightPrecision experts = WeightBits::int4;  // the routed experts' format
+  // One GGUF file (llama.cpp's layout, types per role: gguf_types.h)
+  // instead of a container folder; `experts` then does not apply.
+  bool gguf = false;
+  std::string gguf_types = "experts=Q4_K,dense=Q8_0";
 };
 
 struct MakeModelResult {
@@ -35,8 +39,8 @@ struct MakeModelResult {
 };
 
 /// Writes the model. Refuses, before writing anything, an `out` that exists
-/// and is not an empty directory, a leftover `out`.partial, and a disk without
-/// room for the model.
+/// and is not an empty directory (a GGUF: that exists at all), a leftover
+/// `out`.partial, and a disk without room for the model.
 MakeModelResult make_model(const MakeModelOptions& options);
 
 }  // namespace glmrt

@@ -1,6 +1,7 @@
 // The config.json of a model `glmrt make-model` writes: the real dimensions of
 // GLM-5 (glm5-slice), DeepSeek-V3 (deepseek-v3-slice) or Kimi-K2
-// (kimi-k2-slice), or glm_tiny's (tiny), with one dense layer first,
+// (kimi-k2-slice), or glm_tiny's (tiny; tiny-256 with hidden and expert
+// widths of 256 for GGUF block types), with one dense layer first,
 // then `moe_layers` MoE layers, and an MTP layer unless asked not to.
 #pragma once
 
