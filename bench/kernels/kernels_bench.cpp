@@ -91,6 +91,7 @@ constexpr Format kFormats[] = {
     {"iq4_xs", plugin::ggml_element_type(GLMRT_GGML_IQ4_XS), 0},
     {"q8_0", plugin::ggml_element_type(GLMRT_GGML_Q8_0), 0},
     {"q6_k", plugin::ggml_element_type(GLMRT_GGML_Q6_K), 0},
+    {"q4_0", plugin::ggml_element_type(GLMRT_GGML_Q4_0), 0},
 };
 
 /// Baseline rates, filled by the baseline benchmarks (which run first) or, when

@@ -1,8 +1,8 @@
 // What the int8-activation kernels of ggml blocks share (SIMD sources
 // only): loading block fields, integer dots of 32 codes with 32 int8
 // activations, and the C accumulators of a kernel that meets C activation
-// rows with each decoded super-block. The kernels: ggml_dots_k.cpp (q8_0 and
-// the K-quants), ggml_dots_iq.cpp (i-quants). Every kernel decodes a block as
+// rows with each decoded super-block. The kernels: ggml_dots_k.cpp (q8_0,
+// q4_0 and the K-quants), ggml_dots_iq.cpp (i-quants). Every kernel decodes a block as
 // ggml-common.h lays it out (the layouts plugin-support/ggml/ reads); per 32
 // inputs it takes the integer dot of the codes with x, then per super-block
 // one float step with the block's scales (and mins or offsets, through the
@@ -105,6 +105,8 @@ GLMRT_ALWAYS_INLINE void finish(const Accumulators<C>& acc, float* out) {
 // The kernels, instantiated for C = 1 and C = kGgmlColumns.
 template <int C>
 void dot_q8_0(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
+template <int C>
+void dot_q4_0(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
 template <int C>
 void dot_q4_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
 template <int C>

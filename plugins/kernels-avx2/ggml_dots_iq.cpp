@@ -166,6 +166,8 @@ GgmlKernel ggml_kernel(uint32_t element_type) {
   switch (plugin::ggml_type_of(element_type)) {
     case GLMRT_GGML_Q8_0:
       return GLMRT_GGML_KERNEL(ggml_dots::dot_q8_0);
+    case GLMRT_GGML_Q4_0:
+      return GLMRT_GGML_KERNEL(ggml_dots::dot_q4_0);
     case GLMRT_GGML_Q2_K:
       return GLMRT_GGML_KERNEL(ggml_dots::dot_q2_k);
     case GLMRT_GGML_Q4_K:

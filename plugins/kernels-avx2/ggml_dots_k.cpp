@@ -1,23 +1,76 @@
-// q8_0 and the K-quants (q2_k, q4_k, q6_k) against int8 activations.
+// q8_0, q4_0 and the K-quants (q2_k, q4_k, q6_k) against int8 activations.
 #include "ggml_dot_kernels.h"
 
 namespace glmrt::kernels_avx2::ggml_dots {
 
-// Q8_0: per 32 values an f16 d and 32 int8.
-template <int C>
-void dot_q8_0(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out) {
+// The 32-value types with one f16 d per block (q8_0, q4_0): eight blocks at
+// a time, so the float step (d times the activations' scale) runs once per
+// 256 values on eight lanes. `codes_of` gives a block's 32 codes: signed
+// (kOffset 0), or unsigned with the value code - kOffset, whose offset is
+// taken off through the activations' sums, as one integer per block.
+template <int C, int kBlockBytes, int kOffset, class Codes>
+GLMRT_ALWAYS_INLINE void dot_32(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out,
+                                Codes codes_of) {
+  // Lanes whose total is sum(value code * x) over one block's 32 inputs.
+  const auto block_dot = [](__m256i codes, __m256i xs) {
+    if constexpr (kOffset == 0) return dot_signed(codes, xs);
+    return dot_unsigned(codes, xs);
+  };
   Accumulators<C> acc = zeros<C>();
-  for (int64_t b = 0; b < blocks; ++b) {
-    const uint8_t* block = row + 34 * b;
-    if (b % 2 == 0) prefetch_ahead(block);
-    const __m256i w = load32(block + 2), magnitude = _mm256_sign_epi8(w, w);
+  int64_t b = 0;
+  for (; b + 8 <= blocks; b += 8) {
+    const uint8_t* group = row + kBlockBytes * b;
+    prefetch_block(group, 8 * kBlockBytes);
+    __m256i codes[8];
+    alignas(16) uint16_t halves[8];
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+      codes[k] = codes_of(group + kBlockBytes * k);
+      std::memcpy(&halves[k], group + kBlockBytes * k, 2);
+    }
+    const __m256 d = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(halves)));
+    for (int c = 0; c < C; ++c) {
+      __m256i p[8];
+#pragma GCC unroll 8
+      for (int k = 0; k < 8; ++k) p[k] = block_dot(codes[k], load32(x[c].values + 32 * (b + k)));
+      __m256i sums = totals(p);
+      if constexpr (kOffset != 0)
+        sums = _mm256_sub_epi32(
+            sums, _mm256_mullo_epi32(sums32(x[c].sums16 + 2 * b), _mm256_set1_epi32(kOffset)));
+      const __m256 scale = _mm256_mul_ps(d, _mm256_loadu_ps(x[c].scales + b));
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), scale, acc[c]);
+    }
+  }
+  for (; b < blocks; ++b) {  // the last blocks of a row that is not whole groups of 8
+    const uint8_t* block = row + kBlockBytes * b;
+    const __m256i codes = codes_of(block);
     const float d = f16(block);
     for (int c = 0; c < C; ++c) {
-      const __m256i p = dot_unsigned(magnitude, _mm256_sign_epi8(load32(x[c].values + 32 * b), w));
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(d * x[c].scales[b]), acc[c]);
+      int32_t sum = horizontal_sum(block_dot(codes, load32(x[c].values + 32 * b)));
+      if constexpr (kOffset != 0) sum -= kOffset * (x[c].sums16[2 * b] + x[c].sums16[2 * b + 1]);
+      acc[c] = _mm256_fmadd_ps(_mm256_setr_ps(static_cast<float>(sum), 0, 0, 0, 0, 0, 0, 0),
+                               _mm256_set1_ps(d * x[c].scales[b]), acc[c]);
     }
   }
   finish<C>(acc, out);
+}
+
+// Q8_0: per 32 values an f16 d and 32 int8.
+template <int C>
+void dot_q8_0(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out) {
+  dot_32<C, 34, 0>(row, blocks, x, out, [](const uint8_t* block) { return load32(block + 2); });
+}
+
+// Q4_0: per 32 values an f16 d and 16 bytes of nibbles, value j the low
+// nibble of byte j and value j + 16 its high one. value = d * (q - 8).
+template <int C>
+void dot_q4_0(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out) {
+  dot_32<C, 18, 8>(row, blocks, x, out, [](const uint8_t* block) {
+    const __m128i low4 = _mm_set1_epi8(0x0F);
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(bytes, 4), low4),
+                            _mm_and_si128(bytes, low4));
+  });
 }
 
 // Q4_K: d, dmin, 12 bytes of eight 6-bit scales and mins, 128 bytes of
@@ -158,6 +211,8 @@ void dot_q2_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* ou
 
 template void dot_q8_0<1>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q8_0<kGgmlColumns>(const uint8_t*, int64_t, const GgmlColumn*, float*);
+template void dot_q4_0<1>(const uint8_t*, int64_t, const GgmlColumn*, float*);
+template void dot_q4_0<kGgmlColumns>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q4_k<1>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q4_k<kGgmlColumns>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q6_k<1>(const uint8_t*, int64_t, const GgmlColumn*, float*);

@@ -185,6 +185,9 @@ MakeModelResult make_gguf_model(const MakeModelOptions& o, const nlohmann::order
        gguf::metadata_of_hf_config(config, arch, "glmrt make-model " + o.preset))
     w.set(key, value);
   w.set("general.alignment", gguf::Value::u32(32));
+  // Random weights have no vocabulary: llama.cpp's word for that, so its tools
+  // (llama-bench) load the slice too, with ARCH.vocab_size dummy tokens.
+  w.set("tokenizer.ggml.model", gguf::Value::str("none"));
   for (const GgufTensorPlan& t : tensors) w.add_tensor(t.name, t.type, t.dims());
 
   const fs::path out = fs::absolute(o.out).lexically_normal();
