@@ -102,7 +102,7 @@ GLMRT_ALWAYS_INLINE void finish(const Accumulators<C>& acc, float* out) {
   for (int c = 0; c < C; ++c) out[c] = horizontal_sum(acc[c]);
 }
 
-// The kernels, instantiated for C = 1 and C = kGgmlColumns.
+// The kernels, instantiated for C = 1, 2 and kGgmlColumns.
 template <int C>
 void dot_q8_0(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
 template <int C>

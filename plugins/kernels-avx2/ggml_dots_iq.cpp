@@ -145,14 +145,16 @@ void dot_iq2_xxs(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float*
 }
 
 /// The kernel of one type at both widths.
-#define GLMRT_GGML_KERNEL(name)   \
-  GgmlKernel {                    \
-    &name<1>, &name<kGgmlColumns> \
+#define GLMRT_GGML_KERNEL(name)             \
+  GgmlKernel {                              \
+    &name<1>, &name<2>, &name<kGgmlColumns> \
   }
 
 template void dot_iq4_xs<1>(const uint8_t*, int64_t, const GgmlColumn*, float*);
+template void dot_iq4_xs<2>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_iq4_xs<kGgmlColumns>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_iq2_xxs<1>(const uint8_t*, int64_t, const GgmlColumn*, float*);
+template void dot_iq2_xxs<2>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_iq2_xxs<kGgmlColumns>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 
 }  // namespace ggml_dots

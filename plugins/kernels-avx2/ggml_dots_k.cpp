@@ -210,14 +210,19 @@ void dot_q2_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* ou
 }
 
 template void dot_q8_0<1>(const uint8_t*, int64_t, const GgmlColumn*, float*);
+template void dot_q8_0<2>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q8_0<kGgmlColumns>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q4_0<1>(const uint8_t*, int64_t, const GgmlColumn*, float*);
+template void dot_q4_0<2>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q4_0<kGgmlColumns>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q4_k<1>(const uint8_t*, int64_t, const GgmlColumn*, float*);
+template void dot_q4_k<2>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q4_k<kGgmlColumns>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q6_k<1>(const uint8_t*, int64_t, const GgmlColumn*, float*);
+template void dot_q6_k<2>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q6_k<kGgmlColumns>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q2_k<1>(const uint8_t*, int64_t, const GgmlColumn*, float*);
+template void dot_q2_k<2>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q2_k<kGgmlColumns>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 
 }  // namespace glmrt::kernels_avx2::ggml_dots

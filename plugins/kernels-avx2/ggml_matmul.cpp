@@ -35,12 +35,18 @@ void run_tiles(const void* problem, int64_t first, int64_t end) {
   for (int64_t o = first; o < end; ++o) {
     const uint8_t* row = data + o * w.row_stride_bytes;
     int64_t r = 0;
-    // Whole groups of rows through the wide kernel, the rest one at a time:
-    // each row's result is the same bits either way.
+    // Whole groups of rows through the wide kernel, then a pair, the rest one
+    // at a time: each row's result is the same bits either way.
     for (; r + kGgmlColumns <= rows; r += kGgmlColumns) {
       for (int c = 0; c < kGgmlColumns; ++c) columns[c] = column(r + c);
       kernel.wide(row, blocks, columns, out);
       for (int c = 0; c < kGgmlColumns; ++c) put(r + c, o, out[c]);
+    }
+    if (r + 2 <= rows) {
+      for (int c = 0; c < 2; ++c) columns[c] = column(r + c);
+      kernel.pair(row, blocks, columns, out);
+      for (int c = 0; c < 2; ++c) put(r + c, o, out[c]);
+      r += 2;
     }
     for (; r < rows; ++r) {
       columns[0] = column(r);

@@ -65,10 +65,12 @@ inline constexpr int kGgmlColumns = 4;
 /// the C rows of the kernel's width.
 using GgmlRowDot = void (*)(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
 
-/// A type's kernel for 1 and for kGgmlColumns activation rows; each row's
-/// result is the same bits at either width.
+/// A type's kernel for 1, 2 and kGgmlColumns activation rows; each row's
+/// result is the same bits at any width. Two rows are one token's two int8x2
+/// passes, or a two-token verification: one decode of the weights for both.
 struct GgmlKernel {
   GgmlRowDot one = nullptr;
+  GgmlRowDot pair = nullptr;
   GgmlRowDot wide = nullptr;
 };
 
