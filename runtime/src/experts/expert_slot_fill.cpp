@@ -95,21 +95,15 @@ void convert_float_matrix(const ExpertTensorPlace& t, const SlotMatrix& m,
   }
 }
 
-/// Row-major index of the first value of ggml blocks `values` (rows of `cols`)
-/// that dequantizes to NaN or infinity, or -1. The blocks are used as they
-/// are, so this is the one place a bad scale in them can be caught; it reads
-/// the blocks' scales only (plugin_support::ggml::first_non_finite), a small
-/// fraction of a read's time.
+/// Row-major index of the first value of ggml blocks `values` (rows of whole
+/// blocks, back to back) that dequantizes to NaN or infinity, or -1. The
+/// blocks are used as they are, so this is the one place a bad scale in them
+/// can be caught; it reads the blocks' scales only (first_non_finite_ggml).
 int64_t find_non_finite_blocks(const TensorInfo& t, std::span<const std::byte> values,
                                int64_t cols) {
-  const int64_t row_bytes = t.row_bytes(), rows = std::ssize(values) / row_bytes;
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t at = first_non_finite_ggml(
-        t.ggml_type,
-        values.subspan(static_cast<size_t>(r * row_bytes), static_cast<size_t>(row_bytes)), cols);
-    if (at >= 0) return r * cols + at;
-  }
-  return -1;
+  const int64_t rows = std::ssize(values) / t.row_bytes();
+  return first_non_finite_ggml(t.ggml_type, values.first(static_cast<size_t>(rows * t.row_bytes())),
+                               rows * cols);
 }
 
 [[noreturn]] void fail_non_finite_blocks(const TensorInfo& t, int64_t bad, int64_t cols, int k,

@@ -58,16 +58,15 @@ void queue_in_place(ParallelReader& reader, const TensorDirectory& dir, const Te
 // ggml blocks kept as they are: no scale holding NaN or infinity may reach the
 // kernels (first_non_finite_ggml reads the scales, not every value).
 void require_finite_blocks(const TensorDirectory& dir, const TensorInfo& t, const std::byte* data) {
-  const int64_t cols = t.shape.back(), row_bytes = t.row_bytes();
-  const int64_t rows = static_cast<int64_t>(t.byte_size) / row_bytes;
-  for (int64_t r = 0; r < rows; ++r) {
-    const std::span<const std::byte> row{data + r * row_bytes, static_cast<size_t>(row_bytes)};
-    if (first_non_finite_ggml(t.ggml_type, row, cols) >= 0)
-      fail(
-          "tensor '{}' in {}: its {} blocks of row {} dequantize to a value that is not finite "
-          "(weights must be finite)",
-          printable(t.name), dir.files().at(t.file_index).string(), ggml_type_name(t.ggml_type), r);
-  }
+  const int64_t cols = t.shape.back();
+  const int64_t values = static_cast<int64_t>(t.byte_size) / t.row_bytes() * cols;
+  const int64_t bad = first_non_finite_ggml(t.ggml_type, {data, t.byte_size}, values);
+  if (bad >= 0)
+    fail(
+        "tensor '{}' in {}: its {} blocks of row {} dequantize to a value that is not finite "
+        "(weights must be finite)",
+        printable(t.name), dir.files().at(t.file_index).string(), ggml_type_name(t.ggml_type),
+        bad / cols);
 }
 
 void require_finite_in_place(const TensorDirectory& dir, const TensorInfo& t,

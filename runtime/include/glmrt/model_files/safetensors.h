@@ -146,10 +146,10 @@ void decode_stored_row(const TensorInfo& t, std::span<const std::byte> bytes, st
 /// as ggml's reference does; throws unless `bytes` is exactly such a row.
 void dequantize_ggml_row(uint32_t ggml_type, std::span<const std::byte> bytes,
                          std::span<float> out);
-/// Index of the first value of the ggml blocks `bytes` (a row of `values`
-/// values of `ggml_type`) that dequantizes to NaN or infinity, or -1; reads
-/// the blocks' scales rather than dequantizing. Throws unless `bytes` is
-/// exactly such a row.
+/// Index of the first value of the ggml blocks `bytes` (`values` values of
+/// `ggml_type`: a row, or rows of whole blocks back to back) that dequantizes
+/// to NaN or infinity, or -1; reads the blocks' scales rather than
+/// dequantizing. Throws unless `bytes` is exactly those blocks.
 int64_t first_non_finite_ggml(uint32_t ggml_type, std::span<const std::byte> bytes, int64_t values);
 /// The name of ggml type `ggml_type` ("Q4_K", ...).
 std::string_view ggml_type_name(uint32_t ggml_type);
