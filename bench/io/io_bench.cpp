@@ -107,12 +107,36 @@ struct InFlight {
   int slot;
 };
 
-/// The timed loop both expert benchmarks share: per iteration, `evict`, then
-/// the iteration's experts with as many reads in flight as there are slots.
-void read_experts(benchmark::State& state, IoChannel& channel, int in_flight,
-                  const std::function<void()>& evict_all) {
+/// Where an expert's bytes lie: one extent, as a container lays an expert out,
+/// or three (gate, up, down) in three regions a third of the file apart, as a
+/// GGUF's `ffn_{gate,up,down}_exps` tensors hold them: the same bytes per
+/// expert, read as three extents submitted together.
+enum class ExpertLayout { kContiguous, kGgufThreeTensors };
+
+std::vector<PlannedRead> plan_expert(const IoChannel& channel, ExpertLayout layout, uint64_t expert,
+                                     std::byte* slot) {
   const ExpertFile& file = expert_file();
-  const uint64_t slot_bytes = align_up(kExpertBytes + 2 * channel.alignment(), 4096);
+  if (layout == ExpertLayout::kContiguous)
+    return {channel.plan(0, file.offset(expert), kExpertBytes, slot)};
+  const uint64_t extent = kExpertBytes / 3;
+  const uint64_t region = file.experts * extent;
+  std::vector<PlannedRead> reads;
+  for (uint64_t matrix = 0; matrix < 3; ++matrix) {
+    // Each extent lands at its own aligned place in the slot, as the expert
+    // store widens each of a GGUF expert's reads on its own.
+    std::byte* destination = slot + matrix * align_up(extent + 2 * channel.alignment(), 4096);
+    reads.push_back(
+        channel.plan(0, kHeaderBytes + matrix * region + expert * extent, extent, destination));
+  }
+  return reads;
+}
+
+/// The timed loop the expert benchmarks share: per iteration, `evict`, then
+/// the iteration's experts with as many experts in flight as there are slots.
+void read_experts(benchmark::State& state, IoChannel& channel, int in_flight,
+                  const std::function<void()>& evict_all,
+                  ExpertLayout layout = ExpertLayout::kContiguous) {
+  const uint64_t slot_bytes = align_up(kExpertBytes + 6 * channel.alignment(), 4096) + 3 * 4096;
   std::vector<HugePageBlock> slots;
   for (int s = 0; s < in_flight; ++s) {
     slots.emplace_back(slot_bytes, nullptr, "io_bench");
@@ -134,9 +158,9 @@ void read_experts(benchmark::State& state, IoChannel& channel, int in_flight,
       while (next < experts.size() && !free_slots.empty()) {
         const int slot = free_slots.back();
         free_slots.pop_back();
-        const PlannedRead read =
-            channel.plan(0, file.offset(experts[next++]), kExpertBytes, slots[slot].data());
-        queue.push_back({channel.submit(std::span(&read, 1)), Clock::now(), slot});
+        const std::vector<PlannedRead> reads =
+            plan_expert(channel, layout, experts[next++], slots[slot].data());
+        queue.push_back({channel.submit(reads), Clock::now(), slot});
       }
       InFlight done = std::move(queue.front());
       queue.pop_front();
@@ -175,6 +199,20 @@ void BM_Experts(benchmark::State& state, const char* plugin) {
   if (!io) return;
   IoChannel channel(*io, io.info().abi_minor, {expert_file().path});
   read_experts(state, channel, in_flight, [&] { evict(state); });
+}
+
+// The same experts at the same depths, each as a GGUF lays it out: what a
+// re-layout of a GGUF's experts into one extent each would gain on the drive.
+void BM_ExpertsGgufLayout(benchmark::State& state, const char* plugin) {
+  const int in_flight = static_cast<int>(state.range(0));
+  MemoryBudget budget;
+  HostServices services(budget, 2);
+  PluginHandle<plugin::Io> io =
+      make_io(state, services, plugin, {{"threads", std::to_string(in_flight)}});
+  if (!io) return;
+  IoChannel channel(*io, io.info().abi_minor, {expert_file().path});
+  read_experts(
+      state, channel, in_flight, [&] { evict(state); }, ExpertLayout::kGgufThreeTensors);
 }
 
 /// The read cap of each copy in BM_Mirrors ($GLMRT_IO_BENCH_MIRROR_CAP,
@@ -223,6 +261,8 @@ void in_flight_depths(benchmark::internal::Benchmark* b) {
 BENCHMARK(BM_SequentialDirectBaseline)->Arg(64)->Apply(timed_passes);
 BENCHMARK_CAPTURE(BM_Experts, io_odirect, "io-odirect")->Apply(in_flight_depths);
 BENCHMARK_CAPTURE(BM_Experts, io_buffered, "io-buffered")->Apply(in_flight_depths);
+BENCHMARK_CAPTURE(BM_ExpertsGgufLayout, io_odirect, "io-odirect")->Apply(in_flight_depths);
+BENCHMARK_CAPTURE(BM_ExpertsGgufLayout, io_buffered, "io-buffered")->Apply(in_flight_depths);
 BENCHMARK_CAPTURE(BM_Mirrors, io_odirect, "io-odirect")->Arg(1)->Arg(2)->Apply(timed_passes);
 BENCHMARK_CAPTURE(BM_Mirrors, io_buffered, "io-buffered")->Arg(1)->Arg(2)->Apply(timed_passes);
 
