@@ -16,10 +16,13 @@
 #include <httplib.h>
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "checkpoint_generator.h"
 #include "shell_command.h"
 
 namespace glmrt {
@@ -135,6 +138,30 @@ TEST(GgufText, PromptIdsRunOnAFileWhoseTokenizerIsRefused) {
   EXPECT_NE(text_status, 0);
   EXPECT_THAT(text_out, HasSubstr(file.string()));
   EXPECT_THAT(text_out, HasSubstr("tokenizer.ggml.merges"));
+}
+
+TEST(GgufText, ServeRefusesAnUnknownPreTokenizerBeforeTheModelLoads) {
+  // The fixture with `tokenizer.ggml.pre` "glm4" spelled "xlm4" (same length),
+  // served under a budget no model fits: the engine would refuse the budget
+  // as it opens, so the tokenizer's refusal must come before it.
+  test::ScratchDir dir("glmrt-gguf-pre");
+  std::ifstream in(kGguf, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string key = "tokenizer.ggml.pre";
+  const size_t value = bytes.find(key) + key.size() + 4 + 8;  // type u32, length u64
+  ASSERT_EQ(bytes.substr(value, 4), "glm4");
+  bytes.replace(value, 4, "xlm4");
+  const fs::path file = dir.path() / "bad-pre.gguf";
+  std::ofstream(file, std::ios::binary) << bytes;
+  const fs::path profile = dir.path() / "tiny-budget.yaml";
+  std::ofstream(profile) << "plugins: {kernels: kernels-scalar, io: io-buffered, draft: none}\n"
+                            "memory: {budget: 1MiB}\n";
+  const auto [status, out] =
+      test::run_shell(fmt::format("{}/glmrt serve --profile {} --model {} --port 0 2>&1",
+                                  GLMRT_BUILD_DIR, profile.string(), file.string()));
+  EXPECT_NE(status, 0);
+  EXPECT_THAT(out, HasSubstr(file.string() + ": tokenizer.ggml.pre 'xlm4' is not a pre-tokenizer"));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("budget"))) << out;
 }
 
 }  // namespace gguf_text_test

@@ -31,6 +31,7 @@ void ModelText::require_tokenizer() const {
          metadata.contains("tokenizer.ggml.model")
              ? "its metadata key 'tokenizer.ggml.model' says none"
              : "no metadata key 'tokenizer.ggml.model'");
+  gguf::check_tokenizer_kind(metadata);
 }
 
 text::Tokenizer ModelText::tokenizer() const {

@@ -169,7 +169,11 @@ std::vector<int32_t> end_of_generation_token_ids(const Metadata& metadata) {
   return ids;
 }
 
-text::Tokenizer tokenizer_from_gguf(const Metadata& metadata) {
+namespace {
+
+/// The refusals that need no tokens or merges read: the tokenizer's kind, its
+/// pre-tokenizer and the special ids.
+std::pair<TokenizerSpecials, PreTokenizerRecipe> tokenizer_kind(const Metadata& metadata) {
   const std::string file = file_of(metadata);
   const auto model = metadata.get<std::string>(kModel);
   if (model != "gpt2")
@@ -178,8 +182,20 @@ text::Tokenizer tokenizer_from_gguf(const Metadata& metadata) {
         "reads)",
         file, kModel, printable(model, 128));
   if (!metadata.contains(kPre)) fail("{} has no metadata key '{}'", file, kPre);
-  const TokenizerSpecials specials = tokenizer_specials(metadata);
-  const PreTokenizerRecipe recipe = pre_tokenizer_recipe(specials.pre, file);
+  TokenizerSpecials specials = tokenizer_specials(metadata);
+  PreTokenizerRecipe recipe = pre_tokenizer_recipe(specials.pre, file);
+  return {std::move(specials), std::move(recipe)};
+}
+
+}  // namespace
+
+void check_tokenizer_kind(const Metadata& metadata) {
+  tokenizer_kind(metadata);
+}
+
+text::Tokenizer tokenizer_from_gguf(const Metadata& metadata) {
+  const std::string file = file_of(metadata);
+  const auto [specials, recipe] = tokenizer_kind(metadata);
 
   const auto tokens = metadata.get<std::vector<std::string_view>>(kTokens);
   if (tokens.size() > (uint64_t{1} << 28))

@@ -38,9 +38,10 @@ class ModelText {
   /// A GGUF without a tokenizer, or with one glmrt refuses, is an error
   /// naming the file and the missing or bad key.
   text::Tokenizer tokenizer() const;
-  /// Throws as tokenizer() does for a GGUF without a tokenizer, building
-  /// nothing: a check before a model loads that keeps the tokenizer's memory
-  /// out of what the memory plan measures then.
+  /// Throws as tokenizer() does for a GGUF without a tokenizer or with one
+  /// of a kind, pre-tokenizer or special id glmrt refuses, building nothing:
+  /// a check before a model loads that keeps the tokenizer's memory out of
+  /// what the memory plan measures then.
   void require_tokenizer() const;
 
   /// The chat template: the folder's (ModelChatTemplate::for_model), or the

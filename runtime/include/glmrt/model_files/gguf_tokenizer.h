@@ -38,6 +38,10 @@ TokenizerSpecials tokenizer_specials(const Metadata& metadata);
 /// Without `tokenizer.ggml.tokens`, the ids the keys name, unchecked.
 std::vector<int32_t> end_of_generation_token_ids(const Metadata& metadata);
 
+/// Throws as tokenizer_from_gguf() does for what needs no tokens or merges
+/// read: a model other than "gpt2", a missing or unknown pre-tokenizer, a
+/// special id out of range. A check before a model loads.
+void check_tokenizer_kind(const Metadata& metadata);
 /// The byte-level BPE tokenizer of `tokenizer.ggml.model` "gpt2": tokens
 /// (token_type 3 control = special added tokens, 4 user-defined = added
 /// tokens, 5 unused = no token), merges, the pre-tokenizer `tokenizer.ggml.pre`
