@@ -75,10 +75,10 @@ void ReadQueue::work() noexcept {
     if (!(stop_batch_on_failure_ && tickets_.at(job.ticket).first_failed >= 0)) {
       lock.unlock();
       result = {0, GLMRT_OK, 0};
-      const auto due = rate_limit_ ? rate_limit_->reserve(job.extent.length)
-                                   : ByteRateLimit::Clock::time_point{};
+      const uint64_t place =
+          rate_limit_ ? rate_limit_->reserve_place(job.extent.length, job.urgent) : 0;
       error = reader_.read_extent(job.extent, job.sequence, result);
-      if (rate_limit_) ByteRateLimit::wait_until(due);
+      if (rate_limit_) rate_limit_->wait_for(place);
       lock.lock();
     }
     complete(job, result, std::move(error));
@@ -111,7 +111,7 @@ glmrt_io_ticket ReadQueue::submit(const glmrt_extent* extents, int64_t n_extents
   const auto now = std::chrono::steady_clock::now();
   std::deque<Job>& queue = urgent ? urgent_jobs_ : jobs_;
   for (int64_t e = 0; e < n_extents; ++e)
-    queue.push_back({ticket, e, next_sequence_++, extents[e], &results[e], now});
+    queue.push_back({ticket, e, next_sequence_++, extents[e], &results[e], now, urgent});
   work_ready_.notify_all();
   return ticket;
 }

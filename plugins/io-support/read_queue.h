@@ -84,6 +84,7 @@ class ReadQueue {
     glmrt_extent extent;
     glmrt_extent_result* result;
     std::chrono::steady_clock::time_point submitted;
+    bool urgent;  // goes before reads the cap has not begun, too
   };
   struct TicketState {
     int64_t remaining = 0;
