@@ -30,7 +30,9 @@ for path in sys.argv[1:]:
                 "waiting ms": split["waiting_on_disk"], "compute ms": compute,
                 "KB/step": per_step / 1e3, "disk GB/s": gbs, "disk ms": disk,
                 "ratio": step / max(disk, compute), "misses": r["misses"],
-                "hit %": 100 * r["cache_hit_rate"]})
+                "hit %": 100 * r["cache_hit_rate"],
+                # io ABI 1.6 (absent from older benches' JSON: 0)
+                "urgent": r.get("urgent_reads", 0), "cancelled": r.get("cancelled_reads", 0)})
 for profile, runs in pooled.items():
     print(f"{profile} ({len(runs)} runs)")
     for key in runs[0]:

@@ -8,10 +8,17 @@
 // average rate when reader threads wake late on a loaded machine. With it N
 // processes on one machine each behave like a machine with a drive of that
 // speed (docs/distributed.md, *Scaling on one machine*).
+//
+// The clock is the emulated drive's queue, so a read that a reader thread
+// has reserved is at the drive. For urgent reads (io ABI 1.6) the queue is
+// reordered as a drive's would be: an urgent reservation takes the place of
+// the first one whose time has not begun, and those after it move later by
+// its time (their readers, waiting, learn the new time).
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 
 namespace glmrt::io_support {
@@ -29,6 +36,16 @@ class ByteRateLimit {
   /// Sleeps until `due` (a time reserve() returned).
   static void wait_until(Clock::time_point due);
 
+  /// reserve() for a read whose place may change: an `urgent` one goes
+  /// before every reservation that has not begun. Returns its id for
+  /// due() and wait_for().
+  uint64_t reserve_place(uint64_t bytes, bool urgent);
+  /// When the reservation `id` is allowed to have been read (now: unknown id).
+  Clock::time_point due(uint64_t id);
+  /// Sleeps until the reservation's time, which may move later meanwhile,
+  /// and forgets it.
+  void wait_for(uint64_t id);
+
   uint64_t bytes_per_second() const { return bytes_per_second_; }
 
  private:
@@ -36,6 +53,12 @@ class ByteRateLimit {
   Clock::duration credit_;
   std::mutex mutex_;
   Clock::time_point next_{};  // when the bytes reserved so far are allowed
+  struct Place {
+    uint64_t id;
+    Clock::time_point begin, end;
+  };
+  std::deque<Place> places_;  // reserve_place()'s not yet waited for, by begin
+  uint64_t next_id_ = 1;
 };
 
 }  // namespace glmrt::io_support

@@ -2,7 +2,8 @@
 // only what is its own: its file set, how it reads one extent (its
 // ExtentReader, run by its ReadQueue) and how it prefetches one. The rest is
 // the same for all and written once here: open_files' once-only check,
-// submit's argument checks, wait's and poll's errors onto last_error(),
+// submit's argument checks (urgent or not, ABI 1.6), wait's, poll's and
+// cancel's errors onto last_error(),
 // read() as submit + wait + a byte count per extent (a 1.0 read promises
 // every byte), prefetch's extent filter.
 //
@@ -64,9 +65,35 @@ class QueuedIo : public plugin::Io, public ExtentReader {
   glmrt_status submit(const glmrt_extent* extents, int64_t n_extents, glmrt_extent_result* results,
                       glmrt_io_ticket* ticket) noexcept final {
     try {
-      return submit_batch(extents, n_extents, results, ticket, nullptr);
+      return submit_batch(extents, n_extents, results, ticket, nullptr, false);
     } catch (const std::exception& e) {
       error_ = message("submit: ") + e.what();
+      return GLMRT_ERR_INTERNAL;
+    }
+  }
+
+  glmrt_status submit_urgent(const glmrt_extent* extents, int64_t n_extents,
+                             glmrt_extent_result* results, glmrt_io_ticket* ticket) noexcept final {
+    try {
+      return submit_batch(extents, n_extents, results, ticket, nullptr, true);
+    } catch (const std::exception& e) {
+      error_ = message("submit_urgent: ") + e.what();
+      return GLMRT_ERR_INTERNAL;
+    }
+  }
+
+  glmrt_status cancel(glmrt_io_ticket ticket, int64_t* cancelled) noexcept final {
+    try {
+      int64_t count = 0;
+      std::string error;
+      if (!self().queue().cancel(ticket, count, error)) {
+        error_ = message(error);
+        return GLMRT_ERR_INVALID_ARGUMENT;
+      }
+      if (cancelled) *cancelled = count;
+      return GLMRT_OK;
+    } catch (const std::exception& e) {
+      error_ = message("cancel: ") + e.what();
       return GLMRT_ERR_INTERNAL;
     }
   }
@@ -75,7 +102,10 @@ class QueuedIo : public plugin::Io, public ExtentReader {
     try {
       std::string error;
       const glmrt_status status = self().queue().wait(ticket, error);
-      if (status != GLMRT_OK) error_ = error.empty() ? message("a read failed") : std::move(error);
+      if (status == GLMRT_ERR_CANCELLED)
+        error_ = message("the ticket's extents not yet started were cancelled");
+      else if (status != GLMRT_OK)
+        error_ = error.empty() ? message("a read failed") : std::move(error);
       return status;
     } catch (const std::exception& e) {
       error_ = message("wait: ") + e.what();
@@ -108,7 +138,7 @@ class QueuedIo : public plugin::Io, public ExtentReader {
       glmrt_io_ticket ticket = 0;
       uint64_t first_sequence = 0;
       if (const glmrt_status s =
-              submit_batch(extents, n_extents, results.data(), &ticket, &first_sequence);
+              submit_batch(extents, n_extents, results.data(), &ticket, &first_sequence, false);
           s != GLMRT_OK)
         return s;
       if (const glmrt_status status = wait(ticket); status != GLMRT_OK) {
@@ -187,7 +217,7 @@ class QueuedIo : public plugin::Io, public ExtentReader {
   /// sequence number), then queues the batch.
   glmrt_status submit_batch(const glmrt_extent* extents, int64_t n_extents,
                             glmrt_extent_result* results, glmrt_io_ticket* ticket,
-                            uint64_t* first_sequence) {
+                            uint64_t* first_sequence, bool urgent) {
     if (n_extents < 0 || (n_extents > 0 && (!extents || !results)) || !ticket) {
       error_ = message("submit got no extent list, results or ticket");
       return GLMRT_ERR_INVALID_ARGUMENT;
@@ -198,7 +228,7 @@ class QueuedIo : public plugin::Io, public ExtentReader {
         return GLMRT_ERR_INVALID_ARGUMENT;
       }
     }
-    *ticket = self().queue().submit(extents, n_extents, results, first_sequence);
+    *ticket = self().queue().submit(extents, n_extents, results, first_sequence, urgent);
     return GLMRT_OK;
   }
 

@@ -63,44 +63,55 @@ void ReadQueue::worker_entry(void* self) noexcept {
 void ReadQueue::work() noexcept {
   std::unique_lock lock(mutex_);
   for (;;) {
-    work_ready_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    work_ready_.wait(lock, [&] { return stopping_ || !jobs_.empty() || !urgent_jobs_.empty(); });
     // Jobs queued before stopping are still done: their buffers and results
     // belong to a ticket the host will wait on.
-    if (jobs_.empty()) return;
-    const Job job = jobs_.front();
-    jobs_.pop_front();
+    std::deque<Job>& queue = urgent_jobs_.empty() ? jobs_ : urgent_jobs_;
+    if (queue.empty()) return;
+    const Job job = queue.front();
+    queue.pop_front();
     glmrt_extent_result result{0, GLMRT_ERR_IO, 0};
     std::string error;
     if (!(stop_batch_on_failure_ && tickets_.at(job.ticket).first_failed >= 0)) {
       lock.unlock();
       result = {0, GLMRT_OK, 0};
-      const auto due = rate_limit_ ? rate_limit_->reserve(job.extent.length)
-                                   : ByteRateLimit::Clock::time_point{};
+      const uint64_t place =
+          rate_limit_ ? rate_limit_->reserve_place(job.extent.length, job.urgent) : 0;
       error = reader_.read_extent(job.extent, job.sequence, result);
-      if (rate_limit_) ByteRateLimit::wait_until(due);
+      if (rate_limit_) rate_limit_->wait_for(place);
       lock.lock();
     }
-    result.completed_us = microseconds_since(job.submitted);
-    *job.result = result;
-    TicketState& state = tickets_.at(job.ticket);
-    if (result.status != GLMRT_OK && (state.first_failed < 0 || job.index < state.first_failed)) {
-      state.first_failed = job.index;
-      state.status = result.status;
-      state.error = std::move(error);
-    }
-    if (--state.remaining == 0) ticket_done_.notify_all();
+    complete(job, result, std::move(error));
   }
 }
 
+void ReadQueue::complete(const Job& job, const glmrt_extent_result& result, std::string error) {
+  glmrt_extent_result done = result;
+  done.completed_us = microseconds_since(job.submitted);
+  *job.result = done;
+  TicketState& state = tickets_.at(job.ticket);
+  if (done.status == GLMRT_ERR_CANCELLED) {
+    state.cancelled = true;
+  } else if (done.status != GLMRT_OK &&
+             (state.first_failed < 0 || job.index < state.first_failed)) {
+    state.first_failed = job.index;
+    state.status = done.status;
+    state.error = std::move(error);
+  }
+  if (--state.remaining == 0) ticket_done_.notify_all();
+}
+
 glmrt_io_ticket ReadQueue::submit(const glmrt_extent* extents, int64_t n_extents,
-                                  glmrt_extent_result* results, uint64_t* first_sequence) {
+                                  glmrt_extent_result* results, uint64_t* first_sequence,
+                                  bool urgent) {
   std::lock_guard lock(mutex_);
   const glmrt_io_ticket ticket = next_ticket_++;
   if (first_sequence) *first_sequence = next_sequence_;
   tickets_[ticket].remaining = n_extents;
   const auto now = std::chrono::steady_clock::now();
+  std::deque<Job>& queue = urgent ? urgent_jobs_ : jobs_;
   for (int64_t e = 0; e < n_extents; ++e)
-    jobs_.push_back({ticket, e, next_sequence_++, extents[e], &results[e], now});
+    queue.push_back({ticket, e, next_sequence_++, extents[e], &results[e], now, urgent});
   work_ready_.notify_all();
   return ticket;
 }
@@ -113,10 +124,35 @@ glmrt_status ReadQueue::wait(glmrt_io_ticket ticket, std::string& error) {
     return GLMRT_ERR_INVALID_ARGUMENT;
   }
   ticket_done_.wait(lock, [&] { return it->second.remaining == 0; });
-  const glmrt_status status = it->second.status;
-  if (status != GLMRT_OK) error = std::move(it->second.error);
+  glmrt_status status = it->second.status;
+  if (status != GLMRT_OK)
+    error = std::move(it->second.error);
+  else if (it->second.cancelled)
+    status = GLMRT_ERR_CANCELLED;
   tickets_.erase(it);
   return status;
+}
+
+bool ReadQueue::cancel(glmrt_io_ticket ticket, int64_t& cancelled, std::string& error) {
+  std::lock_guard lock(mutex_);
+  cancelled = 0;
+  if (!tickets_.contains(ticket)) {
+    error = "cancel of unknown ticket " + std::to_string(ticket);
+    return false;
+  }
+  // A job still on a queue has not started; one a worker took runs to its end.
+  for (std::deque<Job>* queue : {&urgent_jobs_, &jobs_}) {
+    for (auto it = queue->begin(); it != queue->end();) {
+      if (it->ticket != ticket) {
+        ++it;
+        continue;
+      }
+      complete(*it, {0, GLMRT_ERR_CANCELLED, 0}, {});
+      ++cancelled;
+      it = queue->erase(it);
+    }
+  }
+  return true;
 }
 
 bool ReadQueue::poll(glmrt_io_ticket ticket, bool& complete, std::string& error) {

@@ -1,8 +1,11 @@
 // The asynchronous half of an io plugin (ABI 1.1): submit() queues a batch's
 // extents and returns a ticket; worker threads, started through the host's
 // start_thread service, take extents in submission order and hand each to
-// the plugin's ExtentReader; wait() and poll() follow the ticket. One queue per
-// Io object; the host calls submit/wait/poll from one thread at a time.
+// the plugin's ExtentReader; wait() and poll() follow the ticket. Urgent
+// batches (ABI 1.6) have a queue of their own that workers empty first, and
+// cancel() takes a ticket's extents that no worker has started off the
+// queues. One queue per Io object; the host calls submit/wait/poll/cancel
+// from one thread at a time.
 #pragma once
 
 #include "byte_rate_limit.h"
@@ -58,8 +61,15 @@ class ReadQueue {
   /// complete, each with the microseconds from here to its completion, ABI
   /// 1.4). The caller has checked the extents. `first_sequence`, when
   /// given, receives the sequence number of the batch's first extent.
+  /// `urgent` batches start before any extent queued without it that has
+  /// not started.
   glmrt_io_ticket submit(const glmrt_extent* extents, int64_t n_extents,
-                         glmrt_extent_result* results, uint64_t* first_sequence = nullptr);
+                         glmrt_extent_result* results, uint64_t* first_sequence = nullptr,
+                         bool urgent = false);
+  /// Completes the ticket's extents that no worker has started with 0
+  /// bytes and GLMRT_ERR_CANCELLED (destinations untouched); `cancelled`
+  /// receives how many. False with `error` set for an unknown ticket.
+  bool cancel(glmrt_io_ticket ticket, int64_t& cancelled, std::string& error);
   /// Blocks until the ticket completes and releases it. GLMRT_OK, or the
   /// status of its first failing extent with that extent's message in `error`.
   glmrt_status wait(glmrt_io_ticket ticket, std::string& error);
@@ -74,17 +84,21 @@ class ReadQueue {
     glmrt_extent extent;
     glmrt_extent_result* result;
     std::chrono::steady_clock::time_point submitted;
+    bool urgent;  // goes before reads the cap has not begun, too
   };
   struct TicketState {
     int64_t remaining = 0;
     int64_t first_failed = -1;  // lowest failing extent index
     glmrt_status status = GLMRT_OK;
     std::string error;
+    bool cancelled = false;  // some extent was cancelled (wait's status when none failed)
   };
   /// Lets the workers finish what is queued, then joins them.
   void stop() noexcept;
   static void worker_entry(void* self) noexcept;
   void work() noexcept;
+  /// Records a job's end under the lock: its result, the ticket's count.
+  void complete(const Job& job, const glmrt_extent_result& result, std::string error);
 
   const glmrt_host_services& host_;
   ExtentReader& reader_;
@@ -92,6 +106,7 @@ class ReadQueue {
   std::unique_ptr<ByteRateLimit> rate_limit_;  // null: no cap
   std::mutex mutex_;
   std::condition_variable work_ready_, ticket_done_;
+  std::deque<Job> urgent_jobs_;  // taken first
   std::deque<Job> jobs_;
   std::map<glmrt_io_ticket, TicketState> tickets_;
   glmrt_io_ticket next_ticket_ = 1;

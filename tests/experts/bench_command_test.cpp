@@ -54,6 +54,8 @@ TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
                             "pinned hits (lookups)",
                             "LRU hits (lookups)",
                             "misses (lookups)",
+                            "urgent reads (misses)",
+                            "cancelled reads (guesses)",
                             "drafts verified (per run)",
                             "drafts accepted (per run)",
                             "draft acceptance (%)",
@@ -65,6 +67,9 @@ TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
       EXPECT_EQ(r["decode_tokens"], 5);
       EXPECT_GT(r["decode_tokens_per_s"].get<double>(), 0);
       EXPECT_GT(r["peak_rss_bytes"].get<double>(), 0);
+      // io ABI 1.6 (the in-tree plugins): every miss is read urgent.
+      EXPECT_EQ(r["urgent_reads"], r["misses"]);
+      EXPECT_TRUE(r.contains("cancelled_reads") && r.contains("cancelled_bytes")) << r.dump();
     }
     // Greedy and deterministic: every repetition of a profile says the same.
     EXPECT_EQ(p["runs"][0]["tokens"], p["runs"][1]["tokens"]);
@@ -178,6 +183,9 @@ TEST(RunCommand, KeepsItsReportLineAndAddsExpertFigures) {
   EXPECT_THAT(out, HasSubstr("overlap"));
   EXPECT_THAT(out, HasSubstr("prefetch: 4 slots per layer, depth auto: "));
   EXPECT_THAT(out, HasSubstr("accuracy"));
+  // The in-tree io plugins are of ABI 1.6: misses go urgent, guesses may be cancelled.
+  EXPECT_THAT(out, ContainsRegex("misses read urgent, [0-9]+ guesses cancelled \\([0-9.]+ MiB "
+                                 "saved\\)\n"));
   EXPECT_THAT(out, HasSubstr("expert slots: 20 per layer"));
 }
 

@@ -1,6 +1,8 @@
-// io-buffered: extents come back byte-exact (including ones spanning its
-// internal chunks), errors name the file, offset and cause.
+// io-buffered: passes the io conformance suite; extents come back byte-exact
+// (including ones spanning its internal chunks), errors name the file,
+// offset and cause.
 #include <glmrt/base/error.h>
+#include <glmrt/conformance/plugin_conformance.h>
 #include <glmrt/host/plugin_host.h>
 
 #include <gmock/gmock.h>
@@ -58,6 +60,14 @@ class IoBufferedTest : public ::testing::Test {
   MemoryBudget budget_;
   HostServices services_{budget_, 4};
 };
+
+TEST(IoBuffered, PassesTheIoConformanceSuite) {
+  const conformance::CheckReport report =
+      conformance::run_io_conformance(kRealPlugins / "libglmrt-io-buffered.so");
+  for (const auto& r : report.results())
+    EXPECT_EQ(r.outcome, conformance::Outcome::kPass) << r.name << ": " << r.detail;
+  EXPECT_EQ(report.count(conformance::Outcome::kFail), 0u);
+}
 
 TEST_F(IoBufferedTest, ReadsEveryExtentExactly) {
   for (auto settings : std::vector<std::map<std::string, std::string>>{

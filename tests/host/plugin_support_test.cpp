@@ -1,6 +1,7 @@
 // What every in-tree plugin shares (plugins/plugin-support, io-support's
 // settings): host memory that the budget sees, rounded growth, setting values
 // taken whole, and the host check of create().
+#include <byte_rate_limit.h>
 #include <glmrt/host/plugin_host.h>
 #include <host_buffer.h>
 #include <io_settings.h>
@@ -25,6 +26,31 @@ uint64_t plugin_bytes(const MemoryBudget& budget) {
   const auto by_category = budget.by_category();
   const auto it = by_category.find("plugin:alloc");
   return it == by_category.end() ? 0 : it->second;
+}
+
+// The cap's clock is the emulated drive's queue: an urgent read (io ABI 1.6)
+// takes the place of the first reservation that has not begun, which moves
+// later by its time; one already begun keeps its time.
+TEST(ByteRateLimit, AnUrgentReadGoesBeforeReadsTheCapHasNotBegun) {
+  using std::chrono::microseconds;
+  io_support::ByteRateLimit limit(1'000'000, microseconds(0));  // 1 MB/s, no credit
+  const uint64_t begun = limit.reserve_place(100'000, false);   // 100 ms, from now
+  const uint64_t queued = limit.reserve_place(100'000, false);  // the next 100 ms
+  const auto queued_before = limit.due(queued);
+  const uint64_t urgent = limit.reserve_place(50'000, true);
+  const auto us = [](auto d) { return std::chrono::duration_cast<microseconds>(d).count(); };
+  EXPECT_NEAR(us(limit.due(urgent) - limit.due(begun)), 50'000, 10);
+  EXPECT_NEAR(us(limit.due(queued) - queued_before), 50'000, 10);
+  const uint64_t later = limit.reserve_place(10'000, false);
+  EXPECT_NEAR(us(limit.due(later) - limit.due(queued)), 10'000, 10);
+  // Nothing queued that has not begun: urgent or not, a read goes last.
+  io_support::ByteRateLimit idle(1'000'000, microseconds(0));
+  const uint64_t first = idle.reserve_place(1'000, false);
+  const uint64_t second = idle.reserve_place(1'000, true);
+  EXPECT_GT(idle.due(second), idle.due(first));
+  idle.wait_for(first);
+  idle.wait_for(second);
+  EXPECT_GE(std::chrono::steady_clock::now(), idle.due(second));
 }
 
 TEST(HostBuffer, GrowsOnlyWhenAskedForMoreAndReturnsItsMemory) {

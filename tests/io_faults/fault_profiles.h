@@ -16,6 +16,8 @@ inline const std::filesystem::path kTinyModel = std::filesystem::path(GLMRT_FIXT
 inline const std::filesystem::path kFaultIoPlugin = GLMRT_FAULT_IO_PLUGIN;
 /// The same plugin declaring ABI 1.0: the host calls read() only.
 inline const std::filesystem::path kFaultIo10Plugin = GLMRT_FAULT_IO_1_0_PLUGIN;
+/// The same plugin declaring ABI 1.4: no urgent reads, no cancellation.
+inline const std::filesystem::path kFaultIo14Plugin = GLMRT_FAULT_IO_1_4_PLUGIN;
 
 struct EngineSpec {
   std::string io = kFaultIoPlugin.string();  // a plugin name or a path

@@ -37,6 +37,9 @@ const std::vector<Row>& rows() {
          return r.decode_tokens ? double(r.decode_misses) / double(r.decode_tokens) : 0.0;
        },
        2},
+      {"urgent reads", "misses", [](const BenchRun& r) { return double(r.urgent_reads); }, 0},
+      {"cancelled reads", "guesses", [](const BenchRun& r) { return double(r.cancelled_reads); },
+       0},
       {"cache bias", "0 = exact", [](const BenchRun& r) { return r.cache_bias; }, 3},
       // -1 ("-") when the routing is exact.
       {"substitutions", "per token", [](const BenchRun& r) { return r.substitutions_per_token(); },
@@ -142,6 +145,9 @@ nlohmann::json run_json(const BenchRun& r) {
                       {"lru_hits", r.lru_hits},
                       {"misses", r.misses},
                       {"decode_misses", r.decode_misses},
+                      {"urgent_reads", r.urgent_reads},
+                      {"cancelled_reads", r.cancelled_reads},
+                      {"cancelled_bytes", r.cancelled_bytes},
                       {"cache_bias", r.cache_bias},
                       {"cache_bias_rows", r.cache_bias_rows},
                       {"cache_bias_substitutions", r.cache_bias_substitutions},

@@ -205,6 +205,9 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
   run.lru_hits = e.hits - before.hits;
   run.misses = e.misses - before.misses;
   run.decode_misses = e.misses - after_prefill.misses;
+  run.urgent_reads = e.urgent_reads - before.urgent_reads;
+  run.cancelled_reads = e.cancelled_reads - before.cancelled_reads;
+  run.cancelled_bytes = e.cancelled_bytes - before.cancelled_bytes;
   const CacheBiasRouting& bias = engine->model().cache_bias();
   run.cache_bias = bias.bias;
   run.cache_bias_rows = bias.rows - bias_before.rows;

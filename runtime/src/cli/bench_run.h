@@ -26,6 +26,9 @@ struct BenchRun {
   uint64_t pinned_hits = 0, lru_hits = 0, misses = 0;
   double prefetch_accuracy = -1;  // -1: nothing was predicted
   uint64_t decode_misses = 0;     // misses of the decode steps alone
+  // io ABI 1.6: misses read ahead of queued guesses; guesses given up
+  // before they reached the drive, and the bytes they did not read.
+  uint64_t urgent_reads = 0, cancelled_reads = 0, cancelled_bytes = 0;
   // Cache-aware routing (routing.cache_bias; 0 = exact): the decode positions
   // it applied in and the experts it substituted there.
   double cache_bias = 0;

@@ -52,7 +52,8 @@ std::string describe_depth(const ExpertStore& store) {
 
 /// Read-ahead on its own line: depth, prediction accuracy (measured even when
 /// nothing is read ahead), what was read ahead and what of it was wasted.
-void print_read_ahead(std::FILE* out, const ExpertStore& store, const ExpertStoreStats& e) {
+void print_read_ahead(std::FILE* out, const ExpertStore& store, const ExpertStoreStats& e,
+                      const PluginInfo& io) {
   const std::string slots =
       store.sizes().prefetch == 0
           ? std::string("off (0 slots per layer)")
@@ -61,10 +62,17 @@ void print_read_ahead(std::FILE* out, const ExpertStore& store, const ExpertStor
       e.predicted > 0 ? fmt::format("predicted {} experts, {} used (accuracy {:.1f}%)", e.predicted,
                                     e.predicted_used, 100.0 * e.prediction_accuracy())
                       : std::string("nothing predicted");
+  // Urgent misses and cancelled guesses exist with an io plugin of ABI 1.6.
+  const std::string priority =
+      io.abi_minor >= GLMRT_ABI_MINOR_IO_PRIORITY
+          ? fmt::format("; {} misses read urgent, {} guesses cancelled ({:.1f} MiB saved)",
+                        e.urgent_reads, e.cancelled_reads, e.cancelled_bytes / kMiB)
+          : std::string();
   fmt::print(
-      out, "prefetch: {}; {}; {} reads ahead ({:.1f} MiB), {} used ({} late), {:.1f} MiB wasted\n",
+      out,
+      "prefetch: {}; {}; {} reads ahead ({:.1f} MiB), {} used ({} late), {:.1f} MiB wasted{}\n",
       slots, predicted, e.prefetch_reads, e.prefetch_bytes / kMiB, e.prefetch_reads_used,
-      e.prefetch_reads_late, e.prefetch_bytes_wasted / kMiB);
+      e.prefetch_reads_late, e.prefetch_bytes_wasted / kMiB, priority);
 }
 
 }  // namespace
@@ -97,7 +105,7 @@ void print_generation_report(std::FILE* out, const SessionStats& s, const Expert
                100.0 * e.overlap());
   else
     fmt::print(out, "expert reads: none ({} plugin {}, ABI {})\n", io.name, io.version, io.abi);
-  print_read_ahead(out, store, e);
+  print_read_ahead(out, store, e, io);
   fmt::print(out,
              "expert slots: {} per layer, {} allocated ({:.1f} MiB each); {} steps streamed "
              "through the pool\n",

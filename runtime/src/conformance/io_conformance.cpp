@@ -2,7 +2,9 @@
 // way the host does (widened to the plugin's alignment, clamped at the end of
 // the file), one ending at an unaligned end of file, and compare them byte for
 // byte with what was written; then the plugin's own calls: read(), submit,
-// poll and wait (ABI 1.1), a read running past the end of a file.
+// poll and wait (ABI 1.1), a read running past the end of a file, urgent
+// reads and cancellation (ABI 1.6, io_priority_conformance.h).
+#include "io_priority_conformance.h"
 #include "plugin_checks.h"
 
 #include <glmrt/base/error.h>
@@ -221,6 +223,8 @@ CheckReport run_io_conformance(const fs::path& plugin_file) {
         "a read past the end of a file stops there with the byte count",
         fmt::format("status {}, result status {}, {} bytes of {} expected: {}", status,
                     result.status, result.bytes, kFileBytes[1] - offset, io->last_error()));
+
+    check_io_priority(report, *io, io.info().abi_minor, alignment, files[0].content);
   }
 
   // read(), the blocking call of every minor, on aligned extents inside a file.

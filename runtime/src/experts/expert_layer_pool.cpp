@@ -128,6 +128,10 @@ int ExpertLayerPool::claim_guess(int32_t id) {
 int ExpertLayerPool::claim_for_step(int32_t id) {
   if (evicted_by_guess_[static_cast<size_t>(id)]) ++stats_.displaced_rereads;
   if (const int slot = claim_idle(id); slot >= 0) return slot;
+  // A guess the router disproved that has not reached the drive gives up
+  // its slot at once (and its drive time to the reads that are wanted).
+  if (cancel_unused_guess(/*staged_only=*/false))
+    if (const int slot = claim_idle(id); slot >= 0) return slot;
   // Only reads ahead still in flight are left: let the coldest one land and
   // take its slot (its read is wasted; a wrong guess costs a read).
   int32_t guess = -1;
@@ -158,7 +162,8 @@ void ExpertLayerPool::submit_reads_into(int slot, std::byte* base, bool read_ahe
   reads.reserve(plan.reads.size());
   for (const SlotRead& r : plan.reads) reads.push_back({r.file, r.span, base + r.at});
   Slot& s = slots_[static_cast<size_t>(slot)];
-  s.ticket = io_.submit(reads);
+  s.ticket = io_.submit(reads, read_ahead ? ReadPriority::ahead : ReadPriority::urgent);
+  if (!read_ahead && io_.prioritises()) ++stats_.urgent_reads;
   s.state = State::loading;
   s.read_ahead = read_ahead;
   s.ahead_bytes = 0;
@@ -170,10 +175,40 @@ void ExpertLayerPool::submit_reads_into(int slot, std::byte* base, bool read_ahe
 bool ExpertLayerPool::staging_free() {
   if (ahead_staging_.has_free()) return true;
   // Every buffer holds a read: one that has landed and no step has used is
-  // dropped (a wrong guess, never converted), which frees its buffer.
-  for (ExpertLayerPool* owner : ahead_staging_.owners())
+  // dropped (a wrong guess, never converted), which frees its buffer; else
+  // a disproved guess the io plugin has not started is cancelled.
+  const std::vector<ExpertLayerPool*> owners = ahead_staging_.owners();
+  for (ExpertLayerPool* owner : owners)
     if (owner->drop_landed_staged_guess()) return true;
+  for (ExpertLayerPool* owner : owners)
+    if (owner->cancel_unused_guess(/*staged_only=*/true)) return true;
   return false;
+}
+
+bool ExpertLayerPool::cancel_unused_guess(bool staged_only) {
+  if (!io_.prioritises()) return false;
+  for (int slot = 0; slot < pool_.allocated(); ++slot) {
+    const Slot& s = slots_[static_cast<size_t>(slot)];
+    if (s.state != State::loading || !s.read_ahead || s.settled || (staged_only && s.staged < 0) ||
+        wanted_in(slot) || predicted(pool_.expert_in(slot)))
+      continue;
+    if (cancel_guess(slot)) return true;
+  }
+  return false;
+}
+
+bool ExpertLayerPool::cancel_guess(int slot) {
+  Slot& s = slots_[static_cast<size_t>(slot)];
+  const uint64_t saved_before = io_.stats().cancelled_bytes;
+  if (io_.cancel(s.ticket) == 0) return false;  // at the drive already: left to land
+  wait(slot);  // returns at once unless a part had started; the expert is incomplete either way
+  const uint64_t saved = io_.stats().cancelled_bytes - saved_before;
+  ++stats_.cancelled_reads;
+  stats_.cancelled_bytes += saved;
+  // Only what the drive did read counts as wasted.
+  s.ahead_bytes -= std::min(s.ahead_bytes, saved);
+  drop(slot);
+  return true;
 }
 
 int ExpertLayerPool::take_staging(int slot) {
@@ -216,7 +251,8 @@ std::optional<ReadFailure> ExpertLayerPool::read_converted(int slot) {
   Slot& s = slots_[static_cast<size_t>(slot)];
   const int32_t id = pool_.expert_in(slot);
   const ExpertSlotPlan& plan = plans_[static_cast<size_t>(id)];
-  IoTicket ticket = staging_.submit(io_, plan);
+  IoTicket ticket = staging_.submit(io_, plan, ReadPriority::urgent);
+  if (io_.prioritises()) ++stats_.urgent_reads;
   const auto t0 = std::chrono::steady_clock::now();
   std::optional<ReadFailure> failure = io_.wait(ticket);
   stats_.wait_seconds += seconds_since(t0);

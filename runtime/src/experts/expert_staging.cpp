@@ -15,11 +15,11 @@ uint64_t ExpertStaging::scratch_bytes(int64_t widest_cols, int threads) {
   return static_cast<uint64_t>(threads) * static_cast<uint64_t>(widest_cols) * sizeof(float);
 }
 
-IoTicket ExpertStaging::submit(IoChannel& io, const ExpertSlotPlan& plan) {
+IoTicket ExpertStaging::submit(IoChannel& io, const ExpertSlotPlan& plan, ReadPriority priority) {
   std::vector<PlannedRead> reads;
   reads.reserve(plan.reads.size());
   for (const SlotRead& r : plan.reads) reads.push_back({r.file, r.span, buffer_.data() + r.at});
-  return io.submit(reads);
+  return io.submit(reads, priority);
 }
 
 void ExpertStaging::convert_into(const ExpertSlotPlan& plan, std::byte* slot,

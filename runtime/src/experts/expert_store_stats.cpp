@@ -24,6 +24,9 @@ ExpertStoreStats expert_stats_since(const ExpertStoreStats& now, const ExpertSto
   d.prefetch_bytes_wasted = less(now.prefetch_bytes_wasted, before.prefetch_bytes_wasted);
   d.prefetch_reads_late = less(now.prefetch_reads_late, before.prefetch_reads_late);
   d.displaced_rereads = less(now.displaced_rereads, before.displaced_rereads);
+  d.urgent_reads = less(now.urgent_reads, before.urgent_reads);
+  d.cancelled_reads = less(now.cancelled_reads, before.cancelled_reads);
+  d.cancelled_bytes = less(now.cancelled_bytes, before.cancelled_bytes);
   d.ahead_finished = less(now.ahead_finished, before.ahead_finished);
   d.ahead_finish_seconds = less_seconds(now.ahead_finish_seconds, before.ahead_finish_seconds);
   d.streamed_steps = less(now.streamed_steps, before.streamed_steps);

@@ -156,7 +156,7 @@ void IoChannel::end_busy(const IoTicket& ticket) {
   stats_.busy_seconds = busy_.seconds();
 }
 
-IoTicket IoChannel::submit(std::span<const PlannedRead> reads) {
+IoTicket IoChannel::submit(std::span<const PlannedRead> reads, ReadPriority priority) {
   IoTicket ticket;
   ticket.reads_.assign(reads.begin(), reads.end());
   ticket.submitted_ = std::chrono::steady_clock::now();
@@ -173,8 +173,12 @@ IoTicket IoChannel::submit(std::span<const PlannedRead> reads) {
   for (const PlannedRead& r : reads) extents.push_back(extent_of(r, r.span.length));
   ticket.results_.assign(reads.size(), glmrt_extent_result{0, GLMRT_ERR_INTERNAL, 0});
   glmrt_io_ticket id = 0;
+  const bool urgent = priority == ReadPriority::urgent && prioritises();
+  const auto n = static_cast<int64_t>(extents.size());
   const glmrt_status status =
-      io_.submit(extents.data(), static_cast<int64_t>(extents.size()), ticket.results_.data(), &id);
+      urgent ? io_.submit_urgent(extents.data(), n, ticket.results_.data(), &id)
+             : io_.submit(extents.data(), n, ticket.results_.data(), &id);
+  if (urgent && status == GLMRT_OK) ++stats_.urgent_batches;
   if (status != GLMRT_OK || id == 0)
     ticket.failure_ = ReadFailure{
         std::nullopt, fmt::format("the io plugin refused the batch: {}", io_.last_error())};
@@ -218,10 +222,37 @@ bool IoChannel::poll(IoTicket& ticket) {
   return complete != 0;
 }
 
+size_t IoChannel::cancel(IoTicket& ticket) {
+  if (!prioritises() || !ticket.pending() || !ticket.id_) return 0;
+  int64_t cancelled = 0;
+  // An unknown ticket cannot be ours while pending; a refusal gives up nothing.
+  if (io_.cancel(ticket.id_, &cancelled) != GLMRT_OK) return 0;
+  return static_cast<size_t>(std::max<int64_t>(cancelled, 0));
+}
+
+void IoChannel::count_cancelled(const IoTicket& t) {
+  for (size_t k = 0; k < t.reads_.size(); ++k) {
+    const glmrt_extent_result& result = t.results_[k];
+    if (result.status == GLMRT_ERR_CANCELLED) {
+      ++stats_.cancelled_reads;
+      stats_.cancelled_bytes += t.reads_[k].span.expected;
+    } else if (result.status == GLMRT_OK) {
+      // Read before the rest was cancelled: the drive did that work.
+      ++stats_.reads;
+      stats_.bytes += std::min(result.bytes, t.reads_[k].span.expected);
+    }
+  }
+}
+
 std::optional<ReadFailure> IoChannel::check_results(const IoTicket& t, glmrt_status status) const {
+  std::optional<size_t> cancelled;
   for (size_t k = 0; k < t.reads_.size(); ++k) {
     const PlannedRead& r = t.reads_[k];
     const glmrt_extent_result& result = t.results_[k];
+    if (result.status == GLMRT_ERR_CANCELLED && prioritises()) {
+      if (!cancelled) cancelled = k;
+      continue;
+    }
     if (result.status != GLMRT_OK) {
       const char* message = io_.last_error();
       return ReadFailure{k, message && *message ? std::string(message)
@@ -239,6 +270,9 @@ std::optional<ReadFailure> IoChannel::check_results(const IoTicket& t, glmrt_sta
                                         "bytes of {}",
                                         result.bytes, r.span.length, where(r))};
   }
+  if (cancelled)
+    return ReadFailure{
+        *cancelled, fmt::format("the read of {} was cancelled", where(t.reads_[*cancelled])), true};
   if (status != GLMRT_OK)
     return ReadFailure{std::nullopt, fmt::format("the io plugin failed the batch (status {}): {}",
                                                  status, io_.last_error())};
@@ -255,6 +289,7 @@ std::optional<ReadFailure> IoChannel::wait(IoTicket& ticket) {
   }
   end_busy(ticket);
   ticket.channel_ = nullptr;
+  if (failure && failure->cancelled) count_cancelled(ticket);
   if (!failure) {
     stats_.reads += ticket.reads_.size();
     for (const PlannedRead& r : ticket.reads_) stats_.bytes += r.span.expected;

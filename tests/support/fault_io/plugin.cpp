@@ -25,14 +25,18 @@ void* create(const glmrt_host_services* host, const glmrt_setting* settings, siz
 }
 
 // FAULT_IO_ABI_MINOR=0 builds the copy that declares ABI 1.0: the host then
-// calls read() only, as for any 1.0 io plugin.
+// calls read() only, as for any 1.0 io plugin; =4 the copy of ABI 1.4, whose
+// reads the host never submits urgent nor cancels.
 #ifndef FAULT_IO_ABI_MINOR
 #define FAULT_IO_ABI_MINOR GLMRT_ABI_MINOR
 #endif
 
 constexpr glmrt_plugin_descriptor kDescriptor = support::plugin_descriptor(
-    GLMRT_PLUGIN_IO, FAULT_IO_ABI_MINOR == 0 ? "fault-io-1.0" : "fault-io", "1.1.0",
-    "test plugin: pread with injected EIO, short reads and latency", &probe, &create,
+    GLMRT_PLUGIN_IO,
+    FAULT_IO_ABI_MINOR == 0   ? "fault-io-1.0"
+    : FAULT_IO_ABI_MINOR == 4 ? "fault-io-1.4"
+                              : "fault-io",
+    "1.1.0", "test plugin: pread with injected EIO, short reads and latency", &probe, &create,
     FAULT_IO_ABI_MINOR);
 
 }  // namespace

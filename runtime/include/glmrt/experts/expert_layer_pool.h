@@ -105,8 +105,15 @@ class ExpertLayerPool {
   /// read-ahead staging buffer `buffer` (taken for this slot): a read ahead,
   /// or a step's miss; finish() converts it into the slot and frees the buffer.
   void start_staged_read(int slot, int buffer, bool read_ahead);
-  /// Submits the slot's planned reads into `base` (its slot or a staging buffer).
+  /// Submits the slot's planned reads into `base` (its slot or a staging
+  /// buffer): a step's miss urgent, ahead of queued guesses (io ABI 1.6).
   void submit_reads_into(int slot, std::byte* base, bool read_ahead);
+  /// Gives up a read ahead still loading in a slot that no step wants nor
+  /// the current prediction names (a guess its layer's router disproved)
+  /// where the io plugin has not started it (ABI 1.6): the slot and its
+  /// staging buffer are free at once; a part already at the drive is
+  /// waited for. False when nothing could be given up.
+  bool cancel_unused_guess(bool staged_only);
   /// A read-ahead staging buffer for the expert in `slot`, or -1 when every
   /// one holds a read some step may still use (a landed guess that nothing
   /// wants is dropped to free one, in any layer).
@@ -145,6 +152,8 @@ class ExpertLayerPool {
   /// The smallest last_use among the last `cache_slots` experts used (a slot
   /// whose last_use is at least this holds one of them); max when none is kept.
   uint64_t recent_use_floor() const;
+  /// Cancels the read ahead loading in `slot` (see cancel_unused_guess).
+  bool cancel_guess(int slot);
   /// The claim when it succeeds: the slot's state reset (an unused read
   /// ahead it held counted as wasted).
   int claimed(int slot);

@@ -29,7 +29,8 @@ class ExpertStaging {
   static uint64_t scratch_bytes(int64_t widest_cols, int threads);
 
   /// Submits `plan`'s reads into the buffer (wait for them before convert_into).
-  IoTicket submit(IoChannel& io, const ExpertSlotPlan& plan);
+  IoTicket submit(IoChannel& io, const ExpertSlotPlan& plan,
+                  ReadPriority priority = ReadPriority::ahead);
   /// Checks and converts the expert the buffer holds into `slot`; throws
   /// naming tensor, row and file offset of a NaN or infinity.
   void convert_into(const ExpertSlotPlan& plan, std::byte* slot, const ExpertSite& site);

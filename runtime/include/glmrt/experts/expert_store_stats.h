@@ -23,6 +23,9 @@ struct ExpertStoreStats {
   uint64_t prefetch_bytes_wasted = 0;  // of those, reads a slot dropped before any step used them
   uint64_t prefetch_reads_late = 0;    // reads ahead a step used that had not landed when it began
   uint64_t displaced_rereads = 0;      // misses on experts a read ahead had evicted
+  uint64_t urgent_reads = 0;           // misses read ahead of queued guesses (io ABI 1.6)
+  uint64_t cancelled_reads = 0;        // reads ahead given up before they reached the drive
+  uint64_t cancelled_bytes = 0;        // the bytes those did not read (as widened)
   uint64_t ahead_finished = 0;         // reads ahead checked into their slot on arrival
   double ahead_finish_seconds = 0;     // the time those checks took
   uint64_t streamed_steps = 0;         // steps that needed more experts than the pool holds

@@ -4,6 +4,9 @@
 // A 1.1 plugin reads in the background (submit, poll, wait); a 1.0 plugin has
 // only the blocking read(), called at submit, whose missing byte count is made
 // up for by a mark written over the end of every read and checked afterwards.
+// A 1.6 plugin also takes urgent batches (a step's misses, served before
+// read-ahead queued earlier) and cancels what a ticket has not started; for
+// an older one an urgent batch is an ordinary one and nothing is cancelled.
 #pragma once
 
 #include <glmrt/experts/busy_time.h>
@@ -35,6 +38,15 @@ struct PlannedRead {
 struct ReadFailure {
   std::optional<size_t> read;
   std::string message;
+  /// Nothing failed: the host cancelled reads of the batch (IoChannel::cancel)
+  /// before they started; the batch is incomplete.
+  bool cancelled = false;
+};
+
+/// How soon the host needs a batch (ABI 1.6; older plugins: all `ahead`).
+enum class ReadPriority : uint8_t {
+  ahead,   // read-ahead: in submission order
+  urgent,  // a step waits for it: before read-ahead not yet started
 };
 
 /// What went through the channel (successful batches only, except tickets).
@@ -46,6 +58,10 @@ struct IoStats {
   double busy_seconds = 0;
   /// Sum over batches of submission to landing.
   double latency_seconds = 0;
+  /// Batches submitted urgent to a plugin that serves them first (1.6).
+  uint64_t urgent_batches = 0;
+  /// Reads (extents) cancelled before they started, and their bytes.
+  uint64_t cancelled_reads = 0, cancelled_bytes = 0;
 };
 
 class IoChannel;
@@ -92,6 +108,9 @@ class IoChannel {
   size_t destination_alignment() const;
   /// Whether reads run in the background (a 1.1 plugin).
   bool asynchronous() const { return abi_minor_ >= 1; }
+  /// Whether urgent batches overtake read-ahead and cancel() can give up
+  /// reads (a 1.6 plugin).
+  bool prioritises() const { return abi_minor_ >= GLMRT_ABI_MINOR_IO_PRIORITY; }
 
   int n_files() const { return static_cast<int>(files_.size()); }
   const std::vector<std::filesystem::path>& files() const { return files_; }
@@ -105,7 +124,11 @@ class IoChannel {
 
   /// Submits a batch. Never throws on a refused or failed read: the failure
   /// comes back from wait(). A 1.0 plugin reads here, blocking.
-  IoTicket submit(std::span<const PlannedRead> reads);
+  IoTicket submit(std::span<const PlannedRead> reads, ReadPriority priority = ReadPriority::ahead);
+  /// Gives up the reads of a pending ticket that have not started (a 1.6
+  /// plugin; otherwise nothing); the number given up. The ticket is still
+  /// waited on: wait() then reports a failure marked `cancelled`.
+  size_t cancel(IoTicket& ticket);
   /// True when the ticket has completed (wait() will not block).
   bool poll(IoTicket& ticket);
   /// Blocks until the batch has completed and checks every read delivered its
@@ -123,6 +146,8 @@ class IoChannel {
   /// A 1.0 plugin's blocking read of the batch, checked with tail marks.
   std::optional<ReadFailure> read_blocking(std::span<const PlannedRead> reads);
   std::optional<ReadFailure> check_results(const IoTicket& ticket, glmrt_status status) const;
+  /// The counts of a batch some of whose reads were cancelled.
+  void count_cancelled(const IoTicket& ticket);
   std::string where(const PlannedRead& read) const;
   /// A short read the plugin said was whole: the file's fault when it now
   /// ends before the read does (truncated after it was opened), else the plugin's.

@@ -45,13 +45,18 @@
 //        type id, rows of ggml's blocks as GGUF stores them
 //        (weight_format.h). The host asks supports() about them only when
 //        the plugin's abi_minor >= 5.
+//   1.6  io: priority and cancellation (Io::submit_urgent: a batch served
+//        before read-ahead queued with submit() that has not started;
+//        Io::cancel: a ticket's extents not yet started complete at once
+//        with GLMRT_ERR_CANCELLED, their destinations untouched). The host
+//        calls neither on an older plugin: its misses are plain submits.
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define GLMRT_ABI_MAJOR 1
-#define GLMRT_ABI_MINOR 5
+#define GLMRT_ABI_MINOR 6
 
 /// The first minor with asynchronous io (Io::submit/wait/poll) and the host
 /// services start_thread/join_thread.
@@ -64,6 +69,8 @@
 #define GLMRT_ABI_MINOR_IO_COMPLETION_TIME 4
 /// The first minor with ggml's weight types as element types (weight_format.h).
 #define GLMRT_ABI_MINOR_GGML_TYPES 5
+/// The first minor with urgent io batches and cancellation (Io::submit_urgent, Io::cancel).
+#define GLMRT_ABI_MINOR_IO_PRIORITY 6
 
 /// Name of the one symbol every plugin exports.
 #define GLMRT_PLUGIN_ENTRY_SYMBOL "glmrt_plugin_describe"
@@ -81,6 +88,9 @@ typedef int32_t glmrt_status;
 #define GLMRT_ERR_IO 3
 #define GLMRT_ERR_OUT_OF_MEMORY 4
 #define GLMRT_ERR_INTERNAL 5
+/// ABI 1.6: an io extent the host cancelled before it started (Io::cancel);
+/// not a failure of the plugin, and never returned to an older host.
+#define GLMRT_ERR_CANCELLED 6
 
 typedef enum glmrt_plugin_kind {
   GLMRT_PLUGIN_KERNELS = 1,

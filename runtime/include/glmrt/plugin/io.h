@@ -5,6 +5,9 @@
 // returns a ticket at once; wait() blocks until the batch is done and poll()
 // asks without blocking. A blocking read() is submit + wait. A 1.0 plugin
 // (abi_minor 0) has read() only and the host calls nothing else of 1.1.
+// Since ABI 1.6 a batch can be urgent (a read the host waits for now jumps
+// ahead of read-ahead queued earlier) and a ticket can be cancelled (a guess
+// the host no longer wants gives up the drive time it has not used yet).
 //
 // Alignment: when alignment() > 1, the host widens every extent it hands over
 // to it: offset rounded down, length rounded up, destination aligned. Near the
@@ -100,6 +103,25 @@ class Io {
   /// Sets *complete to 1 when every extent of the ticket has completed (wait()
   /// would not block), else 0. Does not release the ticket.
   virtual glmrt_status poll(glmrt_io_ticket ticket, int32_t* complete) noexcept = 0;
+
+  // ---- ABI 1.6: called only when the plugin's abi_minor >= 6 ----
+
+  /// submit(), for a batch the host needs now: its extents start before any
+  /// extent queued with submit() that has not started yet (urgent batches
+  /// among themselves in submission order). Extents already at the drive
+  /// are not interrupted.
+  virtual glmrt_status submit_urgent(const glmrt_extent* extents, int64_t n_extents,
+                                     glmrt_extent_result* results,
+                                     glmrt_io_ticket* ticket) noexcept = 0;
+
+  /// Gives up the ticket's extents that have not started: each completes at
+  /// once with 0 bytes and status GLMRT_ERR_CANCELLED, its destination
+  /// untouched. Extents started or finished are left to end as usual. The
+  /// host still waits on the ticket (which releases it; wait() returns
+  /// GLMRT_ERR_CANCELLED when an extent was cancelled and none failed).
+  /// `*cancelled` (may be NULL) receives how many extents were cancelled.
+  /// GLMRT_ERR_INVALID_ARGUMENT for an unknown ticket.
+  virtual glmrt_status cancel(glmrt_io_ticket ticket, int64_t* cancelled) noexcept = 0;
 
  protected:
   ~Io() = default;
