@@ -11,6 +11,7 @@ packages=(
   libssl-dev     # SHA-256 of the chat template a model ships
   clang-format
   libcpp-httplib-dev  # glmrt serve
+  libedit-dev         # glmrt chat: line editing and history
   chromium            # the chat page's browser test
   clang libclang-rt-14-dev  # libFuzzer and the sanitizers' runtimes, for scripts/fuzz.sh
   qemu-user           # older CPUs emulated, for scripts/portable-check.sh

@@ -4,13 +4,14 @@
 // only from where the new prompt diverges.
 #include "answer_summary.h"
 #include "chat_flags.h"
+#include "chat_input.h"
 #include "commands.h"
 #include "generation_report.h"
-#include "line_reader.h"
 #include "output_error.h"
 #include "sampling_flags.h"
 #include "sigint_scope.h"
 #include "text_stream.h"
+#include "thinking_view.h"
 
 #include <glmrt/base/error.h>
 #include <glmrt/engine/engine.h>
@@ -26,7 +27,10 @@
 #include <unistd.h>
 #include <boost/program_options.hpp>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -42,6 +46,9 @@ constexpr const char* kHelp =
     "  /stats  the last answer's full report (speed, expert cache, reads, memory)\n"
     "  /help   this list\n"
     "  /quit   leave (so do end of input and Ctrl-C at the prompt)\n"
+    "A line ending in \\ goes on on the next line; a line of \"\"\" opens a block of\n"
+    "lines that another such line closes; pasted lines are one message.\n"
+    "On a terminal the arrows edit the line and Up / Down recall earlier messages.\n"
     "Ctrl-C while an answer is printed stops that answer.\n";
 
 class ChatLoop {
@@ -58,7 +65,11 @@ class ChatLoop {
         stop_tokens_(with_role_tokens(stops, tokenizer_)),
         conversation_(std::move(options)),
         full_reports_(full_reports),
-        interrupted_(interrupted) {}
+        interrupted_(interrupted),
+        dim_(ThinkingView::dim_for(stdout)),
+        think_open_(text::special_token_ids(tokenizer_, std::array{std::string_view("<think>")})),
+        think_close_(
+            text::special_token_ids(tokenizer_, std::array{std::string_view("</think>")})) {}
 
   /// Handles one input line; false when the user asked to leave.
   bool handle(const std::string& line) {
@@ -117,16 +128,31 @@ class ChatLoop {
     before_ = session_.stats();
     experts_before_ = engine_.experts().stats();
     if (const Speculator* speculator = session_.speculator()) draft_before_ = speculator->stats();
-    TextStream stream(tokenizer_, stdout);
+    ThinkingView view(stdout, dim_, in_reasoning(prompt));
+    TextStream stream(tokenizer_, [&view](const std::string& piece) { view.push(piece); });
     const Generation generation =
         generate(session_, sampler_, prompt, {max_new_tokens_, stop_tokens_}, [&](int32_t token) {
           stream.push(token);
           return !interrupted_.load();
         });
     stream.finish();
+    view.finish();
     write_output(stdout, "\n", "the answer");
     flush_output(stdout, "the answer");
     return generation;
+  }
+
+  /// Whether `context` ends inside reasoning: its last <think> comes after
+  /// its last </think> (the prompt opened it, or /more continues in it).
+  bool in_reasoning(std::span<const int32_t> context) const {
+    auto last = [&](const std::vector<text::TokenId>& ids) {
+      for (size_t i = context.size(); i-- > 0;)
+        if (std::find(ids.begin(), ids.end(), static_cast<text::TokenId>(context[i])) != ids.end())
+          return static_cast<ptrdiff_t>(i);
+      return ptrdiff_t{-1};
+    };
+    const ptrdiff_t open = last(think_open_);
+    return open >= 0 && open > last(think_close_);
   }
 
   void finish_turn(const Generation& generation) {
@@ -187,6 +213,8 @@ class ChatLoop {
   Conversation conversation_;
   const bool full_reports_;  // --stats: the full report after every answer
   const std::atomic<bool>& interrupted_;
+  const bool dim_;  // reasoning in the terminal's faint style
+  const std::vector<text::TokenId> think_open_, think_close_;
   std::vector<int32_t> prompt_;  // the last turn's prompt
   std::vector<int32_t> answer_;  // its answer so far (grows with /more)
   StopReason last_reason_ = StopReason::eos;
@@ -204,7 +232,11 @@ int chat_command(const Args& args, const Ranks& ranks) {
   options.add_options()("help,h", "show this help")("profile", po::value(&profile_path)->required(),
                                                     "profile YAML")("model", po::value(&model_dir),
                                                                     kModelHelp)(
-      "stats", "the full report after every answer (default: one line; /stats shows it)");
+      "stats", "the full report after every answer (default: one line; /stats shows it)")(
+      "history-file", po::value<std::string>(),
+      "where a terminal's messages are kept for Up / Down across sessions (default "
+      "$XDG_STATE_HOME/glmrt/chat_history, ~/.local/state/glmrt/chat_history without it; "
+      "\"\" keeps none)");
   options.add(sampling_flags()).add(chat_flags()).add(chat_template_flag());
   po::variables_map vm;
   po::store(po::command_line_parser(args).options(options).run(), vm);
@@ -235,15 +267,14 @@ int chat_command(const Args& args, const Ranks& ranks) {
   if (interactive)
     fmt::print(stderr, "glmrt chat: {} (/help lists the commands)\n", engine->model_dir());
   SigintScope sigint(interrupted);
-  LineReader reader(STDIN_FILENO, interrupted);
+  ChatInput input(interrupted, interactive,
+                  vm.count("history-file")
+                      ? std::filesystem::path(vm["history-file"].as<std::string>())
+                      : LineEditor::default_history_file());
   std::string line;
   for (;;) {
     interrupted.store(false);  // a Ctrl-C that stopped an answer is spent
-    if (interactive) {
-      std::fputs("> ", stderr);
-      std::fflush(stderr);
-    }
-    const LineStatus status = reader.read(line);
+    const LineStatus status = input.read(line);
     if (status != LineStatus::line) {
       if (interactive) std::fputs("\n", stderr);
       return 0;

@@ -27,10 +27,18 @@ std::string answer_text(const text::Tokenizer& tokenizer, std::span<const int32_
 }
 
 TextStream::TextStream(const text::Tokenizer& tokenizer, std::FILE* out)
+    : TextStream(tokenizer, [out](const std::string& piece) {
+        // Checked at every piece, so generation stops as soon as the output is gone.
+        write_output(out, piece, "the generated text");
+        flush_output(out, "the generated text");
+      }) {}
+
+TextStream::TextStream(const text::Tokenizer& tokenizer,
+                       std::function<void(const std::string&)> sink)
     : tokenizer_(tokenizer),
       kept_(text::special_token_ids(tokenizer, kKeptSpecialTokens)),
       detokenizer_(tokenizer),
-      out_(out) {}
+      sink_(std::move(sink)) {}
 
 void TextStream::push(int32_t token) {
   const auto id = static_cast<text::TokenId>(token);
@@ -42,9 +50,7 @@ void TextStream::finish() {
 }
 
 void TextStream::write(const std::string& piece) {
-  // Checked at every piece, so generation stops as soon as the output is gone.
-  write_output(out_, piece, "the generated text");
-  flush_output(out_, "the generated text");
+  sink_(piece);
 }
 
 }  // namespace glmrt::cli

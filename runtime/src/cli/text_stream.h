@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ class TextStream {
   /// transformers' decode(skip_special_tokens=True)) but for <think> and
   /// </think>, which show where reasoning ends.
   TextStream(const text::Tokenizer& tokenizer, std::FILE* out);
+  /// The same text handed to `sink` piece by piece instead of printed.
+  TextStream(const text::Tokenizer& tokenizer, std::function<void(const std::string&)> sink);
 
   /// Throws OutputError when the text cannot be written.
   void push(int32_t token);
@@ -35,7 +38,7 @@ class TextStream {
   const text::Tokenizer& tokenizer_;
   std::vector<text::TokenId> kept_;  // special tokens printed all the same (sorted)
   text::StreamDetokenizer detokenizer_;
-  std::FILE* out_;
+  std::function<void(const std::string&)> sink_;
 };
 
 }  // namespace glmrt::cli
