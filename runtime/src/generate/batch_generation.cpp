@@ -1,9 +1,11 @@
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/generate/batch_generation.h>
 
 #include "answer.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace glmrt {
 
@@ -131,7 +133,9 @@ bool BatchGeneration::step() {
   }
   last_step_ = rows;
   if (running.empty()) return false;
+  const auto t0 = std::chrono::steady_clock::now();
   const std::vector<std::vector<float>> logits = Session::run_together(steps);
+  last_step_.seconds = seconds_since(t0);
   for (size_t i = 0; i < running.size(); ++i) {
     Stream& s = *running[i];
     if (steps[i].prefill) {

@@ -48,9 +48,12 @@ class BatchGeneration {
   const Generation& result(int id) const;
   /// Streams not yet ended.
   int active() const;
-  /// Rows of the last step: prompt rows (prefill) and decode rows.
+  /// Rows of the last step: prompt rows (prefill) and decode rows, and the
+  /// seconds its forward took (Session::run_together, as the sessions' stats
+  /// count it: sampling and the rest of the step aside).
   struct StepRows {
     int64_t prefill = 0, decode = 0;
+    double seconds = 0;
   };
   const StepRows& last_step() const { return last_step_; }
 
