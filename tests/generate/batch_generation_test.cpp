@@ -286,6 +286,23 @@ TEST_F(BatchGenerationTest, RefusesWhatItCannotRun) {
                                {one, std::span(&token, 1), false, true}};
   EXPECT_THROW(Session::run_together(twice), std::exception);
   EXPECT_EQ(one.tokens().size(), p[1].size());  // unchanged
+  // A forward trace records one sequence's positions: a step of two is
+  // refused, naming the trace, and changes neither session.
+  Session other(*engine_, std::nullopt);
+  other.set_context(p[2]);
+  ForwardTrace trace;
+  engine_->model().set_trace(&trace);
+  const SessionStep pair[] = {{one, std::span(&token, 1), false, true},
+                              {other, std::span(&token, 1), false, true}};
+  try {
+    Session::run_together(pair);
+    ADD_FAILURE() << "a traced step of two sequences ran";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("trace"), std::string::npos) << e.what();
+  }
+  engine_->model().set_trace(nullptr);
+  EXPECT_EQ(one.tokens().size(), p[1].size());
+  EXPECT_EQ(other.tokens().size(), p[2].size());
   batch.run();
   EXPECT_EQ(batch.result(0).tokens, alone(*engine_, p[0], greedy(), 4).tokens);
 }
