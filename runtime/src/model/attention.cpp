@@ -122,11 +122,14 @@ void mla_attention(const AttentionWeights& w, const ModelContext& model, int lay
   append_cache_rows(w, model, layer, sequences, positions, x, rows);
 
   // Each sequence against its own cache: its DSA selection, its keys, the
-  // attention core (its form chosen for its own rows, as alone).
+  // attention form for its own rows (as alone).
   const MlaDims dims = mla_dims(c);
   const MlaProjections projections{w.key_absorb, w.value};
-  std::vector<float> attn(rows * H * vd);
-  for (SequenceRows& seq : sequences) {
+  std::vector<std::vector<QueryKeys>> keys(sequences.size());
+  bool all_absorbed = true;
+  std::vector<AttentionForm> forms;
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    SequenceRows& seq = sequences[i];
     const LayerCall ctx{model, seq.cache, layer};
     const int64_t S = seq.count, first = seq.first, pos0 = positions[first];
     KeySelection& selection = seq.selection;
@@ -145,16 +148,45 @@ void mla_attention(const AttentionWeights& w, const ModelContext& model, int lay
       for (int64_t s = 0; s < S; ++s)
         if (!selection.rows[s].empty())
           model.trace->record_selection(layer, pos0 + s, selection.rows[s]);
+    keys[i] = query_keys(selection, S, pos0);
+    forms.push_back(chosen_form(model.attention_form, dims, keys[i]));
+    all_absorbed &= forms.back() == AttentionForm::absorbed;
+  }
 
-    const std::vector<QueryKeys> keys = query_keys(selection, S, pos0);
-    const CacheRows cached = seq.cache.kv_rows(layer);
-    const std::span<const float> q_seq = std::span(q).subspan(first * H * qk, S * H * qk);
-    const std::span<float> attn_seq = std::span(attn).subspan(first * H * vd, S * H * vd);
-    if (chosen_form(model.attention_form, dims, keys) == AttentionForm::reconstructed) {
-      reconstructed_attention(model.kernels, dims, projections, q_seq, cached, keys, attn_seq);
-    } else {
-      absorbed_attention(model.kernels, dims, projections, q_seq, cached, keys,
-                         model.latent_scratch, attn_seq);
+  std::vector<float> attn(rows * H * vd);
+  LatentScratch& scratch = model.latent_scratch;
+  if (all_absorbed && sequences.size() > 1) {
+    // The absorbed form's products over every row at once (rows are
+    // independent), the latent scan per sequence against its own cache.
+    const int64_t W = dims.cache_width(), L = dims.kv_lora;
+    if (static_cast<int64_t>(scratch.q_cat.size()) < rows * H * W)
+      scratch.q_cat.resize(rows * H * W);
+    if (static_cast<int64_t>(scratch.ctx_latent.size()) < rows * H * L)
+      scratch.ctx_latent.resize(rows * H * L);
+    const std::span<float> q_cat = std::span(scratch.q_cat).first(rows * H * W);
+    const std::span<float> ctx_latent = std::span(scratch.ctx_latent).first(rows * H * L);
+    absorb_queries(model.kernels, dims, projections, q, rows, q_cat, scratch.products);
+    for (size_t i = 0; i < sequences.size(); ++i) {
+      const SequenceRows& seq = sequences[i];
+      attend_latent_batch(dims, q_cat.subspan(seq.first * H * W, seq.count * H * W),
+                          seq.cache.kv_rows(layer), keys[i], scratch,
+                          ctx_latent.subspan(seq.first * H * L, seq.count * H * L));
+    }
+    expand_latent_context(model.kernels, dims, projections, ctx_latent, rows, attn,
+                          scratch.products);
+  } else {
+    for (size_t i = 0; i < sequences.size(); ++i) {
+      const SequenceRows& seq = sequences[i];
+      const CacheRows cached = seq.cache.kv_rows(layer);
+      const int64_t S = seq.count, first = seq.first;
+      const std::span<const float> q_seq = std::span(q).subspan(first * H * qk, S * H * qk);
+      const std::span<float> attn_seq = std::span(attn).subspan(first * H * vd, S * H * vd);
+      if (forms[i] == AttentionForm::reconstructed) {
+        reconstructed_attention(model.kernels, dims, projections, q_seq, cached, keys[i], attn_seq);
+      } else {
+        absorbed_attention(model.kernels, dims, projections, q_seq, cached, keys[i], scratch,
+                           attn_seq);
+      }
     }
   }
   observe("o_proj.weight", attn);
