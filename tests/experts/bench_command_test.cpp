@@ -161,6 +161,60 @@ TEST(BenchCommand, WarmupTimesASecondPassWithEveryExpertInRam) {
   EXPECT_EQ(run["decode_tokens"], 3);
 }
 
+TEST(BenchCommand, ParallelStreamsReportAggregatePerStreamAndSharedExperts) {
+  const auto [status, out] =
+      test::run_shell(fmt::format("cd {} && {}/glmrt bench --json --reps 1 -n 5 "
+                                  "--profile configs/reference.yaml --parallel 3 2>/dev/null",
+                                  GLMRT_SOURCE_DIR, GLMRT_BUILD_DIR));
+  ASSERT_EQ(status, 0) << out;
+  const nlohmann::json j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["parallel"], 3);
+  const auto& run = j["profiles"][0]["runs"][0];
+  const auto& parallel = run["parallel"];
+  ASSERT_TRUE(parallel.is_object()) << run.dump();
+  EXPECT_EQ(parallel["streams"], 3);
+  ASSERT_EQ(parallel["stream_decode_tokens_per_s"].size(), 3u);
+  for (const auto& v : parallel["stream_decode_tokens_per_s"]) EXPECT_GT(v.get<double>(), 0);
+  EXPECT_EQ(run["tokens"].size(), 15u);  // 5 per stream
+  EXPECT_EQ(run["prefill_tokens"], 24);  // three 8-token prompts, one step
+  EXPECT_EQ(run["decode_tokens"], 12);   // 4 decode steps of 3 rows
+  EXPECT_EQ(parallel["decode_steps"], 4);
+  // glm_tiny: 3 MoE layers x top-4 per position.
+  EXPECT_EQ(parallel["one_stream_experts_per_step"], 12.0);
+  const double resolved = parallel["experts_per_step"].get<double>();
+  EXPECT_GE(resolved, 12.0);
+  EXPECT_LE(resolved, 36.0);
+  EXPECT_NEAR(parallel["of_separate_streams"].get<double>(), resolved / 36.0, 1e-9);
+  EXPECT_GT(run["decode_tokens_per_s"].get<double>(), 0);
+  EXPECT_TRUE(j["profiles"][0]["median"].contains("experts per step (resolved)"));
+
+  // One stream through the batched loop gives plain bench's tokens.
+  const auto [status1, out1] = test::run_shell(
+      fmt::format("cd {} && {}/glmrt bench --json --reps 1 -n 5 --profile configs/reference.yaml "
+                  "--parallel 1 2>/dev/null && {}/glmrt bench --json --reps 1 -n 5 --profile "
+                  "configs/reference.yaml 2>/dev/null",
+                  GLMRT_SOURCE_DIR, GLMRT_BUILD_DIR, GLMRT_BUILD_DIR));
+  ASSERT_EQ(status1, 0) << out1;
+  const auto newline = out1.find('\n');
+  const nlohmann::json one = nlohmann::json::parse(out1.substr(0, newline));
+  const nlohmann::json plain = nlohmann::json::parse(out1.substr(newline + 1));
+  EXPECT_EQ(one["profiles"][0]["runs"][0]["tokens"], plain["profiles"][0]["runs"][0]["tokens"]);
+  EXPECT_EQ(one["profiles"][0]["runs"][0]["tokens"],
+            std::vector<int>(run["tokens"].begin(), run["tokens"].begin() + 5));
+  EXPECT_TRUE(plain["profiles"][0]["runs"][0]["parallel"].is_null());
+}
+
+TEST(BenchCommand, RefusesAParallelItCannotRun) {
+  for (const char* flags :
+       {"--parallel 0", "--parallel 300", "--same-prompt", "--parallel 2 --limits"}) {
+    const auto [status, out] = test::run_shell(fmt::format(
+        "cd {} && {}/glmrt bench --reps 1 -n 2 --profile configs/reference.yaml {} 2>&1",
+        GLMRT_SOURCE_DIR, GLMRT_BUILD_DIR, flags));
+    EXPECT_NE(status, 0) << flags;
+    EXPECT_THAT(out, ContainsRegex("parallel")) << flags << ": " << out;
+  }
+}
+
 TEST(RunCommand, KeepsItsReportLineAndAddsExpertFigures) {
   // An empty usage history: nothing pinned, so experts are read and read
   // ahead (a history that ranks every expert pins them all, and then no

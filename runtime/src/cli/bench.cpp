@@ -59,18 +59,33 @@ std::vector<int32_t> default_prompt(const fs::path& model) {
   return ids;
 }
 
+/// --parallel: each stream's prompt, the prompt itself for stream 0 and
+/// (unless `same`) shifted by 97 per stream so the streams differ.
+std::vector<std::vector<int32_t>> stream_prompts(const std::vector<int32_t>& prompt, int streams,
+                                                 bool same, const fs::path& model) {
+  const int64_t vocab = load_model_config(model).vocab_size;
+  std::vector<std::vector<int32_t>> prompts;
+  for (int k = 0; k < streams; ++k) {
+    std::vector<int32_t> p = prompt;
+    if (!same)
+      for (int32_t& id : p) id = static_cast<int32_t>((id + int64_t{97} * k) % vocab);
+    prompts.push_back(std::move(p));
+  }
+  return prompts;
+}
+
 }  // namespace
 
 int bench_command(const Args& args, const Ranks& ranks) {
   po::options_description options(
       "glmrt bench [--model MODEL] [--profile A.yaml --profile B.yaml ...] [--evict] [--warmup] "
-      "[--limits [--limits-memory SIZE]] [--reps N] [--json]\n"
+      "[--limits [--limits-memory SIZE]] [--reps N] [--parallel N [--same-prompt]] [--json]\n"
       "Runs the same prompt under each profile (alternating, repeated) and prints them side by\n"
       "side. Defaults: configs/reference.yaml against configs/nvme.yaml on\n"
       "tests/fixtures/glm_tiny");
   std::vector<std::string> profile_paths;
   std::string model_dir, prompt_ids, limits_memory = "4GiB";
-  int reps = 3, new_tokens = 32;
+  int reps = 3, new_tokens = 32, parallel = 0;
   options.add_options()("help,h", "show this help")(
       "model", po::value(&model_dir),
       "the model: a folder or a GGUF file, as for run (default: each profile's `model:`, else "
@@ -91,12 +106,28 @@ int bench_command(const Args& args, const Ranks& ranks) {
       "prompt-ids", po::value(&prompt_ids),
       "prompt token ids, comma-separated (default: 8 ids spread over the vocabulary)")(
       "new-tokens,n", po::value(&new_tokens), "tokens to generate, greedily (default 32)")(
+      "parallel", po::value(&parallel),
+      "N streams decoding together, one forward per step (each MoE layer reads the union of "
+      "their experts once): aggregate and per-stream decode tokens/s, and the distinct experts "
+      "a step resolves against N x one stream's. Stream k's prompt is the prompt with every id "
+      "shifted by 97k (modulo the vocabulary)")(
+      "same-prompt", "with --parallel: every stream gets the same prompt")(
       "json", "print one JSON value on stdout instead of the table");
   const auto vm = parse_options(args, options);
   if (!vm) return 0;
   require_with(*vm, "bench", "limits-memory", "limits");
   if (reps < 1 || reps > 1000) fail("bench: --reps must be from 1 to 1000, got {}", reps);
   if (new_tokens < 1) fail("bench: --new-tokens must be at least 1, got {}", new_tokens);
+  require_with(*vm, "bench", "same-prompt", "parallel");
+  if (vm->count("parallel")) {
+    if (parallel < 1 || parallel > 256)
+      fail("bench: --parallel must be from 1 to 256 streams, got {}", parallel);
+    if (vm->count("limits"))
+      fail("bench: --limits measures one stream's decode: run it without --parallel");
+    if (ranks.count() > 1)
+      fail("bench: --parallel runs in one process; under mpirun ({} ranks) run it without",
+           ranks.count());
+  }
 
   if (profile_paths.empty())
     profile_paths = {default_path("configs/reference.yaml").string(),
@@ -126,6 +157,8 @@ int bench_command(const Args& args, const Ranks& ranks) {
     fail("bench: --limits-memory: {} is under 1 MiB: the read would stay in the caches",
          limits_memory);
   setup.ranks = ranks.count();
+  setup.parallel = parallel;
+  setup.same_prompt = vm->count("same-prompt") > 0;
 
   const int total = reps * static_cast<int>(profiles.size());
   int done = 0;
@@ -136,9 +169,15 @@ int bench_command(const Args& args, const Ranks& ranks) {
       // then compare containers (the same model in two formats).
       const fs::path model =
           model_dir.empty() && profiles[p].model ? fs::path(*profiles[p].model) : setup.model;
-      series[p].runs.push_back(run_bench_once(
-          profiles[p], model, setup.prompt, new_tokens,
-          {setup.evict, setup.warmup, setup.limits, setup.memory_read_bytes}, ranks));
+      const BenchStart start{setup.evict, setup.warmup, setup.limits, setup.memory_read_bytes};
+      if (parallel > 0) {
+        series[p].runs.push_back(run_bench_parallel(
+            profiles[p], model, stream_prompts(setup.prompt, parallel, setup.same_prompt, model),
+            new_tokens, start));
+      } else {
+        series[p].runs.push_back(
+            run_bench_once(profiles[p], model, setup.prompt, new_tokens, start, ranks));
+      }
     }
   }
   if (vm->count("json"))

@@ -17,12 +17,30 @@ struct Row {
   std::string unit;
   Metric value;
   int decimals;
-  bool limits = false;  // in the table only with --limits (always in --json, null without)
+  bool limits = false;    // in the table only with --limits (always in --json, null without)
+  bool parallel = false;  // in the table only with --parallel (always in --json, null without)
 };
 
 const std::vector<Row>& rows() {
   static const std::vector<Row> kRows = {
       {"load", "s", [](const BenchRun& r) { return r.load_seconds; }, 3},
+      // --parallel N: -1 ("-") for the single-stream run.
+      {"streams", "together", [](const BenchRun& r) { return r.streams > 0 ? r.streams : -1.0; }, 0,
+       false, true},
+      {"decode per stream", "tokens/s",
+       [](const BenchRun& r) { return r.median_stream_tokens_per_second(); }, 2, false, true},
+      {"experts per step", "resolved",
+       [](const BenchRun& r) { return r.streams > 0 ? r.experts_per_step : -1; }, 1, false, true},
+      {"N x one stream's", "resolved",
+       [](const BenchRun& r) {
+         return r.streams > 0 ? r.streams * r.one_stream_experts_per_step : -1;
+       },
+       1, false, true},
+      {"of N x one stream's", "%",
+       [](const BenchRun& r) {
+         return r.of_separate_streams() < 0 ? -1 : 100 * r.of_separate_streams();
+       },
+       1, false, true},
       {"prefill", "tokens/s", [](const BenchRun& r) { return r.prefill_tokens_per_second(); }, 2},
       {"decode", "tokens/s", [](const BenchRun& r) { return r.decode_tokens_per_second(); }, 2},
       {"read", "GB", [](const BenchRun& r) { return r.bytes_read / 1e9; }, 3},
@@ -183,6 +201,16 @@ nlohmann::json run_json(const BenchRun& r) {
                                            {"probes", r.draft_probes},
                                            {"tokens_per_forward", r.tokens_per_forward()}}
                           : nlohmann::json(nullptr);
+  j["parallel"] =
+      r.streams > 0
+          ? nlohmann::json{{"streams", r.streams},
+                           {"aggregate_decode_tokens_per_s", r.decode_tokens_per_second()},
+                           {"stream_decode_tokens_per_s", r.stream_tokens_per_second},
+                           {"decode_steps", r.decode_steps},
+                           {"experts_per_step", r.experts_per_step},
+                           {"one_stream_experts_per_step", r.one_stream_experts_per_step},
+                           {"of_separate_streams", r.of_separate_streams()}}
+          : nlohmann::json(nullptr);
   j["prefetch_accuracy"] =
       r.prefetch_accuracy < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.prefetch_accuracy);
   return j;
@@ -197,6 +225,13 @@ void print_bench_table(std::FILE* out, const BenchSetup& setup,
              setup.reps == 1 ? "" : "s, profiles alternated",
              setup.evict ? ", page cache evicted before each" : "",
              setup.warmup ? ", each timed after an untimed pass in the same process" : "");
+  if (setup.parallel > 0)
+    fmt::print(out,
+               "{} streams decoding together ({}), one forward per step: decode = every stream's "
+               "tokens over the decode steps' time; experts per step = distinct experts a decode "
+               "step resolved, against {} x what one stream resolves alone\n",
+               setup.parallel, setup.same_prompt ? "the same prompt" : "prompts shifted by 97 ids",
+               setup.parallel);
   if (setup.limits)
     fmt::print(out,
                "limits measured before each run: drive = raw O_DIRECT GB/s over the bytes a step "
@@ -208,6 +243,7 @@ void print_bench_table(std::FILE* out, const BenchSetup& setup,
   fmt::print(out, "\n");
   for (const Row& row : rows()) {
     if (row.limits && !setup.limits) continue;
+    if (row.parallel && setup.parallel == 0) continue;
     fmt::print(out, "{:<{}}", fmt::format("{} ({})", row.name, row.unit), kName);
     for (const BenchSeries& s : series) {
       const double v = median_of(s, row.value);
@@ -219,6 +255,11 @@ void print_bench_table(std::FILE* out, const BenchSetup& setup,
   for (size_t p = 0; p < series.size(); ++p)
     fmt::print(out, "[{}] {}; pinning: {}\n", p + 1, series[p].profile.string(),
                pinning_of(series[p]));
+  if (setup.parallel > 0)
+    for (size_t p = 0; p < series.size(); ++p)
+      if (!series[p].runs.empty())
+        fmt::print(out, "[{}] decode per stream (tokens/s, last run): {:.2f}\n", p + 1,
+                   fmt::join(series[p].runs.back().stream_tokens_per_second, ", "));
   // Each rank's counters in the last run of each profile, a line per rank.
   if (setup.ranks > 1)
     for (size_t p = 0; p < series.size(); ++p)
@@ -251,12 +292,18 @@ void print_bench_json(std::FILE* out, const BenchSetup& setup,
                         {"median", median},
                         {"runs", runs}});
   }
-  const nlohmann::json doc = {
-      {"model", setup.model.string()},  {"prompt", setup.prompt},
-      {"new_tokens", setup.new_tokens}, {"reps", setup.reps},
-      {"evict", setup.evict},           {"warmup", setup.warmup},
-      {"limits", setup.limits},         {"limits_memory_bytes", setup.memory_read_bytes},
-      {"ranks", setup.ranks},           {"profiles", profiles}};
+  const nlohmann::json doc = {{"model", setup.model.string()},
+                              {"prompt", setup.prompt},
+                              {"new_tokens", setup.new_tokens},
+                              {"reps", setup.reps},
+                              {"evict", setup.evict},
+                              {"warmup", setup.warmup},
+                              {"limits", setup.limits},
+                              {"limits_memory_bytes", setup.memory_read_bytes},
+                              {"ranks", setup.ranks},
+                              {"parallel", setup.parallel},
+                              {"same_prompt", setup.same_prompt},
+                              {"profiles", profiles}};
   fmt::print(out, "{}\n", doc.dump());
   std::fflush(out);
 }

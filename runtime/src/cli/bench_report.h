@@ -26,6 +26,8 @@ struct BenchSetup {
   bool limits = false;  // the drive and DRAM limits measured before each run
   uint64_t memory_read_bytes = uint64_t{4} << 30;  // --limits-memory
   int ranks = 1;                                   // processes that ran (mpirun -n N)
+  int parallel = 0;  // --parallel N: streams decoding together (0: one, the plain run)
+  bool same_prompt = false;
 };
 
 void print_bench_table(std::FILE* out, const BenchSetup& setup,

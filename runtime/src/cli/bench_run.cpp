@@ -32,6 +32,8 @@ void evict_file(const std::filesystem::path& file) {
     std::fprintf(stderr, "glmrt bench: cannot evict %s\n", problem.c_str());
 }
 
+}  // namespace
+
 void evict_model(const std::filesystem::path& model) {
   // A GGUF model (its file, a shard or its folder): every shard.
   if (is_gguf_model(model)) {
@@ -41,8 +43,6 @@ void evict_model(const std::filesystem::path& model) {
   for (const auto& entry : std::filesystem::directory_iterator(model))
     if (entry.is_regular_file()) evict_file(entry.path());
 }
-
-}  // namespace
 
 double BenchRun::prefill_tokens_per_second() const {
   return prefill_seconds > 0 ? prefill_tokens / prefill_seconds : 0;

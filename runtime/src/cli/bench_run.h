@@ -74,6 +74,19 @@ struct BenchRun {
   double of_drive_limit() const;
   double of_memory_limit() const;
 
+  // --parallel N (streams 0: the single-stream run): N streams decoding
+  // together, one forward per step. decode_tokens and decode_seconds are
+  // then every stream's tokens over the decode steps' wall time (aggregate).
+  int streams = 0;
+  std::vector<double> stream_tokens_per_second;  // each stream's decode tokens/s
+  int64_t decode_steps = 0;                      // forwards of decode rows only
+  double experts_per_step = 0;                   // distinct experts resolved per decode step
+  double one_stream_experts_per_step = 0;        // what one stream resolves per step alone
+  /// experts_per_step over streams x one stream's (-1: not a parallel run).
+  double of_separate_streams() const;
+  /// The median of the streams' decode tokens/s (-1: not a parallel run).
+  double median_stream_tokens_per_second() const;
+
   /// Tokens per decode forward: 1 without drafting.
   double tokens_per_forward() const;
   /// Accepted drafts over verified ones (0 when none was verified).
@@ -101,5 +114,17 @@ struct BenchStart {
 BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& model,
                         std::span<const int32_t> prompt, int new_tokens, BenchStart start,
                         const Ranks& ranks);
+
+/// Drops every file of `model` (a folder, or a GGUF's shards) from the page
+/// cache (a cold start); a file it cannot drop is a warning on stderr.
+void evict_model(const std::filesystem::path& model);
+
+/// `glmrt bench --parallel N`: loads `model` under `profile` (timed), then
+/// generates greedily for every prompt at once (BatchGeneration: one forward
+/// per step over every stream's rows), each stream until `new_tokens`
+/// tokens are chosen. With `start.warmup` the figures are a second batch's.
+BenchRun run_bench_parallel(const Profile& profile, const std::filesystem::path& model,
+                            std::span<const std::vector<int32_t>> prompts, int new_tokens,
+                            BenchStart start);
 
 }  // namespace glmrt::cli

@@ -88,19 +88,26 @@ std::vector<float> Session::run(std::span<const int32_t> tokens, bool prefill, L
     throw;
   }
   rollback.commit();
+  record_step(tokens, first, std::move(last), std::move(step_hidden), which == Logits::every_row,
+              prefill, seconds_since(t0));
+  return logits;
+}
+
+void Session::record_step(std::span<const int32_t> tokens, int64_t first, std::vector<float> last,
+                          std::vector<float> step_hidden, bool every_row, bool prefill,
+                          double seconds) {
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   hidden_before_step_ = std::move(last_hidden_);
   last_hidden_ = std::move(last);
   // rollback_to() needs each row's state: kept for extend() and single-token
   // steps; a prefill of many tokens is never rolled back into.
-  if (which == Logits::every_row || tokens.size() == 1) {
+  if (every_row || tokens.size() == 1) {
     step_first_ = first;
-    step_hidden_ = which == Logits::every_row ? std::move(step_hidden) : last_hidden_;
+    step_hidden_ = every_row ? std::move(step_hidden) : last_hidden_;
   } else {
     step_first_ = static_cast<int64_t>(tokens_.size());
     step_hidden_.clear();
   }
-  const double seconds = seconds_since(t0);
   if (prefill) {
     stats_.prefilled_tokens += static_cast<int64_t>(tokens.size());
     stats_.prefill_seconds += seconds;
@@ -108,7 +115,6 @@ std::vector<float> Session::run(std::span<const int32_t> tokens, bool prefill, L
     stats_.decoded_tokens += static_cast<int64_t>(tokens.size());
     stats_.decode_seconds += seconds;
   }
-  return logits;
 }
 
 void Session::truncate(int64_t length) {
@@ -124,8 +130,7 @@ std::vector<float> Session::set_context(std::span<const int32_t> tokens) {
   return set_context(tokens, std::numeric_limits<int64_t>::max(), {}).logits;
 }
 
-Session::ContextRun Session::set_context(std::span<const int32_t> tokens, int64_t max_reuse,
-                                         const Model::ChunkSink& on_rows) {
+int64_t Session::reuse_prefix(std::span<const int32_t> tokens, int64_t max_reuse) {
   if (tokens.empty()) fail("cannot run an empty context: the prompt has no tokens");
   size_t common = 0;
   while (common < tokens_.size() && common < tokens.size() && tokens_[common] == tokens[common])
@@ -146,10 +151,24 @@ Session::ContextRun Session::set_context(std::span<const int32_t> tokens, int64_
     last_hidden_.clear();
   }
   stats_.reused_tokens += static_cast<int64_t>(common);
+  return static_cast<int64_t>(common);
+}
+
+Session::ContextRun Session::set_context(std::span<const int32_t> tokens, int64_t max_reuse,
+                                         const Model::ChunkSink& on_rows) {
   ContextRun result;
-  result.reused = static_cast<int64_t>(common);
-  result.logits = run(tokens.subspan(common), true, Logits::last_row, on_rows);
+  result.reused = reuse_prefix(tokens, max_reuse);
+  result.logits =
+      run(tokens.subspan(static_cast<size_t>(result.reused)), true, Logits::last_row, on_rows);
   return result;
+}
+
+int64_t Session::keep_prefix(std::span<const int32_t> tokens) {
+  if (mtp_)
+    fail(
+        "session: keep_prefix() is for sessions without MTP rows (this one's drafter runs "
+        "the MTP layer)");
+  return reuse_prefix(tokens, std::numeric_limits<int64_t>::max());
 }
 
 std::vector<float> Session::append(int32_t token) {

@@ -59,16 +59,17 @@ std::vector<int32_t> top_keys(std::span<const float> scores, int64_t topk) {
   return top_keys(scores, topk, order);
 }
 
-void indexer_keys(const IndexerWeights& w, const LayerCall& ctx, std::span<const float> x,
-                  int64_t S, int64_t pos0, std::span<float> out) {
-  const ModelConfig& c = ctx.model.config;
+void indexer_keys(const IndexerWeights& w, const ModelContext& model, int layer,
+                  std::span<const float> x, int64_t S, std::span<const int64_t> positions,
+                  std::span<float> out) {
+  const ModelConfig& c = model.config;
   const int64_t d = c.index_head_dim, rope = c.qk_rope_head_dim;
-  ctx.observe("self_attn.indexer", "wk.weight", x, S);
-  linear(ctx.model.kernels, x, S, w.wk, out);
+  observe_input(model.activations, {layer, -1, "self_attn.indexer", "wk.weight"}, x, S);
+  linear(model.kernels, x, S, w.wk, out);
   for (int64_t s = 0; s < S; ++s) {
     auto key = out.subspan(s * d, d);
     layer_norm(key, w.k_norm_weight, w.k_norm_bias, 1e-6f, key);
-    ctx.model.rope.apply(key.first(rope), pos0 + s, indexer_pairing(c));
+    model.rope.apply(key.first(rope), positions[s], indexer_pairing(c));
   }
 }
 

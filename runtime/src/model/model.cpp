@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <deque>
 
 namespace glmrt {
 
@@ -133,25 +134,29 @@ void Model::prefetch_own_share(int next, std::span<const int32_t> predicted) {
   if (!own.empty()) experts_.prefetch(next, own);
 }
 
-// One decoder layer for S new positions, as transformers' decoder layer:
-// h += attention(input_norm(h)); h += mlp(post_attention_norm(h)), the MLP
-// dense or the MoE block. While this layer's experts arrive, the next
-// layer's are predicted from h and read ahead behind them.
-void Model::decoder_layer(const LayerWeights& w, const LayerCall& call, std::span<float> h,
-                          int64_t S, KeySelection& selection) {
+// One decoder layer for S new positions (of one sequence or several
+// stacked), as transformers' decoder layer: h += attention(input_norm(h));
+// h += mlp(post_attention_norm(h)), the MLP dense or the MoE block. While
+// this layer's experts arrive, the next layer's are predicted from h and
+// read ahead behind them.
+void Model::decoder_layer(const LayerWeights& w, int layer, std::span<SequenceRows> sequences,
+                          std::span<float> h, int64_t S) {
   const int64_t D = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
   std::vector<float> normed(S * D), delta(S * D);
 
   const auto t0 = std::chrono::steady_clock::now();
   rms_norm_rows(h, w.input_norm, eps, normed);
-  mla_attention(w.attention, call, normed, S, selection, delta);
+  mla_attention(w.attention, context_, layer, sequences, normed, S, delta);
   for (int64_t i = 0; i < S * D; ++i) h[i] += delta[i];
   times_.attention += seconds_since(t0);
-  if (call.layer < config_.num_hidden_layers)
-    std::copy_n(delta.begin() + (S - 1) * D, D, last_attention_.begin() + call.layer * D);
+  if (layer < config_.num_hidden_layers)
+    std::copy_n(delta.begin() + (S - 1) * D, D, last_attention_.begin() + layer * D);
 
   rms_norm_rows(h, w.post_attention_norm, eps, normed);
+  // The MLP runs over every row at once; its cache names the positions a
+  // forward trace records (forward_batch traces one sequence only).
+  const LayerCall call{context_, sequences.front().cache, layer};
   // The MTP layer (index num_hidden_layers) reads nothing ahead: no layer follows.
   const auto read_next_layer_ahead = [&](std::span<const float> shared,
                                          std::span<const float> routed_so_far) {
@@ -181,14 +186,43 @@ void Model::decoder_layer(const LayerWeights& w, const LayerCall& call, std::spa
 // indexer is shared reuses the previous layer's DSA selection), appended to
 // the cache all or nothing. The final norm and lm_head are logits().
 std::vector<float> Model::forward(KvCache& cache, std::span<const int32_t> tokens) {
-  const int64_t S = static_cast<int64_t>(tokens.size());
-  std::vector<float> h(S * config_.hidden_size);
-  KvRollback rollback(cache);
-  embed(weights_.embed, tokens, h);
-  KeySelection selection;
+  const SequenceStep step[] = {{cache, tokens}};
+  return forward_batch(step);
+}
+
+std::vector<float> Model::forward_batch(std::span<const SequenceStep> steps) {
+  if (steps.empty()) fail("forward_batch: no sequence to run");
+  if (context_.trace && steps.size() > 1)
+    fail("forward_batch: a forward trace records one sequence, the step has {}", steps.size());
+  const int64_t D = config_.hidden_size;
+  std::vector<SequenceRows> sequences;
+  sequences.reserve(steps.size());
+  int64_t S = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const SequenceStep& step = steps[i];
+    const int64_t n = static_cast<int64_t>(step.tokens.size());
+    if (n == 0) fail("forward_batch: sequence {} of the step has no tokens", i);
+    for (size_t j = 0; j < i; ++j)
+      if (&steps[j].cache == &step.cache)
+        fail("forward_batch: sequences {} and {} of the step share one cache", j, i);
+    if (steps.size() > 1 && step.cache.length(0) + n > step.cache.max_tokens())
+      fail(
+          "context full: sequence {} of the step: {} tokens do not fit memory.max_context = {} "
+          "of the profile",
+          i, step.cache.length(0) + n, step.cache.max_tokens());
+    sequences.push_back({step.cache, S, n});
+    S += n;
+  }
+  std::vector<float> h(S * D);
+  // All or nothing, for every sequence.
+  std::deque<KvRollback> rollbacks;
+  for (const SequenceStep& step : steps) rollbacks.emplace_back(step.cache);
+  for (size_t i = 0; i < steps.size(); ++i)
+    embed(weights_.embed, steps[i].tokens,
+          std::span(h).subspan(sequences[i].first * D, sequences[i].count * D));
   for (int i = 0; i < config_.num_hidden_layers; ++i)
-    decoder_layer(weights_.layers[i], {context_, cache, i}, h, S, selection);
-  rollback.commit();
+    decoder_layer(weights_.layers[i], i, sequences, h, S);
+  for (KvRollback& rollback : rollbacks) rollback.commit();
   ++counters_.forward_calls;
   counters_.forward_rows += S;
   if (cache_bias_.applies() && !context_.remote) cache_bias_.rows += S;

@@ -36,8 +36,8 @@ std::vector<float> Model::mtp_forward(KvCache& cache, std::span<const int32_t> n
   std::vector<float> h = mtp_input(next_tokens, h_in, "mtp_forward");
   const MtpWeights& m = *weights_.mtp;
   KvRollback rollback(cache);
-  KeySelection selection;
-  decoder_layer(m.layer, {context_, cache, mtp_layer()}, h, S, selection);
+  SequenceRows rows[] = {{cache, 0, S}};
+  decoder_layer(m.layer, mtp_layer(), rows, h, S);
   rollback.commit();
   ++counters_.mtp_forward_calls;
   counters_.mtp_forward_rows += S;

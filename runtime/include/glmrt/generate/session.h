@@ -20,6 +20,15 @@
 namespace glmrt {
 
 class Speculator;
+class Session;
+
+/// One session's part of a step taken with others (Session::run_together).
+struct SessionStep {
+  Session& session;
+  std::span<const int32_t> tokens;  // appended to its sequence by this step
+  bool prefill = false;             // prompt tokens (counted as prefill), else a decode step
+  bool logits = true;               // whether its next-token logits are needed
+};
 
 struct SessionStats {
   int64_t prefilled_tokens = 0, reused_tokens = 0, decoded_tokens = 0;
@@ -57,6 +66,19 @@ class Session {
   };
   ContextRun set_context(std::span<const int32_t> tokens, int64_t max_reuse,
                          const Model::ChunkSink& on_rows);
+  /// The first half of set_context() for a caller that runs the prompt's
+  /// remaining tokens itself (run_together): keeps the longest prefix of
+  /// `tokens` the cache holds (never all of them: the last runs again for its
+  /// logits) and drops the rest. Returns how many tokens were kept. Needs a
+  /// session without MTP rows.
+  int64_t keep_prefix(std::span<const int32_t> tokens);
+  /// Steps of several sessions (distinct, without a drafter) as one forward
+  /// (Model::forward_batch): each appends its tokens, and gets the logits
+  /// [vocab] after its last one (empty when `logits` is false). Each
+  /// session's logits are bit for bit those append() or a prefill chunk of
+  /// set_context() gives it alone, and its stats count the whole step's
+  /// time. When it throws, no session changed.
+  static std::vector<std::vector<float>> run_together(std::span<const SessionStep> steps);
   /// Appends one token (a decode step) and returns the next logits. When it
   /// throws, the sequence is as it was before the call.
   std::vector<float> append(int32_t token);
@@ -74,6 +96,7 @@ class Session {
   /// Engine::prefill_chunk(), as the memory plan resolved it; 0 = the whole
   /// prompt at once, beyond what the plan counted when it chose a chunk).
   void set_prefill_chunk(int64_t chunk) { prefill_chunk_ = chunk; }
+  int64_t prefill_chunk() const { return prefill_chunk_; }
 
   const std::vector<int32_t>& tokens() const { return tokens_; }
   /// Bytes the KV cache holds allocated (its capacity, not only its rows).
@@ -104,6 +127,13 @@ class Session {
                          const Model::ChunkSink& on_rows = {});
   /// Drops everything past `length` tokens, in every cache.
   void truncate(int64_t length);
+  /// Keeps at most `max_reuse` tokens of the longest prefix of `tokens` the
+  /// session holds (never all of them), dropping the rest; returns how many.
+  int64_t reuse_prefix(std::span<const int32_t> tokens, int64_t max_reuse);
+  /// What a step that appended `tokens` (at `first`) leaves: the tokens, the
+  /// last state (`last`, final-normed) and the stats.
+  void record_step(std::span<const int32_t> tokens, int64_t first, std::vector<float> last,
+                   std::vector<float> step_hidden, bool every_row, bool prefill, double seconds);
 
   Engine& engine_;
   int64_t prefill_chunk_;

@@ -10,10 +10,12 @@
 
 namespace glmrt {
 
-/// The indexer keys of S new positions: LayerNorm(wk · x) with RoPE on its rope
-/// slice ([rope | rest] per key). x: normed hidden [S, hidden]; out [S, index_dim].
-void indexer_keys(const IndexerWeights& w, const LayerCall& ctx, std::span<const float> x,
-                  int64_t S, int64_t pos0, std::span<float> out);
+/// The indexer keys of S new rows (of one sequence or several stacked):
+/// LayerNorm(wk · x) with RoPE at `positions[s]` on its rope slice ([rope |
+/// rest] per key). x: normed hidden [S, hidden]; out [S, index_dim].
+void indexer_keys(const IndexerWeights& w, const ModelContext& model, int layer,
+                  std::span<const float> x, int64_t S, std::span<const int64_t> positions,
+                  std::span<float> out);
 
 /// Index scores of the first `visible` cached keys for one query:
 /// Σ_h relu(q_h · k · index_dim^-½) · weight_h. q: [heads, index_dim] roped;

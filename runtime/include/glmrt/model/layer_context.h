@@ -46,6 +46,15 @@ struct ModelContext {
   RemoteExperts* remote = nullptr;            // runs the experts other processes own when set
 };
 
+/// One sequence's rows in a step over several (Model::forward_batch): its
+/// cache, where its rows start in the step's stacked [rows, hidden] arrays
+/// and how many, and its DSA selection, carried from layer to layer.
+struct SequenceRows {
+  KvCache& cache;
+  int64_t first = 0, count = 0;
+  KeySelection selection = {};
+};
+
 /// One layer of one forward call: the model's parts, the sequence's cache,
 /// and the layer (its cache and expert-store row; the MTP layer is
 /// num_hidden_layers).

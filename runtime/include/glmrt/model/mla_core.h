@@ -109,6 +109,17 @@ void absorbed_attention(KernelsBackend& kernels, const MlaDims& dims, const MlaP
                         std::span<const QueryKeys> keys, LatentScratch& scratch,
                         std::span<float> out);
 
+/// The absorbed form's products alone, for queries stacked from several
+/// sequences (each row's result is the one it gets alone): q_cat [S, heads,
+/// cache_width] = [W_kᵀ q_nope | q_rope] per head from q [S, heads, qk_head];
+/// and out [S, heads * v_head] from the latent contexts [S, heads, kv_lora].
+void absorb_queries(KernelsBackend& kernels, const MlaDims& dims, const MlaProjections& w,
+                    std::span<const float> q, int64_t S, std::span<float> q_cat,
+                    std::vector<glmrt_matmul_product>& products);
+void expand_latent_context(KernelsBackend& kernels, const MlaDims& dims, const MlaProjections& w,
+                           std::span<const float> ctx_latent, int64_t S, std::span<float> out,
+                           std::vector<glmrt_matmul_product>& products);
+
 /// Reconstructed form for S queries: expands K_nope and V of the union of the
 /// queries' keys, head by head. Same arguments and result as absorbed_attention.
 void reconstructed_attention(KernelsBackend& kernels, const MlaDims& dims, const MlaProjections& w,

@@ -95,6 +95,23 @@ class Model {
   /// as it was before the call.
   std::vector<float> forward(KvCache& cache, std::span<const int32_t> tokens);
 
+  /// One sequence's part of a step over several: its cache and its new tokens.
+  struct SequenceStep {
+    KvCache& cache;
+    std::span<const int32_t> tokens;
+  };
+  /// forward() for several sequences (distinct caches) as one step: the
+  /// row-wise stages (embedding, norms, the dense products, MLP, router,
+  /// routed and shared experts) run over every sequence's rows stacked, so
+  /// each MoE layer resolves the union of their experts once; RoPE, the
+  /// attention and the DSA indexer run per sequence against its own cache.
+  /// Returns the hidden states [sum of the token counts, hidden], the
+  /// sequences' rows in the order of `steps`. Each sequence's rows are bit
+  /// for bit what forward() gives it alone (the kernels are batch invariant)
+  /// unless routing.cache_bias is on. When it throws, every cache is left as
+  /// it was. A forward trace (set_trace) records one sequence only.
+  std::vector<float> forward_batch(std::span<const SequenceStep> steps);
+
   /// forward() in calls of at most `chunk` positions (0 = one call for all),
   /// the way a long prompt is prefilled within a bounded activation memory.
   /// After each call, `on_chunk(first, hidden)` sees the call's hidden states
@@ -135,8 +152,9 @@ class Model {
   /// eh_proj([enorm(embed(next_tokens)); hnorm(h)]): the MTP layer's input.
   std::vector<float> mtp_input(std::span<const int32_t> next_tokens, std::span<const float> h,
                                const char* caller) const;
-  void decoder_layer(const LayerWeights& w, const LayerCall& call, std::span<float> h, int64_t S,
-                     KeySelection& selection);
+  /// One decoder layer for the stacked rows h [S, hidden] of `sequences`.
+  void decoder_layer(const LayerWeights& w, int layer, std::span<SequenceRows> sequences,
+                     std::span<float> h, int64_t S);
   /// While layer `layer`'s experts are read: predicts the experts of the next
   /// main layer when it is MoE, from h (after this layer's attention) plus
   /// this layer's shared expert output and the routed experts' output so far

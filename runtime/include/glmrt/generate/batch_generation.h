@@ -1,0 +1,73 @@
+// Several answers generated together: every step is one forward over each
+// active stream's rows (Session::run_together) — a decode token per decoding
+// stream, a prefill chunk per stream whose prompt is still running — so each
+// MoE layer reads the union of their experts once, and a second stream costs
+// its own rows, not a second pass over the weights. Each stream's tokens are
+// the ones generate() gives it alone, greedy or sampled (its own sampler).
+#pragma once
+
+#include <glmrt/generate/generator.h>
+#include <glmrt/generate/session.h>
+#include <glmrt/sampling/sampler.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace glmrt {
+
+class BatchGeneration {
+ public:
+  explicit BatchGeneration(Engine& engine);
+  ~BatchGeneration();
+  BatchGeneration(const BatchGeneration&) = delete;
+  BatchGeneration& operator=(const BatchGeneration&) = delete;
+
+  /// Adds a stream: `session` (without a drafter, used by no other stream)
+  /// becomes `prompt` — the prefix it already holds is kept, the rest is
+  /// prefilled in the next steps in chunks of its prefill_chunk(), as
+  /// set_context() does — then generates as generate() does. The session and
+  /// sampler must outlive the stream. Returns the stream's id (0, 1, ...).
+  /// Throws, adding nothing, for a prompt that is empty or longer than the
+  /// profile's memory.max_context.
+  int add(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
+          const GenerationLimits& limits, TokenCallback on_token = {});
+  /// Ends a stream now (reason cancelled, the tokens so far kept); the
+  /// others go on unchanged. Nothing for a stream that has ended.
+  void cancel(int id);
+  /// One forward over every active stream. Returns false when no stream was
+  /// active (nothing ran). When the forward throws, no stream changed: the
+  /// step may be repeated, or streams cancelled.
+  bool step();
+  /// Steps until every stream has ended.
+  void run();
+
+  bool finished(int id) const;
+  /// The stream's answer so far (complete once finished()).
+  const Generation& result(int id) const;
+  /// Streams not yet ended.
+  int active() const;
+  /// Rows of the last step: prompt rows (prefill) and decode rows, and the
+  /// seconds its forward took (Session::run_together, as the sessions' stats
+  /// count it: sampling and the rest of the step aside).
+  struct StepRows {
+    int64_t prefill = 0, decode = 0;
+    double seconds = 0;
+  };
+  const StepRows& last_step() const { return last_step_; }
+
+ private:
+  struct Stream;
+  Stream& stream(int id) const;
+  /// Takes the stream's next token from `logits`; ends it when the answer
+  /// ends there or one more row would not fit the context.
+  void decide(Stream& s, std::span<const float> logits);
+  void finish(Stream& s);
+
+  Engine& engine_;
+  std::vector<std::unique_ptr<Stream>> streams_;
+  StepRows last_step_;
+};
+
+}  // namespace glmrt
