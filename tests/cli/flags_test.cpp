@@ -121,5 +121,15 @@ TEST(Flags, TokenizeReadsAGgufFilesTokenizer) {
   EXPECT_THAT(gguf.out, HasSubstr("1017"));  // <|user|> whole
 }
 
+TEST(Flags, VersionPrintsTheProjectVersionAndNeedsNoModel) {
+  const ProcessResult version = run_glmrt({"--version"});
+  EXPECT_EQ(version.exit_status, 0) << version.err;
+  // "glmrt 0.1.0" then, built from a git checkout, " (git <describe>)".
+  EXPECT_THAT(version.out, ::testing::StartsWith("glmrt " GLMRT_PROJECT_VERSION));
+  ASSERT_FALSE(version.out.empty());
+  EXPECT_EQ(version.out.back(), '\n');
+  EXPECT_EQ(version.err, "");
+}
+
 }  // namespace
 }  // namespace glmrt::test

@@ -31,9 +31,23 @@ TEST_F(RequestParsing, ChatRendersTheTemplateAndKeepsDefaults) {
   EXPECT_TRUE(r.thinking);
   EXPECT_EQ(r.top_logprobs, -1);
   EXPECT_DOUBLE_EQ(r.generation.sampling.temperature, 0.7);
-  EXPECT_EQ(r.generation.sampling.max_new_tokens, 50);
+  // No max_tokens: until the end of the turn, capped by --max-tokens only
+  // (not the profile's max_new_tokens, 50 here).
+  EXPECT_EQ(r.generation.sampling.max_new_tokens, 100);
   EXPECT_EQ(r.generation.sampling.seed, 42u);
   EXPECT_FALSE(r.generation.stream);
+}
+
+TEST_F(RequestParsing, WithoutMaxTokensAnAnswerMayFillTheContext) {
+  RequestContext unlimited = context();
+  unlimited.limits.max_tokens = 0;  // no --max-tokens
+  const Json hi = parse_request_body(R"({"messages": [{"role": "user", "content": "hi"}]})");
+  EXPECT_EQ(parse_chat_request(hi, unlimited).generation.sampling.max_new_tokens, 64);
+  const Json text = parse_request_body(R"({"prompt": "hello"})");
+  EXPECT_EQ(parse_completion_request(text, unlimited).generation.sampling.max_new_tokens, 64);
+  const Json asked = parse_request_body(
+      R"({"messages": [{"role": "user", "content": "hi"}], "max_completion_tokens": 9})");
+  EXPECT_EQ(parse_chat_request(asked, unlimited).generation.sampling.max_new_tokens, 9);
 }
 
 TEST_F(RequestParsing, ContentIsTextUnlessTheServerAllowsSpecialTokens) {
@@ -156,12 +170,22 @@ TEST_F(RequestParsing, ResponseFormatIsReadIntoASchema) {
           "{" + hi + R"(, "enable_thinking": false, "response_format": {"type": "json_object"}})"),
       context());
   EXPECT_EQ(off.forced_answer, "");
-  // The keyword and its place in the schema are named.
+  // Pydantic's Optional[datetime] field: anyOf with null, a format.
+  const ChatRequest pydantic = parse(R"({"type": "json_schema", "json_schema": {"name": "p",
+      "schema": {"type": "object", "properties": {"when": {"anyOf": [{"type": "string",
+      "format": "date-time"}, {"type": "null"}], "default": null, "title": "When"}}}}})");
+  ASSERT_NE(pydantic.generation.json_format, nullptr);
+  EXPECT_EQ(pydantic.generation.json_format->problem(Json::parse(R"({"when": null})")),
+            std::nullopt);
+  EXPECT_NE(pydantic.generation.json_format->problem(Json::parse(R"({"when": "today"})")),
+            std::nullopt);
+  // A keyword still not implemented: the keyword and its place in the schema are named.
   const ApiError keyword = chat_error("{" + hi + R"(, "response_format": {"type": "json_schema",
       "json_schema": {"name": "x", "schema": {"type": "object", "properties": {
-      "when": {"type": "string", "format": "date-time"}}}}}})");
+      "when": {"type": "string", "pattern": "^[0-9]+$"}}}}}})");
+  EXPECT_EQ(keyword.status(), 400);
   EXPECT_EQ(keyword.param(), "response_format");
-  EXPECT_NE(std::string(keyword.what()).find("`format` at `properties.when`"), std::string::npos)
+  EXPECT_NE(std::string(keyword.what()).find("`pattern` at `properties.when`"), std::string::npos)
       << keyword.what();
   const ApiError completions = completion_error(
       R"({"prompt": "x", "response_format": {"type": "json_schema", "json_schema":
@@ -314,7 +338,8 @@ TEST_F(RequestParsing, CompletionPromptsInEveryForm) {
   ASSERT_EQ(text.prompts.size(), 1u);
   const auto hello = tokenizer_.encode("hello", true);
   EXPECT_EQ(text.prompts[0], std::vector<int32_t>(hello.begin(), hello.end()));
-  EXPECT_EQ(text.generation.sampling.max_new_tokens, 16);  // OpenAI's default
+  // No max_tokens: until a stop token, capped by --max-tokens (not OpenAI's legacy 16).
+  EXPECT_EQ(text.generation.sampling.max_new_tokens, 100);
 
   const auto ids = parse_completion_request(
       parse_request_body(R"({"prompt": [5, 6, 7], "echo": true, "logprobs": 2, "max_tokens": 0})"),

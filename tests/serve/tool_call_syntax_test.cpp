@@ -311,5 +311,33 @@ TEST(ToolCallSyntax, ForcedOpeningsNameTheirFunction) {
   }
 }
 
+TEST(ToolCallSyntax, ACutCallKeepsTheArgumentsWrittenSoFar) {
+  const Json tools = Json::parse(R"([{"type": "function", "function": {"name": "lookup_verdict",
+      "parameters": {"type": "object", "properties": {"case_id": {"type": "integer"}}}}}])");
+  const ToolCallSyntax& glm = glm_tool_call_syntax();
+  const std::string opening = glm.forced_opening("lookup_verdict");
+  EXPECT_EQ(glm.partial_arguments(opening, "lookup_verdict", tools), "{}");
+  // Complete pairs typed by the tool's schema; the cut value's text as a string.
+  EXPECT_EQ(glm.partial_arguments(opening + "<arg_key>case_id</arg_key><arg_value>7</arg_value>"
+                                            "<arg_key>note</arg_key><arg_value>gui",
+                                  "lookup_verdict", tools),
+            R"({"case_id":7,"note":"gui"})");
+  EXPECT_EQ(glm.partial_arguments(opening + "<arg_key>case_id</arg_key><arg_value>7</arg_value>"
+                                            "<arg_key>no",
+                                  "lookup_verdict", tools),
+            R"({"case_id":7})");
+  // The JSON formats: the text written so far, as it is.
+  for (const ToolCallSyntax* syntax :
+       {&deepseek_v3_tool_call_syntax(), &deepseek_v31_tool_call_syntax(),
+        &kimi_k2_tool_call_syntax()}) {
+    const std::string forced = syntax->forced_opening("lookup_verdict");
+    EXPECT_EQ(syntax->partial_arguments(forced, "lookup_verdict", tools), "{}") << syntax->name();
+    EXPECT_EQ(syntax->partial_arguments(forced + R"({"case_id": 7, "note": "gu)", "lookup_verdict",
+                                        tools),
+              R"({"case_id": 7, "note": "gu)")
+        << syntax->name();
+  }
+}
+
 }  // namespace
 }  // namespace glmrt::serve

@@ -1,6 +1,7 @@
 // glmrt: the command-line entry. Dispatches to one function per command.
 #include "commands.h"
 #include "output_error.h"
+#include "version.h"
 
 #include <glmrt/base/error.h>
 #include <glmrt/base/omp_wait_policy.h>
@@ -71,7 +72,9 @@ void print_usage() {
   for (const auto& c : kCommands)
     std::fprintf(stderr, "  %-10.*s %.*s\n", static_cast<int>(c.name.size()), c.name.data(),
                  static_cast<int>(c.summary.size()), c.summary.data());
-  std::fputs("\n`glmrt <command> --help` shows a command's options.\n", stderr);
+  std::fputs(
+      "\n`glmrt <command> --help` shows a command's options; `glmrt --version` the version.\n",
+      stderr);
 }
 
 int run_command_line(const Args& args, const Ranks& ranks) {
@@ -117,6 +120,12 @@ int main(int argc, char** argv) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     print_usage();
     return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    const std::string_view version = glmrt::cli::version_text();
+    std::printf("glmrt %.*s\n", static_cast<int>(version.size()), version.data());
+    glmrt::cli::flush_output(stdout, "the output");
+    return 0;
   }
   std::unique_ptr<glmrt::MpiWorld> world;  // outlives the cluster: a fault ends the job through it
   try {

@@ -7,6 +7,7 @@
 #include "options.h"
 #include "sampling_flags.h"
 #include "unsigned_flag.h"
+#include "version.h"
 
 #include <glmrt/base/error.h>
 #include <glmrt/base/printable.h>
@@ -131,6 +132,7 @@ int serve_command(const Args& args, const Ranks& ranks) {
       model_text.chat_template(chat_template_choice(vm, profile.chat_template));
   auto engine = ranks.open(profile, model_dir);
   const auto shards = ranks.spread(*engine);
+  o.build_info = std::string(version_text());
   if (o.model_name.empty()) {
     auto dir = std::filesystem::absolute(engine->model_dir()).lexically_normal();
     if (dir.filename().empty()) dir = dir.parent_path();  // a trailing slash

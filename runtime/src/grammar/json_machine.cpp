@@ -63,6 +63,8 @@ std::optional<uint32_t> JsonMachine::string_room(StateRef state) const {
   if ((f.kind != kString && !free_key) || f.phase != kStringBody || f.pending != 0)
     return std::nullopt;
   if (free_key) return kNoLimit;
+  // A formatted string takes only what its pattern allows next: every token is walked.
+  if (schema_->node(f.node).format != StringFormat::none) return std::nullopt;
   const uint32_t max = schema_->node(f.node).max_length;
   return max == kNoLimit ? kNoLimit : max - f.count;
 }
@@ -132,7 +134,11 @@ StateRef JsonMachine::start_value(StateRef parent, int node_index, uint8_t byte,
     f.bits = pack_range(0, static_cast<uint32_t>(schema_->literals(set).texts.size()));
     return step_literal(push(f), byte);
   };
-  if (node.literals >= 0) return literal(node.literals);
+  if (node.literals >= 0) {
+    const auto& texts = schema_->literals(node.literals).texts;
+    const auto [low, high] = narrow(texts, 0, static_cast<uint32_t>(texts.size()), 0, byte);
+    if (!node.literals_or_types || low < high) return literal(node.literals);
+  }
   const uint8_t t = node.types;
   if (byte == '{' && (t & kObjectType) && depth < kMaxNesting) {
     f.kind = kObject;
@@ -332,7 +338,18 @@ StateRef JsonMachine::step_array(StateRef state, uint8_t byte) {
 
 StateRef JsonMachine::step_string(StateRef state, uint8_t byte) {
   const SchemaNode& node = schema_->node(arena_[state].node);
-  return string_text_step(state, byte, node.min_length, node.max_length);
+  if (node.format == StringFormat::none)
+    return string_text_step(state, byte, node.min_length, node.max_length);
+  // A format's characters are plain ASCII (no escapes); `bits` holds the
+  // pattern's positions (0 before the first character).
+  Frame f = arena_[state];
+  const StringPattern& pattern = string_pattern(node.format);
+  if (byte == '"') return pattern.accepting(f.bits) ? child_done(f.parent, -1) : kRejected;
+  const uint64_t next = pattern.step(f.bits, byte);
+  if (next == 0) return kRejected;
+  f.bits = next;
+  ++f.count;
+  return replace(state, f);
 }
 
 StateRef JsonMachine::string_text_step(StateRef state, uint8_t byte, uint32_t min_length,

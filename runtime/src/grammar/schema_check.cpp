@@ -34,10 +34,10 @@ std::optional<std::string> JsonSchema::problem(const Json& value, int index) con
       const SchemaNode& node = schema.node(index);
       if (node.literals >= 0) {
         const auto& texts = schema.literals(node.literals).texts;
-        if (!std::binary_search(texts.begin(), texts.end(), v.dump()))
+        if (std::binary_search(texts.begin(), texts.end(), v.dump())) return std::nullopt;
+        if (!node.literals_or_types)
           return fmt::format("{} is {}, not one of the allowed values", at(path),
                              printable(v.dump(), 64));
-        return std::nullopt;
       }
       const uint8_t t = node.types;
       if (v.is_object() && (t & kObjectType)) return check_object(v, node, path);
@@ -47,6 +47,10 @@ std::optional<std::string> JsonSchema::problem(const Json& value, int index) con
         if (n < node.min_length || n > static_cast<int64_t>(node.max_length))
           return fmt::format("{} holds {} characters, outside [{}, {}]", at(path), n,
                              node.min_length, node.max_length);
+        if (node.format != StringFormat::none &&
+            !string_pattern(node.format).matches(v.get_ref<const std::string&>()))
+          return fmt::format("{} is {}, not in the schema's `format`", at(path),
+                             printable(v.dump(), 64));
         return std::nullopt;
       }
       if (v.is_number() && ((t & kNumberType) || ((t & kIntegerType) && is_whole(v)))) {

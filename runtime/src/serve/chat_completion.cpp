@@ -2,6 +2,8 @@
 #include <glmrt/serve/completion_jobs.h>
 #include <glmrt/serve/logprobs_json.h>
 
+#include <algorithm>
+#include <chrono>
 #include <limits>
 #include <optional>
 
@@ -14,7 +16,8 @@ class ChatChunks {
   ChatChunks(const ResponseIdentity& identity, bool include_usage)
       : identity_(identity), include_usage_(include_usage) {}
 
-  Json chunk(size_t index, Json delta, Json logprobs = nullptr, Json finish = nullptr) const {
+  Json chunk(size_t index, Json delta, Json logprobs = nullptr, Json finish = nullptr,
+             Json timings = nullptr) const {
     Json choice = {{"index", index},
                    {"delta", std::move(delta)},
                    {"logprobs", std::move(logprobs)},
@@ -25,6 +28,7 @@ class ChatChunks {
               {"model", identity_.model},
               {"choices", Json::array({std::move(choice)})}};
     if (include_usage_) c["usage"] = nullptr;
+    if (!timings.is_null()) c["timings"] = std::move(timings);
     return c;
   }
 
@@ -64,6 +68,8 @@ std::optional<Session::ContextRun> run_prompt(ModelContext& context,
                                               std::span<const int32_t> prompt,
                                               int64_t max_new_tokens, Job& job) {
   context.slots.choose(prompt, max_new_tokens);
+  if (context.metrics)
+    context.metrics->set_active_slot(static_cast<int64_t>(context.slots.current()));
   try {
     return context.slots.session().set_context(prompt, std::numeric_limits<int64_t>::max(),
                                                [&](int64_t, std::span<const float>) {
@@ -79,26 +85,33 @@ std::optional<Session::ContextRun> run_prompt(ModelContext& context,
 namespace {
 
 // A forced call the model did not complete as one (cut by max_tokens, or
-// malformed): still a call, as tool_choice asked, to the function named in
-// the text (or the first tool) with no arguments.
+// malformed): still a call, as tool_choice asked, with the arguments it
+// wrote so far. Its function is the one tool_choice names (the prompt ends
+// with its name: whatever the model wrote next is not part of it); for
+// "required", the one the text names when it is a tool, else the first tool.
 ToolCall forced_call_fallback(const ChatRequest& request, const ToolCallSyntax& syntax,
-                              const std::string& content) {
-  const std::string name = syntax.named_function(content);
-  bool known = false;
-  std::string first;
-  for (const Json& entry : request.tools) {
-    const Json& tool = entry.is_object() && entry.contains("function") ? entry["function"] : entry;
-    if (!tool.is_object() || !tool.contains("name") || !tool["name"].is_string()) continue;
-    if (first.empty()) first = tool["name"].get<std::string>();
-    known = known || tool["name"] == name;
+                              std::string_view held) {
+  std::string name = request.forced_function;
+  if (name.empty()) {
+    const std::string named = syntax.named_function(held);
+    bool known = false;
+    for (const Json& entry : request.tools) {
+      const Json& tool =
+          entry.is_object() && entry.contains("function") ? entry["function"] : entry;
+      if (!tool.is_object() || !tool.contains("name") || !tool["name"].is_string()) continue;
+      if (name.empty()) name = tool["name"].get<std::string>();
+      known = known || tool["name"] == named;
+    }
+    if (known) name = named;
   }
-  return ToolCall{{}, known ? name : first, "{}"};
+  return ToolCall{{}, name, syntax.partial_arguments(held, name, request.tools)};
 }
 
 struct ChoiceOutcome {
   Json choice;  // the non-streamed choice
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
+  Timings timings;
 };
 
 // Choice `index` of the request: its own seed (the request's plus the index,
@@ -106,9 +119,13 @@ struct ChoiceOutcome {
 std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index,
                                         const ChatChunks& chunks, const ServedModel& model,
                                         IdSource& ids, ModelContext& context, Job& job) {
+  const auto prompt_start = std::chrono::steady_clock::now();
   auto prompt_run =
       run_prompt(context, request.prompt, request.generation.sampling.max_new_tokens, job);
   if (!prompt_run) return std::nullopt;
+  ChoiceOutcome outcome;
+  outcome.timings.prompt_n = static_cast<int64_t>(request.prompt.size()) - prompt_run->reused;
+  outcome.timings.prompt_ms = milliseconds_since(prompt_start);
   const bool stream = request.generation.stream;
   if (stream) job.send(sse_event(chunks.chunk(index, {{"role", "assistant"}, {"content", ""}})));
 
@@ -127,6 +144,7 @@ std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index
       answer.push(static_cast<int32_t>(id));
   Json logprobs = Json::array();  // all of them (non-streamed) or those not sent yet
   TokenTimer timer(context.metrics, job.queued_at());
+  const auto decode_start = std::chrono::steady_clock::now();
   const Generation generation = continue_generation(
       context.slots.session(), sampler, request.prompt, std::move(prompt_run->logits), limits,
       [&](int32_t token, std::span<const float> logits) {
@@ -145,6 +163,8 @@ std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index
       request.top_logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded);
   context.generated_tokens += static_cast<int64_t>(generation.tokens.size());
   if (job.cancelled()) return std::nullopt;
+  outcome.timings.predicted_n = static_cast<int64_t>(generation.tokens.size());
+  outcome.timings.predicted_ms = milliseconds_since(decode_start);
 
   ChatAnswer::Ending ending = answer.finish();
   // parallel_tool_calls: false asks for one call at most: the first, as vLLM.
@@ -152,14 +172,20 @@ std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index
   std::string content = answer.content();
   if (request.forced_call && ending.calls.empty()) {
     // The held call text is not content: the call replaces it.
-    ending.calls.push_back(forced_call_fallback(request, tool_syntax, content));
-    content = content.substr(0, content.find(tool_syntax.opening()));
+    const size_t opening = content.find(tool_syntax.opening());
+    ending.calls.push_back(forced_call_fallback(
+        request, tool_syntax, std::string_view(content).substr(std::min(opening, content.size()))));
+    content = content.substr(0, opening);
     ending.delta.content =
         ending.delta.content.substr(0, ending.delta.content.find(tool_syntax.opening()));
+  } else if (!request.forced_function.empty() &&
+             ending.calls.front().name != request.forced_function) {
+    // The model ran on after the name the prompt gave it (GLM writes no
+    // separator after a name): the call is still to the named function.
+    ending.calls.front().name = request.forced_function;
   }
   const std::string reason =
       finish_reason(generation.reason, answer.stopped_by_string(), !ending.calls.empty());
-  ChoiceOutcome outcome;
   outcome.completion_tokens = static_cast<int64_t>(generation.tokens.size());
   outcome.cached_tokens = prompt_run->reused;
   if (stream) {
@@ -169,7 +195,8 @@ std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index
     if (!ending.calls.empty())
       job.send(sse_event(
           chunks.chunk(index, {{"tool_calls", tool_calls_json(ending.calls, ids, true)}})));
-    job.send(sse_event(chunks.chunk(index, Json::object(), nullptr, reason)));
+    job.send(
+        sse_event(chunks.chunk(index, Json::object(), nullptr, reason, outcome.timings.json())));
     return outcome;
   }
   Json message = {{"role", "assistant"}};
@@ -191,10 +218,12 @@ void run_chat_completion(const ChatRequest& request, const ResponseIdentity& ide
   const ChatChunks chunks(identity, request.generation.include_usage);
   Json choices = Json::array();
   int64_t completion_tokens = 0, cached_tokens = 0;
+  Timings timings;
   for (size_t i = 0; i < static_cast<size_t>(request.generation.n); ++i) {
     auto outcome = run_choice(request, i, chunks, model, ids, context, job);
     if (!outcome) return;
     completion_tokens += outcome->completion_tokens;
+    timings += outcome->timings;
     // The prompt is computed once; later choices find it cached.
     if (i == 0) cached_tokens = outcome->cached_tokens;
     choices.push_back(std::move(outcome->choice));
@@ -207,8 +236,9 @@ void run_chat_completion(const ChatRequest& request, const ResponseIdentity& ide
     return;
   }
   const Json body = {
-      {"id", identity.id},       {"object", "chat.completion"},   {"created", identity.created},
-      {"model", identity.model}, {"choices", std::move(choices)}, {"usage", usage}};
+      {"id", identity.id},        {"object", "chat.completion"},   {"created", identity.created},
+      {"model", identity.model},  {"choices", std::move(choices)}, {"usage", usage},
+      {"timings", timings.json()}};
   job.send_last(body.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 

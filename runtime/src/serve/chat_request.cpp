@@ -199,6 +199,7 @@ ChatRequest parse_chat_request(const Json& body, const RequestContext& context) 
     r.forced_answer =
         (r.thinking ? "</think>" : "") + context.tool_calls->forced_opening(*tool_choice.forced);
     r.forced_call = true;
+    r.forced_function = *tool_choice.forced;
   } else if (r.generation.json_format && r.thinking) {
     // JSON is the content: the reasoning is closed before the answer starts
     // (a small model could otherwise reason until max_tokens).

@@ -107,6 +107,21 @@ class DeepseekToolCallSyntax final : public ToolCallSyntax {
     return std::string(tool_call_text::trim(call.substr(0, call.find('\n'))));
   }
 
+  std::string partial_arguments(std::string_view held, std::string_view,
+                                const Json&) const override {
+    const size_t begin = held.find(kDeepseekCallBegin);
+    if (begin == std::string_view::npos) return "{}";
+    held.remove_prefix(begin);
+    held = held.substr(0, held.find(kDeepseekCallEnd));
+    if (layout_ == DeepseekLayout::plain_json)
+      return tool_call_text::arguments_so_far(held, kDeepseekSep, kDeepseekCallEnd);
+    const size_t sep = held.find(kDeepseekSep);
+    if (sep == std::string_view::npos) return "{}";
+    held.remove_prefix(sep);
+    return tool_call_text::arguments_so_far(held, kJsonFenceOpen,
+                                            "\n" + std::string(kJsonFenceClose));
+  }
+
  private:
   std::string_view name_;
   DeepseekLayout layout_;

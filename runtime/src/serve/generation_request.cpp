@@ -9,8 +9,6 @@
 namespace glmrt::serve {
 namespace {
 
-// OpenAI's legacy completions default.
-constexpr int kCompletionsDefaultMaxTokens = 16;
 constexpr size_t kMaxStopStrings = 16;
 constexpr size_t kMaxLogitBias = 300;  // OpenAI's limit
 constexpr int64_t kMaxChoices = 8;
@@ -90,10 +88,9 @@ int read_max_tokens(const RequestFields& f, Endpoint endpoint, const RequestCont
                   printable(given->dump(), 32), limit);
     if (const auto value = f.integer(key, least, limit)) asked = value;
   }
-  if (asked) return static_cast<int>(*asked);
-  const int64_t fallback =
-      endpoint == Endpoint::chat ? context.defaults.max_new_tokens : kCompletionsDefaultMaxTokens;
-  return static_cast<int>(std::min(fallback, limit));
+  // None asked: until the end of the turn (a stop token) or a full context,
+  // as llama-server, vLLM and Ollama answer; --max-tokens still caps it.
+  return static_cast<int>(asked.value_or(limit));
 }
 
 }  // namespace

@@ -66,7 +66,9 @@ std::string_view route_label(const std::string& path) {
                                                  "/v1/chat/completions",
                                                  "/v1/completions",
                                                  "/tokenize",
-                                                 "/detokenize"};
+                                                 "/detokenize",
+                                                 "/props",
+                                                 "/slots"};
   for (std::string_view route : kRoutes)
     if (path == route) return route;
   if (path.starts_with("/v1/models/")) return "/v1/models/{id}";
@@ -187,6 +189,7 @@ void install_handlers(ServerState& state) {
                     "text/plain; version=0.0.4; charset=utf-8");
   });
   register_api_routes(state);
+  register_info_routes(state);
 }
 
 // httplib's accept loop runs each accepted socket's task at once, on its own

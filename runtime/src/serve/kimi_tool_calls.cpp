@@ -80,6 +80,11 @@ class KimiToolCallSyntax final : public ToolCallSyntax {
     const std::string_view call = held.substr(begin + kKimiCallBegin.size());
     return kimi_function_of(tool_call_text::trim(call.substr(0, call.find(kKimiArgumentBegin))));
   }
+
+  std::string partial_arguments(std::string_view held, std::string_view,
+                                const Json&) const override {
+    return tool_call_text::arguments_so_far(held, kKimiArgumentBegin, kKimiCallEnd);
+  }
 };
 
 }  // namespace

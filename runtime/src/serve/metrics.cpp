@@ -123,6 +123,17 @@ void Metrics::set_queue(size_t waiting, bool running) {
   std::lock_guard lock(mutex_);
   waiting_ = waiting;
   running_ = running;
+  if (!running) active_slot_ = -1;
+}
+
+void Metrics::set_active_slot(int64_t slot) {
+  std::lock_guard lock(mutex_);
+  active_slot_ = slot;
+}
+
+int64_t Metrics::active_slot() const {
+  std::lock_guard lock(mutex_);
+  return active_slot_;
 }
 
 void Metrics::publish(const ModelSnapshot& snapshot) {

@@ -92,6 +92,8 @@ void ModelWorker::publish(const SessionStats& before, int64_t generated) {
   s.cached_tokens = context_.slots.cached_tokens();
   s.slots_occupied = static_cast<int64_t>(context_.slots.occupied());
   s.slots = static_cast<int64_t>(context_.slots.size());
+  for (size_t i = 0; i < context_.slots.size(); ++i)
+    s.slot_tokens.push_back(context_.slots.tokens_in(i));
   if (const Speculator* speculator = context_.slots.session().speculator())
     s.draft = speculator->stats();
   metrics_.publish(s);

@@ -36,9 +36,11 @@ std::string sse_event(const Json& data) {
 }
 
 std::string finish_reason(StopReason reason, bool stop_string, bool tool_calls) {
-  if (tool_calls) return "tool_calls";
-  if (stop_string || reason == StopReason::eos) return "stop";
-  return "length";
+  // Cut by max_tokens or a full context: "length", even with calls (a forced
+  // call's arguments may be cut short), so the client knows.
+  if (!stop_string && (reason == StopReason::length || reason == StopReason::context_full))
+    return "length";
+  return tool_calls ? "tool_calls" : "stop";
 }
 
 Json usage_json(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens) {
@@ -46,6 +48,32 @@ Json usage_json(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached
           {"completion_tokens", completion_tokens},
           {"total_tokens", prompt_tokens + completion_tokens},
           {"prompt_tokens_details", {{"cached_tokens", cached_tokens}}}};
+}
+
+Timings& Timings::operator+=(const Timings& other) {
+  prompt_n += other.prompt_n;
+  prompt_ms += other.prompt_ms;
+  predicted_n += other.predicted_n;
+  predicted_ms += other.predicted_ms;
+  return *this;
+}
+
+Json Timings::json() const {
+  const auto per_token = [](double ms, int64_t n) { return n > 0 ? ms / n : 0.0; };
+  const auto per_second = [](double ms, int64_t n) { return ms > 0 ? 1e3 * n / ms : 0.0; };
+  return {{"prompt_n", prompt_n},
+          {"prompt_ms", prompt_ms},
+          {"prompt_per_token_ms", per_token(prompt_ms, prompt_n)},
+          {"prompt_per_second", per_second(prompt_ms, prompt_n)},
+          {"predicted_n", predicted_n},
+          {"predicted_ms", predicted_ms},
+          {"predicted_per_token_ms", per_token(predicted_ms, predicted_n)},
+          {"predicted_per_second", per_second(predicted_ms, predicted_n)}};
+}
+
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 std::string token_text(const text::Tokenizer& tokenizer, int32_t token) {

@@ -79,6 +79,9 @@ struct ServerState {
 /// POST /v1/chat/completions, /v1/completions, /tokenize, /detokenize; GET /v1/models.
 void register_api_routes(ServerState& state);
 
+/// GET /props and /slots (llama-server's).
+void register_info_routes(ServerState& state);
+
 /// Answers `error` in OpenAI's shape.
 void respond_error(httplib::Response& res, const ApiError& error);
 

@@ -3,6 +3,7 @@
 #include <glmrt/serve/stop_strings.h>
 #include <glmrt/text/stream_detokenizer.h>
 
+#include <chrono>
 #include <limits>
 
 namespace glmrt::serve {
@@ -11,6 +12,7 @@ namespace {
 struct ChoiceResult {
   Json choice;
   int64_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
+  Timings timings;
 };
 
 class CompletionChunks {
@@ -18,7 +20,8 @@ class CompletionChunks {
   CompletionChunks(const ResponseIdentity& identity, bool include_usage)
       : identity_(identity), include_usage_(include_usage) {}
 
-  Json chunk(size_t index, std::string text, Json logprobs, Json finish = nullptr) const {
+  Json chunk(size_t index, std::string text, Json logprobs, Json finish = nullptr,
+             Json timings = nullptr) const {
     Json choice = {{"index", index},
                    {"text", std::move(text)},
                    {"logprobs", std::move(logprobs)},
@@ -26,6 +29,7 @@ class CompletionChunks {
     Json c = header();
     c["choices"] = Json::array({std::move(choice)});
     if (include_usage_) c["usage"] = nullptr;
+    if (!timings.is_null()) c["timings"] = std::move(timings);
     return c;
   }
   Json usage(Json usage) const {
@@ -70,7 +74,10 @@ class ChoiceRun {
     auto cancelled = [&] { return job_.cancelled(); };
     std::vector<float> logits;
     ChoiceResult result;
+    const auto prompt_start = std::chrono::steady_clock::now();
     context_.slots.choose(prompt, request_.generation.sampling.max_new_tokens);
+    if (context_.metrics)
+      context_.metrics->set_active_slot(static_cast<int64_t>(context_.slots.current()));
     try {
       if (request_.echo && request_.logprobs >= 0) {
         auto scored = context_.slots.scorer().score(prompt, request_.logprobs, cancelled);
@@ -89,6 +96,8 @@ class ChoiceRun {
     } catch (const ScoringCancelled&) {
       return std::nullopt;
     }
+    result.timings.prompt_n = static_cast<int64_t>(prompt.size()) - result.cached_tokens;
+    result.timings.prompt_ms = milliseconds_since(prompt_start);
     send_text();
 
     SamplingParams sampling = request_.generation.sampling;
@@ -99,6 +108,7 @@ class ChoiceRun {
                                               limits.stop_tokens));
     StopStringFilter stops(request_.generation.stop);
     TokenTimer timer(context_.metrics, job_.queued_at());
+    const auto decode_start = std::chrono::steady_clock::now();
     const Generation generation = continue_generation(
         context_.slots.session(), sampler, prompt, std::move(logits), limits,
         [&](int32_t token, std::span<const float> token_logits) {
@@ -119,6 +129,8 @@ class ChoiceRun {
         request_.logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded);
     context_.generated_tokens += static_cast<int64_t>(generation.tokens.size());
     if (cancelled()) return std::nullopt;
+    result.timings.predicted_n = static_cast<int64_t>(generation.tokens.size());
+    result.timings.predicted_ms = milliseconds_since(decode_start);
     if (!stops.stopped()) {
       text_ += stops.push(detokenizer_.flush());
       if (!stops.stopped()) text_ += stops.flush();
@@ -131,7 +143,7 @@ class ChoiceRun {
     result.completion_tokens = static_cast<int64_t>(generation.tokens.size());
     if (request_.generation.stream) {
       send_text();
-      job_.send(sse_event(chunks_.chunk(index_, "", nullptr, reason)));
+      job_.send(sse_event(chunks_.chunk(index_, "", nullptr, reason, result.timings.json())));
     }
     result.choice = {{"text", std::move(text_)},
                      {"index", index_},
@@ -186,6 +198,7 @@ void run_text_completion(const CompletionRequest& request, const ResponseIdentit
   const CompletionChunks chunks(identity, request.generation.include_usage);
   Json choices = Json::array();
   int64_t prompt_tokens = 0, completion_tokens = 0, cached_tokens = 0;
+  Timings timings;
   for (size_t i = 0; i < request.prompts.size(); ++i) {
     for (size_t sample = 0; sample < static_cast<size_t>(request.generation.n); ++sample) {
       auto result = ChoiceRun(request, i, sample, model, context, job, chunks).run();
@@ -195,6 +208,7 @@ void run_text_completion(const CompletionRequest& request, const ResponseIdentit
         cached_tokens += result->cached_tokens;
       }
       completion_tokens += result->completion_tokens;
+      timings += result->timings;
       choices.push_back(std::move(result->choice));
     }
   }
@@ -205,8 +219,9 @@ void run_text_completion(const CompletionRequest& request, const ResponseIdentit
     return;
   }
   const Json body = {
-      {"id", identity.id},       {"object", "text_completion"},   {"created", identity.created},
-      {"model", identity.model}, {"choices", std::move(choices)}, {"usage", usage}};
+      {"id", identity.id},        {"object", "text_completion"},   {"created", identity.created},
+      {"model", identity.model},  {"choices", std::move(choices)}, {"usage", usage},
+      {"timings", timings.json()}};
   job.send_last(body.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 

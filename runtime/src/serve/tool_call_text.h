@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace glmrt::serve::tool_call_text {
@@ -33,6 +34,18 @@ inline std::optional<std::string_view> until(std::string_view& rest, std::string
   const std::string_view before = rest.substr(0, at);
   rest.remove_prefix(at + end.size());
   return before;
+}
+
+/// The text after `begin` up to `end` (or to the text's end when the answer
+/// was cut before it), trimmed; "{}" when `begin` never came or nothing
+/// follows it: a cut call's JSON arguments as far as they were written.
+inline std::string arguments_so_far(std::string_view held, std::string_view begin,
+                                    std::string_view end) {
+  const size_t at = held.find(begin);
+  if (at == std::string_view::npos) return "{}";
+  std::string_view rest = held.substr(at + begin.size());
+  rest = trim(rest.substr(0, rest.find(end)));
+  return rest.empty() ? std::string("{}") : std::string(rest);
 }
 
 /// Whether `text` is only whitespace.

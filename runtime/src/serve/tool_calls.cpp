@@ -66,6 +66,27 @@ class GlmToolCallSyntax final : public ToolCallSyntax {
     const std::string_view after = held.substr(at + kGlmCallOpen.size());
     return std::string(after.substr(0, after.find_first_of("< \t\r\n")));
   }
+  std::string partial_arguments(std::string_view held, std::string_view function,
+                                const Json& tools) const override {
+    // Pairs up to the first that is malformed or cut; a cut value keeps its
+    // text so far (as a string: its JSON may be incomplete).
+    Json arguments = Json::object();
+    const size_t first = held.find(kGlmKeyOpen);
+    std::string_view call = held.substr(std::min(first, held.size()));
+    call = call.substr(0, call.find(kGlmCallClose));
+    while (take(call, kGlmKeyOpen)) {
+      const auto key = until(call, kGlmKeyClose);
+      if (!key || !take(call, kGlmValueOpen)) break;
+      const std::string k(trim(*key));
+      if (const auto value = until(call, kGlmValueClose)) {
+        arguments[k] = typed_value(*value, declared_type(tools, function, k));
+        continue;
+      }
+      arguments[k] = std::string(call);
+      break;
+    }
+    return arguments.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
 };
 
 }  // namespace

@@ -145,9 +145,10 @@ test("max_tokens before the JSON closes: finish_reason length", async () => {
 
 test("an unsupported schema keyword is a 400 naming it and where it is", async () => {
   const cases = [
-    [{ type: "object", properties: { when: { type: "string", format: "date" } } }, "`format` at `properties.when`"],
-    [{ type: "object", properties: { a: { $ref: "#/$defs/a" } } }, "`$ref` at `properties.a`"],
-    [{ anyOf: [{ type: "string" }] }, "`anyOf` at the schema"],
+    [{ type: "object", properties: { when: { type: "string", pattern: "^[0-9]+$" } } }, "`pattern` at `properties.when`"],
+    [{ type: "object", properties: { a: { $ref: "#/$defs/a" } } }, "at `properties.a` names nothing"],
+    [{ anyOf: [{ type: "object" }, { type: "object" }] }, "`anyOf` at the schema"],
+    [{ type: "string", format: "hostname" }, "`format` \"hostname\" at the schema"],
     [{ type: "string", minimum: 1 }, "`minimum`"],
   ];
   for (const [schema, named] of cases) {

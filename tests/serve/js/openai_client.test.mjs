@@ -409,7 +409,9 @@ test("tool_choice required or a named function: the answer is a call", async () 
       model: "m", messages: [{ role: "user", content: "What time is it?" }], tools, tool_choice, max_tokens: 8,
     });
     const choice = r.choices[0];
-    assert.equal(choice.finish_reason, "tool_calls", JSON.stringify(choice));
+    // Cut by max_tokens (the tiny model rarely closes a call): "length", still the call.
+    assert.equal(choice.finish_reason, r.usage.completion_tokens === 8 ? "length" : "tool_calls",
+      JSON.stringify(choice));
     assert.equal(choice.message.tool_calls.length >= 1, true);
     const call = choice.message.tool_calls[0];
     assert.ok(["get_weather", "get_time"].includes(call.function.name), call.function.name);

@@ -1,15 +1,22 @@
 // The JSON Schema subset constrained decoding honours, compiled into a tree
 // of nodes the byte automaton (json_machine.h) walks. Supported: `type` (one
-// name or a list), `enum`, `const`, `properties`, `required`,
-// `additionalProperties` (false, true or a schema), `items`, `minItems`,
-// `maxItems`, `minLength`, `maxLength`, `minimum`, `maximum`,
-// `exclusiveMinimum`, `exclusiveMaximum`, and the annotations `title`,
-// `description`, `default`, `examples`, `$comment`, `$schema`. Any other
-// keyword, or one that cannot apply (maxLength on an integer), is refused
-// with a SchemaError naming it and where it is, never ignored.
+// name or a list), `enum`, `const` (any JSON values, objects and arrays
+// too), `properties`, `required`, `additionalProperties` (false, true or a
+// schema), `items`, `minItems`, `maxItems`, `minLength`, `maxLength`,
+// `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `format`
+// (string_format.h), `anyOf`/`oneOf` whose branches are of different types
+// (the first character tells the branch: Optional[int] is an integer or
+// null; two object branches are refused), `$ref` to a schema of the same
+// document (`#/$defs/...`, `#/definitions/...`; a schema that refers to
+// itself is refused: its nesting would be unbounded), and the annotations
+// `title`, `description`, `default`, `examples`, `$comment`, `$schema`,
+// `$defs`, `definitions`. Any other keyword, or one that cannot apply
+// (maxLength on an integer), is refused with a SchemaError naming it and
+// where it is, never ignored.
 #pragma once
 
 #include <glmrt/base/error.h>
+#include <glmrt/grammar/string_format.h>
 
 #include <nlohmann/json.hpp>
 
@@ -71,10 +78,14 @@ struct Property {
 };
 
 struct SchemaNode {
-  uint8_t types = 0;  // TypeBit set; unused when `literals` >= 0
+  uint8_t types = 0;  // TypeBit set; unused when `literals` >= 0 (but see below)
   int literals = -1;  // enum / const: the value is one of these texts
+  // anyOf of literals and types: a value starting as a literal does is one
+  // of them, any other is of `types` (their first characters never meet).
+  bool literals_or_types = false;
   // strings (code points; an escape counts as one)
   uint32_t min_length = 0, max_length = kNoLimit;
+  StringFormat format = StringFormat::none;  // strings: a pattern they match
   // numbers: bounds in units of 10^-kFractionDigits; without any, an
   // exponent is allowed too
   bool bounded = false;

@@ -15,11 +15,12 @@ namespace glmrt::serve {
 struct ChatRequest {
   GenerationRequest generation;
   std::vector<int32_t> prompt;
-  bool thinking = true;       // the prompt ends inside <think>: the answer starts with reasoning
-  int top_logprobs = -1;      // -1 = no logprobs; else alternatives per token (0..20)
-  Json tools;                 // tool definitions to parse calls against (null = don't parse)
-  std::string forced_answer;  // the answer's start the prompt already holds
-  bool forced_call = false;   // forced_answer opens a call (tool_choice required or named)
+  bool thinking = true;         // the prompt ends inside <think>: the answer starts with reasoning
+  int top_logprobs = -1;        // -1 = no logprobs; else alternatives per token (0..20)
+  Json tools;                   // tool definitions to parse calls against (null = don't parse)
+  std::string forced_answer;    // the answer's start the prompt already holds
+  bool forced_call = false;     // forced_answer opens a call (tool_choice required or named)
+  std::string forced_function;  // the function tool_choice names ("" for required)
   bool parallel_tool_calls = true;  // false: only an answer's first call is returned
 };
 

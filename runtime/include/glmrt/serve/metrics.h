@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace glmrt::serve {
 
@@ -30,6 +31,7 @@ struct ModelSnapshot {
   int64_t cached_tokens = 0;          // tokens the sessions' KV caches hold
   int64_t slots_occupied = 0;         // sessions (--slots) holding a conversation
   int64_t slots = 0;                  // sessions kept (--slots, else memory.kv_slots)
+  std::vector<int64_t> slot_tokens;   // tokens each session's KV cache holds
   int64_t last_generated_tokens = 0;  // tokens the last request that generated any generated
   std::optional<DraftStats> draft;    // since the server started, when the session drafts
 };
@@ -63,7 +65,12 @@ class Metrics {
   void observe_token_gap(double seconds);
   void set_http(const HttpGauges& gauges);
   void count_request(std::string_view route, int status);
+  /// A job runs (`running`) or none does; a job that ends leaves no active slot.
   void set_queue(size_t waiting, bool running);
+  /// The session (slot) the running job chose.
+  void set_active_slot(int64_t slot);
+  /// The slot of the running job, or -1.
+  int64_t active_slot() const;
   void publish(const ModelSnapshot& snapshot);
   ModelSnapshot snapshot() const;
   std::string prometheus_text(std::string_view model_name) const;
@@ -73,6 +80,7 @@ class Metrics {
   std::map<std::pair<std::string, int>, uint64_t> requests_;
   size_t waiting_ = 0;
   bool running_ = false;
+  int64_t active_slot_ = -1;
   ModelSnapshot snapshot_;
   HttpGauges http_;
   LatencyHistogram first_token_, token_gap_;

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <random>
@@ -65,11 +66,28 @@ int64_t unix_time();
 std::string sse_event(const Json& data);
 inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
 
-/// OpenAI's finish_reason: "stop" (a stop token or string), "length"
-/// (max_tokens or a full context), "tool_calls".
+/// OpenAI's finish_reason: "length" (cut by max_tokens or a full context,
+/// calls or not), else "tool_calls" when the answer holds calls, else "stop"
+/// (a stop token or string).
 std::string finish_reason(StopReason reason, bool stop_string, bool tool_calls);
 
 Json usage_json(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens);
+
+/// llama-server's `timings` of a response: the prompt tokens computed (not
+/// found cached) and the time they took, the answer's tokens and theirs.
+struct Timings {
+  int64_t prompt_n = 0;
+  double prompt_ms = 0;
+  int64_t predicted_n = 0;
+  double predicted_ms = 0;
+  Timings& operator+=(const Timings& other);
+  /// prompt_n, prompt_ms, prompt_per_token_ms, prompt_per_second and the same
+  /// four of predicted.
+  Json json() const;
+};
+
+/// Milliseconds since `start`.
+double milliseconds_since(std::chrono::steady_clock::time_point start);
 
 /// How a token is shown in logprobs: its own text, special tokens included
 /// (a token holding part of a UTF-8 character shows as U+FFFD, as

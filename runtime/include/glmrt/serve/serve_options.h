@@ -25,6 +25,7 @@ struct ServeOptions {
   std::string cors_origin;                 // empty = no CORS headers
   std::vector<std::string> allowed_hosts;  // Host names accepted beyond loopback and addresses
   std::string model_name;                  // reported by /v1/models and in responses
+  std::string build_info;                  // glmrt's version, reported by /props
   int http_threads = 0;                    // 0 = max_queue + 4: every queued request holds a thread
   int max_connections = 256;               // open connections (503 beyond)
   /// Conversations kept cached (sharing one max_context sequence's KV

@@ -37,6 +37,12 @@ class SessionSlots {
   /// Tokens cached in all slots.
   int64_t cached_tokens() const;
   size_t size() const { return slots_.size(); }
+  /// The slot choose() made current.
+  size_t current() const { return current_; }
+  /// Tokens slot `index` caches.
+  int64_t tokens_in(size_t index) const {
+    return static_cast<int64_t>(slots_[index].session->tokens().size());
+  }
   /// Slots holding a sequence now.
   size_t occupied() const;
 

@@ -48,6 +48,13 @@ class ToolCallSyntax {
   /// The function a call that did not parse names (held text from opening()
   /// on), or "" when it names none yet.
   virtual std::string named_function(std::string_view held) const = 0;
+  /// The arguments of the first call in `held` (text from opening() on) that
+  /// did not parse, as far as they were written (an answer cut by max_tokens):
+  /// the JSON text the model wrote so far (JSON formats), or the complete
+  /// key/value pairs and the cut one's text (GLM), typed by `function`'s
+  /// declaration in `tools`. "{}" when none were written.
+  virtual std::string partial_arguments(std::string_view held, std::string_view function,
+                                        const nlohmann::ordered_json& tools) const = 0;
 };
 
 const ToolCallSyntax& glm_tool_call_syntax();
