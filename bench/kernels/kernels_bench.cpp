@@ -1,5 +1,5 @@
 // y = x . W^T through each kernels plugin at GLM-5's and DeepSeek-V3's real shapes, for
-// S in {1, 4, 16} and every weight format, next to two baselines measured in
+// S in {1, 4, 16, 64, 256} and every weight format, next to two baselines measured in
 // the same run with the same thread count:
 //   baseline/memory_read   streaming read of 1 GiB (>> last-level cache)
 //   baseline/int8_dot_l1   int8 dot-product loop on data in L1
@@ -61,7 +61,8 @@ constexpr Shape kShapes[] = {
     {"ds_o_proj", 7168, 16384, false},
     {"ds_lm_head_slice", 16384, 7168, false},
 };
-constexpr int64_t kBatchSizes[] = {1, 4, 16};
+// 64 and 256: prefill chunks (a 256-token prompt, its experts' shares).
+constexpr int64_t kBatchSizes[] = {1, 4, 16, 64, 256};
 constexpr size_t kReadBufferBytes = 1ull << 30;
 
 struct Format {
@@ -131,14 +132,15 @@ class Bench {
     state.counters["threads"] = threads_;
   }
 
-  void matmul(benchmark::State& state, const fs::path& plugin, const Shape& shape,
+  void matmul(benchmark::State& state, const fs::path& plugin,
+              const std::map<std::string, std::string>& settings, const Shape& shape,
               const Format& format, int64_t S) {
     measure_missing_baselines();
     MemoryBudget budget;
     HostServices services(budget, threads_);
     PluginHandle<plugin::Kernels> kernels =
         PluginHost(std::vector<fs::path>{})
-            .create_kernels(PluginChoice{plugin.string(), {}, {}}, services);
+            .create_kernels(PluginChoice{plugin.string(), settings, {}}, services);
     glmrt_weight_format wf{};
     wf.struct_size = sizeof(wf);
     wf.element_type = format.type;
@@ -269,9 +271,11 @@ struct Options {
   /// cache: every S = 1 call streams from RAM). A small value measures the
   /// kernels on cached weights instead.
   uint64_t working_set_mb = 512;
+  /// kernels-avx2's `activations` setting ("" = its default), e.g. int8x2.
+  std::string activations;
 };
 
-/// Takes --threads=N and --working_set_mb=N out of argv (Google Benchmark
+/// Takes --threads=N, --working_set_mb=N and --activations=MODE out of argv (Google Benchmark
 /// rejects flags it does not know); $GLMRT_BENCH_THREADS sets the default.
 Options take_own_flags(int& argc, char** argv) {
   Options options;
@@ -280,6 +284,8 @@ Options take_own_flags(int& argc, char** argv) {
   for (int k = 1; k < argc; ++k) {
     if (std::strncmp(argv[k], "--threads=", 10) == 0) {
       options.threads = std::atoi(argv[k] + 10);
+    } else if (std::strncmp(argv[k], "--activations=", 14) == 0) {
+      options.activations = argv[k] + 14;
     } else if (std::strncmp(argv[k], "--working_set_mb=", 17) == 0) {
       options.working_set_mb = std::strtoull(argv[k] + 17, nullptr, 10);
     } else {
@@ -313,15 +319,19 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "skipping {}: not supported on this CPU: {}\n", info.name, info.reason);
         continue;
       }
+      std::map<std::string, std::string> settings;
+      if (!options.activations.empty() && info.name == "kernels-avx2")
+        settings["activations"] = options.activations;
       for (const Shape& shape : kShapes)
         for (const Format& format : kFormats)
           for (int64_t S : kBatchSizes) {
             const std::string name =
                 fmt::format("{}/{}/{}/S={}", info.name, shape.name, format.name, S);
-            benchmark::RegisterBenchmark(name.c_str(),
-                                         [&bench, plugin, shape, format, S](benchmark::State& s) {
-                                           bench.matmul(s, plugin, shape, format, S);
-                                         })
+            benchmark::RegisterBenchmark(
+                name.c_str(),
+                [&bench, plugin, settings, shape, format, S](benchmark::State& s) {
+                  bench.matmul(s, plugin, settings, shape, format, S);
+                })
                 ->UseManualTime()
                 ->Unit(benchmark::kMicrosecond);
           }

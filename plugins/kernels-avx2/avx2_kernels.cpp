@@ -173,6 +173,12 @@ class Avx2Kernels final : public plugin::Kernels {
            kernel_group_size(a.w.format) == kernel_group_size(b.w.format);
   }
 
+  /// True when b's ggml activations are a's: the same rows of the same width.
+  static bool same_ggml_activations(const glmrt_matmul_product& a, const glmrt_matmul_product& b) {
+    return a.x == b.x && a.S == b.S && a.w.cols == b.w.cols &&
+           row_stride(a.x_stride, a.w.cols) == row_stride(b.x_stride, b.w.cols);
+  }
+
   glmrt_status run(const glmrt_matmul_product* products, size_t n) {
     try {
       prepared_.assign(n, Prepared{});
@@ -200,6 +206,13 @@ class Avx2Kernels final : public plugin::Kernels {
         if (settings_.activations != ActivationMode::kF32 &&
             has_ggml_int_kernel(w.format.element_type)) {
           p.ggml = true;
+          // Every ggml type takes the same int8 rows: products of the same x
+          // (gate and up, q_a and kv_a) quantize it once.
+          for (size_t j = 0; j < i && p.shares == SIZE_MAX; ++j)
+            if (prepared_[j].ggml && prepared_[j].shares == SIZE_MAX &&
+                same_ggml_activations(products[j], product))
+              p.shares = j;
+          if (p.shares != SIZE_MAX) continue;
           const GgmlActivationBytes bytes =
               ggml_activation_bytes(product.S * ggml_passes(), w.cols);
           p.values_at = plan.add(bytes.values);
@@ -239,6 +252,7 @@ class Avx2Kernels final : public plugin::Kernels {
         return fail(GLMRT_ERR_OUT_OF_MEMORY, "the host refused %zu bytes of scratch", plan.total());
       std::byte* scratch = scratch_.data();
       jobs_.clear();
+      ggml_quantize_.clear();
       for (size_t i = 0; i < n; ++i) {
         const glmrt_matmul_product& product = products[i];
         const glmrt_weight_view& w = product.w;
@@ -251,17 +265,19 @@ class Avx2Kernels final : public plugin::Kernels {
           continue;
         }
         if (p.ggml) {
+          const Prepared& owner = p.shares == SIZE_MAX ? p : prepared_[p.shares];
           GgmlMatmul& g = p.ggml_problem;
           g = {&w,
-               {reinterpret_cast<int8_t*>(scratch + p.values_at),
-                reinterpret_cast<float*>(scratch + p.scales_at),
-                reinterpret_cast<int16_t*>(scratch + p.sums_at)},
+               {reinterpret_cast<int8_t*>(scratch + owner.values_at),
+                reinterpret_cast<float*>(scratch + owner.scales_at),
+                reinterpret_cast<int16_t*>(scratch + owner.sums_at)},
                product.S,
                product.y,
                y_stride,
                ggml_passes()};
-          quantize_ggml_activations(product.x, product.S, row_stride(product.x_stride, w.cols),
-                                    w.cols, g.passes, g.activations);
+          if (p.shares == SIZE_MAX)
+            ggml_quantize_.push_back({product.x, product.S, row_stride(product.x_stride, w.cols),
+                                      w.cols, g.passes, g.activations});
           jobs_.push_back(ggml_tiles(g));
           continue;
         }
@@ -294,6 +310,7 @@ class Avx2Kernels final : public plugin::Kernels {
         }
       }
       quantize_all(products, n);
+      quantize_ggml(ggml_quantize_, n_threads_);
       for (size_t i = 0; i < n; ++i) {
         const Prepared& p = prepared_[i];
         if (!p.integer) continue;
@@ -374,6 +391,7 @@ class Avx2Kernels final : public plugin::Kernels {
   std::vector<Prepared> prepared_;
   std::vector<TileJob> jobs_;
   std::vector<size_t> owners_;
+  std::vector<GgmlQuantizeJob> ggml_quantize_;
   char error_[256] = {};
 };
 

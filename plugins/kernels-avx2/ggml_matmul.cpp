@@ -5,11 +5,20 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace glmrt::kernels_avx2 {
 namespace {
 
 constexpr int64_t kGroup = 32;  // inputs per activation scale
+/// Bytes of weight rows and of int8 activation rows one cache block holds:
+/// both stay in L2 together while every pair of their rows meets.
+constexpr int64_t kWeightBand = 64 * 1024;
+constexpr int64_t kActivationPanel = 128 * 1024;
+/// Inputs one thread quantizes at a time, and the fewest worth waking a
+/// second thread for (a decode step's take microseconds).
+constexpr int64_t kQuantizePiece = 32 * 1024;
+constexpr int64_t kMinParallelQuantize = int64_t{1} << 18;
 
 void run_tiles(const void* problem, int64_t first, int64_t end) {
   const GgmlMatmul& p = *static_cast<const GgmlMatmul*>(problem);
@@ -32,26 +41,42 @@ void run_tiles(const void* problem, int64_t first, int64_t end) {
   };
   GgmlColumn columns[kGgmlColumns];
   float out[kGgmlColumns];
-  for (int64_t o = first; o < end; ++o) {
-    const uint8_t* row = data + o * w.row_stride_bytes;
-    int64_t r = 0;
-    // Whole groups of rows through the wide kernel, then a pair, the rest one
-    // at a time: each row's result is the same bits either way.
-    for (; r + kGgmlColumns <= rows; r += kGgmlColumns) {
+  // Activation rows [r, end) against weight row `row`: whole groups through
+  // the wide kernel, then a pair, the rest one at a time; each row's result
+  // is the same bits either way.
+  const auto meet = [&](const uint8_t* row, int64_t o, int64_t r, int64_t end) {
+    for (; r + kGgmlColumns <= end; r += kGgmlColumns) {
       for (int c = 0; c < kGgmlColumns; ++c) columns[c] = column(r + c);
       kernel.wide(row, blocks, columns, out);
       for (int c = 0; c < kGgmlColumns; ++c) put(r + c, o, out[c]);
     }
-    if (r + 2 <= rows) {
+    if (r + 2 <= end) {
       for (int c = 0; c < 2; ++c) columns[c] = column(r + c);
       kernel.pair(row, blocks, columns, out);
       for (int c = 0; c < 2; ++c) put(r + c, o, out[c]);
       r += 2;
     }
-    for (; r < rows; ++r) {
+    for (; r < end; ++r) {
       columns[0] = column(r);
       kernel.one(row, blocks, columns, out);
       put(r, o, out[0]);
+    }
+  };
+  // Cache blocking: a band of weight rows (kWeightBand bytes, kept in L2)
+  // meets a panel of activation rows (kActivationPanel bytes, also in L2)
+  // before the next panel, so at large S every weight row is read from RAM
+  // once and the activations from L2 instead of from L3 or RAM for every
+  // weight row. Panels hold whole groups of kGgmlColumns rows and go in row
+  // order, so an output's passes are still added in pass order.
+  const int64_t row_bytes = blocks * traits.block_bytes;
+  const int64_t band = std::max<int64_t>(1, kWeightBand / std::max<int64_t>(1, row_bytes));
+  const int64_t panel = std::max<int64_t>(
+      kGgmlColumns, kActivationPanel / std::max<int64_t>(1, I) / kGgmlColumns * kGgmlColumns);
+  for (int64_t o0 = first; o0 < end; o0 += band) {
+    const int64_t o1 = std::min(end, o0 + band);
+    for (int64_t r0 = 0; r0 < rows; r0 += panel) {
+      const int64_t r1 = std::min(rows, r0 + panel);
+      for (int64_t o = o0; o < o1; ++o) meet(data + o * w.row_stride_bytes, o, r0, r1);
     }
   }
 }
@@ -86,6 +111,38 @@ void quantize_ggml_activations(const float* x, int64_t S, int64_t x_stride, int6
         block = residual;
       }
     }
+  }
+}
+
+void quantize_ggml(std::span<const GgmlQuantizeJob> jobs, int n_threads) {
+  // Pieces of about kQuantizePiece inputs, whole input rows each.
+  struct Piece {
+    const GgmlQuantizeJob* job;
+    int64_t first, end;  // input rows
+  };
+  // Grown once per calling thread; the team reads the caller's list.
+  thread_local std::vector<Piece> caller_pieces;
+  std::vector<Piece>& pieces = caller_pieces;
+  pieces.clear();
+  int64_t elements = 0;
+  for (const GgmlQuantizeJob& job : jobs) {
+    const int64_t rows = std::max<int64_t>(1, kQuantizePiece / std::max<int64_t>(1, job.cols));
+    for (int64_t s = 0; s < job.S; s += rows)
+      pieces.push_back({&job, s, std::min(job.S, s + rows)});
+    elements += job.S * job.cols * job.passes;
+  }
+  const int64_t count = static_cast<int64_t>(pieces.size());
+  const bool parallel = count > 1 && n_threads > 1 && elements >= kMinParallelQuantize;
+#pragma omp parallel for schedule(dynamic) num_threads(n_threads) if (parallel)
+  for (int64_t k = 0; k < count; ++k) {
+    const Piece& piece = pieces[static_cast<size_t>(k)];
+    const GgmlQuantizeJob& job = *piece.job;
+    const int64_t r = piece.first * job.passes;  // first activation row
+    const GgmlActivations out{job.out.values + r * job.cols,
+                              job.out.scales + r * (job.cols / kGroup),
+                              job.out.sums16 + r * (job.cols / 16)};
+    quantize_ggml_activations(job.x + piece.first * job.x_stride, piece.end - piece.first,
+                              job.x_stride, job.cols, job.passes, out);
   }
 }
 

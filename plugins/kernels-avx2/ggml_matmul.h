@@ -10,6 +10,7 @@
 #include <glmrt/plugin/weight_format.h>
 
 #include <cstdint>
+#include <span>
 
 namespace glmrt::kernels_avx2 {
 
@@ -33,6 +34,19 @@ GgmlActivationBytes ggml_activation_bytes(int64_t S, int64_t cols);
 /// then the residual x - scale * q of the first, quantized likewise.
 void quantize_ggml_activations(const float* x, int64_t S, int64_t x_stride, int64_t cols,
                                int passes, const GgmlActivations& out);
+
+/// One product's activations to quantize (quantize_ggml_activations' arguments).
+struct GgmlQuantizeJob {
+  const float* x;
+  int64_t S, x_stride, cols;
+  int passes;
+  GgmlActivations out;
+};
+
+/// Every job's quantize_ggml_activations, rows spread over at most
+/// `n_threads` threads when there are enough of them (a prefill's; a decode
+/// step's few rows stay on the calling thread). The same bits either way.
+void quantize_ggml(std::span<const GgmlQuantizeJob> jobs, int n_threads);
 
 struct GgmlMatmul {
   const glmrt_weight_view* weights = nullptr;

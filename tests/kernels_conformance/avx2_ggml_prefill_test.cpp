@@ -1,0 +1,126 @@
+// kernels-avx2 at prefill sizes on ggml blocks: enough activation rows and
+// weight rows that a product is cut into several cache blocks (panels of
+// activation rows, bands of weight rows) and split among threads, and
+// products of the same x that quantize it once. Every row must be the bits
+// it has alone (S = 1), the property speculative decoding relies on.
+#include <glmrt/conformance/matmul_case.h>
+#include <glmrt/host/plugin_host.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <vector>
+
+namespace glmrt::conformance::avx2_prefill {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kAvx2Plugin = fs::path(GLMRT_BUILD_DIR) / "plugins" / "libglmrt-kernels-avx2.so";
+
+// 4096 inputs: a panel of activation rows is 32 rows, a band of weight rows
+// 28 (Q4_0) or 15 (Q8_0); S = 41 is two panels at int8 and three at int8x2,
+// the last ones partial (wide, pair and single-row kernels all run).
+constexpr int64_t kS = 41, kO = 45, kI = 4096;
+constexpr uint16_t kScaleOneOver64 = 0x2400;  // f16 of 2^-6
+
+/// Rows of ggml blocks of `block_bytes` (an f16 scale, then random code bytes).
+std::vector<uint8_t> random_rows(int64_t block_bytes, int64_t block_values, std::mt19937& rng) {
+  std::vector<uint8_t> data(static_cast<size_t>(kO * kI / block_values * block_bytes));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (size_t at = 0; at < data.size(); at += static_cast<size_t>(block_bytes)) {
+    std::memcpy(&data[at], &kScaleOneOver64, 2);
+    for (int64_t j = 2; j < block_bytes; ++j) data[at + j] = static_cast<uint8_t>(byte(rng));
+  }
+  return data;
+}
+
+struct GgmlWeights {
+  std::vector<uint8_t> data;
+  glmrt_weight_view view{};
+};
+
+GgmlWeights ggml_weights(uint32_t type, int64_t block_bytes, std::mt19937& rng) {
+  GgmlWeights w;
+  w.data = random_rows(block_bytes, 32, rng);
+  w.view.format = WeightFormatSpec{plugin::ggml_element_type(type), 0}.to_format(1);
+  w.view.data = w.data.data();
+  w.view.rows = kO;
+  w.view.cols = kI;
+  w.view.row_stride_bytes = kI / 32 * block_bytes;
+  return w;
+}
+
+class Avx2GgmlPrefill : public testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    const PluginInfo info = PluginHost(std::vector<fs::path>{}).inspect(kAvx2Plugin);
+    if (!info.supported) GTEST_SKIP() << "kernels-avx2 does not run here: " << info.reason;
+    std::normal_distribution<float> normal;
+    for (float& v : x_) v = normal(rng_);
+  }
+
+  PluginHandle<plugin::Kernels> kernels(HostServices& services) const {
+    return host_.create_kernels(
+        PluginChoice{kAvx2Plugin.string(), {{"activations", GetParam()}}, {}}, services);
+  }
+
+  std::mt19937 rng_{35};
+  std::vector<float> x_ = std::vector<float>(kS * kI);
+  const PluginHost host_{std::vector<fs::path>{}};
+};
+
+TEST_P(Avx2GgmlPrefill, EveryRowIsItsBitsAloneAcrossCacheBlocksAndThreads) {
+  MemoryBudget budget;
+  HostServices services(budget, 2);
+  PluginHandle<plugin::Kernels> k = kernels(services);
+  for (const auto& [type, block_bytes] : {std::pair{GLMRT_GGML_Q4_0, 18}, {GLMRT_GGML_Q8_0, 34}}) {
+    const GgmlWeights w = ggml_weights(type, block_bytes, rng_);
+    std::vector<float> together(kS * kO), alone(kO);
+    ASSERT_EQ(k->matmul(x_.data(), kS, w.view, together.data()), GLMRT_OK) << k->last_error();
+    for (int64_t s = 0; s < kS; ++s) {
+      ASSERT_EQ(k->matmul(x_.data() + s * kI, 1, w.view, alone.data()), GLMRT_OK);
+      for (int64_t o = 0; o < kO; ++o)
+        ASSERT_EQ(std::memcmp(&together[s * kO + o], &alone[o], sizeof(float)), 0)
+            << "type " << type << ", y[" << s << ", " << o << "] is " << together[s * kO + o]
+            << " in a call of " << kS << " rows but " << alone[o] << " alone";
+    }
+  }
+}
+
+TEST_P(Avx2GgmlPrefill, ProductsOfOneXQuantizeItOnceWithTheSameResults) {
+  MemoryBudget budget;
+  HostServices services(budget, 2);
+  PluginHandle<plugin::Kernels> k = kernels(services);
+  const GgmlWeights gate = ggml_weights(GLMRT_GGML_Q4_0, 18, rng_);
+  const GgmlWeights up = ggml_weights(GLMRT_GGML_Q8_0, 34, rng_);
+  std::vector<float> gate_alone(kS * kO), up_alone(kS * kO);
+  ASSERT_EQ(k->matmul(x_.data(), kS, gate.view, gate_alone.data()), GLMRT_OK);
+  ASSERT_EQ(k->matmul(x_.data(), kS, up.view, up_alone.data()), GLMRT_OK);
+  // Side by side in one output buffer ([S, 2 O]), as gate and up are.
+  std::vector<float> both(kS * 2 * kO);
+  glmrt_matmul_product products[2]{};
+  for (int j = 0; j < 2; ++j) {
+    products[j].struct_size = sizeof(glmrt_matmul_product);
+    products[j].x = x_.data();
+    products[j].S = kS;
+    products[j].w = j == 0 ? gate.view : up.view;
+    products[j].y = both.data() + j * kO;
+    products[j].y_stride = 2 * kO;
+  }
+  ASSERT_EQ(k->grouped_matmul(products, 2), GLMRT_OK) << k->last_error();
+  for (int64_t s = 0; s < kS; ++s)
+    for (int64_t o = 0; o < kO; ++o) {
+      ASSERT_EQ(std::memcmp(&both[s * 2 * kO + o], &gate_alone[s * kO + o], sizeof(float)), 0)
+          << "gate y[" << s << ", " << o << "]";
+      ASSERT_EQ(std::memcmp(&both[s * 2 * kO + kO + o], &up_alone[s * kO + o], sizeof(float)), 0)
+          << "up y[" << s << ", " << o << "]";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Activations, Avx2GgmlPrefill, testing::Values("int8", "int8x2"));
+
+}  // namespace
+}  // namespace glmrt::conformance::avx2_prefill
