@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -117,6 +118,26 @@ TEST(MpiGguf, StoredExpertsOnTwoRanksGiveTheFiguresOfOneProcess) {
       run_json(fmt::format("{} {} {}", mpirun(2), kGlmrt, args(gguf_profile)));
   EXPECT_TRUE(bf16["pass"].get<bool>());
   expect_ranks(bf16, 2);
+}
+
+// A sampled answer with int8 experts, as configs/demo.yaml runs them: the
+// automatic wire carries f32 rows, so two ranks draw one process's tokens
+// (with bf16 rows, the wire this profile had before, they parted within the
+// first 40 tokens).
+TEST(MpiRun, SampledTokensWithInt8ExpertsAreThoseOfOneProcess) {
+  const std::string profile = ::testing::TempDir() + "/glmrt-mpi-sampled.yaml";
+  std::ofstream(profile) << "plugins: {kernels: kernels-scalar, io: io-buffered, draft: none}\n"
+                            "precision: {dense: int8, experts: int8}\n"
+                            "generation: {temperature: 0.8, top_p: 0.95, seed: 3}\n";
+  const std::string args =
+      fmt::format("run --profile {} --model {} --prompt-ids 5,6,7,8 -n 40 --ignore-eos 2>/dev/null",
+                  profile, kFixture);
+  const auto [one_status, one] = test::run_shell(kGlmrt + " " + args);
+  const auto [two_status, two] = test::run_shell(mpirun(2) + " " + kGlmrt + " " + args);
+  ASSERT_EQ(one_status, 0) << one;
+  ASSERT_EQ(two_status, 0) << two;
+  EXPECT_GT(std::count(one.begin(), one.end(), ','), 30) << one;
+  EXPECT_EQ(one, two);
 }
 
 // distributed: rank 0 holding no experts, bf16 on the wire, shards by id:
