@@ -141,19 +141,19 @@ TEST_F(ChatTerminal, UpRecallsAMessagePastedLinesAreOneAndTheHistoryIsKept) {
     chat.type("/stats\r");
     ASSERT_TRUE(chat.wait_for_prompt_after("conversation: ")) << chat.shown();
     EXPECT_THAT(chat.shown(), HasSubstr("conversation: 2 messages")) << chat.shown();
-    chat.type("\x04");  // Ctrl-D: end of input
+    chat.type("/quit\r");
     EXPECT_EQ(chat.exit_status(), 0) << chat.shown();
   }
   std::ifstream in(history_);
   std::stringstream saved;
   saved << in.rdbuf();
-  EXPECT_EQ(saved.str(), "# glmrt chat history\n/help\none\\ntwo\n/stats\n");
+  EXPECT_EQ(saved.str(), "# glmrt chat history\n/help\none\\ntwo\n/stats\n/quit\n");
 
   TerminalChat again(history_);
   ASSERT_TRUE(again.wait_for("> ")) << again.shown();
-  again.type("\x1b[A\x1b[A\x1b[A\r");  // the oldest message of the last session
+  again.type("\x1b[A\x1b[A\x1b[A\x1b[A\r");  // the oldest message of the last session
   ASSERT_TRUE(again.wait_for_prompt_after(kHelpLine)) << again.shown();
-  again.type("\x04");
+  again.type("/quit\r");
   EXPECT_EQ(again.exit_status(), 0) << again.shown();
 }
 
