@@ -190,20 +190,9 @@ PluginHandle<plugin::Io> make_io(benchmark::State& state, HostServices& services
   }
 }
 
-void BM_Experts(benchmark::State& state, const char* plugin) {
-  const int in_flight = static_cast<int>(state.range(0));
-  MemoryBudget budget;
-  HostServices services(budget, 2);
-  PluginHandle<plugin::Io> io =
-      make_io(state, services, plugin, {{"threads", std::to_string(in_flight)}});
-  if (!io) return;
-  IoChannel channel(*io, io.info().abi_minor, {expert_file().path});
-  read_experts(state, channel, in_flight, [&] { evict(state); });
-}
-
-// The same experts at the same depths, each as a GGUF lays it out: what a
-// re-layout of a GGUF's experts into one extent each would gain on the drive.
-void BM_ExpertsGgufLayout(benchmark::State& state, const char* plugin) {
+// `layout`: experts as a container lays them out, or as a GGUF does (what a
+// re-layout of a GGUF's experts into one extent each would gain on the drive).
+void BM_Experts(benchmark::State& state, const char* plugin, ExpertLayout layout) {
   const int in_flight = static_cast<int>(state.range(0));
   MemoryBudget budget;
   HostServices services(budget, 2);
@@ -212,7 +201,7 @@ void BM_ExpertsGgufLayout(benchmark::State& state, const char* plugin) {
   if (!io) return;
   IoChannel channel(*io, io.info().abi_minor, {expert_file().path});
   read_experts(
-      state, channel, in_flight, [&] { evict(state); }, ExpertLayout::kGgufThreeTensors);
+      state, channel, in_flight, [&] { evict(state); }, layout);
 }
 
 /// The read cap of each copy in BM_Mirrors ($GLMRT_IO_BENCH_MIRROR_CAP,
@@ -259,10 +248,15 @@ void in_flight_depths(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_SequentialDirectBaseline)->Arg(64)->Apply(timed_passes);
-BENCHMARK_CAPTURE(BM_Experts, io_odirect, "io-odirect")->Apply(in_flight_depths);
-BENCHMARK_CAPTURE(BM_Experts, io_buffered, "io-buffered")->Apply(in_flight_depths);
-BENCHMARK_CAPTURE(BM_ExpertsGgufLayout, io_odirect, "io-odirect")->Apply(in_flight_depths);
-BENCHMARK_CAPTURE(BM_ExpertsGgufLayout, io_buffered, "io-buffered")->Apply(in_flight_depths);
+BENCHMARK_CAPTURE(BM_Experts, io_odirect, "io-odirect", ExpertLayout::kContiguous)
+    ->Apply(in_flight_depths);
+BENCHMARK_CAPTURE(BM_Experts, io_buffered, "io-buffered", ExpertLayout::kContiguous)
+    ->Apply(in_flight_depths);
+BENCHMARK_CAPTURE(BM_Experts, gguf_layout_io_odirect, "io-odirect", ExpertLayout::kGgufThreeTensors)
+    ->Apply(in_flight_depths);
+BENCHMARK_CAPTURE(BM_Experts, gguf_layout_io_buffered, "io-buffered",
+                  ExpertLayout::kGgufThreeTensors)
+    ->Apply(in_flight_depths);
 BENCHMARK_CAPTURE(BM_Mirrors, io_odirect, "io-odirect")->Arg(1)->Arg(2)->Apply(timed_passes);
 BENCHMARK_CAPTURE(BM_Mirrors, io_buffered, "io-buffered")->Arg(1)->Arg(2)->Apply(timed_passes);
 

@@ -53,6 +53,10 @@ TEST_F(ReadAhead, AWrongGuessNeverEvictsARecentlyUsedExpert) {
   const int32_t zero[] = {0}, three[] = {3}, first_guess[] = {1, 2}, second_guess[] = {4, 5};
   { const auto held = store.acquire(2, zero); }
   store.prefetch(2, first_guess);
+  // The guesses land before expert 3's step: its miss is urgent (ABI 1.6)
+  // and would otherwise overtake them, leaving them in flight, so that the
+  // second guesses find no slot to take.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
   { const auto held = store.acquire(2, three); }
   store.prefetch(2, second_guess);
   const ExpertStoreStats before = store.stats();

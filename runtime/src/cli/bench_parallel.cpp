@@ -117,21 +117,7 @@ BenchRun run_bench_parallel(const Profile& profile, const std::filesystem::path&
   }
 
   const ExpertStoreStats& e = engine->experts().stats();
-  run.bytes_read = e.bytes_read - before.bytes_read;
-  run.disk_busy_seconds = e.busy_seconds - before.busy_seconds;
-  run.pinned_experts = engine->experts().pinned().experts;
-  run.pinned_bytes = engine->experts().pinned().bytes;
-  run.pinned_hits = e.pinned_hits - before.pinned_hits;
-  run.lru_hits = e.hits - before.hits;
-  run.misses = e.misses - before.misses;
-  run.decode_misses = e.misses - after_prefill.misses;
-  const uint64_t hits = run.pinned_hits + run.lru_hits, uses = hits + run.misses;
-  run.hit_rate = uses ? static_cast<double>(hits) / static_cast<double>(uses) : 0.0;
-  const uint64_t predicted = e.predicted - before.predicted;
-  run.prefetch_accuracy = predicted
-                              ? static_cast<double>(e.predicted_used - before.predicted_used) /
-                                    static_cast<double>(predicted)
-                              : -1;
+  take_expert_figures(run, *engine, before, after_prefill);
   // One stream alone resolves, per decode step, each MoE layer's top-k for
   // its one position: experts_per_position() distinct experts.
   run.one_stream_experts_per_step = static_cast<double>(engine->model().experts_per_position());

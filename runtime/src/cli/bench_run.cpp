@@ -131,6 +131,29 @@ std::string BenchRun::pinning() const {
   return fmt::format("on ({} experts, {})", pinned_experts, format_byte_size(pinned_bytes));
 }
 
+void take_expert_figures(BenchRun& run, Engine& engine, const ExpertStoreStats& before,
+                         const ExpertStoreStats& after_prefill) {
+  const ExpertStoreStats& e = engine.experts().stats();
+  run.bytes_read = e.bytes_read - before.bytes_read;
+  run.disk_busy_seconds = e.busy_seconds - before.busy_seconds;
+  run.pinned_experts = engine.experts().pinned().experts;
+  run.pinned_bytes = engine.experts().pinned().bytes;
+  run.pinned_hits = e.pinned_hits - before.pinned_hits;
+  run.lru_hits = e.hits - before.hits;
+  run.misses = e.misses - before.misses;
+  run.decode_misses = e.misses - after_prefill.misses;
+  run.urgent_reads = e.urgent_reads - before.urgent_reads;
+  run.cancelled_reads = e.cancelled_reads - before.cancelled_reads;
+  run.cancelled_bytes = e.cancelled_bytes - before.cancelled_bytes;
+  const uint64_t hits = run.pinned_hits + run.lru_hits, uses = hits + run.misses;
+  run.hit_rate = uses ? static_cast<double>(hits) / static_cast<double>(uses) : 0.0;
+  const uint64_t predicted = e.predicted - before.predicted;
+  run.prefetch_accuracy = predicted
+                              ? static_cast<double>(e.predicted_used - before.predicted_used) /
+                                    static_cast<double>(predicted)
+                              : -1;
+}
+
 BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& model,
                         std::span<const int32_t> prompt, int new_tokens, BenchStart start,
                         const Ranks& ranks) {
@@ -197,28 +220,11 @@ BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& mod
   run.decode_tokens = s.decoded_tokens;
   run.decode_seconds = s.decode_seconds;
   const ExpertStoreStats& e = engine->experts().stats();
-  run.bytes_read = e.bytes_read - before.bytes_read;
-  run.disk_busy_seconds = e.busy_seconds - before.busy_seconds;
-  run.pinned_experts = engine->experts().pinned().experts;
-  run.pinned_bytes = engine->experts().pinned().bytes;
-  run.pinned_hits = e.pinned_hits - before.pinned_hits;
-  run.lru_hits = e.hits - before.hits;
-  run.misses = e.misses - before.misses;
-  run.decode_misses = e.misses - after_prefill.misses;
-  run.urgent_reads = e.urgent_reads - before.urgent_reads;
-  run.cancelled_reads = e.cancelled_reads - before.cancelled_reads;
-  run.cancelled_bytes = e.cancelled_bytes - before.cancelled_bytes;
+  take_expert_figures(run, *engine, before, after_prefill);
   const CacheBiasRouting& bias = engine->model().cache_bias();
   run.cache_bias = bias.bias;
   run.cache_bias_rows = bias.rows - bias_before.rows;
   run.cache_bias_substitutions = bias.substitutions - bias_before.substitutions;
-  const uint64_t hits = run.pinned_hits + run.lru_hits, uses = hits + run.misses;
-  run.hit_rate = uses ? static_cast<double>(hits) / static_cast<double>(uses) : 0.0;
-  const uint64_t predicted = e.predicted - before.predicted;
-  run.prefetch_accuracy = predicted
-                              ? static_cast<double>(e.predicted_used - before.predicted_used) /
-                                    static_cast<double>(predicted)
-                              : -1;
   if (run.decode_tokens > 0) {
     const StepTimes& t = engine->model().step_times();
     const double steps = static_cast<double>(run.decode_tokens);

@@ -12,6 +12,11 @@
 #include <string>
 #include <vector>
 
+namespace glmrt {
+class Engine;
+struct ExpertStoreStats;
+}  // namespace glmrt
+
 namespace glmrt::cli {
 
 struct BenchRun {
@@ -106,6 +111,12 @@ struct BenchStart {
   bool limits = false;  // measure the drive and memory speeds first (machine_speeds.h)
   uint64_t memory_read_bytes = uint64_t{4} << 30;  // the buffer the memory speed reads
 };
+
+/// The expert store's figures of a run into `run`: what changed since
+/// `before`, and during decode since `after_prefill` (bytes, hits, misses,
+/// urgent and cancelled reads, hit rate, prediction accuracy).
+void take_expert_figures(BenchRun& run, Engine& engine, const ExpertStoreStats& before,
+                         const ExpertStoreStats& after_prefill);
 
 /// Loads `model` under `profile` (timed), prefills `prompt` and decodes
 /// greedily until `new_tokens` tokens are chosen (end-of-sequence ignored).
