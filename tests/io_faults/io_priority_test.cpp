@@ -59,13 +59,14 @@ class IoPriority : public ::testing::Test {
   test::ScratchDir scratch_{"glmrt-io-priority"};
 };
 
-// Guesses 1 and 2 are queued (the first at the drive, 10 ms per read); a
-// step then needs four other experts in a pool of four slots: two go to the
-// empty slots, urgent, ahead of the guesses; the other two take the
-// guesses' slots, cancelling what of them has not started.
+// Guesses 1 and 2 are queued (the first at the drive, 50 ms per read: the
+// test thread must reach the step before guess 2 starts, even on a loaded
+// machine); a step then needs four other experts in a pool of four slots:
+// two go to the empty slots, urgent, ahead of the guesses; the other two
+// take the guesses' slots, cancelling what of them has not started.
 TEST_F(IoPriority, AMissTakesTheSlotOfADisprovedGuessThatHasNotStarted) {
   const int32_t guess[] = {1, 2}, step[] = {5, 6, 7, 8};
-  auto engine = open("urgent", slow_io(false, 10));
+  auto engine = open("urgent", slow_io(false, 50));
   ExpertStore& store = engine->experts();
   store.prefetch(2, guess);
   const auto held = store.acquire(2, step);
@@ -80,7 +81,7 @@ TEST_F(IoPriority, AMissTakesTheSlotOfADisprovedGuessThatHasNotStarted) {
 
   // The same with the plugin declaring 1.4: the step waits for the guesses
   // to land instead, and gets the same experts.
-  auto old = open("old", slow_io(true, 10));
+  auto old = open("old", slow_io(true, 50));
   EXPECT_EQ(old->io_info().abi_minor, 4);
   old->experts().prefetch(2, guess);
   const auto expected = old->experts().acquire(2, step);
