@@ -240,6 +240,10 @@ TEST_F(HostileGguf, ElementCountOverflow) {
   GgufParts row;
   row.tensor("w", {int64_t{1} << 62}, GLMRT_GGML_F32, 0);
   expect_refused(row.bytes(), {"'w'", "row of 4611686018427387904 values overflows"});
+  // Found by fuzz_gguf: an empty row makes the element count 0, so it bounds nothing.
+  GgufParts empty_rows;
+  empty_rows.tensor("w", {0, int64_t{1} << 32, int64_t{1} << 32}, GLMRT_GGML_F32, 0);
+  expect_refused(empty_rows.bytes(), {"'w'", "row count overflows"});
 }
 
 TEST_F(HostileGguf, TruncatedDataNamesTheTensor) {

@@ -198,8 +198,12 @@ TensorInfo read_tensor_info(ByteReader& r, const path& file, uint64_t index) {
   const int64_t row_bytes = plugin::ggml_row_bytes(t.type, t.dims[0]);
   if (row_bytes < 0)
     fail("{}: {}'s row of {} values overflows 64-bit byte counts", file, what, t.dims[0]);
+  // Not bounded by the element count: a zero-length row makes that count 0 whatever the rest.
   int64_t rows = 1;
-  for (size_t d = 1; d < t.dims.size(); ++d) rows *= t.dims[d];  // <= numel: no overflow
+  for (size_t d = 1; d < t.dims.size(); ++d)
+    if (__builtin_mul_overflow(rows, t.dims[d], &rows))
+      fail("{}: {} has dimensions {} whose row count overflows 64 bits", file, what,
+           fmt::join(t.dims, " x "));
   int64_t bytes = 0;
   if (__builtin_mul_overflow(row_bytes, rows, &bytes))
     fail("{}: {}'s byte size overflows 64 bits", file, what);
