@@ -1,61 +1,15 @@
 #include <glmrt/base/error.h>
 #include <glmrt/grammar/json_machine.h>
 
+#include "machine_frames.h"
 #include "number_text.h"
 #include "string_text.h"
 
 #include <algorithm>
 
 namespace glmrt::grammar {
-namespace {
 
-enum Kind : uint8_t { kRoot, kValue, kObject, kKey, kArray, kString, kNumber, kLiteral };
-
-// Object phases (the object is below a key or value frame in kKeyIn / kValueIn).
-enum ObjectPhase : uint8_t {
-  kObjectOpen,
-  kObjectColon,
-  kObjectValueIn,
-  kObjectAfterValue,
-  kObjectComma,
-  kObjectKeyIn
-};
-enum ArrayPhase : uint8_t { kArrayOpen, kArrayValueIn, kArrayAfterValue, kArrayComma };
-
-constexpr uint8_t kFreeKey = 1;  // key flags: a key no declared name starts with
-
-bool is_space(uint8_t b) {
-  return b == ' ' || b == '\n' || b == '\t' || b == '\r';
-}
-bool is_digit(uint8_t b) {
-  return b >= '0' && b <= '9';
-}
-uint64_t pack_range(uint32_t low, uint32_t high) {
-  return low | (uint64_t{high} << 32);
-}
-uint32_t range_low(uint64_t bits) {
-  return static_cast<uint32_t>(bits);
-}
-uint32_t range_high(uint64_t bits) {
-  return static_cast<uint32_t>(bits >> 32);
-}
-
-// The texts of [low, high) whose byte at `pos` is `byte` (the set is sorted,
-// and those of [low, high) share their first `pos` bytes).
-std::pair<uint32_t, uint32_t> narrow(const std::vector<std::string>& texts, uint32_t low,
-                                     uint32_t high, uint32_t pos, uint8_t byte) {
-  const auto key = [pos](const std::string& t) {
-    return t.size() > pos ? static_cast<int>(static_cast<uint8_t>(t[pos])) : -1;
-  };
-  const auto first = std::partition_point(texts.begin() + low, texts.begin() + high,
-                                          [&](const std::string& t) { return key(t) < byte; });
-  const auto last = std::partition_point(first, texts.begin() + high,
-                                         [&](const std::string& t) { return key(t) == byte; });
-  return {static_cast<uint32_t>(first - texts.begin()),
-          static_cast<uint32_t>(last - texts.begin())};
-}
-
-}  // namespace
+using namespace machine;
 
 std::optional<uint32_t> JsonMachine::string_room(StateRef state) const {
   const Frame& f = arena_[state];
@@ -144,6 +98,8 @@ StateRef JsonMachine::start_value(StateRef parent, int node_index, uint8_t byte,
     f.kind = kObject;
     f.phase = kObjectOpen;
     f.depth = static_cast<uint8_t>(depth + 1);
+    const size_t branches = node.object_branches.size();
+    f.count = branches >= 32 ? ~uint32_t{0} : (uint32_t{1} << branches) - 1;
     return push(f);
   }
   if (byte == '[' && (t & kArrayType) && depth < kMaxNesting) {
@@ -166,17 +122,20 @@ StateRef JsonMachine::start_value(StateRef parent, int node_index, uint8_t byte,
   return kRejected;
 }
 
-StateRef JsonMachine::child_done(StateRef parent, int property) {
+StateRef JsonMachine::child_done(StateRef parent, int tag) {
   Frame f = arena_[parent];
   f.spaces = 0;
   if (f.kind == kRoot) {
     f.phase = 1;
   } else if (f.kind == kObject) {
+    const SchemaNode& node = schema_->node(f.node);
     if (f.phase == kObjectKeyIn) {
       f.phase = kObjectColon;
-      f.value = property;
-      if (property >= 0) f.bits |= uint64_t{1} << property;
+      f.value = tag;
+      if (tag >= 0) f.bits |= uint64_t{1} << tag;
+      if (tag >= 0 && !node.object_branches.empty()) f.count &= branches_declaring(node, tag);
     } else {
+      if (tells_branches(f)) f.count &= static_cast<uint32_t>(tag);
       f.phase = kObjectAfterValue;
     }
   } else if (f.kind == kArray) {
@@ -200,109 +159,6 @@ StateRef JsonMachine::step_value(StateRef state, uint8_t byte) {
     return replace(state, f);
   }
   return start_value(f.parent, f.node, byte, f.depth);
-}
-
-bool JsonMachine::more_keys_possible(const Frame& object) const {
-  const SchemaNode& node = schema_->node(object.node);
-  if (node.additional >= 0) return true;
-  const uint64_t all =
-      node.properties.size() >= 64 ? ~uint64_t{0} : (uint64_t{1} << node.properties.size()) - 1;
-  return (object.bits & all) != all;
-}
-
-StateRef JsonMachine::step_object(StateRef state, uint8_t byte) {
-  Frame f = arena_[state];
-  const SchemaNode& node = schema_->node(f.node);
-  if (is_space(byte)) {
-    if (f.spaces >= kMaxWhitespace) return kRejected;
-    ++f.spaces;
-    return replace(state, f);
-  }
-  const bool all_required = (node.required & ~f.bits) == 0;
-  switch (f.phase) {
-    case kObjectOpen:
-    case kObjectComma:
-      if (byte == '"' && more_keys_possible(f)) {
-        f.phase = kObjectKeyIn;
-        f.spaces = 0;
-        const StateRef object = replace(state, f);
-        Frame key;
-        key.parent = object;
-        key.kind = kKey;
-        key.depth = f.depth;
-        if (node.keys < 0) {  // no declared names: any key
-          key.flags = kFreeKey;
-          key.node = f.node;
-          return push(key);
-        }
-        key.node = node.keys;
-        key.bits = pack_range(0, static_cast<uint32_t>(schema_->literals(node.keys).texts.size()));
-        return step_key(push(key), byte);
-      }
-      if (byte == '}' && f.phase == kObjectOpen && all_required) return child_done(f.parent, -1);
-      return kRejected;
-    case kObjectColon: {
-      if (byte != ':') return kRejected;
-      f.phase = kObjectValueIn;
-      f.spaces = 0;
-      const StateRef object = replace(state, f);
-      Frame value;
-      value.parent = object;
-      value.kind = kValue;
-      value.node = f.value >= 0 ? node.properties[f.value].node : node.additional;
-      value.depth = f.depth;
-      return push(value);
-    }
-    case kObjectAfterValue:
-      if (byte == ',' && more_keys_possible(f)) {
-        f.phase = kObjectComma;
-        f.spaces = 0;
-        return replace(state, f);
-      }
-      if (byte == '}' && all_required) return child_done(f.parent, -1);
-      return kRejected;
-    default:
-      return kRejected;
-  }
-}
-
-StateRef JsonMachine::free_key(StateRef state, uint8_t byte) {
-  return string_text_step(state, byte, 0, kNoLimit);
-}
-
-StateRef JsonMachine::step_key(StateRef state, uint8_t byte) {
-  Frame f = arena_[state];
-  if (f.flags & kFreeKey) return free_key(state, byte);
-  const LiteralSet& names = schema_->literals(f.node);
-  const Frame& object = arena_[f.parent];
-  const SchemaNode& node = schema_->node(object.node);
-  const uint64_t seen = object.bits;
-  const auto [low, high] =
-      narrow(names.texts, range_low(f.bits), range_high(f.bits), f.count, byte);
-  if (low == high) {
-    // The key left every declared name: another key, when the schema allows.
-    if (node.additional < 0) return kRejected;
-    Frame key = f;
-    key.flags = kFreeKey;
-    key.node = object.node;
-    key.count = 0;
-    StateRef s = replace(state, key);
-    const std::string& prefix = names.texts[range_low(f.bits)];
-    for (uint32_t i = 1; i < f.count && s != kRejected; ++i)
-      s = free_key(s, static_cast<uint8_t>(prefix[i]));
-    return s == kRejected ? kRejected : free_key(s, byte);
-  }
-  bool unseen = false;
-  for (uint32_t i = low; i < high && !unseen; ++i) unseen = !(seen >> names.tags[i] & 1);
-  // Only names already given: a dead end unless the key may still leave them.
-  if (!unseen && node.additional < 0) return kRejected;
-  if (names.texts[low].size() == f.count + 1) {  // the closing quote: this name
-    if (seen >> names.tags[low] & 1) return kRejected;
-    return child_done(f.parent, names.tags[low]);
-  }
-  f.bits = pack_range(low, high);
-  ++f.count;
-  return replace(state, f);
 }
 
 StateRef JsonMachine::step_array(StateRef state, uint8_t byte) {
@@ -368,15 +224,28 @@ StateRef JsonMachine::string_text_step(StateRef state, uint8_t byte, uint32_t mi
 
 StateRef JsonMachine::step_literal(StateRef state, uint8_t byte) {
   Frame f = arena_[state];
-  const std::vector<std::string>& texts = schema_->literals(f.node).texts;
+  const LiteralSet& set = schema_->literals(f.node);
+  const std::vector<std::string>& texts = set.texts;
+  // Under an object union's discriminating key, only the values of branches
+  // still possible; the tag of the value chosen tells the object which.
+  const bool filtered = tells_branches(arena_[f.parent]);
+  const uint32_t branches = filtered ? arena_[f.parent].count : 0;
+  const auto allowed = [&](uint32_t i) {
+    return !filtered || (static_cast<uint32_t>(set.tags[i]) & branches) != 0;
+  };
   const uint32_t low0 = range_low(f.bits), high0 = range_high(f.bits);
   const auto [low, high] = narrow(texts, low0, high0, f.count, byte);
   if (low == high) {
     // No literal goes on with this byte: one that is complete ends here.
-    if (low0 < high0 && texts[low0].size() == f.count) return step(child_done(f.parent, -1), byte);
+    if (low0 < high0 && texts[low0].size() == f.count && allowed(low0))
+      return step(child_done(f.parent, set.tags[low0]), byte);
     return kRejected;
   }
-  if (texts[low].size() == f.count + 1 && high - low == 1) return child_done(f.parent, -1);
+  bool reachable = false;
+  for (uint32_t i = low; i < high && !reachable; ++i) reachable = allowed(i);
+  if (!reachable) return kRejected;
+  if (texts[low].size() == f.count + 1 && high - low == 1)
+    return child_done(f.parent, set.tags[low]);
   f.bits = pack_range(low, high);
   ++f.count;
   return replace(state, f);

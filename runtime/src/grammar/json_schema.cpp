@@ -44,7 +44,8 @@ constexpr std::string_view kKnownKeywords[] = {"type",
                                                "$comment",
                                                "$schema",
                                                "$defs",
-                                               "definitions"};
+                                               "definitions",
+                                               "discriminator"};
 
 Scaled power_of_ten(int n) {
   Scaled p = 1;
@@ -148,17 +149,25 @@ int JsonSchema::Compiler::compile(const Json& schema, const std::string& path, i
         std::end(kKnownKeywords))
       refuse_schema(
           path, key,
-          fmt::format("`{}` at {} is not supported: constrained decoding knows type, enum, "
-                      "const, properties, required, additionalProperties, items, minItems, "
-                      "maxItems, minLength, maxLength, minimum, maximum, exclusiveMinimum, "
-                      "exclusiveMaximum (and the annotations title, description, default, "
-                      "examples, $comment, $schema), format, anyOf, oneOf, $ref and $defs",
-                      printable(key, 64), schema_where(path)));
+          fmt::format(
+              "`{}` at {} is not supported: constrained decoding knows type, enum, "
+              "const, properties, required, additionalProperties, items, minItems, "
+              "maxItems, minLength, maxLength, minimum, maximum, exclusiveMinimum, "
+              "exclusiveMaximum (and the annotations title, description, default, "
+              "examples, $comment, $schema), format, anyOf, oneOf (with discriminator), $ref and "
+              "$defs",
+              printable(key, 64), schema_where(path)));
   for (const char* key : {"$defs", "definitions"})
     if (schema.contains(key) && !schema[key].is_object())
       refuse_schema(
           path, key,
           fmt::format("`{}` at {} must be an object of named schemas", key, schema_where(path)));
+  // OpenAPI's `discriminator` only names the key that tells a union's
+  // branches apart (their enum/const values of it do that here).
+  if (schema.contains("discriminator") && !schema.contains("anyOf") && !schema.contains("oneOf"))
+    refuse_schema(
+        path, "discriminator",
+        fmt::format("`discriminator` at {} belongs beside `oneOf` or `anyOf`", schema_where(path)));
   if (schema.contains("$ref")) return compile_ref(schema, path, depth);
   if (schema.contains("anyOf") || schema.contains("oneOf"))
     return compile_union(schema, path, depth);

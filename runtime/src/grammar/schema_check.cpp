@@ -40,7 +40,17 @@ std::optional<std::string> JsonSchema::problem(const Json& value, int index) con
                              printable(v.dump(), 64));
       }
       const uint8_t t = node.types;
-      if (v.is_object() && (t & kObjectType)) return check_object(v, node, path);
+      if (v.is_object() && (t & kObjectType)) {
+        if (node.object_branches.empty()) return check_object(v, node, path);
+        std::optional<std::string> first;
+        for (const ObjectBranch& branch : node.object_branches) {
+          auto why = check_object(v, schema.node(branch.node), path);
+          if (!why) return std::nullopt;
+          if (!first) first = std::move(why);
+        }
+        return fmt::format("{} matches none of the {} object schemas it may be (the first: {})",
+                           at(path), node.object_branches.size(), *first);
+      }
       if (v.is_array() && (t & kArrayType)) return check_array(v, node, path);
       if (v.is_string() && (t & kStringType)) {
         const int64_t n = code_point_count(v.get_ref<const std::string&>());
@@ -54,8 +64,9 @@ std::optional<std::string> JsonSchema::problem(const Json& value, int index) con
         return std::nullopt;
       }
       if (v.is_number() && ((t & kNumberType) || ((t & kIntegerType) && is_whole(v)))) {
+        // Without bounds any number is (the automaton's digit caps are its own).
         const Scaled units = scaled_value(v.get<double>());
-        if (units < node.low || units > node.high)
+        if (node.bounded && (units < node.low || units > node.high))
           return fmt::format("{} is {}, outside the schema's bounds", at(path), v.dump());
         return std::nullopt;
       }

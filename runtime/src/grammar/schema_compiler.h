@@ -34,6 +34,12 @@ class JsonSchema::Compiler {
   int compile_ref(const Json& schema, const std::string& path, int depth);
   int compile_union(const Json& schema, const std::string& path, int depth);
   int merge_branches(const std::vector<int>& nodes, const std::string& path, const char* key);
+  /// The object part of a union of several object schemas (object_union.cpp).
+  void merge_objects(const std::vector<int>& nodes, const std::string& path, const char* key,
+                     SchemaNode& merged);
+  void check_branches_exclusive(const SchemaNode& merged, const std::string& path);
+  /// Whether nodes `a` and `b` allow the same values (compiled alike).
+  bool same_schema(int a, int b) const;
   void needs_type(const Json& schema, const char* key, uint8_t types, uint8_t wanted,
                   const char* what, const std::string& path);
   void read_string_keywords(const Json& schema, const std::string& path, SchemaNode& node);

@@ -14,8 +14,11 @@ namespace glmrt::grammar {
 namespace {
 
 // What may stand beside `$ref`, `anyOf` or `oneOf`: words that constrain nothing.
-constexpr std::string_view kAnnotations[] = {"title",    "description", "default", "examples",
-                                             "$comment", "$schema",     "$defs",   "definitions"};
+// `discriminator` (OpenAPI's, which Pydantic writes beside a oneOf) names the
+// key that tells branches apart: their enum/const values of it do.
+constexpr std::string_view kAnnotations[] = {"title",    "description", "default",
+                                             "examples", "$comment",    "$schema",
+                                             "$defs",    "definitions", "discriminator"};
 
 // A value's first character tells its kind: one bit per kind (integers and
 // numbers are one kind, numbers), as TypeBit without kIntegerType.
@@ -135,6 +138,7 @@ int JsonSchema::Compiler::merge_branches(const std::vector<int>& nodes, const st
   SchemaNode merged;
   LiteralSet literals;
   uint8_t typed_kinds = 0, literal_kinds = 0;
+  std::vector<int> objects;  // branches that allow objects by type
   for (size_t i = 0; i < nodes.size(); ++i) {
     const SchemaNode branch = out_.nodes_[nodes[i]];
     uint8_t own_literals = 0, own_types = 0;
@@ -145,14 +149,16 @@ int JsonSchema::Compiler::merge_branches(const std::vector<int>& nodes, const st
         literals.tags.push_back(0);
       }
     if (branch.literals < 0 || branch.literals_or_types) own_types = kinds_of_types(branch.types);
+    // Typed object branches meet: their keys tell them apart (merge_objects).
     const uint8_t clash =
-        (own_types & (typed_kinds | literal_kinds)) | (own_literals & typed_kinds);
+        (own_types & ((typed_kinds & ~kObjectType) | literal_kinds)) | (own_literals & typed_kinds);
     if (clash)
       refuse_schema(
           path, key,
           fmt::format("`{}` at {}: branch {} allows {} as an earlier branch does; constrained "
                       "decoding tells branches apart by a value's first character, so each "
-                      "must be of its own type (enum/const values may share one)",
+                      "must be of its own type (enum/const values may share one; object "
+                      "schemas may share objects)",
                       key, schema_where(path), i, kind_names(clash)));
     typed_kinds |= own_types;
     literal_kinds |= own_literals;
@@ -175,11 +181,16 @@ int JsonSchema::Compiler::merge_branches(const std::vector<int>& nodes, const st
       merged.max_items = branch.max_items;
     }
     if (own_types & kObjectType) {
+      objects.push_back(nodes[i]);
       merged.properties = branch.properties;
       merged.required = branch.required;
       merged.additional = branch.additional;
       merged.keys = branch.keys;
     }
+  }
+  if (objects.size() > 1) {
+    merge_objects(objects, path, key, merged);
+    if (std::string_view(key) == "oneOf") check_branches_exclusive(merged, path);
   }
   if (!literals.texts.empty()) {
     merged.literals = out_.add_literals(std::move(literals));

@@ -37,7 +37,8 @@ struct Frame {
   uint8_t depth = 0;                    // objects and arrays around this frame
   uint8_t pending = 0;                  // string: UTF-8 continuation bytes still due
   uint8_t next_low = 0, next_high = 0;  // string: the next continuation byte's range
-  uint32_t count = 0;  // string: code points; array: items; number: integer digits; literal: bytes
+  uint32_t count = 0;  // string: code points; array: items; number: integer digits; literal: bytes;
+                       // object: the union branches still possible (a mask)
   uint64_t bits = 0;   // object: properties seen; literal: candidate range
   int64_t value = 0;   // number: integer part; object: the property whose value comes next
   int64_t fraction = 0;          // number: fraction digits' value; string: \u escape's value
@@ -82,7 +83,8 @@ class JsonMachine {
   StateRef push(const Frame& frame);
   StateRef replace(StateRef state, const Frame& frame);  // same parent, new contents
   StateRef start_value(StateRef parent, int node, uint8_t byte, uint8_t depth);
-  StateRef child_done(StateRef parent, int property);
+  /// `tag`: a key's property index, a literal's tag (object unions' values).
+  StateRef child_done(StateRef parent, int tag);
   StateRef step_root(StateRef state, uint8_t byte);
   StateRef step_value(StateRef state, uint8_t byte);
   StateRef step_object(StateRef state, uint8_t byte);
@@ -95,6 +97,12 @@ class JsonMachine {
   /// A byte of string text (a value or a free key) within these lengths.
   StateRef string_text_step(StateRef state, uint8_t byte, uint32_t min_length, uint32_t max_length);
   bool more_keys_possible(const Frame& object) const;
+  // Object unions (SchemaNode::object_branches): an object frame's `count`
+  // is the mask of the branches its keys and values so far leave possible.
+  static uint32_t branches_declaring(const SchemaNode& node, int property);
+  bool tells_branches(const Frame& object) const;  // its value now is a discriminator
+  bool key_open(const Frame& object, int property) const;
+  bool may_close(const Frame& object) const;
 
   std::shared_ptr<const JsonSchema> schema_;
   std::vector<Frame> arena_;

@@ -6,7 +6,9 @@
 // `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`, `format`
 // (string_format.h), `anyOf`/`oneOf` whose branches are of different types
 // (the first character tells the branch: Optional[int] is an integer or
-// null; two object branches are refused), `$ref` to a schema of the same
+// null) or objects told apart by their keys and enum/const values
+// (Union[Cat, Dog]; oneOf needs each pair to differ in a key one requires and
+// the other lacks, or in the values of a key both require), `$ref` to a schema of the same
 // document (`#/$defs/...`, `#/definitions/...`; a schema that refers to
 // itself is refused: its nesting would be unbounded), and the annotations
 // `title`, `description`, `default`, `examples`, `$comment`, `$schema`,
@@ -50,7 +52,9 @@ class SchemaError : public Error {
 using Scaled = __int128;
 inline constexpr int kIntegerDigits = 15;
 inline constexpr int kFractionDigits = 9;
-inline constexpr int kExponentDigits = 3;
+// An exponent of at most two digits keeps every number a finite double (a
+// third let 1e902 through: JSON parsers refuse it or read infinity).
+inline constexpr int kExponentDigits = 2;
 
 enum TypeBit : uint8_t {
   kObjectType = 1,
@@ -75,6 +79,17 @@ struct LiteralSet {
 struct Property {
   std::string name;
   int node = 0;
+  // Object unions: the value is an enum/const literal set whose tags are
+  // masks of the branches each value belongs to (it tells them apart).
+  bool tells_branches = false;
+};
+
+/// One object schema of an anyOf/oneOf of several (masks over the union
+/// node's `properties`).
+struct ObjectBranch {
+  int node = 0;           // the branch as compiled on its own (for checks)
+  uint64_t declares = 0;  // the properties it lists (it allows no others)
+  uint64_t required = 0;
 };
 
 struct SchemaNode {
@@ -98,7 +113,14 @@ struct SchemaNode {
   uint64_t required = 0;  // bit i = properties[i]
   int additional = 0;     // node of other keys' values, -1 = no other keys
   int keys = -1;          // literal set of the quoted property names (tag = index)
+  // anyOf/oneOf of several object schemas: `properties` holds every branch's
+  // (a name shared by branches has one schema in all, or tells them apart),
+  // `required` is unused; an object's keys and values so far leave some
+  // branches possible, and it closes when one of them has all it requires.
+  std::vector<ObjectBranch> object_branches;
 };
+
+inline constexpr size_t kMaxObjectBranches = 32;  // a frame's branch mask is 32 bits
 
 class JsonSchema {
  public:
