@@ -172,6 +172,9 @@ function renderUser(message, index) {
   tools.className = "tools";
   tools.append(copyButton(() => message.content, "copy this message"),
                actionButton("Edit", "edit", () => editMessage(index, body)));
+  // Its answer never came (the page was closed or reloaded meanwhile): ask again.
+  if (index === conversation.messages.length - 1 && !controller)
+    tools.append(actionButton("Regenerate", "regenerate", regenerate));
   box.append(body, tools);
   $("log").appendChild(box);
 }
