@@ -59,7 +59,8 @@ function renderSidebar() {
     remove.type = "button";
     remove.className = "delete";
     remove.textContent = "×";
-    remove.title = remove.ariaLabel = "delete this conversation";
+    remove.title = "delete this conversation";
+    remove.setAttribute("aria-label", remove.title);
     remove.addEventListener("click", () => deleteConversation(c));
     item.append(open, remove);
     return item;

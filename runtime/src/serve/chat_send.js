@@ -145,12 +145,12 @@ async function send(text) {
   const userMessage = { role: "user", content: text };
   const shown = conversation;
   shown.messages.push(userMessage);
+  controller = new AbortController(); // set first: the message shows no Regenerate
   renderLog(); // the previous answer loses its Regenerate button
   save();
   const answer = { role: "assistant", content: "", reasoning: "" };
   const view = assistantView(answer, true);
   const maxTokens = Number($("max-tokens").value) || 512;
-  controller = new AbortController();
   $("send").disabled = true;
   $("stop").disabled = false;
   let tokens = 0, usage = null, lastRender = 0;

@@ -276,6 +276,14 @@ test("answers render as sanitized markdown; system prompt, regenerate, edit and 
   assert.equal(await page.locator(".message.user").nth(1).locator(".text").textContent(), "Say something kind");
   assert.ok(await page.locator(".message.assistant pre code.hljs").first().isVisible());
 
+  // A stored entry that is not a conversation is named, and left as it is.
+  await page.evaluate(() => localStorage.setItem("glmrt-chat:broken", "{not json"));
+  await page.reload();
+  await page.locator("#storage-notice", { hasText: "glmrt-chat:broken" }).waitFor();
+  assert.equal(await page.evaluate(() => localStorage.getItem("glmrt-chat:broken")), "{not json");
+  await page.evaluate(() => localStorage.removeItem("glmrt-chat:broken"));
+  await page.locator(".message.assistant").nth(1).waitFor();
+
   // Delete it (after the confirmation): it is no longer listed, a new chat is shown.
   const listed = await page.locator("#conversations li").count();
   page.once("dialog", (dialog) => dialog.accept());
@@ -323,6 +331,7 @@ test("a conversation longer than the context keeps answering; errors and cut-off
     assert.ok(await notices.first().isVisible());
     assert.match(await notices.last().textContent(), /no longer fits the model's context \(512 tokens\): the oldest \d+ messages? (is|are) left out/);
     assert.ok((await page.locator(".message.dropped").count()) >= 4, "the dropped turns are marked");
+    assert.equal(await page.locator(".message button.regenerate").count(), 1, "only the last answer offers Regenerate");
     for (const role of ["user", "assistant"])
       assert.equal(await page.locator(`.message.${role}`).last().getAttribute("class"), `message ${role}`,
                    `the last ${role} message is still in the context`);
