@@ -256,7 +256,22 @@ $("prompt").addEventListener("keydown", (event) => {
 });
 $("stop").addEventListener("click", () => { if (controller) controller.abort(); });
 $("new-chat").addEventListener("click", () => openConversation(null));
-// Another tab changed the stored conversations: the list follows.
-window.addEventListener("storage", (event) => { if (event.key && event.key.startsWith("glmrt-chat:")) renderSidebar(); });
+// Another tab changed the stored conversations: the list follows, and so
+// does the one shown (unless an answer streams into it), so that saving here
+// does not overwrite what the other tab added.
+window.addEventListener("storage", (event) => {
+  if (!event.key || !event.key.startsWith("glmrt-chat:")) return;
+  if (event.key === "glmrt-chat:" + conversation.id && !controller && event.newValue) {
+    const changed = ChatStore.load(conversation.id);
+    if (changed) {
+      conversation = changed;
+      conversation.system = conversation.system || "";
+      $("system").value = conversation.system;
+      showSystemSummary();
+      renderLog();
+    }
+  }
+  renderSidebar();
+});
 openConversation(location.hash.slice(1) || null);
 loadModel();
