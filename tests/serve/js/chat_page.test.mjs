@@ -190,11 +190,12 @@ test("answers render as sanitized markdown; system prompt, regenerate, edit and 
   page.on("pageerror", (e) => consoleErrors.push(String(e)));
   const requests = [];
   const replies = [];
-  await page.route("**/v1/chat/completions", (route) => {
+  const canned = (route) => {
     requests.push(route.request().postDataJSON());
     const [content, reasoning] = replies.shift() ?? ["(no canned reply left)"];
     return route.fulfill({ status: 200, contentType: "text/event-stream", body: cannedStream(content, reasoning) });
-  });
+  };
+  await page.route("**/v1/chat/completions", canned);
   await page.goto(server.url + "/");
   await page.locator("#model", { hasText: "glm_tiny" }).waitFor({ timeout: 30000 });
   await page.click("#system-box summary");
@@ -275,6 +276,17 @@ test("answers render as sanitized markdown; system prompt, regenerate, edit and 
   assert.equal(await page.inputValue("#system"), "You answer in markdown.");
   assert.equal(await page.locator(".message.user").nth(1).locator(".text").textContent(), "Say something kind");
   assert.ok(await page.locator(".message.assistant pre code.hljs").first().isVisible());
+
+  // A second tab on the same conversation: what it adds shows here too (so
+  // this tab's next save keeps it).
+  const other = await browser.newPage();
+  await other.route("**/v1/chat/completions", canned);
+  await other.goto(page.url());
+  await other.locator(".message.assistant").nth(1).waitFor();
+  replies.push(["Hello from the other tab."]);
+  await ask(other, "Now from another tab");
+  await page.locator(".message.user", { hasText: "Now from another tab" }).waitFor();
+  await other.close();
 
   // A stored entry that is not a conversation is named, and left as it is.
   await page.evaluate(() => localStorage.setItem("glmrt-chat:broken", "{not json"));
