@@ -153,7 +153,7 @@ async function send(text) {
   const maxTokens = Number($("max-tokens").value) || 512;
   $("send").disabled = true;
   $("stop").disabled = false;
-  let tokens = 0, usage = null, lastRender = 0;
+  let tokens = 0, usage = null, lastRender = 0, renderCost = 0;
   const start = performance.now();
   try {
     const dropped = await fitContext();
@@ -197,9 +197,12 @@ async function send(text) {
         tokens++;
       }
       if (choice.finish_reason) answer.finish = choice.finish_reason;
-      if (performance.now() - lastRender >= renderInterval || !delta.content) {
+      // A long answer takes long to render (and highlight) again: then less often.
+      if (performance.now() - lastRender >= Math.max(renderInterval, 4 * renderCost) || !delta.content) {
+        const started = performance.now();
         view.update();
         lastRender = performance.now();
+        renderCost = lastRender - started;
       }
       showStats(tokens, (performance.now() - start) / 1000, null);
       $("log").scrollTop = $("log").scrollHeight;
