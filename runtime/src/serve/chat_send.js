@@ -153,7 +153,15 @@ async function send(text) {
   const maxTokens = Number($("max-tokens").value) || 512;
   $("send").disabled = true;
   $("stop").disabled = false;
-  let tokens = 0, usage = null, lastRender = 0, renderCost = 0;
+  let tokens = 0, usage = null, lastRender = 0, renderCost = 0, renderTimer = null;
+  const render = () => {
+    clearTimeout(renderTimer);
+    renderTimer = null;
+    const started = performance.now();
+    view.update();
+    lastRender = performance.now();
+    renderCost = lastRender - started;
+  };
   const start = performance.now();
   try {
     const dropped = await fitContext();
@@ -197,13 +205,11 @@ async function send(text) {
         tokens++;
       }
       if (choice.finish_reason) answer.finish = choice.finish_reason;
-      // A long answer takes long to render (and highlight) again: then less often.
-      if (performance.now() - lastRender >= Math.max(renderInterval, 4 * renderCost) || !delta.content) {
-        const started = performance.now();
-        view.update();
-        lastRender = performance.now();
-        renderCost = lastRender - started;
-      }
+      // A long answer takes long to render (and highlight) again: then less
+      // often, and what came in between is rendered when that time is up.
+      const wait = Math.max(renderInterval, 4 * renderCost) - (performance.now() - lastRender);
+      if (wait <= 0 || !delta.content) render();
+      else if (!renderTimer) renderTimer = setTimeout(render, wait);
       showStats(tokens, (performance.now() - start) / 1000, null);
       $("log").scrollTop = $("log").scrollHeight;
     }
@@ -218,6 +224,7 @@ async function send(text) {
       answer.error = e.message + " (this message is left out of the conversation)";
     }
   } finally {
+    clearTimeout(renderTimer);
     controller = null;
     $("send").disabled = false;
     $("stop").disabled = true;

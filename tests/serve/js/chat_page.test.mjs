@@ -7,6 +7,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { chromium } from "playwright-core";
@@ -129,6 +130,7 @@ test("the page streams an answer, shows thinking apart, tokens/s and the expert 
   await page.locator("#conversations li", { hasText: "Hello there" }).locator(".open").click();
   await page.locator(".message.assistant").nth(1).waitFor();
   assert.deepEqual(await page.locator(".message.assistant .answer").allTextContents(), answers);
+
   assert.deepEqual(consoleErrors, []);
 });
 
@@ -183,6 +185,48 @@ const hostileAnswer = [
   "<script>window.pwned = 'script'</script>",
   "[click me](javascript:window.pwned='link') and ![pic](http://example.invalid/x.png)",
 ].join("\n\n");
+
+test("Stop ends a streaming answer where it was; it is kept, and the next message is sent", async () => {
+  // An answer that streams its first words and then nothing (until stopped).
+  const held = [];
+  const slow = http.createServer((req, res) => {
+    res.writeHead(200, { "Content-Type": "text/event-stream" });
+    res.write(cannedStream("The first **words**").split("\n\n").slice(0, 3).join("\n\n") + "\n\n");
+    held.push(res);
+  });
+  await new Promise((resolve) => slow.listen(0, "127.0.0.1", resolve));
+  const page = await browser.newPage();
+  const consoleErrors = [];
+  page.on("pageerror", (e) => consoleErrors.push(String(e)));
+  try {
+    await page.route("**/v1/chat/completions", (route) =>
+      route.continue({ url: `http://127.0.0.1:${slow.address().port}/v1/chat/completions` }));
+    await page.goto(server.url + "/");
+    await page.locator("#model", { hasText: "glm_tiny" }).waitFor({ timeout: 30000 });
+    await page.fill("#prompt", "Go on for a long time");
+    await page.click("#send");
+    const stopped = page.locator(".message.assistant").first();
+    // Its last words are shown though nothing follows them yet.
+    await stopped.locator(".answer strong", { hasText: "words" }).waitFor({ timeout: 5000 });
+    assert.ok(await page.locator("#send").isDisabled(), "one answer at a time");
+    await page.click("#stop");
+    await stopped.and(page.locator("[data-done=true]")).waitFor();
+    assert.equal(await stopped.getAttribute("data-finish-reason"), null, "no finish reason: it was stopped");
+    assert.equal(await stopped.locator(".error").count(), 0);
+    assert.ok(await page.locator("#stop").isDisabled());
+    await page.reload();
+    await page.locator(".message.assistant .answer", { hasText: "The first" }).waitFor();
+    await page.unroute("**/v1/chat/completions");
+    await page.fill("#max-tokens", "4");
+    const next = await ask(page, "And now?");
+    assert.equal(next.errors, 0, JSON.stringify(next));
+    assert.deepEqual(consoleErrors, []);
+  } finally {
+    await page.close();
+    for (const res of held) res.destroy();
+    await new Promise((resolve) => slow.close(resolve));
+  }
+});
 
 test("answers render as sanitized markdown; system prompt, regenerate, edit and delete (canned answers)", async () => {
   const page = await browser.newPage();
