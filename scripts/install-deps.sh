@@ -12,6 +12,7 @@ packages=(
   clang-format
   libcpp-httplib-dev  # glmrt serve
   libedit-dev         # glmrt chat: line editing and history
+  libjs-marked libjs-highlight.js  # the chat page: markdown and code highlighting, embedded at build time
   chromium            # the chat page's browser test
   clang libclang-rt-14-dev  # libFuzzer and the sanitizers' runtimes, for scripts/fuzz.sh
   qemu-user           # older CPUs emulated, for scripts/portable-check.sh

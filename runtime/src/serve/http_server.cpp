@@ -1,3 +1,4 @@
+#include "chat_page_routes.h"
 #include "request_stream.h"
 #include "server_state.h"
 
@@ -5,7 +6,6 @@
 #include <glmrt/base/printable.h>
 #include <glmrt/generate/stop_tokens.h>
 #include <glmrt/serve/access_policy.h>
-#include <glmrt/serve/chat_page.h>
 #include <glmrt/serve/http_server.h>
 #include <glmrt/serve/thread_ceiling.h>
 
@@ -23,11 +23,12 @@
 namespace glmrt::serve {
 namespace {
 
-// Paths anyone may fetch: the chat page (it asks for the key itself) and
-// the liveness probe.
+// Paths anyone may fetch: the chat page and its files (it asks for the key
+// itself) and the liveness probe.
 bool is_public(const httplib::Request& req) {
   return req.method == "OPTIONS" ||
-         (req.method == "GET" && (req.path == "/" || req.path == "/health"));
+         (req.method == "GET" &&
+          (req.path == "/" || req.path.starts_with("/page/") || req.path == "/health"));
 }
 
 // Compares without stopping at the first difference, so response time does
@@ -72,6 +73,7 @@ std::string_view route_label(const std::string& path) {
   for (std::string_view route : kRoutes)
     if (path == route) return route;
   if (path.starts_with("/v1/models/")) return "/v1/models/{id}";
+  if (path.starts_with("/page/")) return "/page/{file}";
   return "other";
 }
 
@@ -173,9 +175,7 @@ void install_handlers(ServerState& state) {
     }
   });
 
-  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(std::string(chat_page_html()), "text/html; charset=utf-8");
-  });
+  register_chat_page_routes(http);
   http.Get("/health", [&state](const httplib::Request&, httplib::Response& res) {
     const bool stopping = state.shutting_down.load();
     res.status = stopping ? 503 : 200;

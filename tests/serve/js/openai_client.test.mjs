@@ -462,6 +462,7 @@ test("the API key is required; the chat page and /health are public", async () =
   assert.equal((await fetch(server.url + "/metrics")).status, 401);
   assert.equal((await fetch(server.url + "/health")).status, 200);
   assert.equal((await fetch(server.url + "/")).status, 200);
+  assert.equal((await fetch(server.url + "/page/chat_page.js")).status, 200, "the page's files are public too");
 });
 
 test("CORS: preflight answered for the allowed origin, header on responses", async () => {
