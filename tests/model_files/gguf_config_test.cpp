@@ -130,7 +130,7 @@ TEST(GgufTensors, EmptyOrOverlyManyExpertsRefusedNamingTheTensor) {
     gguf::Writer w;
     w.set("general.architecture", gguf::Value::str("deepseek2"));
     w.add_tensor(name, GLMRT_GGML_F32, std::move(dims));
-    w.write(dir / "m.gguf", [](size_t, std::span<std::byte> out) {
+    w.write(dir / "m.gguf", [](size_t, int64_t, std::span<std::byte> out) {
       std::fill(out.begin(), out.end(), std::byte{0});
     });
     try {

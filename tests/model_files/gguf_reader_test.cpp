@@ -3,6 +3,8 @@
 // accessors name the file, the key and the types when a value does not fit.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <glmrt/base/error.h>
 #include <glmrt/model_files/gguf.h>
 #include <glmrt/model_files/gguf_writer.h>
@@ -211,8 +213,9 @@ TEST(GgufWriter, FailedWriteLeavesTheOldFileAndNoTemporary) {
   test::write_file(file, "the user's file");
   gguf::Writer w;
   w.add_tensor("a", GLMRT_GGML_F32, {4});
-  EXPECT_THROW(w.write(file, [](size_t, std::span<std::byte>) { throw Error("disk full"); }),
-               Error);
+  EXPECT_THROW(
+      w.write(file, [](size_t, int64_t, std::span<std::byte>) { throw Error("disk full"); }),
+      Error);
   EXPECT_EQ(test::read_file(file), "the user's file");
   size_t entries = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(tmp.path())) ++entries;
@@ -225,13 +228,59 @@ TEST(GgufWriter, FillsTensorsFromTheCallback) {
   gguf::Writer w;
   w.add_tensor("a", GLMRT_GGML_F32, {3});
   w.add_tensor("b", GLMRT_GGML_BF16, {5});
-  w.write(file, [](size_t index, std::span<std::byte> out) {
+  w.write(file, [](size_t index, int64_t first_row, std::span<std::byte> out) {
+    EXPECT_EQ(first_row, 0);
     for (size_t i = 0; i < out.size(); ++i) out[i] = std::byte(index * 16 + i);
   });
   const gguf::Model model = gguf::Model::open(file);
   std::vector<std::byte> bytes(10);
   model.read_raw(model.at("b"), bytes);
   EXPECT_EQ(bytes[3], std::byte(19));
+}
+
+// A tensor larger than a piece (~64 MB) is asked for in pieces of whole rows,
+// in order, written while the next is filled; a fill that fails midway
+// leaves the user's file and no temporary.
+TEST(GgufWriter, LargeTensorsAreFilledInPiecesOfWholeRows) {
+  TempDir tmp;
+  const auto file = tmp.path() / "big.gguf";
+  constexpr int64_t kCols = 4096, kRows = 4200;  // 68.8 MB of F32
+  gguf::Writer w;
+  w.add_tensor("small", GLMRT_GGML_F32, {8});
+  w.add_tensor("big", GLMRT_GGML_F32, {kCols, kRows});
+  std::vector<std::pair<int64_t, int64_t>> asked;  // (first row, rows) of "big"
+  w.write(file, [&](size_t index, int64_t first_row, std::span<std::byte> out) {
+    const auto rows = static_cast<int64_t>(out.size() / (index == 0 ? 32 : kCols * 4));
+    if (index == 1) asked.push_back({first_row, rows});
+    auto* values = reinterpret_cast<float*>(out.data());
+    for (int64_t r = 0; r < rows; ++r) values[r * (index == 0 ? 8 : kCols)] = float(first_row + r);
+  });
+  ASSERT_GE(asked.size(), 2u);
+  int64_t next = 0;
+  for (const auto& [first, rows] : asked) {
+    EXPECT_EQ(first, next);
+    next += rows;
+  }
+  EXPECT_EQ(next, kRows);
+  const gguf::Model model = gguf::Model::open(file);
+  std::vector<std::byte> big(static_cast<size_t>(kCols * kRows * 4));
+  model.read_raw(model.at("big"), big);
+  for (int64_t r : {int64_t{0}, asked[1].first - 1, asked[1].first, kRows - 1}) {
+    float first_value;
+    std::memcpy(&first_value, big.data() + r * kCols * 4, 4);
+    EXPECT_EQ(first_value, float(r)) << "row " << r;
+  }
+  // The fill fails in the second piece, while the first may be on its way to disk.
+  test::write_file(file, "the user's file");
+  EXPECT_THROW(w.write(file,
+                       [&](size_t index, int64_t first_row, std::span<std::byte>) {
+                         if (index == 1 && first_row > 0) throw Error("no more entropy");
+                       }),
+               Error);
+  EXPECT_EQ(test::read_file(file), "the user's file");
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(tmp.path())) ++entries;
+  EXPECT_EQ(entries, 1u);
 }
 
 }  // namespace

@@ -4,7 +4,11 @@
 #include <glmrt/model_files/gguf_writer.h>
 #include <glmrt/plugin/ggml_types.h>
 
+#include "gguf_piece_writer.h"
+
+#include <algorithm>
 #include <cstring>
+#include <span>
 
 namespace glmrt::gguf {
 
@@ -14,8 +18,9 @@ uint64_t padding_to(uint64_t size, uint32_t alignment) {
   return (alignment - size % alignment) % alignment;
 }
 
-// Tensor bytes go to the file this much at a time at most.
-constexpr size_t kGgufWriteChunkBytes = 16 << 20;
+// Filled tensor bytes go to the file in pieces of whole rows of about this
+// size: one piece is written while the next is filled.
+constexpr uint64_t kFillPieceBytes = 64 << 20;
 
 }  // namespace
 
@@ -146,25 +151,39 @@ std::string Writer::bytes() const {
   return out;
 }
 
-void Writer::write(const std::filesystem::path& file, const TensorBytes& fill) const {
+void Writer::write(const std::filesystem::path& file, const TensorRows& fill) const {
   AtomicFile out(file);
   out.write(header());
-  std::vector<std::byte> buffer;
-  for (size_t i = 0; i < tensors_.size(); ++i) {
-    const Tensor& t = tensors_[i];
-    if (fill) {
-      buffer.resize(t.byte_size);
-      fill(i, buffer);
-      const std::string_view bytes(reinterpret_cast<const char*>(buffer.data()), buffer.size());
-      for (size_t at = 0; at < bytes.size(); at += kGgufWriteChunkBytes)
-        out.write(bytes.substr(at, kGgufWriteChunkBytes));
-    } else {
+  if (!fill) {
+    for (const Tensor& t : tensors_) {
       if (t.data.size() != t.byte_size)
         fail("{}: GGUF tensor '{}' has no data to write", file, t.name);
       out.write(t.data);
+      out.write(std::string(padding_to(t.byte_size, alignment()), '\0'));
     }
-    out.write(std::string(padding_to(t.byte_size, alignment()), '\0'));
+    out.commit();
+    return;
   }
+  // The disk takes a piece while the cores fill the next: written one after
+  // the other, make-model's slices went at about half the disk's speed.
+  PieceWriter writer(out);
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const Tensor& t = tensors_[i];
+    if (t.byte_size == 0) continue;  // an empty tensor: no rows, no padding
+    const auto row_bytes = static_cast<uint64_t>(plugin::ggml_row_bytes(t.type, t.dims[0]));
+    const auto rows = static_cast<int64_t>(t.byte_size / row_bytes);
+    const auto rows_per_piece =
+        static_cast<int64_t>(std::max<uint64_t>(1, kFillPieceBytes / row_bytes));
+    for (int64_t first = 0; first < rows; first += rows_per_piece) {
+      const int64_t count = std::min(rows_per_piece, rows - first);
+      std::string& piece = writer.next_buffer();
+      piece.resize(static_cast<size_t>(count) * row_bytes);
+      fill(i, first, std::as_writable_bytes(std::span(piece.data(), piece.size())));
+      if (first + count == rows) piece.append(padding_to(t.byte_size, alignment()), '\0');
+      writer.submit();
+    }
+  }
+  writer.finish();
   out.commit();
 }
 

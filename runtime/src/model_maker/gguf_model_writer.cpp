@@ -197,20 +197,28 @@ MakeModelResult make_gguf_model(const MakeModelOptions& o, const nlohmann::order
 
   std::atomic<uint64_t> written{0};
   ProgressBar bar("writing", total);
-  w.write(out, [&](size_t index, std::span<std::byte> bytes) {
+  std::vector<std::vector<uint64_t>> slice_keys(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i)
+    for (const std::string& k : tensors[i].keys) slice_keys[i].push_back(key_hash(k, o.seed));
+  w.write(out, [&](size_t index, int64_t first_row, std::span<std::byte> bytes) {
     const GgufTensorPlan& t = tensors[index];
     if (t.f32) {
-      fill_tensor_rows(*t.f32, o.seed, 0, t.f32->generation_rows(), bytes);
+      // F32 rows are the generation's rows (dims[0] = the tensor's last
+      // dimension); a tensor drawn as one row comes whole, in one piece.
+      const uint64_t row_bytes = t.f32->bytes / static_cast<uint64_t>(t.f32->generation_rows());
+      const auto rows = static_cast<int64_t>(bytes.size() / row_bytes);
+      fill_tensor_rows(*t.f32, o.seed, first_row, rows, bytes);
     } else {
       const GgmlRowFiller& filler = *fillers.at(t.type);
       const auto row_bytes = static_cast<size_t>(plugin::ggml_row_bytes(t.type, t.cols));
-      const auto slices = static_cast<int64_t>(t.keys.size());
-      std::vector<uint64_t> keys;
-      for (const std::string& k : t.keys) keys.push_back(key_hash(k, o.seed));
+      const std::vector<uint64_t>& keys = slice_keys[index];
+      const auto count = static_cast<int64_t>(bytes.size() / row_bytes);
 #pragma omp parallel for schedule(dynamic, 64)
-      for (int64_t i = 0; i < slices * t.rows; ++i)
+      for (int64_t k = 0; k < count; ++k) {
+        const int64_t i = first_row + k;
         filler.fill_row(row_key(keys[static_cast<size_t>(i / t.rows)], i % t.rows), t.rms, t.cols,
-                        bytes.subspan(static_cast<size_t>(i) * row_bytes, row_bytes));
+                        bytes.subspan(static_cast<size_t>(k) * row_bytes, row_bytes));
+      }
     }
     bar.update(written += bytes.size());
   });

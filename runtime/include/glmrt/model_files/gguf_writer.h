@@ -39,8 +39,9 @@ class Writer {
     uint64_t byte_size;
     std::string data;  // its bytes, when given to add_tensor
   };
-  /// Fills `out` (byte_size bytes) with tensor `index`'s data.
-  using TensorBytes = std::function<void(size_t index, std::span<std::byte> out)>;
+  /// Fills `out` with rows [first_row, first_row + out.size() / row bytes)
+  /// of tensor `index` (a row: dims[0] values, whole blocks of its type).
+  using TensorRows = std::function<void(size_t index, int64_t first_row, std::span<std::byte> out)>;
 
   /// Sets a metadata pair; a key set twice is refused.
   void set(std::string key, Value value);
@@ -60,8 +61,10 @@ class Writer {
   /// The whole file in memory (small files: tests).
   std::string bytes() const;
   /// Writes the file through a temporary name and a rename; tensors' bytes
-  /// come from add_tensor's data, or from `fill` when given.
-  void write(const std::filesystem::path& file, const TensorBytes& fill = {}) const;
+  /// come from add_tensor's data, or from `fill` when given: it is asked for
+  /// pieces of about 64 MB of whole rows, in file order, and fills the next
+  /// piece while a thread writes the last (two pieces in memory).
+  void write(const std::filesystem::path& file, const TensorRows& fill = {}) const;
 
  private:
   Metadata metadata_;
