@@ -126,6 +126,17 @@ std::vector<std::string> mixed_bodies() {
           body(long_prompt(100), 16)};
 }
 
+TEST_F(ServerParallel, TheStartupLineSaysHowManyRunAndWhatThePlanCounts) {
+  EXPECT_TRUE(together_->wait_for_log(
+      "glmrt serve: 4 requests generate at once (--parallel); the memory plan counts 4 KV "
+      "caches of 512 tokens"))
+      << together_->log();
+  EXPECT_TRUE(
+      alone_->wait_for_log("1 request generates at once (--parallel); the memory plan "
+                           "counts 1 KV cache of 512 tokens"))
+      << alone_->log();
+}
+
 TEST_F(ServerParallel, GreedyAnswersGivenTogetherAreTheOnesGivenAlone) {
   const auto bodies = mixed_bodies();
   expect_same_answers(one_by_one(bodies), at_once(bodies));

@@ -185,9 +185,10 @@ int serve_command(const Args& args, const Ranks& ranks) {
              printable(o.model_name, 256), printable(profile_path));
   const MemoryPart* kv = engine->memory_plan().part(memory_part::kv);
   fmt::print(stderr,
-             "glmrt serve: {} requests generate at once (--parallel{}); the memory plan counts "
-             "{} KV cache{} of {} tokens, {} in all\n",
-             server.parallel(), o.parallel == 0 ? " auto" : "", server.parallel(),
+             "glmrt serve: {} request{} generate{} at once (--parallel{}); the memory plan "
+             "counts {} KV cache{} of {} tokens, {} in all\n",
+             server.parallel(), server.parallel() == 1 ? "" : "s",
+             server.parallel() == 1 ? "s" : "", o.parallel == 0 ? " auto" : "", server.parallel(),
              server.parallel() == 1 ? "" : "s", profile.max_context,
              format_byte_size(kv ? kv->bytes : 0));
   std::fflush(stderr);
