@@ -100,6 +100,32 @@ class ServerParallel : public ::testing::Test {
     }
   }
 
+  static double generated_total(const test::ServerProcess& server) {
+    const auto response = client(server).Get("/metrics");
+    if (!response) return -1;
+    const std::string name = "\nglmrt_generated_tokens_total ";
+    const size_t at = response->body.find(name);
+    return at == std::string::npos ? -1 : std::stod(response->body.substr(at + name.size()));
+  }
+  // The content of a chat answer, streamed (its deltas joined) or not.
+  static std::string chat_content(const test::ServerProcess& server, const Json& request) {
+    const auto response =
+        client(server).Post("/v1/chat/completions", request.dump(), "application/json");
+    if (!response || response->status != 200) return "<failed>";
+    if (!request.value("stream", false))
+      return Json::parse(response->body)["choices"][0]["message"]["content"];
+    std::string content;
+    size_t at = 0;
+    while ((at = response->body.find("data: {", at)) != std::string::npos) {
+      const size_t end = response->body.find("\n\n", at);
+      const Json event = Json::parse(response->body.substr(at + 6, end - at - 6));
+      if (!event["choices"].empty())
+        content += event["choices"][0]["delta"].value("content", std::string());
+      at = end;
+    }
+    return content;
+  }
+
   static fs::path* profile_;
   static test::ServerProcess* alone_;
   static test::ServerProcess* together_;
@@ -153,6 +179,39 @@ TEST_F(ServerParallel, SeededSampledAnswersGivenTogetherAreTheOnesGivenAlone) {
   EXPECT_NE(alone[0]["choices"][0]["text"], alone[2]["choices"][0]["text"]);
 }
 
+TEST_F(ServerParallel, ChatStreamsAndJsonSchemaAnswersTogetherAreTheOnesAlone) {
+  const Json schema = {
+      {"type", "object"},
+      {"properties",
+       {{"name", {{"type", "string"}, {"maxLength", 8}}}, {"n", {{"type", "integer"}}}}},
+      {"required", {"name", "n"}}};
+  std::vector<Json> requests;
+  for (int i = 0; i < 4; ++i) {
+    Json r = {{"messages", {{{"role", "user"}, {"content", "Question " + std::to_string(i)}}}},
+              {"max_tokens", 24},
+              {"ignore_eos", true},
+              {"stream", i % 2 == 0}};
+    if (i >= 2)
+      r["response_format"] = {{"type", "json_schema"},
+                              {"json_schema", {{"name", "record"}, {"schema", schema}}}};
+    if (i == 3) r["seed"] = 5, r["temperature"] = 0.8;
+    requests.push_back(r);
+  }
+  std::vector<std::string> alone, together(requests.size());
+  for (const Json& r : requests) alone.push_back(chat_content(*alone_, r));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < requests.size(); ++i)
+    threads.emplace_back([&, i] { together[i] = chat_content(*together_, requests[i]); });
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    EXPECT_NE(alone[i], "<failed>") << "request " << i;
+    EXPECT_EQ(together[i], alone[i]) << "request " << i;
+  }
+  // The constrained answers are the schema's object (cut by max_tokens here).
+  for (size_t i = 2; i < requests.size(); ++i)
+    EXPECT_EQ(together[i].rfind("{", 0), 0u) << together[i];
+}
+
 TEST_F(ServerParallel, AClientLeavingMidBatchLeavesTheOthersUnchanged) {
   const auto bodies = mixed_bodies();
   const auto alone = one_by_one(bodies);
@@ -174,10 +233,19 @@ TEST_F(ServerParallel, AClientLeavingMidBatchLeavesTheOthersUnchanged) {
     httplib::Error error = httplib::Error::Success;
     c.send(request, response, error);
   });
+  const double generated_before = generated_total(*together_);
   for (size_t i = 0; i < bodies.size(); ++i)
     threads.emplace_back([&, i] { together[i] = post(*together_, "/v1/completions", bodies[i]); });
   for (std::thread& t : threads) t.join();
   EXPECT_GE(leaver_events.load(), 3);
+  // The leaver's stream stopped long before the context limit (~500 tokens);
+  // the others generate 57.
+  double generated = generated_total(*together_) - generated_before;
+  for (int tries = 0; tries < 100 && generated < 57; ++tries) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    generated = generated_total(*together_) - generated_before;
+  }
+  EXPECT_LT(generated, 300) << "the abandoned stream ran on";
   expect_same_answers(alone, together);
   // The server goes on answering.
   expect_same_answers({alone[0]}, {post(*together_, "/v1/completions", bodies[0])});
