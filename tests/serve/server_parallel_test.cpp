@@ -297,7 +297,7 @@ TEST_F(ServerParallel, RequestsRunAtTheSameTimeAsSlotsShow) {
   for (const Json& slot : get(*together_, "/slots")) EXPECT_EQ(slot["is_processing"], false);
 }
 
-TEST_F(ServerParallel, ParallelBeyondTheSlotsIsRefusedNamingBoth) {
+TEST_F(ServerParallel, AParallelCountOutOfRangeOrAboveTheSlotsIsRefused) {
   test::ServerProcess* none = nullptr;
   try {
     none = new test::ServerProcess({"--profile", profile_->string(), "--model", kTinyModel.string(),
@@ -308,6 +308,19 @@ TEST_F(ServerParallel, ParallelBeyondTheSlotsIsRefusedNamingBoth) {
   }
   EXPECT_EQ(none, nullptr);
   delete none;
+  for (const char* count : {"65", "-1"}) {
+    std::string message;
+    try {
+      test::ServerProcess refused(
+          {"--profile", profile_->string(), "--model", kTinyModel.string(), "--parallel", count});
+    } catch (const std::exception& e) {
+      message = e.what();
+    }
+    EXPECT_NE(message.find("--parallel must be in 0..64 (0 = what the memory plan allows), got " +
+                           std::string(count)),
+              std::string::npos)
+        << message;
+  }
 }
 
 TEST_F(ServerParallel, ParallelTheBudgetCannotHoldIsRefusedWithThePlan) {

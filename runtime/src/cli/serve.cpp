@@ -1,7 +1,7 @@
 // glmrt serve: the OpenAI-compatible HTTP server with a chat page at `/`.
 // Loads the model once, listens (127.0.0.1 unless told otherwise) and runs
 // until SIGTERM or Ctrl-C, which stop it cleanly: no new requests, waiting
-// ones answered 503, the running one finished within --shutdown-grace.
+// ones answered 503, the running ones finished within --shutdown-grace.
 #include "chat_flags.h"
 #include "commands.h"
 #include "options.h"
@@ -46,7 +46,7 @@ po::options_description limit_flags(serve::ServeLimits& limits) {
       po::value<std::string>()->default_value(std::to_string(limits.max_body_memory)),
       "request bodies held at once; 0 = 2 x --max-body-bytes (later ones wait)")(
       "max-queue", po::value(&limits.max_queue)->default_value(limits.max_queue),
-      "requests that may wait while one runs (429 beyond)")(
+      "requests that may wait while --parallel run (429 beyond)")(
       "max-messages", po::value(&limits.max_messages)->default_value(limits.max_messages),
       "chat messages per request (400)")(
       "max-tokens", po::value(&limits.max_tokens)->default_value(limits.max_tokens),

@@ -389,8 +389,8 @@ void HttpServer::stop() {
   // A second caller (run() returning while the signal watcher stops the
   // server) waits until the first is done.
   std::call_once(state_->stopped, [this] {
-    // New requests are answered 503 (/health too) while the running one
-    // finishes; then the server stops accepting, reading and answering.
+    // New requests are answered 503 (/health too) while the running ones
+    // finish; then the server stops accepting, reading and answering.
     state_->shutting_down.store(true);
     const auto grace = std::chrono::milliseconds(
         static_cast<int64_t>(state_->options.shutdown_grace_seconds * 1000));
