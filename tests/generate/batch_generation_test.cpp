@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <cstring>
 #include <set>
+#include <span>
+#include <stdexcept>
 
 namespace glmrt {
 namespace {
@@ -174,6 +176,32 @@ TEST_F(BatchGenerationTest, TheCallbackCancelsItsOwnStreamOnly) {
   EXPECT_EQ(batch.result(stopped).reason, StopReason::cancelled);
   EXPECT_EQ(batch.result(stopped).tokens.size(), 2u);
   EXPECT_EQ(batch.result(other).tokens, alone(*engine_, p[2], greedy(), 10).tokens);
+}
+
+TEST_F(BatchGenerationTest, ACallbackThatThrowsEndsItsStreamWithTheErrorAndTheOthersGoOn) {
+  // A server's stream whose constraint or client fails mid-answer.
+  const auto p = prompts();
+  Streams s;
+  BatchGeneration batch(*engine_);
+  int seen = 0;
+  const int failing =
+      batch.add(s.session(*engine_), s.sampler(greedy()), p[0], {10, {}},
+                [&](int32_t, std::span<const float> logits) {
+                  EXPECT_FALSE(logits.empty());  // every token is decoded: it has logits
+                  if (++seen == 3) throw std::runtime_error("the client's stream broke");
+                  return true;
+                });
+  const int other = batch.add(s.session(*engine_), s.sampler(greedy()), p[2], {10, {}});
+  batch.run();
+  ASSERT_TRUE(batch.error(failing));
+  EXPECT_THROW(std::rethrow_exception(batch.error(failing)), std::runtime_error);
+  EXPECT_EQ(batch.result(failing).reason, StopReason::cancelled);
+  EXPECT_FALSE(batch.error(other));
+  EXPECT_EQ(batch.result(other).tokens, alone(*engine_, p[2], greedy(), 10).tokens);
+  // A finished stream can be forgotten (a server adds streams while it runs).
+  batch.forget(failing);
+  EXPECT_THROW(batch.result(failing), Error);
+  EXPECT_EQ(batch.result(other).reason, StopReason::length);
 }
 
 TEST_F(BatchGenerationTest, AStreamReachingTheContextLimitStopsAndTheOthersGoOn) {

@@ -99,6 +99,45 @@ TEST(MemoryPlan, AutoExpertCacheTakesWhatIsLeft) {
   EXPECT_LE(shared.total(), shared.budget);
 }
 
+TEST(MemoryPlan, ServeParallelCountsAKvCachePerSequence) {
+  TinyModelFiles tiny;
+  Profile profile = test_support::reference_profile();  // 4096 tokens, no budget, no drafter
+  profile.prefill_chunk = 16;
+  const auto plan_of = [&](const Profile& p) {
+    return plan_memory(p, resolve_run_settings(p, tiny.config), tiny.config, tiny.tensors,
+                       {0, {}, std::nullopt});
+  };
+  const uint64_t one = plan_of(profile).part(memory_part::kv)->bytes;
+  profile.kv_sequences = 3;
+  const MemoryPlan three = plan_of(profile);
+  EXPECT_EQ(three.kv_sequences, 3);
+  EXPECT_EQ(three.part(memory_part::kv)->bytes, 3 * one);
+  EXPECT_NE(three.part(memory_part::kv)->detail.find("x 3 sequences decoded at once"),
+            std::string::npos);
+  // Auto without a budget: 4.
+  profile.kv_sequences = 0;
+  EXPECT_EQ(plan_of(profile).kv_sequences, kAutoKvSequences);
+  EXPECT_EQ(plan_of(profile).part(memory_part::kv)->bytes, 4 * one);
+  // Auto under a budget: as many as fit in half of what it leaves beyond the minimum.
+  profile.kv_sequences = 1;
+  const MemoryPlan base = plan_of(profile);
+  profile.expert_cache_auto = true;
+  profile.memory_budget_bytes =
+      base.minimum() - base.part(memory_part::lru)->bytes + 2 * one + one / 2;
+  profile.kv_sequences = 0;
+  const MemoryPlan fitted = plan_of(profile);
+  EXPECT_EQ(fitted.kv_sequences, 2);  // one more cache fits in half of 2.5 caches
+  EXPECT_LE(fitted.minimum(), fitted.budget);
+  // An explicit count the budget cannot hold is refused, naming --parallel.
+  profile.kv_sequences = 8;
+  try {
+    plan_of(profile);
+    ADD_FAILURE() << "8 caches fit a budget of 3.5";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("serve --parallel"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MemoryPlan, EachRankPlansItsShareOfTheExpertsOnly) {
   TinyModelFiles tiny;
   Profile profile = test_support::reference_profile();  // fixed cache of 16 per layer

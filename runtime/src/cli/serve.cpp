@@ -1,7 +1,7 @@
 // glmrt serve: the OpenAI-compatible HTTP server with a chat page at `/`.
 // Loads the model once, listens (127.0.0.1 unless told otherwise) and runs
 // until SIGTERM or Ctrl-C, which stop it cleanly: no new requests, waiting
-// ones answered 503, the running one finished within --shutdown-grace.
+// ones answered 503, the running ones finished within --shutdown-grace.
 #include "chat_flags.h"
 #include "commands.h"
 #include "options.h"
@@ -9,11 +9,13 @@
 #include "unsigned_flag.h"
 #include "version.h"
 
+#include <glmrt/base/byte_size.h>
 #include <glmrt/base/error.h>
 #include <glmrt/base/printable.h>
 #include <glmrt/distributed/fault_report.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/generate/model_text.h>
+#include <glmrt/memory/memory_plan.h>
 #include <glmrt/serve/access_policy.h>
 #include <glmrt/serve/http_server.h>
 #include <glmrt/serve/shutdown_signals.h>
@@ -44,7 +46,7 @@ po::options_description limit_flags(serve::ServeLimits& limits) {
       po::value<std::string>()->default_value(std::to_string(limits.max_body_memory)),
       "request bodies held at once; 0 = 2 x --max-body-bytes (later ones wait)")(
       "max-queue", po::value(&limits.max_queue)->default_value(limits.max_queue),
-      "requests that may wait while one runs (429 beyond)")(
+      "requests that may wait while --parallel run (429 beyond)")(
       "max-messages", po::value(&limits.max_messages)->default_value(limits.max_messages),
       "chat messages per request (400)")(
       "max-tokens", po::value(&limits.max_tokens)->default_value(limits.max_tokens),
@@ -73,13 +75,18 @@ int serve_command(const Args& args, const Ranks& ranks) {
       "model-name", po::value(&o.model_name),
       "the model's name in the API (default: the folder's)")(
       "http-threads", po::value(&o.http_threads)->default_value(0),
-      "requests answered at once; 0 = max-queue + 4 (at most 4096, and half of what the process "
+      "requests answered at once; 0 = max-queue + parallel + 3 (at most 4096, and half of what "
+      "the process "
       "limit or pids cgroup leaves)")(
+      "parallel", po::value(&o.parallel)->default_value(o.parallel),
+      "requests generating at once, decoded together (each holds a KV cache of max_context, "
+      "which the memory plan counts); 0 = as many as the budget holds, at most 4")(
       "slots", po::value(&o.slots)->default_value(o.slots),
-      "conversations kept in the KV cache (they share one max-context sequence's memory); 0 = "
-      "the profile's memory.kv_slots (auto: one per 256 tokens of max_context, at most 16)")(
-      "max-connections", po::value(&o.max_connections)->default_value(o.max_connections),
-      "open connections, slow or idle ones included (503 beyond)")(
+      "conversations kept in the KV cache (they share the --parallel sequences' memory); 0 = "
+      "the profile's memory.kv_slots (auto: one per 256 tokens of max_context, at most 16), at "
+      "least --parallel")("max-connections",
+                          po::value(&o.max_connections)->default_value(o.max_connections),
+                          "open connections, slow or idle ones included (503 beyond)")(
       "request-timeout",
       po::value(&o.request_timeout_seconds)->default_value(o.request_timeout_seconds),
       "seconds a request's head, then its body, may take to arrive (408)")(
@@ -122,7 +129,22 @@ int serve_command(const Args& args, const Ranks& ranks) {
   // resident memory the slots' eviction measures never came down. A fixed
   // threshold maps each large block on its own and unmaps it when freed.
   mallopt(M_MMAP_THRESHOLD, 64 << 10);
-  const Profile profile = load_profile(profile_path);
+  if (o.parallel < 0 || o.parallel > kMaxKvSequences)
+    fail("--parallel must be in 0..{} (0 = what the memory plan allows), got {}", kMaxKvSequences,
+         o.parallel);
+  // Expert ranks exchange one sequence's rows at a time.
+  if (ranks.count() > 1 && o.parallel > 1)
+    fail("--parallel {}: under mpirun ({} ranks) requests run one at a time; give --parallel 1",
+         o.parallel, ranks.count());
+  if (ranks.count() > 1) o.parallel = 1;
+  Profile profile = load_profile(profile_path);
+  // Fewer conversation slots asked for (--slots, memory.kv_slots) than auto
+  // would run at once: as many run as there are slots.
+  const int asked_slots = o.slots > 0 ? o.slots : profile.kv_slots.value_or(0);
+  if (o.parallel == 0 && asked_slots > 0 && asked_slots < kAutoKvSequences)
+    o.parallel = asked_slots;
+  // The memory plan counts a KV cache for each sequence decoded at once.
+  profile.kv_sequences = o.parallel;
   // Before the model loads, which may take minutes.
   const ModelText model_text = ModelText::open(Engine::model_dir_for(profile, model_dir));
   // The tokenizer itself is built once the model is loaded: the process the
@@ -161,6 +183,14 @@ int serve_command(const Args& args, const Ranks& ranks) {
   fmt::print(stderr, "glmrt serve: {} on {} (model `{}`, profile {})\n",
              printable(engine->model_dir().string()), serve::listening_url(o.host, port),
              printable(o.model_name, 256), printable(profile_path));
+  const MemoryPart* kv = engine->memory_plan().part(memory_part::kv);
+  fmt::print(stderr,
+             "glmrt serve: {} request{} generate{} at once (--parallel{}); the memory plan "
+             "counts {} KV cache{} of {} tokens, {} in all\n",
+             server.parallel(), server.parallel() == 1 ? "" : "s",
+             server.parallel() == 1 ? "s" : "", o.parallel == 0 ? " auto" : "", server.parallel(),
+             server.parallel() == 1 ? "" : "s", profile.max_context,
+             format_byte_size(kv ? kv->bytes : 0));
   std::fflush(stderr);
   server.run();
   signals.stop_watching();  // the action above uses `server`

@@ -11,27 +11,25 @@ namespace glmrt {
 
 struct BatchGeneration::Stream {
   Stream(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
-         const GenerationLimits& given, TokenCallback callback)
+         const GenerationLimits& given, TokenLogitsCallback callback)
       : session(session),
         sampler(sampler),
         prompt(prompt.begin(), prompt.end()),
         stop_tokens(given.stop_tokens.begin(), given.stop_tokens.end()),
         limits{given.max_new_tokens, stop_tokens},
         on_token(std::move(callback)),
-        forward(
-            [this](int32_t token, std::span<const float>) { return !on_token || on_token(token); }),
-        answer(this->prompt, limits, forward, sampler) {}
+        answer(this->prompt, limits, on_token, sampler) {}
 
   Session& session;
   Sampler& sampler;
   const std::vector<int32_t> prompt;
   const std::vector<int32_t> stop_tokens;
   const GenerationLimits limits;  // views stop_tokens
-  const TokenCallback on_token;
-  const TokenLogitsCallback forward;
+  const TokenLogitsCallback on_token;
   Answer answer;
-  int64_t prefilled = 0;  // prompt tokens in the session
-  int32_t next = -1;      // the token the next step decodes
+  std::exception_ptr error;  // what its sampler or callback threw
+  int64_t prefilled = 0;     // prompt tokens in the session
+  int32_t next = -1;         // the token the next step decodes
   bool done = false;
 };
 
@@ -41,13 +39,23 @@ BatchGeneration::~BatchGeneration() = default;
 
 int BatchGeneration::add(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
                          const GenerationLimits& limits, TokenCallback on_token) {
+  TokenLogitsCallback forward;
+  if (on_token)
+    forward = [on_token = std::move(on_token)](int32_t token, std::span<const float>) {
+      return on_token(token);
+    };
+  return add(session, sampler, prompt, limits, std::move(forward));
+}
+
+int BatchGeneration::add(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
+                         const GenerationLimits& limits, TokenLogitsCallback on_token) {
   if (&session.engine() != &engine_) fail("batch generation: the session runs on another engine");
   if (session.speculator())
     fail(
         "batch generation: the session drafts: streams decoded together run without a drafter "
         "(make the session with std::nullopt, or plugins.draft: none)");
   for (const auto& s : streams_)
-    if (!s->done && &s->session == &session)
+    if (s && !s->done && &s->session == &session)
       fail("batch generation: the session is already stream {}'s", &s - streams_.data());
   if (limits.max_new_tokens < 0)
     fail("generate: max_new_tokens must be >= 0, got {}", limits.max_new_tokens);
@@ -71,7 +79,19 @@ int BatchGeneration::add(Session& session, Sampler& sampler, std::span<const int
 BatchGeneration::Stream& BatchGeneration::stream(int id) const {
   if (id < 0 || id >= static_cast<int>(streams_.size()))
     fail("batch generation: no stream {} (there are {})", id, streams_.size());
+  if (!streams_[static_cast<size_t>(id)]) fail("batch generation: stream {} was forgotten", id);
   return *streams_[static_cast<size_t>(id)];
+}
+
+std::exception_ptr BatchGeneration::error(int id) const {
+  return stream(id).error;
+}
+
+void BatchGeneration::forget(int id) {
+  if (!stream(id).done) fail("batch generation: stream {} is still running", id);
+  streams_[static_cast<size_t>(id)].reset();
+  // Ids of live streams stay; trailing forgotten ones are given out again.
+  while (!streams_.empty() && !streams_.back()) streams_.pop_back();
 }
 
 void BatchGeneration::cancel(int id) {
@@ -91,7 +111,7 @@ const Generation& BatchGeneration::result(int id) const {
 
 int BatchGeneration::active() const {
   return static_cast<int>(
-      std::count_if(streams_.begin(), streams_.end(), [](const auto& s) { return !s->done; }));
+      std::count_if(streams_.begin(), streams_.end(), [](const auto& s) { return s && !s->done; }));
 }
 
 void BatchGeneration::finish(Stream& s) {
@@ -116,7 +136,7 @@ bool BatchGeneration::step() {
   std::vector<SessionStep> steps;
   StepRows rows;
   for (const auto& s : streams_) {
-    if (s->done) continue;
+    if (!s || s->done) continue;
     const int64_t left = static_cast<int64_t>(s->prompt.size()) - s->prefilled;
     if (left > 0) {
       // The prompt's chunks as set_context() runs them alone: the same rows
@@ -142,7 +162,16 @@ bool BatchGeneration::step() {
       s.prefilled += static_cast<int64_t>(steps[i].tokens.size());
       if (!steps[i].logits) continue;
     }
-    if (!s.done) decide(s, logits[i]);
+    if (s.done) continue;
+    try {
+      decide(s, logits[i]);
+    } catch (...) {
+      // Its sampler or callback failed (a constraint it cannot meet, a
+      // client's stream that broke): that stream ends, the others go on.
+      s.error = std::current_exception();
+      s.answer.result().reason = StopReason::cancelled;
+      finish(s);
+    }
   }
   return true;
 }

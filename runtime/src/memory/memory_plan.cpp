@@ -116,13 +116,24 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
        !holds_model                ? on_rank0
        : profile.dense_bits.stored ? "from the model files' headers, each weight as stored"
                                    : "from the safetensors headers at the profile's precision"});
-  plan.parts.push_back(
-      {std::string(kv), holds_model ? kv_cache_bytes(profile, config) : 0,
-       holds_model ? fmt::format("{} tokens x {} layers incl. MTP; serve's {} conversation "
-                                 "slots (memory.kv_slots{}) share it",
-                                 profile.max_context, config.num_hidden_layers + 1,
-                                 settings.kv_slots, profile.kv_slots ? "" : " auto")
-                   : on_rank0});
+  if (profile.kv_sequences < 0 || profile.kv_sequences > kMaxKvSequences)
+    fail("sequences decoded at once (serve --parallel) must be in 1..{} (0 = auto), got {}",
+         kMaxKvSequences, profile.kv_sequences);
+  const uint64_t one_kv = holds_model ? kv_cache_bytes(profile, config) : 0;
+  plan.kv_sequences = std::max(profile.kv_sequences, 1);  // auto is resolved below
+  const auto kv_detail = [&] {
+    return holds_model
+               ? fmt::format(
+                     "{} tokens x {} layers incl. MTP x {} sequence{} decoded at "
+                     "once (serve --parallel{}); serve's {} conversation slots "
+                     "(memory.kv_slots{}, at least --parallel) share it",
+                     profile.max_context, config.num_hidden_layers + 1, plan.kv_sequences,
+                     plan.kv_sequences == 1 ? "" : "s", profile.kv_sequences == 0 ? " auto" : "",
+                     settings.kv_slots, profile.kv_slots ? "" : " auto")
+               : on_rank0;
+  };
+  plan.parts.push_back({std::string(kv), one_kv * uint64_t(plan.kv_sequences), kv_detail()});
+  const size_t kv_part = plan.parts.size() - 1;
   // The expert store's pools: each MoE layer has cache + prefetch slots of
   // one expert (at least one), reads land straight in them when the file is
   // in the kernels' layout (widened to the io alignment), else in one staging
@@ -219,6 +230,21 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
                                    "out (rank 0 runs the rest of the forward)",
                                    shape.positions)});
 
+  if (profile.kv_sequences == 0) {
+    // Auto: one sequence, and more (up to kAutoKvSequences) while their
+    // caches fit in half of what the budget leaves beyond the minimum (the
+    // other half stays for expert memory); no budget, no limit. A profile
+    // that drafts keeps one: sequences decoded together do not draft.
+    const uint64_t spare = plan.budget > plan.minimum() ? plan.budget - plan.minimum() : 0;
+    const uint64_t more = profile.draft       ? 0
+                          : plan.budget == 0 ? uint64_t(kAutoKvSequences - 1)
+                          : one_kv == 0    ? 0
+                                           : spare / 2 / one_kv;
+    plan.kv_sequences = 1 + static_cast<int>(std::min<uint64_t>(more, kAutoKvSequences - 1));
+    plan.parts[kv_part].bytes = one_kv * uint64_t(plan.kv_sequences);
+    plan.parts[kv_part].detail = kv_detail();
+  }
+
   // Expert memory: fixed sizes are needed; `auto` ones share what is left.
   plan.cache_auto = settings.expert_cache_auto;
   plan.pinned_auto = !profile.pinned_bytes.has_value();
@@ -290,8 +316,8 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
     fail(
         "{}: memory budget {} is below the minimum this model needs under this profile: {} "
         "needed, {} given ({} short). Nothing was loaded. Where it goes:\n{}"
-        "Raise memory.budget, or lower max_context, prefill_chunk, the precision or fixed "
-        "expert_cache/pinned sizes.",
+        "Raise memory.budget, or lower max_context, prefill_chunk, serve --parallel, the "
+        "precision or fixed expert_cache/pinned sizes.",
         profile.file.empty() ? std::string("the profile") : profile.file.string(),
         format_byte_size(plan.budget), format_byte_size(plan.minimum()),
         format_byte_size(plan.budget), format_byte_size(plan.minimum() - plan.budget),

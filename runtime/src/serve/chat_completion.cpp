@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 #include <optional>
 
 namespace glmrt::serve {
@@ -63,23 +62,6 @@ Json tool_calls_json(const std::vector<ToolCall>& calls, IdSource& ids, bool wit
   return list;
 }
 
-// Runs the prompt, checking between prefill chunks whether the client left.
-std::optional<Session::ContextRun> run_prompt(ModelContext& context,
-                                              std::span<const int32_t> prompt,
-                                              int64_t max_new_tokens, Job& job) {
-  context.slots.choose(prompt, max_new_tokens);
-  if (context.metrics)
-    context.metrics->set_active_slot(static_cast<int64_t>(context.slots.current()));
-  try {
-    return context.slots.session().set_context(prompt, std::numeric_limits<int64_t>::max(),
-                                               [&](int64_t, std::span<const float>) {
-                                                 if (job.cancelled()) throw ScoringCancelled();
-                                               });
-  } catch (const ScoringCancelled&) {
-    return std::nullopt;
-  }
-}
-
 }  // namespace
 
 namespace {
@@ -120,14 +102,16 @@ std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index
                                         const ChatChunks& chunks, const ServedModel& model,
                                         IdSource& ids, ModelContext& context, Job& job) {
   const auto prompt_start = std::chrono::steady_clock::now();
-  auto prompt_run =
-      run_prompt(context, request.prompt, request.generation.sampling.max_new_tokens, job);
-  if (!prompt_run) return std::nullopt;
+  HeldSlot slot(context, request.prompt, request.generation.sampling.max_new_tokens);
   ChoiceOutcome outcome;
-  outcome.timings.prompt_n = static_cast<int64_t>(request.prompt.size()) - prompt_run->reused;
-  outcome.timings.prompt_ms = milliseconds_since(prompt_start);
   const bool stream = request.generation.stream;
-  if (stream) job.send(sse_event(chunks.chunk(index, {{"role", "assistant"}, {"content", ""}})));
+  // Sent once the prompt ran (with its first token), as a client expects.
+  bool role_sent = false;
+  const auto send_role = [&] {
+    if (stream && !role_sent)
+      job.send(sse_event(chunks.chunk(index, {{"role", "assistant"}, {"content", ""}})));
+    role_sent = true;
+  };
 
   SamplingParams sampling = request.generation.sampling;
   sampling.seed += index;
@@ -144,27 +128,33 @@ std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index
       answer.push(static_cast<int32_t>(id));
   Json logprobs = Json::array();  // all of them (non-streamed) or those not sent yet
   TokenTimer timer(context.metrics, job.queued_at());
-  const auto decode_start = std::chrono::steady_clock::now();
-  const Generation generation = continue_generation(
-      context.slots.session(), sampler, request.prompt, std::move(prompt_run->logits), limits,
-      [&](int32_t token, std::span<const float> logits) {
-        timer.token();
-        if (request.top_logprobs >= 0)
-          logprobs.push_back(
-              chat_logprob(score_logits(logits, token, request.top_logprobs), model.tokenizer));
-        const ChatDelta delta = answer.push(token);
-        if (stream && !delta.empty()) {
-          Json lp = logprobs.empty() ? Json(nullptr) : Json{{"content", std::move(logprobs)}};
-          logprobs = Json::array();
-          job.send(sse_event(chunks.chunk(index, delta_json(delta), std::move(lp))));
-        }
-        return !answer.stopped_by_string() && !job.cancelled();
-      },
-      request.top_logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded);
-  context.generated_tokens += static_cast<int64_t>(generation.tokens.size());
+  const BatchScheduler::Outcome run = context.scheduler.generate(
+      {slot.session(), sampler, request.prompt, limits,
+       [&](int32_t token, std::span<const float> logits) {
+         timer.token();
+         send_role();
+         if (request.top_logprobs >= 0)
+           logprobs.push_back(
+               chat_logprob(score_logits(logits, token, request.top_logprobs), model.tokenizer));
+         const ChatDelta delta = answer.push(token);
+         if (stream && !delta.empty()) {
+           Json lp = logprobs.empty() ? Json(nullptr) : Json{{"content", std::move(logprobs)}};
+           logprobs = Json::array();
+           job.send(sse_event(chunks.chunk(index, delta_json(delta), std::move(lp))));
+         }
+         return !answer.stopped_by_string() && !job.cancelled();
+       },
+       [&] { return job.cancelled(); },
+       request.top_logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded});
+  const Generation& generation = run.generation;
+  job.add_generated(static_cast<int64_t>(generation.tokens.size()));
   if (job.cancelled()) return std::nullopt;
+  send_role();
+  outcome.timings.prompt_n = static_cast<int64_t>(request.prompt.size()) - run.reused;
+  outcome.timings.prompt_ms =
+      std::chrono::duration<double, std::milli>(run.prompt_done - prompt_start).count();
   outcome.timings.predicted_n = static_cast<int64_t>(generation.tokens.size());
-  outcome.timings.predicted_ms = milliseconds_since(decode_start);
+  outcome.timings.predicted_ms = milliseconds_since(run.prompt_done);
 
   ChatAnswer::Ending ending = answer.finish();
   // parallel_tool_calls: false asks for one call at most: the first, as vLLM.
@@ -187,7 +177,7 @@ std::optional<ChoiceOutcome> run_choice(const ChatRequest& request, size_t index
   const std::string reason =
       finish_reason(generation.reason, answer.stopped_by_string(), !ending.calls.empty());
   outcome.completion_tokens = static_cast<int64_t>(generation.tokens.size());
-  outcome.cached_tokens = prompt_run->reused;
+  outcome.cached_tokens = run.reused;
   if (stream) {
     Json lp = logprobs.empty() ? Json(nullptr) : Json{{"content", std::move(logprobs)}};
     if (!ending.delta.empty() || !lp.is_null())

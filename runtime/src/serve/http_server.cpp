@@ -276,7 +276,11 @@ ServerState::ServerState(Engine& engine_, text::ModelChatTemplate chat_template_
                 &engine_.budget()),
             &tool_call_syntax_for(chat_template.tools_text())},
       worker(engine_, static_cast<size_t>(options.limits.max_queue),
-             static_cast<size_t>(options.slots), metrics) {}
+             static_cast<size_t>(options.slots), static_cast<size_t>(options.parallel), metrics) {}
+
+int HttpServer::parallel() const {
+  return state_->options.parallel;
+}
 
 RequestContext ServerState::request_context() {
   return RequestContext{tokenizer,
@@ -299,10 +303,20 @@ HttpServer::HttpServer(Engine& engine, text::ModelChatTemplate chat_template,
   if (options.limits.max_tokens < 0) fail("--max-tokens must be >= 0");
   if (options.limits.max_body_bytes < 1) fail("--max-body-bytes must be >= 1");
   if (options.max_connections < 1) fail("--max-connections must be >= 1");
-  if (options.slots == 0) options.slots = engine.settings().kv_slots;
+  const int planned = engine.memory_plan().kv_sequences;
+  if (options.parallel < 0 || options.parallel > planned)
+    fail(
+        "--parallel {} is more than the {} KV cache{} the memory plan counts (the engine was "
+        "opened for {}; 0 = what the plan allows)",
+        options.parallel, planned, planned == 1 ? "" : "s", planned);
+  if (options.parallel == 0) options.parallel = planned;
+  if (options.slots == 0) options.slots = std::max(engine.settings().kv_slots, options.parallel);
   if (options.slots < 1 || options.slots > kMaxKvSlots)
     fail("--slots must be in 1..{} (0 = the profile's memory.kv_slots), got {}", kMaxKvSlots,
          options.slots);
+  if (options.slots < options.parallel)
+    fail("--slots {} is below --parallel {}: each request generating holds a slot", options.slots,
+         options.parallel);
   if (!(options.request_timeout_seconds > 0 && options.request_timeout_seconds < 1e6))
     fail("--request-timeout must be a number of seconds > 0");
   if (!(options.idle_timeout_seconds > 0 && options.idle_timeout_seconds < 1e6))
@@ -375,8 +389,8 @@ void HttpServer::stop() {
   // A second caller (run() returning while the signal watcher stops the
   // server) waits until the first is done.
   std::call_once(state_->stopped, [this] {
-    // New requests are answered 503 (/health too) while the running one
-    // finishes; then the server stops accepting, reading and answering.
+    // New requests are answered 503 (/health too) while the running ones
+    // finish; then the server stops accepting, reading and answering.
     state_->shutting_down.store(true);
     const auto grace = std::chrono::milliseconds(
         static_cast<int64_t>(state_->options.shutdown_grace_seconds * 1000));

@@ -119,21 +119,23 @@ void Metrics::set_http(const HttpGauges& gauges) {
   http_ = gauges;
 }
 
-void Metrics::set_queue(size_t waiting, bool running) {
+void Metrics::set_queue(size_t waiting, size_t running) {
   std::lock_guard lock(mutex_);
   waiting_ = waiting;
   running_ = running;
-  if (!running) active_slot_ = -1;
 }
 
-void Metrics::set_active_slot(int64_t slot) {
+void Metrics::set_slot_processing(int64_t slot, bool processing) {
   std::lock_guard lock(mutex_);
-  active_slot_ = slot;
+  if (processing)
+    processing_.insert(slot);
+  else
+    processing_.erase(slot);
 }
 
-int64_t Metrics::active_slot() const {
+std::set<int64_t> Metrics::processing_slots() const {
   std::lock_guard lock(mutex_);
-  return active_slot_;
+  return processing_;
 }
 
 void Metrics::publish(const ModelSnapshot& snapshot) {
@@ -151,7 +153,7 @@ std::string Metrics::prometheus_text(std::string_view model_name) const {
   const ModelSnapshot s = snapshot_;
   const auto requests = requests_;
   const size_t waiting = waiting_;
-  const bool running = running_;
+  const size_t running = running_;
   const HttpGauges http = http_;
   const LatencyHistogram first_token = first_token_, token_gap = token_gap_;
   lock.unlock();
@@ -172,7 +174,8 @@ std::string Metrics::prometheus_text(std::string_view model_name) const {
            static_cast<double>(http.body_bytes_peak));
   w.metric("glmrt_queue_waiting", "gauge", "requests waiting for the model",
            static_cast<double>(waiting));
-  w.metric("glmrt_queue_running", "gauge", "requests running on the model (0 or 1)", running);
+  w.metric("glmrt_queue_running", "gauge", "requests running on the model (at most --parallel)",
+           static_cast<double>(running));
   const SessionStats& t = s.totals;
   w.metric("glmrt_prompt_tokens_total", "counter", "prompt tokens computed (prefill)",
            static_cast<double>(t.prefilled_tokens));

@@ -1,14 +1,29 @@
+#include <glmrt/base/error.h>
 #include <glmrt/generate/speculator.h>
 #include <glmrt/serve/model_worker.h>
 
-#include <omp.h>
-
 namespace glmrt::serve {
 
-ModelWorker::ModelWorker(Engine& engine, size_t max_waiting, size_t slots, Metrics& metrics)
-    : context_(engine, slots, &metrics), metrics_(metrics), max_waiting_(max_waiting) {
-  publish({}, 0);
-  thread_ = std::thread([this] { loop(); });
+HeldSlot::HeldSlot(ModelContext& context, std::span<const int32_t> prompt, int64_t max_new_tokens)
+    : context_(context) {
+  context_.scheduler.run([&] { index_ = context_.slots.choose(prompt, max_new_tokens); });
+  if (context_.metrics) context_.metrics->set_slot_processing(static_cast<int64_t>(index_), true);
+}
+
+HeldSlot::~HeldSlot() {
+  if (context_.metrics) context_.metrics->set_slot_processing(static_cast<int64_t>(index_), false);
+  context_.scheduler.run([&] { context_.slots.release(index_); });
+}
+
+ModelWorker::ModelWorker(Engine& engine, size_t max_waiting, size_t slots, size_t parallel,
+                         Metrics& metrics)
+    : context_(engine, slots, parallel == 1, &metrics),
+      metrics_(metrics),
+      max_waiting_(max_waiting) {
+  if (parallel < 1 || parallel > slots)
+    fail("serve: --parallel must be in 1..--slots ({}), got {}", slots, parallel);
+  context_.scheduler.run([&] { publish({}, 0); });
+  for (size_t i = 0; i < parallel; ++i) threads_.emplace_back([this] { loop(); });
 }
 
 ModelWorker::~ModelWorker() {
@@ -21,7 +36,7 @@ ModelWorker::Admission ModelWorker::submit(std::shared_ptr<Job> job) {
     if (closed_) return Admission::closed;
     if (waiting_.size() >= max_waiting_) return Admission::full;
     waiting_.push_back(std::move(job));
-    metrics_.set_queue(waiting_.size(), running_ != nullptr);
+    metrics_.set_queue(waiting_.size(), running_.size());
   }
   changed_.notify_all();
   return Admission::queued;
@@ -31,7 +46,7 @@ void ModelWorker::withdraw(const std::shared_ptr<Job>& job) {
   job->cancel();
   std::lock_guard lock(mutex_);
   std::erase(waiting_, job);
-  metrics_.set_queue(waiting_.size(), running_ != nullptr);
+  metrics_.set_queue(waiting_.size(), running_.size());
 }
 
 void ModelWorker::shutdown(std::chrono::milliseconds grace) {
@@ -41,19 +56,17 @@ void ModelWorker::shutdown(std::chrono::milliseconds grace) {
     closed_ = true;
     refused.swap(waiting_);
     changed_.notify_all();
-    // The running job may finish within the grace period; then it is cancelled.
-    if (!changed_.wait_for(lock, grace, [&] { return running_ == nullptr; }) && running_)
-      running_->cancel();
+    // The running jobs may finish within the grace period; then they are cancelled.
+    if (!changed_.wait_for(lock, grace, [&] { return running_.empty(); }))
+      for (const auto& job : running_) job->cancel();
   }
   for (auto& job : refused)
     job->abandon(ApiError(503, "server_error", "the server is shutting down"));
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& thread : threads_)
+    if (thread.joinable()) thread.join();
 }
 
 void ModelWorker::loop() {
-  // The OpenMP thread count is per thread: the engine set it on the thread
-  // that loaded the model, not on this one.
-  omp_set_num_threads(effective_threads(context_.engine.profile()));
   for (;;) {
     std::shared_ptr<Job> job;
     {
@@ -62,23 +75,29 @@ void ModelWorker::loop() {
       if (waiting_.empty()) return;  // closed
       job = std::move(waiting_.front());
       waiting_.pop_front();
-      running_ = job;
-      metrics_.set_queue(waiting_.size(), true);
+      running_.push_back(job);
+      metrics_.set_queue(waiting_.size(), running_.size());
     }
-    const SessionStats before = context_.slots.stats();
-    const int64_t generated_before = context_.generated_tokens;
-    if (!job->cancelled())
-      job->run();
-    else
-      job->abandon(ApiError(499, "request_cancelled", "the client went away"));
-    publish(before, context_.generated_tokens - generated_before);
+    run(job);
     {
       std::lock_guard lock(mutex_);
-      running_ = nullptr;
-      metrics_.set_queue(waiting_.size(), false);
+      std::erase(running_, job);
+      metrics_.set_queue(waiting_.size(), running_.size());
     }
     changed_.notify_all();
   }
+}
+
+void ModelWorker::run(const std::shared_ptr<Job>& job) {
+  SessionStats before;
+  context_.scheduler.run([&] { before = context_.slots.stats(); });
+  if (!job->cancelled())
+    job->run();
+  else
+    job->abandon(ApiError(499, "request_cancelled", "the client went away"));
+  // With other jobs running, "the last request"'s prefill and decode figures
+  // count what the model did while this one ran.
+  context_.scheduler.run([&] { publish(before, job->generated()); });
 }
 
 void ModelWorker::publish(const SessionStats& before, int64_t generated) {
@@ -94,7 +113,9 @@ void ModelWorker::publish(const SessionStats& before, int64_t generated) {
   s.slots = static_cast<int64_t>(context_.slots.size());
   for (size_t i = 0; i < context_.slots.size(); ++i)
     s.slot_tokens.push_back(context_.slots.tokens_in(i));
-  if (const Speculator* speculator = context_.slots.session().speculator())
+  // The drafter of the slot chosen last (each slot's session has its own).
+  if (const Speculator* speculator =
+          context_.slots.session(context_.slots.last_chosen()).speculator())
     s.draft = speculator->stats();
   metrics_.publish(s);
 }

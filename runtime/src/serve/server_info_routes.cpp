@@ -28,21 +28,21 @@ Json default_params(const ServerState& state) {
 }
 
 Json slot_json(const ServerState& state, const ModelSnapshot& snapshot, int64_t id,
-               int64_t active) {
+               bool processing) {
   const size_t index = static_cast<size_t>(id);
   return {
       {"id", id},
       {"id_task", -1},
       {"n_ctx", state.engine.profile().max_context},
       {"speculative", snapshot.draft.has_value()},
-      {"is_processing", id == active},
+      {"is_processing", processing},
       {"n_cached_tokens", index < snapshot.slot_tokens.size() ? snapshot.slot_tokens[index] : 0},
       {"params", default_params(state)}};
 }
 
 void props(ServerState& state, httplib::Response& res) {
   const ModelSnapshot snapshot = state.metrics.snapshot();
-  Json settings = slot_json(state, snapshot, 0, -1);
+  Json settings = slot_json(state, snapshot, 0, false);
   settings.erase("n_cached_tokens");
   respond_json(res, {{"default_generation_settings", std::move(settings)},
                      {"total_slots", snapshot.slots},
@@ -56,10 +56,10 @@ void props(ServerState& state, httplib::Response& res) {
 
 void slots(ServerState& state, httplib::Response& res) {
   const ModelSnapshot snapshot = state.metrics.snapshot();
-  const int64_t active = state.metrics.active_slot();
+  const std::set<int64_t> processing = state.metrics.processing_slots();
   Json list = Json::array();
   for (int64_t id = 0; id < snapshot.slots; ++id)
-    list.push_back(slot_json(state, snapshot, id, active));
+    list.push_back(slot_json(state, snapshot, id, processing.contains(id)));
   respond_json(res, list);
 }
 

@@ -4,6 +4,7 @@
 #include <glmrt/serve/session_slots.h>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace glmrt::serve {
 namespace {
@@ -24,15 +25,21 @@ SessionStats plus(SessionStats a, const SessionStats& b) {
 
 }  // namespace
 
-SessionSlots::SessionSlots(Engine& engine, size_t slots)
+SessionSlots::SessionSlots(Engine& engine, size_t slots, bool drafting)
     : engine_(engine),
       slots_(slots),
-      kv_allowance_(kv_cache_bytes(engine.profile(), engine.model().config())) {
+      drafting_(drafting),
+      kv_allowance_(kv_cache_bytes(engine.profile(), engine.model().config()) *
+                    static_cast<uint64_t>(std::max(engine.memory_plan().kv_sequences, 1))) {
   if (slots < 1) fail("--slots must be >= 1");
-  for (Slot& slot : slots_) {
-    slot.session = std::make_unique<Session>(engine_);
-    slot.scorer = std::make_unique<SequenceScorer>(*slot.session);
-  }
+  for (Slot& slot : slots_) fill(slot);
+}
+
+void SessionSlots::fill(Slot& slot) {
+  slot.scorer.reset();  // it refers to the session
+  slot.session = drafting_ ? std::make_unique<Session>(engine_)
+                           : std::make_unique<Session>(engine_, std::nullopt);
+  slot.scorer = std::make_unique<SequenceScorer>(*slot.session);
 }
 
 uint64_t SessionSlots::kv_need(int64_t tokens) const {
@@ -43,17 +50,22 @@ uint64_t SessionSlots::kv_need(int64_t tokens) const {
 
 void SessionSlots::empty(Slot& slot) {
   retired_ = plus(retired_, slot.session->stats());
-  slot.scorer.reset();  // it refers to the session
-  slot.session = std::make_unique<Session>(engine_);
-  slot.scorer = std::make_unique<SequenceScorer>(*slot.session);
+  fill(slot);
 }
 
-void SessionSlots::choose(std::span<const int32_t> prompt, int64_t max_new_tokens) {
-  size_t best = 0, best_common = 0;
+size_t SessionSlots::choose(std::span<const int32_t> prompt, int64_t max_new_tokens) {
+  constexpr size_t none = SIZE_MAX;
+  size_t best = none, best_common = 0;
   for (size_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].held) continue;
     const size_t common = common_prefix(slots_[i].session->tokens(), prompt);
-    if (common > best_common) best = i, best_common = common;
+    if (best == none || common > best_common) best = i, best_common = common;
   }
+  if (best == none)
+    fail(
+        "every one of the {} conversation slots is held by a running request (--slots must be "
+        "at least --parallel)",
+        slots_.size());
   const auto& best_tokens = slots_[best].session->tokens();
   // The slot's sequence continues (a chat's next turn), or most of the prompt
   // is cached there (the same context again): run there. Otherwise do not
@@ -61,8 +73,13 @@ void SessionSlots::choose(std::span<const int32_t> prompt, int64_t max_new_token
   // can take the request.
   size_t chosen = best;
   if (best_common == 0 || (best_common < best_tokens.size() && 2 * best_common < prompt.size())) {
-    chosen = 0;
+    chosen = none;
     for (size_t i = 0; i < slots_.size(); ++i) {
+      if (slots_[i].held) continue;
+      if (chosen == none) {
+        chosen = i;
+        continue;
+      }
       const bool empty_i = slots_[i].session->tokens().empty();
       const bool empty_chosen = slots_[chosen].session->tokens().empty();
       if ((empty_i && !empty_chosen) ||
@@ -70,10 +87,16 @@ void SessionSlots::choose(std::span<const int32_t> prompt, int64_t max_new_token
         chosen = i;
     }
   }
-  current_ = chosen;
   slots_[chosen].last_used = ++clock_;
+  slots_[chosen].held = true;
+  last_chosen_ = chosen;
 
   make_room(chosen, static_cast<int64_t>(prompt.size()) + std::max<int64_t>(0, max_new_tokens));
+  return chosen;
+}
+
+void SessionSlots::release(size_t index) {
+  slots_[index].held = false;
 }
 
 void SessionSlots::make_room(size_t chosen, int64_t tokens) {
@@ -90,6 +113,7 @@ void SessionSlots::make_room(size_t chosen, int64_t tokens) {
       const uint64_t bytes = slots_[i].session->cache_bytes();
       if (i == chosen || bytes == 0) continue;
       others += bytes;
+      if (slots_[i].held) continue;  // its request is running: it cannot go
       if (!oldest || slots_[i].last_used < oldest->last_used) oldest = &slots_[i];
     }
     if (!oldest) break;

@@ -4,7 +4,7 @@
 #include <glmrt/text/stream_detokenizer.h>
 
 #include <chrono>
-#include <limits>
+#include <optional>
 
 namespace glmrt::serve {
 namespace {
@@ -72,33 +72,27 @@ class ChoiceRun {
   std::optional<ChoiceResult> run() {
     const std::vector<int32_t>& prompt = request_.prompts[prompt_index_];
     auto cancelled = [&] { return job_.cancelled(); };
-    std::vector<float> logits;
     ChoiceResult result;
     const auto prompt_start = std::chrono::steady_clock::now();
-    context_.slots.choose(prompt, request_.generation.sampling.max_new_tokens);
-    if (context_.metrics)
-      context_.metrics->set_active_slot(static_cast<int64_t>(context_.slots.current()));
-    try {
-      if (request_.echo && request_.logprobs >= 0) {
-        auto scored = context_.slots.scorer().score(prompt, request_.logprobs, cancelled);
-        echo_prompt(prompt, scored.scores);
-        logits = std::move(scored.next_logits);
-        result.cached_tokens = scored.reused;
-      } else {
-        auto run = context_.slots.session().set_context(prompt, std::numeric_limits<int64_t>::max(),
-                                                        [&](int64_t, std::span<const float>) {
-                                                          if (cancelled()) throw ScoringCancelled();
-                                                        });
-        if (request_.echo) echo_prompt(prompt, {});
-        logits = std::move(run.logits);
-        result.cached_tokens = run.reused;
+    HeldSlot slot(context_, prompt, request_.generation.sampling.max_new_tokens);
+    std::optional<int64_t> scored_reused;
+    if (request_.echo && request_.logprobs >= 0) {
+      // The prompt's scores need every position's logits: it runs alone
+      // (the other streams wait), then generation goes on from its end.
+      std::vector<TokenScore> scores;
+      try {
+        context_.scheduler.run([&] {
+          auto scored = slot.scorer().score(prompt, request_.logprobs, cancelled);
+          scored_reused = scored.reused;
+          scores = std::move(scored.scores);
+        });
+      } catch (const ScoringCancelled&) {
+        return std::nullopt;
       }
-    } catch (const ScoringCancelled&) {
-      return std::nullopt;
+      echo_prompt(prompt, scores);
+    } else if (request_.echo) {
+      echo_prompt(prompt, {});
     }
-    result.timings.prompt_n = static_cast<int64_t>(prompt.size()) - result.cached_tokens;
-    result.timings.prompt_ms = milliseconds_since(prompt_start);
-    send_text();
 
     SamplingParams sampling = request_.generation.sampling;
     sampling.seed += sample_;  // choice 0 is what n = 1 answers
@@ -108,29 +102,36 @@ class ChoiceRun {
                                               limits.stop_tokens));
     StopStringFilter stops(request_.generation.stop);
     TokenTimer timer(context_.metrics, job_.queued_at());
-    const auto decode_start = std::chrono::steady_clock::now();
-    const Generation generation = continue_generation(
-        context_.slots.session(), sampler, prompt, std::move(logits), limits,
-        [&](int32_t token, std::span<const float> token_logits) {
-          timer.token();
-          if (request_.logprobs >= 0)
-            logprobs_.add(score_logits(token_logits, token, request_.logprobs), offset_);
-          const auto id = static_cast<text::TokenId>(token);
-          // A skipped special token is left out of the text (and the offsets).
-          const std::string piece =
-              request_.generation.skip_special_tokens && model_.tokenizer.is_special(id)
-                  ? std::string()
-                  : detokenizer_.push(id);
-          offset_ += code_points(piece);
-          text_ += stops.push(piece);
-          send_text();
-          return !stops.stopped() && !cancelled();
-        },
-        request_.logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded);
-    context_.generated_tokens += static_cast<int64_t>(generation.tokens.size());
+    bool prompt_sent = false;  // the echo goes out once the prompt ran
+    const BatchScheduler::Outcome run = context_.scheduler.generate(
+        {slot.session(), sampler, prompt, limits,
+         [&](int32_t token, std::span<const float> token_logits) {
+           timer.token();
+           if (!prompt_sent) send_text();
+           prompt_sent = true;
+           if (request_.logprobs >= 0)
+             logprobs_.add(score_logits(token_logits, token, request_.logprobs), offset_);
+           const auto id = static_cast<text::TokenId>(token);
+           // A skipped special token is left out of the text (and the offsets).
+           const std::string piece =
+               request_.generation.skip_special_tokens && model_.tokenizer.is_special(id)
+                   ? std::string()
+                   : detokenizer_.push(id);
+           offset_ += code_points(piece);
+           text_ += stops.push(piece);
+           send_text();
+           return !stops.stopped() && !cancelled();
+         },
+         cancelled, request_.logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded});
+    const Generation& generation = run.generation;
+    job_.add_generated(static_cast<int64_t>(generation.tokens.size()));
     if (cancelled()) return std::nullopt;
+    result.cached_tokens = scored_reused.value_or(run.reused);
+    result.timings.prompt_n = static_cast<int64_t>(prompt.size()) - result.cached_tokens;
+    result.timings.prompt_ms =
+        std::chrono::duration<double, std::milli>(run.prompt_done - prompt_start).count();
     result.timings.predicted_n = static_cast<int64_t>(generation.tokens.size());
-    result.timings.predicted_ms = milliseconds_since(decode_start);
+    result.timings.predicted_ms = milliseconds_since(run.prompt_done);
     if (!stops.stopped()) {
       text_ += stops.push(detokenizer_.flush());
       if (!stops.stopped()) text_ += stops.flush();

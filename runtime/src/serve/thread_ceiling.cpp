@@ -1,5 +1,6 @@
 #include <glmrt/base/cgroup_files.h>
 #include <glmrt/base/error.h>
+#include <glmrt/profile/profile.h>
 #include <glmrt/serve/thread_ceiling.h>
 
 #include <sys/resource.h>
@@ -42,14 +43,17 @@ ThreadCeiling http_thread_ceiling(const ProcessLimitFiles& files) {
 
 std::size_t requested_http_threads(const ServeOptions& options) {
   if (options.http_threads > 0) return static_cast<std::size_t>(options.http_threads);
-  // Every queued request holds a thread while it waits, plus the running one
-  // and room for /health, /metrics and refusals.
-  return static_cast<std::size_t>(std::max(options.limits.max_queue, 0)) + 4;
+  // Every queued request holds a thread while it waits, plus the running
+  // ones and room for /health, /metrics and refusals.
+  const int running = options.parallel > 0 ? options.parallel : kAutoKvSequences;
+  return static_cast<std::size_t>(std::max(options.limits.max_queue, 0)) +
+         static_cast<std::size_t>(running) + 3;
 }
 
 void check_http_threads(const ServeOptions& options) {
   if (options.http_threads < 0)
-    fail("--http-threads must be >= 0 (0 = --max-queue + 4), got {}", options.http_threads);
+    fail("--http-threads must be >= 0 (0 = --max-queue + --parallel + 3), got {}",
+         options.http_threads);
   const std::size_t wanted = requested_http_threads(options);
   const ThreadCeiling ceiling = http_thread_ceiling();
   if (wanted <= ceiling.threads) return;

@@ -12,6 +12,8 @@ let server;
 
 before(async () => {
   server = await startServer([
+    // One request at a time: the queue tests need one running, one waiting.
+    "--parallel", "1",
     "--max-queue", "1",
     "--max-body-bytes", "65536",
     "--max-messages", "8",
@@ -196,7 +198,7 @@ test("concurrent clients: every one answered 200 or 429, memory bounded", async 
 });
 
 test("SIGTERM: the running request finishes, the waiting one gets 503, exit 0", async () => {
-  const other = await startServer(["--max-queue", "2", "--shutdown-grace", "60"]);
+  const other = await startServer(["--parallel", "1", "--max-queue", "2", "--shutdown-grace", "60"]);
   const running = await fetch(other.url + "/v1/completions", {
     method: "POST",
     headers: json,

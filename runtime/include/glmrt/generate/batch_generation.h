@@ -11,6 +11,7 @@
 #include <glmrt/sampling/sampler.h>
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <span>
 #include <vector>
@@ -33,6 +34,10 @@ class BatchGeneration {
   /// profile's memory.max_context.
   int add(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
           const GenerationLimits& limits, TokenCallback on_token = {});
+  /// As above, the callback seeing each token with the logits it was drawn
+  /// from (every token is decoded: they are never empty).
+  int add(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
+          const GenerationLimits& limits, TokenLogitsCallback on_token);
   /// Ends a stream now (reason cancelled, the tokens so far kept); the
   /// others go on unchanged. Nothing for a stream that has ended.
   void cancel(int id);
@@ -44,6 +49,12 @@ class BatchGeneration {
   void run();
 
   bool finished(int id) const;
+  /// What ended the stream when its sampler or callback threw (the others
+  /// went on), else null.
+  std::exception_ptr error(int id) const;
+  /// Frees a finished stream's state (its answer with it): a server adds
+  /// streams for as long as it runs. The id may be given to a later stream.
+  void forget(int id);
   /// The stream's answer so far (complete once finished()).
   const Generation& result(int id) const;
   /// Streams not yet ended.

@@ -45,6 +45,8 @@ struct MemoryPlan {
   bool prefill_chunk_from_budget =
       false;                // memory.prefill_chunk 0, but the whole prompt does not fit
   int forward_threads = 1;  // threads the buffers were counted for
+  /// KV caches of max_context counted: profile.kv_sequences, auto resolved.
+  int kv_sequences = 1;
 
   /// Bytes of the parts the run needs whatever the expert memory.
   uint64_t minimum() const;

@@ -21,6 +21,11 @@ inline constexpr int kDefaultExpertCachePerLayer = 16;
 /// The most conversation slots `memory.kv_slots` (and `glmrt serve --slots`)
 /// may ask for: each is a session with its own drafter and bookkeeping.
 inline constexpr int kMaxKvSlots = 256;
+/// Sequences `glmrt serve` decodes at once when --parallel is not given: as
+/// many as the budget holds (see Profile::kv_sequences), at most this many.
+inline constexpr int kAutoKvSequences = 4;
+/// The most sequences `glmrt serve --parallel` may decode at once.
+inline constexpr int kMaxKvSequences = 64;
 
 struct PluginChoice {
   /// A plugin name ("kernels-scalar"), "auto" (kernels only: best supported
@@ -115,6 +120,10 @@ struct Profile {
   /// KV memory of one max_context sequence; nullopt = auto (from max_context:
   /// see effective_kv_slots).
   std::optional<int> kv_slots;
+  /// Sequences decoded at once, each with its own KV cache of max_context
+  /// (`glmrt serve --parallel`; not read from the YAML). 0 = auto: the most
+  /// the budget holds, up to kAutoKvSequences (MemoryPlan::kv_sequences).
+  int kv_sequences = 1;
   int prefill_chunk = 0;  // positions one forward call takes at most (0 = the whole prompt)
   /// `memory.budget: auto`: a share of MemAvailable (cgroup limits respected)
   /// measured when the model opens; memory_budget_bytes is then ignored.

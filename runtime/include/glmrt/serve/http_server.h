@@ -37,10 +37,12 @@ class HttpServer {
   /// Binds the listening socket; returns the port (the one chosen when
   /// options.port is 0). Throws glmrt::Error naming host and port.
   int bind();
+  /// Requests generating at once (--parallel, auto resolved).
+  int parallel() const;
   /// Serves until stop(); returns once the requests in flight are done.
   void run();
   /// Stops accepting, ends waiting requests with 503, lets the running one
-  /// finish within the grace period (else cancels it). Any thread; idempotent.
+  /// finish within the grace period (else cancels them). Any thread; idempotent.
   void stop();
 
  private:

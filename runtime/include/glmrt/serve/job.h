@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -37,6 +38,9 @@ class Job {
   /// is complete, whatever a cancellation arriving afterwards says.
   void send_last(std::string piece);
   bool cancelled() const { return cancelled_.load(); }
+  /// Answer tokens the work generated (for /metrics).
+  void add_generated(int64_t tokens) { generated_ += tokens; }
+  int64_t generated() const { return generated_.load(); }
 
   // --- HTTP thread
   void cancel() { cancelled_.store(true); }
@@ -55,6 +59,7 @@ class Job {
 
   Work work_;
   std::atomic<bool> cancelled_{false};
+  std::atomic<int64_t> generated_{0};
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::string> pieces_;

@@ -16,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -65,12 +66,12 @@ class Metrics {
   void observe_token_gap(double seconds);
   void set_http(const HttpGauges& gauges);
   void count_request(std::string_view route, int status);
-  /// A job runs (`running`) or none does; a job that ends leaves no active slot.
-  void set_queue(size_t waiting, bool running);
-  /// The session (slot) the running job chose.
-  void set_active_slot(int64_t slot);
-  /// The slot of the running job, or -1.
-  int64_t active_slot() const;
+  /// Jobs waiting and running (at most --parallel).
+  void set_queue(size_t waiting, size_t running);
+  /// A running job holds the session (slot) `slot`, or let it go.
+  void set_slot_processing(int64_t slot, bool processing);
+  /// The slots running jobs hold.
+  std::set<int64_t> processing_slots() const;
   void publish(const ModelSnapshot& snapshot);
   ModelSnapshot snapshot() const;
   std::string prometheus_text(std::string_view model_name) const;
@@ -79,8 +80,8 @@ class Metrics {
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, int>, uint64_t> requests_;
   size_t waiting_ = 0;
-  bool running_ = false;
-  int64_t active_slot_ = -1;
+  size_t running_ = 0;
+  std::set<int64_t> processing_;
   ModelSnapshot snapshot_;
   HttpGauges http_;
   LatencyHistogram first_token_, token_gap_;

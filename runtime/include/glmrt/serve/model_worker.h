@@ -1,15 +1,16 @@
-// The one thread that runs the model. Requests wait in a bounded queue and
-// run one at a time, in arrival order: the model's forward pass already uses
-// every core (OpenMP), and one session's KV cache holds one sequence, so
-// batching requests would add cache swapping without adding throughput on
-// one machine. The session persists across requests, so a request that
-// shares a prefix with the previous one (the next turn of a chat, another
-// continuation of an evaluation context) prefills only what differs.
+// The threads that run requests. Up to --parallel jobs run at once, each on
+// a thread of its own, in arrival order; more wait in a bounded queue. What a
+// job does with the model runs on the one model thread (BatchScheduler): its
+// answer is generated together with the other running jobs', one batched
+// forward per step. The sessions (slots) persist across requests, so a
+// request that shares a prefix with an earlier one (the next turn of a chat,
+// another continuation of an evaluation context) prefills only what differs.
 #pragma once
 
 #include <glmrt/engine/engine.h>
 #include <glmrt/generate/session.h>
 #include <glmrt/score/sequence_scorer.h>
+#include <glmrt/serve/batch_scheduler.h>
 #include <glmrt/serve/job.h>
 #include <glmrt/serve/metrics.h>
 #include <glmrt/serve/session_slots.h>
@@ -19,25 +20,47 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
+#include <vector>
 
 namespace glmrt::serve {
 
-/// What a job's work may use; only on the model thread.
+/// What a job's work may use.
 struct ModelContext {
   Engine& engine;
-  SessionSlots slots;            // a job chooses its slot, then uses its session and scorer
-  int64_t generated_tokens = 0;  // answer tokens of every job so far (jobs add theirs)
-  Metrics* metrics = nullptr;    // for the token latencies jobs observe
-  ModelContext(Engine& e, size_t slot_count, Metrics* m)
-      : engine(e), slots(e, slot_count), metrics(m) {}
+  /// Touched only on the model thread (inside scheduler.run(), or by a stream).
+  SessionSlots slots;
+  Metrics* metrics = nullptr;  // for the token latencies jobs observe
+  BatchScheduler scheduler;    // declared last: its thread stops first
+  ModelContext(Engine& e, size_t slot_count, bool drafting, Metrics* m)
+      : engine(e), slots(e, slot_count, drafting), metrics(m), scheduler(e) {}
+};
+
+/// The slot a job's choice runs in (SessionSlots::choose), held until this
+/// goes, and shown as processing in /slots meanwhile.
+class HeldSlot {
+ public:
+  HeldSlot(ModelContext& context, std::span<const int32_t> prompt, int64_t max_new_tokens);
+  ~HeldSlot();
+  HeldSlot(const HeldSlot&) = delete;
+  HeldSlot& operator=(const HeldSlot&) = delete;
+  size_t index() const { return index_; }
+  /// Use them on the model thread only.
+  Session& session() { return context_.slots.session(index_); }
+  SequenceScorer& scorer() { return context_.slots.scorer(index_); }
+
+ private:
+  ModelContext& context_;
+  size_t index_ = 0;
 };
 
 class ModelWorker {
  public:
-  /// `max_waiting` jobs may wait while one runs. `engine` and `metrics` must
-  /// outlive the worker.
-  ModelWorker(Engine& engine, size_t max_waiting, size_t slots, Metrics& metrics);
+  /// `parallel` jobs run at once, `max_waiting` more may wait. Sessions
+  /// draft only when `parallel` is 1. `engine` and `metrics` must outlive
+  /// the worker.
+  ModelWorker(Engine& engine, size_t max_waiting, size_t slots, size_t parallel, Metrics& metrics);
   ~ModelWorker();
   ModelWorker(const ModelWorker&) = delete;
   ModelWorker& operator=(const ModelWorker&) = delete;
@@ -48,8 +71,8 @@ class ModelWorker {
   /// still waiting, so it does not hold a place.
   void withdraw(const std::shared_ptr<Job>& job);
 
-  /// Refuses new jobs, ends the waiting ones with 503, gives the running one
-  /// `grace` to finish before cancelling it, and joins the thread.
+  /// Refuses new jobs, ends the waiting ones with 503, gives the running ones
+  /// `grace` to finish before cancelling them, and joins the threads.
   void shutdown(std::chrono::milliseconds grace);
 
   /// The context jobs run with (touch it only from a job's work).
@@ -57,6 +80,7 @@ class ModelWorker {
 
  private:
   void loop();
+  void run(const std::shared_ptr<Job>& job);
   void publish(const SessionStats& before, int64_t generated);
 
   ModelContext context_;
@@ -65,9 +89,9 @@ class ModelWorker {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::shared_ptr<Job>> waiting_;
-  std::shared_ptr<Job> running_;
+  std::vector<std::shared_ptr<Job>> running_;
   bool closed_ = false;
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace glmrt::serve
