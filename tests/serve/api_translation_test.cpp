@@ -76,6 +76,19 @@ TEST_F(RequestParsing, AnthropicMessagesBecomeTheChatRequestTheyAsk) {
   EXPECT_FALSE(r.thinking);
   EXPECT_EQ(r.generation.sampling.max_new_tokens, 8);
   EXPECT_EQ(r.generation.stop, std::vector<std::string>{"END"});
+  // Newer Anthropic fields: adaptive thinking, output_config's effort and JSON format.
+  const Json adaptive = messages_body(R"({"max_tokens": 1, "messages": [{"role": "user",
+      "content": "x"}], "thinking": {"type": "adaptive", "display": "summarized"},
+      "cache_control": {"type": "ephemeral"}, "output_config": {"effort": "low",
+      "format": {"type": "json_schema", "schema": {"type": "object"}}}})");
+  EXPECT_EQ(adaptive["thinking"]["type"], "enabled");
+  EXPECT_EQ(adaptive["reasoning_effort"], "low");
+  EXPECT_EQ(adaptive["response_format"]["json_schema"]["schema"], Json({{"type", "object"}}));
+  EXPECT_TRUE(parse_messages_request(parse_request_body(R"({"max_tokens": 4, "messages": [
+      {"role": "user", "content": "x"}], "output_config": {"format": {"type": "json_schema",
+      "schema": {"type": "object"}}}})"),
+                                     context())
+                  .generation.json_format);
   EXPECT_EQ(messages_body(R"({"max_tokens": 1, "messages": [{"role": "user", "content": "x"}],
       "tools": [{"name": "a", "input_schema": {}}], "tool_choice": {"type": "any"}})")
                 ["tool_choice"],
@@ -102,6 +115,9 @@ TEST_F(RequestParsing, AnthropicFieldsNotImplementedAreRefusedByName) {
                  R"({"max_tokens": 2000, )" + hi +
                      R"(, "thinking": {"type": "enabled", "budget_tokens": 3000}})",
                  "thinking.budget_tokens", "less than `max_tokens`");
+  expect_refusal(translate, R"({"max_tokens": 5, )" + hi + R"(, "thinking": {"type": "adaptive",
+                     "display": "omitted"}})",
+                 "thinking.display", "always shown");
   expect_refusal(translate, R"({"max_tokens": 5, )" + hi + R"(, "tool_choice": {"type": "any"}})",
                  "tool_choice", "`tools` is empty");
   expect_refusal(translate,

@@ -10,9 +10,9 @@ namespace {
 constexpr std::string_view kMessagesPath = "/v1/messages";
 
 constexpr std::string_view kMessagesFields[] = {
-    "model",  "max_tokens",  "messages",    "system",      "stop_sequences",
-    "stream", "metadata",    "temperature", "top_p",       "top_k",
-    "tools",  "tool_choice", "thinking",    "service_tier"};
+    "model",    "max_tokens",   "messages",      "system",       "stop_sequences", "stream",
+    "metadata", "temperature",  "top_p",         "top_k",        "tools",          "tool_choice",
+    "thinking", "service_tier", "cache_control", "output_config"};
 
 // cache_control marks where Anthropic caches a prefix; this server caches
 // every prefix anyway, so it is accepted (its shape still checked).
@@ -192,29 +192,58 @@ void read_tool_choice(const Json& choice, Json& chat) {
   }
 }
 
-// {type: enabled, budget_tokens} or {type: disabled}. The budget is checked
-// as Anthropic does (at least 1024, below max_tokens); max_tokens bounds the
-// reasoning and the answer together, as it bounds them there.
+// {type: enabled, budget_tokens}, {type: adaptive} (the model decides: GLM
+// thinks) or {type: disabled}. The budget is checked as Anthropic does (at
+// least 1024, below max_tokens); max_tokens bounds the reasoning and the
+// answer together, as it bounds them there. display "summarized" is what is
+// shown anyway; "omitted" is refused.
 void read_thinking(const Json& thinking, const Json& body, Json& chat) {
   const std::string type = type_of(thinking);
-  constexpr std::string_view known[] = {"type", "budget_tokens"};
+  constexpr std::string_view known[] = {"type", "budget_tokens", "display"};
   refuse_fields_outside(thinking, known, "thinking", "thinking.");
   if (type == "disabled") {
     chat["thinking"] = {{"type", "disabled"}};
     return;
   }
-  if (type != "enabled")
+  if (type != "enabled" && type != "adaptive")
     bad_request("thinking",
-                "`thinking` must be {{\"type\": \"enabled\", \"budget_tokens\": N}} or "
-                "{{\"type\": \"disabled\"}}");
-  const Json* budget = thinking.contains("budget_tokens") ? &thinking["budget_tokens"] : nullptr;
-  if (!budget || !budget->is_number_integer() || budget->get<int64_t>() < 1024)
-    bad_request("thinking.budget_tokens", "`thinking.budget_tokens` must be an integer >= 1024");
-  const Json& max_tokens = body.at("max_tokens");
-  if (max_tokens.is_number_integer() && budget->get<int64_t>() >= max_tokens.get<int64_t>())
-    bad_request("thinking.budget_tokens",
-                "`thinking.budget_tokens` must be less than `max_tokens`");
+                "`thinking` must be {{\"type\": \"enabled\", \"budget_tokens\": N}}, "
+                "{{\"type\": \"adaptive\"}} or {{\"type\": \"disabled\"}}");
+  if (const auto display = RequestFields(thinking, "thinking.").string("display");
+      display && *display != "summarized")
+    bad_request("thinking.display",
+                "`thinking.display` must be \"summarized\": the thinking text is always shown");
+  if (type == "enabled") {
+    const Json* budget = thinking.contains("budget_tokens") ? &thinking["budget_tokens"] : nullptr;
+    if (!budget || !budget->is_number_integer() || budget->get<int64_t>() < 1024)
+      bad_request("thinking.budget_tokens", "`thinking.budget_tokens` must be an integer >= 1024");
+    const Json& max_tokens = body.at("max_tokens");
+    if (max_tokens.is_number_integer() && budget->get<int64_t>() >= max_tokens.get<int64_t>())
+      bad_request("thinking.budget_tokens",
+                  "`thinking.budget_tokens` must be less than `max_tokens`");
+  }
   chat["thinking"] = {{"type", "enabled"}};
+}
+
+// output_config {effort, format}: the effort goes to the chat template as
+// reasoning_effort (as the chat endpoint's); a json_schema format is
+// constrained decoding, as response_format asks it of the chat endpoint.
+void read_output_config(const Json& config, Json& chat) {
+  if (!config.is_object()) bad_request("output_config", "`output_config` must be an object");
+  constexpr std::string_view known[] = {"effort", "format"};
+  refuse_fields_outside(config, known, "output_config", "output_config.");
+  if (const auto effort = RequestFields(config, "output_config.").string("effort"))
+    chat["reasoning_effort"] = *effort;
+  if (!config.contains("format") || config["format"].is_null()) return;
+  const Json& format = config["format"];
+  constexpr std::string_view format_keys[] = {"type", "schema"};
+  refuse_fields_outside(format, format_keys, "output_config.format", "output_config.format.");
+  if (type_of(format) != "json_schema" || !format.contains("schema"))
+    bad_request(
+        "output_config.format",
+        "`output_config.format` must be {{\"type\": \"json_schema\", \"schema\": {{...}}}}");
+  chat["response_format"] = {{"type", "json_schema"},
+                             {"json_schema", {{"name", "output"}, {"schema", format["schema"]}}}};
 }
 
 }  // namespace
@@ -262,6 +291,10 @@ Json chat_body_of_messages(const Json& body) {
       bad_request("tool_choice", "`tool_choice` asks for a tool call but `tools` is empty");
   }
   if (const Json* thinking = f.get("thinking")) read_thinking(*thinking, body, chat);
+  if (const Json* config = f.get("output_config")) read_output_config(*config, chat);
+  // Anthropic's automatic prompt caching: every prefix is cached here anyway.
+  if (const Json* cache = f.get("cache_control"); cache && !cache->is_object())
+    bad_request("cache_control", "`cache_control` must be an object");
   return chat;
 }
 

@@ -53,6 +53,11 @@ Json call_item(const std::string& id, std::string_view status, const std::string
           {"call_id", call_id}, {"name", call.name},       {"arguments", arguments}};
 }
 
+// An answer cut by max_output_tokens cut its last item short.
+std::string_view last_status(const ChatTurn& turn, bool last) {
+  return last && turn.cut() ? "incomplete" : "completed";
+}
+
 std::string call_id_of(const ToolCall& call, IdSource& ids) {
   return call.id.empty() ? ids.next("call_") : call.id;
 }
@@ -78,7 +83,7 @@ class ResponseEvents {
     if (!d.content.empty()) piece(Kind::message, d.content);
   }
 
-  void close() {
+  void close(std::string_view status = "completed") {
     if (open_ == Kind::none) return;
     const Json where = {{"item_id", item_id_}, {"output_index", index_}};
     Json item;
@@ -99,7 +104,7 @@ class ResponseEvents {
       send(with(where, {{"type", "response.content_part.done"},
                         {"content_index", 0},
                         {"part", text_part(text_)}}));
-      item = message_item(item_id_, "completed", Json::array({text_part(text_)}));
+      item = message_item(item_id_, status, Json::array({text_part(text_)}));
     }
     send({{"type", "response.output_item.done"}, {"output_index", index_}, {"item", item}});
     output_.push_back(std::move(item));
@@ -108,7 +113,7 @@ class ResponseEvents {
     ++index_;
   }
 
-  void call(const ToolCall& call) {
+  void call(const ToolCall& call, std::string_view status) {
     close();
     const std::string id = ids_.next("fc_"), call_id = call_id_of(call, ids_);
     const Json where = {{"item_id", id}, {"output_index", index_}};
@@ -120,7 +125,7 @@ class ResponseEvents {
     send(with(where, {{"type", "response.function_call_arguments.done"},
                       {"name", call.name},
                       {"arguments", call.arguments}}));
-    Json item = call_item(id, "completed", call_id, call, call.arguments);
+    Json item = call_item(id, status, call_id, call, call.arguments);
     send({{"type", "response.output_item.done"}, {"output_index", index_}, {"item", item}});
     output_.push_back(std::move(item));
     ++index_;
@@ -199,11 +204,12 @@ void run_responses(const ResponsesRequest& request, const ResponseIdentity& iden
     if (chat.thinking && !turn->reasoning.empty())
       output.push_back(reasoning_item(ids.next("rs_"), turn->reasoning));
     if (!turn->content.empty())
-      output.push_back(
-          message_item(ids.next("msg_"), "completed", Json::array({text_part(turn->content)})));
-    for (const ToolCall& call : turn->calls)
-      output.push_back(
-          call_item(ids.next("fc_"), "completed", call_id_of(call, ids), call, call.arguments));
+      output.push_back(message_item(ids.next("msg_"), last_status(*turn, turn->calls.empty()),
+                                    Json::array({text_part(turn->content)})));
+    for (size_t i = 0; i < turn->calls.size(); ++i)
+      output.push_back(call_item(ids.next("fc_"), last_status(*turn, i + 1 == turn->calls.size()),
+                                 call_id_of(turn->calls[i], ids), turn->calls[i],
+                                 turn->calls[i].arguments));
     Json response = response_object(request, identity, "completed", std::move(output));
     finish_response(response, chat, *turn);
     job.send_last(response.dump(-1, ' ', false, Json::error_handler_t::replace));
@@ -220,8 +226,9 @@ void run_responses(const ResponsesRequest& request, const ResponseIdentity& iden
   auto turn = run_chat_turn(chat, 0, model, context, job, hooks);
   if (!turn) return;
   events.delta(turn->last);
-  events.close();
-  for (const ToolCall& call : turn->calls) events.call(call);
+  events.close(last_status(*turn, turn->calls.empty()));
+  for (size_t i = 0; i < turn->calls.size(); ++i)
+    events.call(turn->calls[i], last_status(*turn, i + 1 == turn->calls.size()));
   Json response = response_object(request, identity, "completed", std::move(events.output()));
   finish_response(response, chat, *turn);
   const std::string type = turn->cut() ? "response.incomplete" : "response.completed";

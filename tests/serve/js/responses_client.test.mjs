@@ -95,6 +95,8 @@ test("a function tool round trip: a named call, then its output read back", asyn
   assert.equal(calls[0].name, "get_time");
   assert.match(calls[0].call_id, /^call_/);
   assert.equal(typeof calls[0].arguments, "string");
+  // Cut by max_output_tokens (the tiny model rarely closes a call): the call is still there, marked.
+  assert.equal(calls.at(-1).status, r.status === "incomplete" ? "incomplete" : "completed");
   const next = await client.responses.create({ model: "m", tools, max_output_tokens: 4, reasoning: { effort: "none" },
     input: [{ role: "user", content: "What time is it?" }, ...calls,
       { type: "function_call_output", call_id: calls[0].call_id, output: "noon" }] });
