@@ -108,6 +108,7 @@ void append_message(const Json& message, size_t index, Json& chat) {
     const std::string at = fmt::format("{}.content[{}]", where, j);
     const std::string type = type_of(block);
     if (type == "text") {
+      if (!text.empty()) text += "\n";
       text += text_block(block, at);
     } else if (type == "tool_result" && role == "user") {
       chat.push_back(tool_result_of(block, at));
@@ -272,6 +273,14 @@ Json chat_body_of_messages(const Json& body) {
   if (!given || !given->is_array() || given->empty())
     bad_request("messages", "`messages` is required: a non-empty list of messages");
   for (size_t i = 0; i < given->size(); ++i) append_message((*given)[i], i, messages);
+  // Anthropic continues a last assistant message (a prefill); the chat
+  // template would start a new turn after it instead.
+  if (const Json& last = given->back();
+      last.is_object() && last.contains("role") && last["role"] == "assistant")
+    bad_request(fmt::format("messages[{}]", given->size() - 1),
+                "`messages[{}]` is an assistant message: an answer continuing a prefilled "
+                "assistant turn is not supported (end with a user message)",
+                given->size() - 1);
   chat["messages"] = std::move(messages);
   if (const Json* stops = f.get("stop_sequences")) {
     if (!stops->is_array())
