@@ -164,6 +164,20 @@ void messages(ServerState& state, const httplib::Request& req, httplib::Response
   relay_body(state, job, req, res, kAnthropicErrors);
 }
 
+// Anthropic's token count (Claude Code asks it before it sends): the prompt
+// the same /v1/messages request would run, which needs no max_tokens.
+void count_message_tokens(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  Json body = parse_request_body(req.body);
+  constexpr std::string_view known[] = {"model",         "messages",     "system",
+                                        "tools",         "tool_choice",  "thinking",
+                                        "cache_control", "output_config"};
+  refuse_fields_outside(body, known, "/v1/messages/count_tokens");
+  RequestContext context = state.request_context();
+  body["max_tokens"] = max_tokens_limit(context);
+  const ChatRequest request = parse_messages_request(body, context);
+  respond_json(res, {{"input_tokens", request.prompt.size()}});
+}
+
 // OpenAI's Responses API, on the chat path.
 void responses(ServerState& state, const httplib::Request& req, httplib::Response& res) {
   const Json body = parse_request_body(req.body);
@@ -259,7 +273,7 @@ httplib::Server::Handler guarded(ServerState& state,
 }  // namespace
 
 void respond_error(const httplib::Request& req, httplib::Response& res, const ApiError& error) {
-  const ErrorShape& shape = req.path == "/v1/messages" ? kAnthropicErrors : kOpenAiErrors;
+  const ErrorShape& shape = req.path.starts_with("/v1/messages") ? kAnthropicErrors : kOpenAiErrors;
   respond_json(res, shape.body(error), error.status());
 }
 
@@ -267,6 +281,8 @@ void register_api_routes(ServerState& state) {
   state.http.Post("/v1/chat/completions", guarded(state, chat_completions));
   state.http.Post("/v1/completions", guarded(state, completions));
   state.http.Post("/v1/messages", guarded(state, messages, kAnthropicErrors));
+  state.http.Post("/v1/messages/count_tokens",
+                  guarded(state, count_message_tokens, kAnthropicErrors));
   state.http.Post("/v1/responses", guarded(state, responses, kResponsesErrors));
   state.http.Post("/tokenize", guarded(state, tokenize));
   state.http.Post("/detokenize", guarded(state, detokenize));

@@ -1,7 +1,7 @@
 // The official `@anthropic-ai/sdk` client against `glmrt serve`'s /v1/messages
 // on the tiny fixture (random weights: the text is noise, the shapes are
 // checked): messages.create, a stream with thinking and text and one with a
-// tool call, a tool_result round trip, stop_sequences, the API key sent as
+// tool call, a tool_result round trip, stop_sequences, countTokens, the API key sent as
 // x-api-key, and refused fields as APIErrors in Anthropic's shape.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -125,6 +125,17 @@ test("stop_sequences end the text before them", async () => {
   assert.equal(m.content.map((b) => b.text).join(""), full.slice(0, full.indexOf(stop)));
   assert.equal(m.stop_reason, "stop_sequence");
   assert.equal(m.stop_sequence, stop);
+});
+
+test("messages.countTokens counts the prompt the same request runs", async () => {
+  const params = { model: "glm", messages: hello, system: "Be brief.", tools, thinking: noThinking };
+  const { input_tokens } = await client.messages.countTokens(params);
+  const m = await client.messages.create({ ...params, max_tokens: 1 });
+  assert.equal(input_tokens, m.usage.input_tokens + m.usage.cache_read_input_tokens);
+  const e = await apiError(client.messages.countTokens({ ...params, stream: true }));
+  assert.equal(e.status, 400);
+  assert.ok(e.error.error.message.includes("`stream` is not a field of /v1/messages/count_tokens"),
+    e.error.error.message);
 });
 
 test("fields not implemented are refused with 400 naming them, in Anthropic's shape", async () => {
