@@ -357,7 +357,8 @@ for i, line in enumerate((FIXTURES / "chat_templates" / "constructs.jsonl").open
          dumps(request).encode())
 
 # --- serve requests ------------------------------------------------------
-# Bodies of /v1/chat/completions and /v1/completions as clients send them;
+# Bodies of /v1/chat/completions, /v1/completions, /v1/messages and
+# /v1/responses as clients send them;
 # each line is also read as a `glmrt score` request.
 
 seed("serve_request", "chat-streamed.json", dumps({
@@ -393,6 +394,33 @@ seed("serve_request", "completion-echo-batch.json", dumps({
 seed("serve_request", "completion-text.json", dumps({
     "prompt": ["The capital of France is", "caf\u00e9 <|user|>"], "max_tokens": 8, "stream": True,
     "ignore_eos": True, "best_of": 1, "suffix": "", "logit_bias": {}}))
+# /v1/messages and /v1/responses bodies, read as those endpoints read them too.
+seed("serve_request", "messages-tools.json", dumps({
+    "model": "claude", "max_tokens": 16, "system": [{"type": "text", "text": "Be brief.",
+                                                     "cache_control": {"type": "ephemeral"}}],
+    "messages": [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "t", "signature": ""},
+            {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"city": "Paris"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"},
+            {"type": "text", "text": "And tomorrow?"}]}],
+    "tools": [{"name": "weather", "input_schema": {"type": "object", "properties": {
+        "city": {"type": "string"}}}}],
+    "tool_choice": {"type": "auto", "disable_parallel_tool_use": True},
+    "stop_sequences": ["END"], "stream": True, "thinking": {"type": "adaptive"},
+    "output_config": {"effort": "low"}}))
+seed("serve_request", "responses-items.json", dumps({
+    "model": "gpt-5", "instructions": "Be brief.",
+    "input": [
+        {"role": "user", "content": [{"type": "input_text", "text": "Weather?"}]},
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": "t"}]},
+        {"type": "function_call", "call_id": "c1", "name": "weather", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "sunny"}],
+    "tools": [{"type": "function", "name": "weather", "parameters": {"type": "object"}}],
+    "max_output_tokens": 16, "reasoning": {"effort": "low", "summary": "auto"}, "store": False,
+    "text": {"format": {"type": "json_schema", "name": "w", "schema": {"type": "object"}}}}))
 seed("serve_request", "score-lines.txt",
      "3 2 10 11 12 13 14\n"
      + dumps({"context": "The capital of France is", "continuation": " Paris"}) + "\n"

@@ -1,5 +1,5 @@
-// `glmrt serve`'s request bodies and `glmrt score`'s request lines, parsed as
-// the server and the score command parse them, against a byte-level
+// `glmrt serve`'s request bodies (chat, messages, responses, completions) and `glmrt score`'s
+// request lines, parsed as the server and the score command parse them, against a byte-level
 // tokenizer (every byte a token, so any text encodes).
 #include <glmrt/base/error.h>
 #include <glmrt/grammar/json_machine.h>
@@ -8,7 +8,9 @@
 #include <glmrt/serve/api_error.h>
 #include <glmrt/serve/chat_request.h>
 #include <glmrt/serve/completion_request.h>
+#include <glmrt/serve/messages_request.h>
 #include <glmrt/serve/request_fields.h>
+#include <glmrt/serve/responses_request.h>
 #include <glmrt/text/tokenizer.h>
 
 #include <nlohmann/json.hpp>
@@ -123,9 +125,16 @@ void check_generation(const serve::GenerationRequest& g, const serve::RequestCon
          "max_tokens within the server's limit");
 }
 
-void check_chat(const nlohmann::json& body, const serve::RequestContext& context, int32_t vocab) {
+serve::ChatRequest responses_chat(const serve::Json& body, const serve::RequestContext& context) {
+  return serve::parse_responses_request(body, context).chat;
+}
+
+// The body as one of the endpoints read into a chat request
+// (/v1/chat/completions, /v1/messages, /v1/responses) reads it.
+void check_chat(const nlohmann::json& body, const serve::RequestContext& context, int32_t vocab,
+                serve::ChatRequest (*parse)(const serve::Json&, const serve::RequestContext&)) {
   try {
-    const serve::ChatRequest r = serve::parse_chat_request(body, context);
+    const serve::ChatRequest r = parse(body, context);
     expect(!r.prompt.empty(), "a chat prompt has tokens");
     expect(static_cast<int64_t>(r.prompt.size()) <= context.max_context,
            "a chat prompt fits the context");
@@ -179,11 +188,13 @@ int fuzz_serve_request(Input input, const ScratchDir& scratch) {
   const serve::RequestContext context{tokenizer,        chat_template, vocab, 4096,
                                       SamplingParams{}, limits,        1};
 
-  // The body as /v1/chat/completions and /v1/completions read it.
+  // The body as /v1/chat/completions, /v1/messages, /v1/responses and /v1/completions read it.
   try {
     const nlohmann::json body = serve::parse_request_body(as_text(input));
     expect(body.is_object(), "an accepted body is a JSON object");
-    check_chat(body, context, vocab);
+    check_chat(body, context, vocab, serve::parse_chat_request);
+    check_chat(body, context, vocab, serve::parse_messages_request);
+    check_chat(body, context, vocab, responses_chat);
     check_completion(body, context, vocab);
   } catch (const serve::ApiError& e) {
     expect(e.status() == 400, "a body that does not parse gets 400");

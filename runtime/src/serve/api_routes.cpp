@@ -9,12 +9,33 @@
 #include <glmrt/serve/completion_request.h>
 #include <glmrt/serve/connection_probe.h>
 #include <glmrt/serve/json_output.h>
+#include <glmrt/serve/messages_request.h>
+#include <glmrt/serve/messages_response.h>
 #include <glmrt/serve/request_fields.h>
+#include <glmrt/serve/responses_events.h>
 
 namespace glmrt::serve {
 namespace {
 
 constexpr auto kPoll = std::chrono::milliseconds(100);
+
+// How an endpoint answers errors: in a body (with the error's status), and
+// as the last event of a stream that already began.
+struct ErrorShape {
+  Json (*body)(const ApiError&);
+  std::string (*event)(const ApiError&);
+};
+
+Json openai_error_body(const ApiError& error) {
+  return error_body(error);
+}
+std::string openai_error_event(const ApiError& error) {
+  return sse_event(error_body(error));
+}
+
+constexpr ErrorShape kOpenAiErrors{openai_error_body, openai_error_event};
+constexpr ErrorShape kAnthropicErrors{anthropic_error_body, anthropic_error_event};
+constexpr ErrorShape kResponsesErrors{openai_error_body, responses_error_event};
 
 std::string dump(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -49,7 +70,7 @@ std::shared_ptr<Job> enqueue(ServerState& state, Job::Work work) {
 // A non-streamed response: the whole body once the job is done, unless the
 // client leaves first.
 void relay_body(ServerState& state, const std::shared_ptr<Job>& job, const httplib::Request& req,
-                httplib::Response& res) {
+                httplib::Response& res, const ErrorShape& shape = kOpenAiErrors) {
   const ConnectionProbe probe = probe_for(req);
   std::string body, piece;
   for (;;) {
@@ -64,7 +85,7 @@ void relay_body(ServerState& state, const std::shared_ptr<Job>& job, const httpl
       return;
     }
   }
-  if (auto error = job->error()) return respond_error(res, *error);
+  if (auto error = job->error()) return respond_json(res, shape.body(*error), error->status());
   res.status = 200;
   res.set_content(body, "application/json");
 }
@@ -72,13 +93,13 @@ void relay_body(ServerState& state, const std::shared_ptr<Job>& job, const httpl
 // A streamed response: each event as it comes; the job is withdrawn when the
 // client stops reading or disconnects.
 void relay_events(ServerState& state, const std::shared_ptr<Job>& job, const httplib::Request& req,
-                  httplib::Response& res) {
+                  httplib::Response& res, const ErrorShape& shape = kOpenAiErrors) {
   auto probe = std::make_shared<ConnectionProbe>(probe_for(req));
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
   res.set_chunked_content_provider(
       "text/event-stream",
-      [&state, job, probe](size_t, httplib::DataSink& sink) {
+      [&state, job, probe, &shape](size_t, httplib::DataSink& sink) {
         std::string piece;
         for (;;) {
           const Job::Next next = job->next(piece, kPoll);
@@ -86,7 +107,7 @@ void relay_events(ServerState& state, const std::shared_ptr<Job>& job, const htt
             if (!sink.write(piece.data(), piece.size())) break;
           } else if (next == Job::Next::finished) {
             if (auto error = job->error()) {
-              const std::string event = sse_event(error_body(*error));
+              const std::string event = shape.event(*error);
               sink.write(event.data(), event.size());
             }
             sink.done();
@@ -127,6 +148,48 @@ void completions(ServerState& state, const httplib::Request& req, httplib::Respo
   });
   if (request->generation.stream) return relay_events(state, job, req, res);
   relay_body(state, job, req, res);
+}
+
+// Anthropic's Messages API, on the chat path.
+void messages(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  const Json body = parse_request_body(req.body);
+  auto request =
+      std::make_shared<const ChatRequest>(parse_messages_request(body, state.request_context()));
+  refuse_unsatisfiable_start(request->generation, *state.model.token_trie);
+  const ResponseIdentity identity{state.ids.next("msg_"), state.model.name, unix_time()};
+  auto job = enqueue(state, [&state, request, identity](Job& job) {
+    run_messages(*request, identity, state.model, state.ids, state.worker.context(), job);
+  });
+  if (request->generation.stream) return relay_events(state, job, req, res, kAnthropicErrors);
+  relay_body(state, job, req, res, kAnthropicErrors);
+}
+
+// Anthropic's token count (Claude Code asks it before it sends): the prompt
+// the same /v1/messages request would run, which needs no max_tokens.
+void count_message_tokens(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  Json body = parse_request_body(req.body);
+  constexpr std::string_view known[] = {"model",         "messages",     "system",
+                                        "tools",         "tool_choice",  "thinking",
+                                        "cache_control", "output_config"};
+  refuse_fields_outside(body, known, "/v1/messages/count_tokens");
+  RequestContext context = state.request_context();
+  body["max_tokens"] = max_tokens_limit(context);
+  const ChatRequest request = parse_messages_request(body, context);
+  respond_json(res, {{"input_tokens", request.prompt.size()}});
+}
+
+// OpenAI's Responses API, on the chat path.
+void responses(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  const Json body = parse_request_body(req.body);
+  auto request = std::make_shared<const ResponsesRequest>(
+      parse_responses_request(body, state.request_context()));
+  refuse_unsatisfiable_start(request->chat.generation, *state.model.token_trie);
+  const ResponseIdentity identity{state.ids.next("resp_"), state.model.name, unix_time()};
+  auto job = enqueue(state, [&state, request, identity](Job& job) {
+    run_responses(*request, identity, state.model, state.ids, state.worker.context(), job);
+  });
+  if (request->chat.generation.stream) return relay_events(state, job, req, res, kResponsesErrors);
+  relay_body(state, job, req, res, kResponsesErrors);
 }
 
 // {"content" | "prompt": text, "add_special": bool} (llama-server, vLLM) or
@@ -190,30 +253,37 @@ Json model_json(const ServerState& state) {
           {"max_model_len", state.engine.profile().max_context}};
 }
 
-// Runs a handler, answering ApiErrors (and request-text errors) in OpenAI's shape.
+// Runs a handler, answering ApiErrors (and request-text errors) in the
+// endpoint's shape (OpenAI's unless said).
 httplib::Server::Handler guarded(ServerState& state,
                                  void (*handler)(ServerState&, const httplib::Request&,
-                                                 httplib::Response&)) {
-  return [&state, handler](const httplib::Request& req, httplib::Response& res) {
+                                                 httplib::Response&),
+                                 const ErrorShape& shape = kOpenAiErrors) {
+  return [&state, handler, &shape](const httplib::Request& req, httplib::Response& res) {
     try {
       handler(state, req, res);
     } catch (const ApiError& e) {
-      respond_error(res, e);
+      respond_json(res, shape.body(e), e.status());
     } catch (const Error& e) {  // e.g. text that is not valid UTF-8
-      respond_error(res, ApiError(400, "invalid_request_error", e.what()));
+      respond_json(res, shape.body(ApiError(400, "invalid_request_error", e.what())), 400);
     }
   };
 }
 
 }  // namespace
 
-void respond_error(httplib::Response& res, const ApiError& error) {
-  respond_json(res, error_body(error), error.status());
+void respond_error(const httplib::Request& req, httplib::Response& res, const ApiError& error) {
+  const ErrorShape& shape = req.path.starts_with("/v1/messages") ? kAnthropicErrors : kOpenAiErrors;
+  respond_json(res, shape.body(error), error.status());
 }
 
 void register_api_routes(ServerState& state) {
   state.http.Post("/v1/chat/completions", guarded(state, chat_completions));
   state.http.Post("/v1/completions", guarded(state, completions));
+  state.http.Post("/v1/messages", guarded(state, messages, kAnthropicErrors));
+  state.http.Post("/v1/messages/count_tokens",
+                  guarded(state, count_message_tokens, kAnthropicErrors));
+  state.http.Post("/v1/responses", guarded(state, responses, kResponsesErrors));
   state.http.Post("/tokenize", guarded(state, tokenize));
   state.http.Post("/detokenize", guarded(state, detokenize));
   state.http.Get("/v1/models", [&state](const httplib::Request&, httplib::Response& res) {
@@ -221,11 +291,12 @@ void register_api_routes(ServerState& state) {
   });
   state.http.Get("/v1/models/(.+)", [&state](const httplib::Request& req, httplib::Response& res) {
     if (req.matches[1] != state.model.name)
-      return respond_error(res, ApiError(404, "not_found_error",
-                                         fmt::format("no model `{}`: this server serves `{}`",
-                                                     printable(std::string(req.matches[1]), 256),
-                                                     printable(state.model.name, 256)),
-                                         "model", "model_not_found"));
+      return respond_error(req, res,
+                           ApiError(404, "not_found_error",
+                                    fmt::format("no model `{}`: this server serves `{}`",
+                                                printable(std::string(req.matches[1]), 256),
+                                                printable(state.model.name, 256)),
+                                    "model", "model_not_found"));
     respond_json(res, model_json(state));
   });
 }

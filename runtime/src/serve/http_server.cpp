@@ -113,16 +113,17 @@ void install_handlers(ServerState& state) {
       refusal = origin_refusal(req.method, req.get_header_value("Origin"), host,
                                state.options.cors_origin);
     if (refusal) {
-      respond_error(res, ApiError(403, "permission_error", *refusal, "", "forbidden"));
+      respond_error(req, res, ApiError(403, "permission_error", *refusal, "", "forbidden"));
       return httplib::Server::HandlerResponse::Handled;
     }
     if (req.method == "POST" && !is_json(req.get_header_value("Content-Type"))) {
       // A plain form (text/plain, form-encoded) is what a page can post
       // cross-origin without asking: only JSON bodies are read.
-      respond_error(res, ApiError(415, "invalid_request_error",
-                                  "send the request body as JSON with `Content-Type: "
-                                  "application/json`",
-                                  "", "unsupported_media_type"));
+      respond_error(req, res,
+                    ApiError(415, "invalid_request_error",
+                             "send the request body as JSON with `Content-Type: "
+                             "application/json`",
+                             "", "unsupported_media_type"));
       return httplib::Server::HandlerResponse::Handled;
     }
     if (req.method == "OPTIONS") {  // a CORS preflight (answered only with --cors)
@@ -135,9 +136,12 @@ void install_handlers(ServerState& state) {
     }
     if (!state.options.api_key.empty() && !is_public(req) &&
         !same_key(presented_key(req), state.options.api_key)) {
-      respond_error(res, ApiError(401, "authentication_error",
-                                  "missing or wrong API key: send `Authorization: Bearer KEY`", "",
-                                  "invalid_api_key"));
+      respond_error(
+          req, res,
+          ApiError(
+              401, "authentication_error",
+              "missing or wrong API key: send `Authorization: Bearer KEY` (or `x-api-key: KEY`)",
+              "", "invalid_api_key"));
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
@@ -161,8 +165,9 @@ void install_handlers(ServerState& state) {
           detail = e.what();
         } catch (...) {
         }
-        respond_error(res, internal_error("the request failed inside the server",
-                                          fmt::format("{} {}: {}", req.method, req.path, detail)));
+        respond_error(req, res,
+                      internal_error("the request failed inside the server",
+                                     fmt::format("{} {}: {}", req.method, req.path, detail)));
       });
   http.set_logger([&state](const httplib::Request& req, const httplib::Response& res) {
     state.metrics.count_request(route_label(req.path), res.status);

@@ -153,4 +153,16 @@ void refuse_unknown_fields(const RequestFields& body, Endpoint endpoint) {
   }
 }
 
+void refuse_fields_outside(const Json& object, std::span<const std::string_view> known,
+                           std::string_view where, std::string_view prefix) {
+  if (!object.is_object()) return;
+  for (const auto& item : object.items()) {
+    const std::string& key = item.key();
+    if (item.value().is_null()) continue;  // null is absent: the default
+    if (std::find(known.begin(), known.end(), key) != known.end()) continue;
+    const std::string name = fmt::format("{}{}", prefix, printable(key, 64));
+    bad_request(name, "`{}` is not a field of {} (it would be ignored): leave it out", name, where);
+  }
+}
+
 }  // namespace glmrt::serve

@@ -35,6 +35,10 @@ std::string sse_event(const Json& data) {
   return "data: " + data.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n\n";
 }
 
+std::string sse_event(std::string_view name, const Json& data) {
+  return fmt::format("event: {}\n", name) + sse_event(data);
+}
+
 std::string finish_reason(StopReason reason, bool stop_string, bool tool_calls) {
   // Cut by max_tokens or a full context: "length", even with calls (a forced
   // call's arguments may be cut short), so the client knows.

@@ -82,7 +82,8 @@ void register_api_routes(ServerState& state);
 /// GET /props and /slots (llama-server's).
 void register_info_routes(ServerState& state);
 
-/// Answers `error` in OpenAI's shape.
-void respond_error(httplib::Response& res, const ApiError& error);
+/// Answers `error` in the shape of the API `req` asked (Anthropic's for
+/// /v1/messages, else OpenAI's).
+void respond_error(const httplib::Request& req, httplib::Response& res, const ApiError& error);
 
 }  // namespace glmrt::serve

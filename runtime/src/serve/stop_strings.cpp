@@ -14,7 +14,13 @@ std::string StopStringFilter::push(std::string_view piece) {
   if (stopped_) return {};
   pending_ += piece;
   size_t first = std::string::npos;
-  for (const std::string& stop : stops_) first = std::min(first, pending_.find(stop));
+  for (const std::string& stop : stops_) {
+    const size_t at = pending_.find(stop);
+    if (at < first) {
+      first = at;
+      matched_ = stop;
+    }
+  }
   if (first != std::string::npos) {
     stopped_ = true;
     std::string before = pending_.substr(0, first);

@@ -35,6 +35,8 @@ class ChatAnswer {
   ChatDelta push(int32_t token);
   /// A stop string completed: generation should end.
   bool stopped_by_string() const { return stops_.stopped(); }
+  /// The stop string that ended the answer (empty when none did).
+  const std::string& stop_string() const { return stops_.matched(); }
 
   struct Ending {
     ChatDelta delta;              // text held back until the end

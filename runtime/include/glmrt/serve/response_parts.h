@@ -64,6 +64,8 @@ int64_t unix_time();
 
 /// One server-sent event carrying `data`, and the stream's end marker.
 std::string sse_event(const Json& data);
+/// A named event (`event: NAME`), as Anthropic's and the Responses API's streams send.
+std::string sse_event(std::string_view name, const Json& data);
 inline constexpr std::string_view kSseDone = "data: [DONE]\n\n";
 
 /// OpenAI's finish_reason: "length" (cut by max_tokens or a full context,

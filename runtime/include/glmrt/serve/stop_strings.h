@@ -23,11 +23,14 @@ class StopStringFilter {
   /// What is still held back, when generation ended without a stop string.
   std::string flush();
   bool stopped() const { return stopped_; }
+  /// The stop string that ended the text (empty until one did).
+  const std::string& matched() const { return matched_; }
 
  private:
   std::vector<std::string> stops_;
   std::string pending_;
   bool stopped_ = false;
+  std::string matched_;
 };
 
 }  // namespace glmrt::serve
