@@ -27,9 +27,10 @@ TEST(ServeThreads, FarTooManyAreRefusedNamingTheCeiling) {
 
 TEST(ServeThreads, ADefaultFromAHugeQueueIsRefusedToo) {
   const auto r = run_glmrt({"serve", "--profile", reference_profile(), "--model", tiny_model(),
-                            "--port", "0", "--max-queue", "50000"});
+                            "--port", "0", "--max-queue", "50000", "--parallel", "2"});
   EXPECT_EQ(r.exit_status, 1) << r.err;
-  EXPECT_THAT(r.err, AllOf(HasSubstr("--max-queue 50000"), HasSubstr("50004 HTTP threads")));
+  // One thread per queued and per running request, and 3 for /health and refusals.
+  EXPECT_THAT(r.err, AllOf(HasSubstr("--max-queue 50000"), HasSubstr("50005 HTTP threads")));
 }
 
 TEST(ServeThreads, NegativeIsRefused) {

@@ -30,7 +30,7 @@ struct ProcessLimitFiles {
 /// processes), whichever is least.
 ThreadCeiling http_thread_ceiling(const ProcessLimitFiles& files = {});
 
-/// The handler threads `options` ask for (0 = max_queue + 4).
+/// The handler threads `options` ask for (0 = max_queue + parallel + 3).
 std::size_t requested_http_threads(const ServeOptions& options);
 
 /// Refuses a negative --http-threads, or a count above the ceiling, naming it.
