@@ -238,42 +238,10 @@ TEST(JsonMachine, RandomWalksFinishValidAndNeverStick) {
                 "required": ["x"]}
     },
     "required": ["title", "score", "count", "tags", "ok", "inner"]})");
-  JsonMachine m(schema);
-  std::mt19937 random(7);
-  int finished = 0;
-  for (int walk = 0; walk < 300; ++walk) {
-    StateRef state = m.start();
-    std::string text;
-    for (int step = 0; step < 400 && !m.finished(state); ++step) {
-      std::vector<std::pair<uint8_t, StateRef>> next;
-      const size_t mark = m.mark();
-      for (int b = 0; b < 256; ++b) {
-        // Keep walks short: printable ASCII and one multi-byte character.
-        if ((b < 0x20 && b != '\n') || (b > 0x7E && b != 0xC3 && b != 0xA9)) continue;
-        const StateRef s = m.step(state, static_cast<uint8_t>(b));
-        if (s != kRejected) next.push_back({static_cast<uint8_t>(b), s});
-      }
-      ASSERT_FALSE(next.empty()) << "dead end after `" << text << "`";
-      // Structure bytes first half the time, so objects close.
-      std::vector<std::pair<uint8_t, StateRef>> closing;
-      for (auto& n : next)
-        if (std::string_view("\"}],:0123456789tfn").find(static_cast<char>(n.first)) !=
-            std::string_view::npos)
-          closing.push_back(n);
-      const auto& pool = (!closing.empty() && random() % 4 != 0) ? closing : next;
-      const auto choice = pool[random() % pool.size()];
-      text += static_cast<char>(choice.first);
-      // Keep the chosen state: reload it as the new base.
-      const auto frames = m.snapshot(choice.second);
-      m.release(mark);
-      state = m.load(frames);
-    }
-    if (!m.finished(state)) continue;
-    ++finished;
-    Json value;
-    ASSERT_NO_THROW(value = Json::parse(text)) << text;
-    EXPECT_EQ(schema->problem(value), std::nullopt) << text;
-  }
+  // Printable ASCII and one multi-byte character, so walks stay short.
+  const int finished = testing::random_walks(schema, 7, 300, 400, [](int b) {
+    return (b >= 0x20 && b <= 0x7E) || b == '\n' || b == 0xC3 || b == 0xA9;
+  });
   EXPECT_GT(finished, 100);
 }
 

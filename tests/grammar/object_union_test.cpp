@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include <random>
 #include <string>
 
 namespace glmrt::grammar {
@@ -131,53 +130,14 @@ TEST(ObjectUnion, ZodUnionOfObjectsOrNull) {
 // text satisfies the schema.
 TEST(ObjectUnion, RandomWalksFinishValidAndNeverStick) {
   for (const char* text : {kPydanticDiscriminated, kPydanticPlainUnion, kZodUnion}) {
-    const auto schema = schema_of(text);
-    JsonMachine m(schema);
-    std::mt19937 random(11);
-    int finished = 0;
-    for (int walk = 0; walk < 150; ++walk) {
-      StateRef state = m.start();
-      std::string out;
-      for (int step = 0; step < 300 && !m.finished(state); ++step) {
-        std::vector<std::pair<uint8_t, StateRef>> next, closing;
-        const size_t mark = m.mark();
-        for (int b = 0x20; b < 0x7F; ++b)
-          if (const StateRef s = m.step(state, static_cast<uint8_t>(b)); s != kRejected)
-            next.push_back({static_cast<uint8_t>(b), s});
-        ASSERT_FALSE(next.empty()) << "dead end after `" << out << "`";
-        for (auto& n : next)
-          if (std::string_view("\"}],:0123456789tfn").find(static_cast<char>(n.first)) !=
-              std::string_view::npos)
-            closing.push_back(n);
-        const auto& pool = (!closing.empty() && random() % 4 != 0) ? closing : next;
-        const auto choice = pool[random() % pool.size()];
-        out += static_cast<char>(choice.first);
-        const auto frames = m.snapshot(choice.second);
-        m.release(mark);
-        state = m.load(frames);
-      }
-      if (!m.finished(state)) continue;
-      ++finished;
-      Json value;
-      ASSERT_NO_THROW(value = Json::parse(out)) << out;
-      EXPECT_EQ(schema->problem(value), std::nullopt) << out;
-    }
+    const int finished = testing::random_walks(schema_of(text), 11, 150, 300,
+                                               [](int b) { return b >= 0x20 && b < 0x7F; });
     EXPECT_GT(finished, 50);
   }
 }
 
-SchemaError refusal(const char* schema) {
-  try {
-    JsonSchema::compile(Json::parse(schema));
-  } catch (const SchemaError& e) {
-    return e;
-  }
-  ADD_FAILURE() << "accepted: " << schema;
-  return SchemaError("", "", "");
-}
-
 void expect_refused(const char* schema, const std::string& keyword, const std::string& words) {
-  const SchemaError e = refusal(schema);
+  const SchemaError e = testing::schema_refusal(schema);
   EXPECT_EQ(e.keyword(), keyword) << e.what();
   EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
 }
