@@ -78,11 +78,13 @@ TEST(ServeSlotsMemory, ManySlotsStayWithinTheMinimumBudget) {
   fs::remove(probe);
   ASSERT_GT(minimum, 0u);
   // Just above the minimum: the server's own process overhead is measured
-  // a little larger than `profile check`'s.
-  const uint64_t budget = minimum + (3 << 19);
+  // a little larger than `profile check`'s: 0.9-2.2 MiB since requests run on
+  // worker threads beside the batch scheduler's (serve --parallel), against
+  // under 1.5 MiB before; the plan does not count it yet.
+  const uint64_t budget = minimum + (5 << 19);
   const fs::path profile = write_profile(fmt::format("{}B", budget));
-  test::ServerProcess server(
-      {"--profile", profile.string(), "--model", test::tiny_model(), "--slots", "256"});
+  test::ServerProcess server({"--profile", profile.string(), "--model", test::tiny_model(),
+                              "--slots", "256", "--parallel", "1"});
   httplib::Client client("127.0.0.1", server.port());
   client.set_read_timeout(60);
   for (int conversation = 0; conversation < 30; ++conversation) {
