@@ -55,10 +55,11 @@ inline int random_walks(const std::shared_ptr<const JsonSchema>& schema, uint32_
     for (int step = 0; step < max_steps && !m.finished(state); ++step) {
       std::vector<std::pair<uint8_t, StateRef>> next, closing;
       const size_t mark = m.mark();
-      for (int b = 0; b < 256; ++b)
-        if (allowed(b))
-          if (const StateRef s = m.step(state, static_cast<uint8_t>(b)); s != kRejected)
-            next.push_back({static_cast<uint8_t>(b), s});
+      for (int b = 0; b < 256; ++b) {
+        if (!allowed(b)) continue;
+        if (const StateRef s = m.step(state, static_cast<uint8_t>(b)); s != kRejected)
+          next.push_back({static_cast<uint8_t>(b), s});
+      }
       if (next.empty()) {
         ADD_FAILURE() << "dead end after `" << text << "`";
         return finished;
@@ -79,7 +80,9 @@ inline int random_walks(const std::shared_ptr<const JsonSchema>& schema, uint32_
     ++finished;
     const Json value = Json::parse(text, nullptr, false);
     EXPECT_FALSE(value.is_discarded()) << text;
-    if (!value.is_discarded()) EXPECT_EQ(schema->problem(value), std::nullopt) << text;
+    if (!value.is_discarded()) {
+      EXPECT_EQ(schema->problem(value), std::nullopt) << text;
+    }
   }
   return finished;
 }
