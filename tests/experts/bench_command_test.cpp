@@ -176,8 +176,11 @@ TEST(BenchCommand, ParallelStreamsReportAggregatePerStreamAndSharedExperts) {
   ASSERT_EQ(parallel["stream_decode_tokens_per_s"].size(), 3u);
   for (const auto& v : parallel["stream_decode_tokens_per_s"]) EXPECT_GT(v.get<double>(), 0);
   EXPECT_EQ(run["tokens"].size(), 15u);  // 5 per stream
-  EXPECT_EQ(run["prefill_tokens"], 24);  // three 8-token prompts, one step
-  EXPECT_EQ(run["decode_tokens"], 12);   // 4 decode steps of 3 rows
+  EXPECT_EQ(run["prefill_tokens"], 24);  // three 8-token prompts, one per step
+  // A prompt per step, beside the others' decode rows: stream 0 decided 3
+  // tokens by the end of the prompts, stream 1 two, stream 2 one; then 4
+  // steps of decode rows only (3, 3, 2 and 1 rows).
+  EXPECT_EQ(run["decode_tokens"], 9);
   EXPECT_EQ(parallel["decode_steps"], 4);
   // glm_tiny: 3 MoE layers x top-4 per position.
   EXPECT_EQ(parallel["one_stream_experts_per_step"], 12.0);

@@ -5,6 +5,7 @@
 #include "engine_fixture.h"
 
 #include <glmrt/generate/batch_generation.h>
+#include <glmrt/generate/speculator.h>
 #include <glmrt/model/routing_observer.h>
 #include <glmrt/validate/oracle.h>
 
@@ -146,7 +147,8 @@ TEST_F(BatchGenerationTest, ACancelledStreamLeavesTheOthersUnchanged) {
   std::vector<int> ids;
   for (const auto& prompt : p)
     ids.push_back(batch.add(s.session(*engine_), s.sampler(greedy()), prompt, {kNew, {}}));
-  for (int i = 0; i < 4; ++i) ASSERT_TRUE(batch.step());
+  // One prompt runs per step: stream 1 decodes once stream 0's prompt ran.
+  while (batch.result(ids[1]).tokens.size() < 4) ASSERT_TRUE(batch.step());
   batch.cancel(ids[1]);
   EXPECT_EQ(batch.active(), 2);
   batch.run();
@@ -273,7 +275,8 @@ TEST_F(BatchGenerationTest, StreamedExpertsAreResolvedOnceForAllRowsAndChangeNoT
   std::vector<int> ids;
   for (const auto& prompt : p)
     ids.push_back(batch.add(s.session(*engine), s.sampler(greedy()), prompt, {kNew, {}}));
-  ASSERT_TRUE(batch.step());  // the prompts
+  for (size_t i = 0; i < p.size(); ++i) ASSERT_TRUE(batch.step());  // a prompt per step
+  EXPECT_EQ(batch.last_step().decode, 2);
   // One decode step of three rows: the store looks up each layer's union once.
   RoutingRecorder recorder;
   engine->model().set_routing_observer(&recorder);
@@ -335,16 +338,69 @@ TEST_F(BatchGenerationTest, RefusesWhatItCannotRun) {
   EXPECT_EQ(batch.result(0).tokens, alone(*engine_, p[0], greedy(), 4).tokens);
 }
 
-TEST_F(BatchGenerationTest, ADraftingSessionIsRefusedNamingTheDrafter) {
-  Session drafted(*engine_, engine_->draft_setup({"draft-ngram", {}, {}}, DraftPolicy{}));
-  Sampler sampler(greedy());
+TEST_F(BatchGenerationTest, OnePromptRunsPerStepBesideTheOthersDecodeRows) {
+  const auto p = prompts();
+  Streams s;
   BatchGeneration batch(*engine_);
-  try {
-    batch.add(drafted, sampler, prompts()[0], {4, {}});
-    ADD_FAILURE() << "a drafting session was accepted";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("without a drafter"), std::string::npos) << e.what();
+  for (const auto& prompt : p) batch.add(s.session(*engine_), s.sampler(greedy()), prompt, {6, {}});
+  for (size_t i = 0; i < p.size(); ++i) {
+    ASSERT_TRUE(batch.step());
+    EXPECT_EQ(batch.last_step().prefill, static_cast<int64_t>(p[i].size()));
+    EXPECT_EQ(batch.last_step().decode, static_cast<int64_t>(i));
   }
+}
+
+// Streams whose sessions draft verify their drafts in the batch's forward,
+// beside a stream that does not: every answer is the one it gets alone
+// without drafting (greedy), the drafters' MTP rows follow each sequence.
+TEST_F(BatchGenerationTest, DraftingStreamsVerifyInTheSameForwardAndKeepTheirTokens) {
+  const auto p = prompts();
+  constexpr int kNew = 14;
+  const DraftPolicy always{3, 1, false};  // fixed: every step verifies what it drafts
+  std::vector<PluginChoice> drafters = {{"draft-ngram", {{"min_n", "0"}}, {}}};
+  if (engine_->model().has_mtp()) drafters.push_back({"draft-mtp", {}, {}});
+  for (const PluginChoice& choice : drafters) {
+    Streams s;
+    Session mtp_one(*engine_, engine_->draft_setup(choice, always));
+    Session mtp_two(*engine_, engine_->draft_setup(choice, always));
+    BatchGeneration batch(*engine_);
+    const int a = batch.add(mtp_one, s.sampler(greedy()), p[0], {kNew, {}});
+    const int plain = batch.add(s.session(*engine_), s.sampler(greedy()), p[1], {kNew, {}});
+    const int b = batch.add(mtp_two, s.sampler(greedy()), p[2], {kNew, {}});
+    int64_t draft_rows = 0;
+    while (batch.step()) draft_rows += batch.last_step().drafts;
+    EXPECT_EQ(batch.result(a).tokens, alone(*engine_, p[0], greedy(), kNew).tokens) << choice.name;
+    EXPECT_EQ(batch.result(plain).tokens, alone(*engine_, p[1], greedy(), kNew).tokens);
+    EXPECT_EQ(batch.result(b).tokens, alone(*engine_, p[2], greedy(), kNew).tokens) << choice.name;
+    const int64_t proposed =
+        mtp_one.speculator()->stats().proposed + mtp_two.speculator()->stats().proposed;
+    if (choice.name == "draft-mtp") {
+      EXPECT_GT(draft_rows, 0);
+      EXPECT_GT(proposed, 0);
+    }
+    // The sessions hold prompt + answer: no rejected or unneeded row stays.
+    EXPECT_EQ(mtp_one.tokens().size(), p[0].size() + kNew - 1);
+    EXPECT_EQ(mtp_two.tokens().size(), p[2].size() + kNew - 1);
+  }
+}
+
+TEST_F(BatchGenerationTest, AStreamThatNeedsEveryTokensLogitsDoesNotDraft) {
+  const auto p = prompts();
+  Streams s;
+  Session drafted(*engine_,
+                  engine_->draft_setup({"draft-ngram", {}, {}}, DraftPolicy{3, 1, false}));
+  BatchGeneration batch(*engine_);
+  int without_logits = 0;
+  const int id = batch.add(
+      drafted, s.sampler(greedy()), p[0], {8, {}},
+      [&](int32_t, std::span<const float> logits) {
+        return (without_logits += logits.empty()), true;
+      },
+      LogitsNeed::every_token);
+  batch.run();
+  EXPECT_EQ(without_logits, 0);
+  EXPECT_EQ(drafted.speculator()->stats().proposed, 0);
+  EXPECT_EQ(batch.result(id).tokens, alone(*engine_, p[0], greedy(), 8).tokens);
 }
 
 }  // namespace

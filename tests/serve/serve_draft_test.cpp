@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace glmrt {
 namespace {
@@ -39,10 +40,11 @@ double draft_metric(const std::string& text, const std::string& name) {
   return at == std::string::npos ? -1.0 : std::stod(text.substr(at + name.size() + 2));
 }
 
-void check_drafting_server(const std::string& profile_name) {
+void check_drafting_server(const std::string& profile_name, const std::string& parallel) {
   const auto cases = load_oracle(kTinyModel / "ref.json");
   const std::string profile = std::string(GLMRT_SOURCE_DIR) + "/configs/" + profile_name;
-  test::ServerProcess server({"--profile", profile, "--model", kTinyModel.string()});
+  test::ServerProcess server(
+      {"--profile", profile, "--model", kTinyModel.string(), "--parallel", parallel});
   httplib::Client client("127.0.0.1", server.port());
   client.set_read_timeout(120);
   for (const OracleCase& c : cases) {
@@ -105,12 +107,54 @@ void check_drafting_server(const std::string& profile_name) {
   EXPECT_EQ(server.stop(), 0);
 }
 
+// --parallel 1: a request decodes alone, its drafter's own cost model
+// deciding; more: in the batch, as its plan decides.
 TEST(ServeDrafting, MtpDraftsLeaveGreedyAnswersUnchangedAndAreReported) {
-  check_drafting_server("reference-mtp.yaml");
+  check_drafting_server("reference-mtp.yaml", "1");
+  check_drafting_server("reference-mtp.yaml", "2");
 }
 
 TEST(ServeDrafting, NgramDraftsLeaveGreedyAnswersUnchangedAndAreReported) {
-  check_drafting_server("reference-ngram.yaml");
+  check_drafting_server("reference-ngram.yaml", "2");
+}
+
+// Requests given at once draft in one batch: each greedy answer is the
+// oracle's.
+TEST(ServeDrafting, DraftingRequestsTogetherGiveTheOraclesGreedyAnswers) {
+  const auto cases = load_oracle(kTinyModel / "ref.json");
+  test::ServerProcess server({"--profile",
+                              std::string(GLMRT_SOURCE_DIR) + "/configs/reference-mtp.yaml",
+                              "--model", kTinyModel.string(), "--parallel", "3"});
+  std::vector<std::string> expected, got(cases.size());
+  {
+    httplib::Client client("127.0.0.1", server.port());
+    for (const OracleCase& c : cases)
+      expected.push_back(
+          post_json(client, "/detokenize", {{"tokens", c.generated_ids}})["content"]);
+  }
+  std::vector<std::thread> requests;
+  for (size_t i = 0; i < cases.size(); ++i)
+    requests.emplace_back([&, i] {
+      httplib::Client client("127.0.0.1", server.port());
+      client.set_read_timeout(120);
+      try {
+        got[i] = post_json(client, "/v1/completions",
+                           {{"prompt", cases[i].prompt_ids},
+                            {"max_tokens", cases[i].generated_ids.size()},
+                            {"temperature", 0},
+                            {"ignore_eos", true},
+                            {"skip_special_tokens", false}})["choices"][0]["text"];
+      } catch (const std::exception& e) {
+        got[i] = e.what();
+      }
+    });
+  for (std::thread& t : requests) t.join();
+  for (size_t i = 0; i < cases.size(); ++i) EXPECT_EQ(got[i], expected[i]) << cases[i].name;
+  httplib::Client client("127.0.0.1", server.port());
+  const auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_GT(draft_metric(metrics->body, "glmrt_draft_proposed_total"), 0) << metrics->body;
+  EXPECT_EQ(server.stop(), 0);
 }
 
 TEST(ServeDrafting, WithoutADrafterNoDraftMetrics) {

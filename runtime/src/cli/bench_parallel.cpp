@@ -50,7 +50,8 @@ BatchTimes run_batch(Engine& engine, std::span<const std::vector<int32_t>> promp
   BatchGeneration batch(engine);
   std::vector<int> ids;
   for (const std::vector<int32_t>& prompt : prompts) {
-    streams.sessions.push_back(std::make_unique<Session>(engine, std::nullopt));
+    // Each with the profile's drafter, if any: the batch's plan decides its drafts.
+    streams.sessions.push_back(std::make_unique<Session>(engine));
     streams.samplers.push_back(std::make_unique<Sampler>(greedy));
     ids.push_back(
         batch.add(*streams.sessions.back(), *streams.samplers.back(), prompt, {new_tokens, {}}));
@@ -61,14 +62,17 @@ BatchTimes run_batch(Engine& engine, std::span<const std::vector<int32_t>> promp
     // The forward's time, as a single stream's session counts its steps.
     const BatchGeneration::StepRows& rows = batch.last_step();
     const double seconds = rows.seconds;
+    // A step that runs a prompt chunk counts as prefill, the other streams'
+    // tokens in it too: decode figures are the steps of decode rows only
+    // (tokens decided: with a drafter, a row may decide several).
     if (rows.prefill > 0) {
       times.prefill_seconds += seconds;
       times.prefill_rows += rows.prefill;
     } else {
       times.decode_seconds += seconds;
+      times.decode_rows += rows.decided;
       ++times.decode_steps;
     }
-    times.decode_rows += rows.decode;
     // The counters as the last prompt step left them: what follows is decode.
     if (rows.prefill > 0 && after_prefill_step) after_prefill_step();
   }

@@ -103,14 +103,19 @@ DraftCostEstimate DraftCostModel::estimate() const {
   return e;
 }
 
-int DraftCostModel::best(int limit) const {
+int DraftCostModel::explorable(int limit) const {
   // One position past the deepest one measured: longer drafts are tried one
   // position at a time (each extra position can pull its own experts from
   // disk, too costly to guess at).
   int measured = 0;
   while (measured < policy_.max_tokens && reached_[measured].value > 0) ++measured;
   const int cap = std::min({limit, policy_.max_tokens, std::max(policy_.min_tokens, measured + 1)});
-  if (cap < policy_.min_tokens) return 0;
+  return cap < policy_.min_tokens ? 0 : cap;
+}
+
+int DraftCostModel::best(int limit) const {
+  const int cap = explorable(limit);
+  if (cap == 0) return 0;
   const DraftCostEstimate e = estimate();
   if (e.seconds(0) <= 0) return cap;  // nothing measured yet
   int best_k = 0;
@@ -192,10 +197,14 @@ void DraftCostModel::record_verification(const VerifyMeasurement& m) {
                        kComputeDecay);
     extra_drafts_.add(k, kComputeDecay);
   }
+  record_acceptance(m.drafts, m.accepted);
+}
+
+void DraftCostModel::record_acceptance(int drafts, int accepted) {
   // Draft j was judged when every draft before it was accepted.
-  for (int j = 0; j < m.drafts && j <= m.accepted && j < policy_.max_tokens; ++j) {
+  for (int j = 0; j < drafts && j <= accepted && j < policy_.max_tokens; ++j) {
     reached_[j].add(1.0, kAcceptanceDecay);
-    accepted_[j].add(j < m.accepted ? 1.0 : 0.0, kAcceptanceDecay);
+    accepted_[j].add(j < accepted ? 1.0 : 0.0, kAcceptanceDecay);
   }
 }
 

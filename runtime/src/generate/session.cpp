@@ -53,32 +53,13 @@ std::vector<float> Session::run(std::span<const int32_t> tokens, bool prefill, L
     // Cache-aware routing (routing.cache_bias) applies to decode and
     // verification steps only: a prompt is routed exactly.
     const Model::DecodeSteps decode_steps(model, !prefill);
-    model.forward_chunked(
-        cache_, tokens, prefill ? prefill_chunk_ : 0,
-        [&](int64_t chunk_first, std::span<const float> hidden) {
-          if (on_rows) on_rows(first + chunk_first, hidden);
-          const int64_t n = static_cast<int64_t>(hidden.size()) / D;
-          // Every row's final-normed state is needed for all logits and for
-          // MTP pairs; otherwise only the last row's.
-          const bool all_rows = which == Logits::every_row || mtp_;
-          const std::vector<float> normed =
-              all_rows ? model.final_norm(hidden, n) : model.final_norm(hidden.last(D), 1);
-          if (mtp_) {
-            // Pairs for rows p-1 of this chunk's positions p: the state before
-            // each token with that token.
-            const int64_t first_row = first + chunk_first - 1;
-            const int64_t skip = first_row < mtp_->next_row() ? 1 : 0;
-            if (!skip && last.empty())
-              fail("session: the hidden state at position {} is unknown", first_row);
-            std::vector<float> h;
-            if (!skip) h = last;
-            h.insert(h.end(), normed.begin(), normed.end() - D);
-            mtp_->add_pairs(first_row + skip, h, tokens.subspan(chunk_first + skip, n - skip));
-            if (prefill) mtp_->flush(cache_);  // the prompt's pairs, chunk by chunk
-          }
-          last.assign(normed.end() - D, normed.end());
-          if (which == Logits::every_row) step_hidden = normed;
-        });
+    model.forward_chunked(cache_, tokens, prefill ? prefill_chunk_ : 0,
+                          [&](int64_t chunk_first, std::span<const float> hidden) {
+                            if (on_rows) on_rows(first + chunk_first, hidden);
+                            const int64_t n = static_cast<int64_t>(hidden.size()) / D;
+                            take_rows(first + chunk_first, tokens.subspan(chunk_first, n), hidden,
+                                      prefill, which == Logits::every_row, last, step_hidden);
+                          });
     if (mtp_ && !prefill) mtp_->flush_if_many(cache_);
     logits = which == Logits::every_row
                  ? model.head(step_hidden, static_cast<int64_t>(tokens.size()))
@@ -91,6 +72,34 @@ std::vector<float> Session::run(std::span<const int32_t> tokens, bool prefill, L
   record_step(tokens, first, std::move(last), std::move(step_hidden), which == Logits::every_row,
               prefill, seconds_since(t0));
   return logits;
+}
+
+void Session::take_rows(int64_t first, std::span<const int32_t> tokens,
+                        std::span<const float> hidden, bool prefill, bool every_row,
+                        std::vector<float>& last, std::vector<float>& step_hidden) {
+  Model& model = engine_.model();
+  const int64_t D = model.config().hidden_size;
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  // Every row's final-normed state is needed for all logits and for MTP
+  // pairs; otherwise only the last row's.
+  const bool all_rows = every_row || mtp_;
+  const std::vector<float> normed =
+      all_rows ? model.final_norm(hidden, n) : model.final_norm(hidden.last(D), 1);
+  if (mtp_) {
+    // Pairs for rows p-1 of these positions p: the state before each token
+    // with that token.
+    const int64_t first_row = first - 1;
+    const int64_t skip = first_row < mtp_->next_row() ? 1 : 0;
+    if (!skip && last.empty())
+      fail("session: the hidden state at position {} is unknown", first_row);
+    std::vector<float> h;
+    if (!skip) h = last;
+    h.insert(h.end(), normed.begin(), normed.end() - D);
+    mtp_->add_pairs(first_row + skip, h, tokens.subspan(static_cast<size_t>(skip)));
+    if (prefill) mtp_->flush(cache_);  // the prompt's pairs, chunk by chunk
+  }
+  last.assign(normed.end() - D, normed.end());
+  if (every_row) step_hidden = normed;
 }
 
 void Session::record_step(std::span<const int32_t> tokens, int64_t first, std::vector<float> last,
@@ -164,10 +173,6 @@ Session::ContextRun Session::set_context(std::span<const int32_t> tokens, int64_
 }
 
 int64_t Session::keep_prefix(std::span<const int32_t> tokens) {
-  if (mtp_)
-    fail(
-        "session: keep_prefix() is for sessions without MTP rows (this one's drafter runs "
-        "the MTP layer)");
   return reuse_prefix(tokens, std::numeric_limits<int64_t>::max());
 }
 

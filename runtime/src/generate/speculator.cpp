@@ -100,46 +100,90 @@ int Speculator::draft(int32_t token, const Sampler& sampler, int wanted, int64_t
   return n;
 }
 
+int Speculator::draft_cap(int limit) const {
+  const int64_t room =
+      session_.engine().profile().max_context - static_cast<int64_t>(session_.tokens().size());
+  return static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(limit, room - 1)));
+}
+
+BatchDraftCandidate Speculator::candidate(int limit) const {
+  BatchDraftCandidate c;
+  const DraftCostEstimate e = cost_.estimate();
+  c.acceptance = e.acceptance;
+  c.drafting_per_draft = e.drafting_per_draft;
+  c.min_tokens = policy_.min_tokens;
+  c.adaptive = policy_.adaptive;
+  const int room = draft_cap(limit);
+  c.cap = policy_.adaptive ? cost_.explorable(room) : std::min(room, policy_.max_tokens);
+  if (c.cap < policy_.min_tokens) c.cap = 0;
+  return c;
+}
+
+std::span<const int32_t> Speculator::propose(int32_t token, const Sampler& sampler,
+                                             std::span<const int32_t> generated, int limit,
+                                             int wanted) {
+  if (wanted > 0 && wanted > candidate(limit).cap)
+    fail("speculative step: {} drafts asked for, at most {} may be verified now", wanted,
+         candidate(limit).cap);
+  std::span<const int32_t> rows = propose_rows(token, sampler, generated, limit, wanted);
+  cost_.planned(wanted);
+  return rows;
+}
+
+std::span<const int32_t> Speculator::propose_rows(int32_t token, const Sampler& sampler,
+                                                  std::span<const int32_t> generated, int limit,
+                                                  int wanted) {
+  if (limit < 1) fail("speculative step: limit must be >= 1, got {}", limit);
+  const int cap = draft_cap(limit);
+  if (wanted < 0 || wanted > cap)
+    fail("speculative step: {} drafts asked for, at most {} fit", wanted, cap);
+  pending_.reset();
+  sync_history(token);
+  proposal_.clear();
+  Pending p;
+  p.before = static_cast<int64_t>(session_.tokens().size());
+  const int64_t n_answer = static_cast<int64_t>(generated.size());
+  p.drafts = wanted > 0 ? draft(token, sampler, wanted, n_answer) : 0;
+  // While the cost model drafts nothing, a drafter that does not run the MTP
+  // layer (cheap: it reads no expert) still proposes one draft, unverified,
+  // judged against the row this step computes anyway.
+  if (shadow_ && wanted == 0 && cap > 0 && draft(token, sampler, 1, n_answer) > 0)
+    p.shadow = proposal_.distribution(0);
+  // Draft k needs no row of its own when it would be the last token the
+  // caller may take.
+  p.next_needed = p.drafts < limit;
+  p.rows.push_back(token);
+  const std::span<const int32_t> drafts = proposal_.tokens().first(p.drafts);
+  p.rows.insert(p.rows.end(), drafts.begin(), drafts.end() - (p.next_needed ? 0 : 1));
+  pending_ = std::move(p);
+  return pending_->rows;
+}
+
+void Speculator::abandon() {
+  if (!pending_) return;
+  pending_.reset();
+  session_.discard_mtp_drafts();
+}
+
 SpeculativeStep Speculator::step(int32_t token, Sampler& sampler, std::span<const int32_t> context,
                                  std::span<const int32_t> generated, int limit) {
   if (limit < 1) fail("speculative step: limit must be >= 1, got {}", limit);
-  Model& model = session_.engine().model();
   ExpertStore& experts = session_.engine().experts();
-  const int64_t V = model.config().vocab_size;
-  const int64_t before = static_cast<int64_t>(session_.tokens().size());
-  const int64_t room = session_.engine().profile().max_context - before;
-  const int cap = static_cast<int>(std::min<int64_t>(limit, room - 1));
-  sync_history(token);
-  proposal_.clear();
-  const int wanted = cap > 0 ? cost_.choose(cap) : 0;
-  const int k =
-      wanted > 0 ? draft(token, sampler, wanted, static_cast<int64_t>(generated.size())) : 0;
-  // While the cost model drafts nothing, a drafter that does not run the MTP
-  // layer (cheap: it reads no expert) still proposes one draft, unverified,
-  // judged below against the row this step computes anyway.
-  std::optional<DraftDistribution> shadow;
-  if (shadow_ && wanted == 0 && cap > 0 &&
-      draft(token, sampler, 1, static_cast<int64_t>(generated.size())) > 0)
-    shadow = proposal_.distribution(0);
-
-  // Verify: the token and its drafts in one forward. Draft k needs no row of
-  // its own when it would be the last token the caller may take.
-  const bool next_needed = k < limit;
-  std::vector<int32_t> batch{token};
-  const std::span<const int32_t> drafts = proposal_.tokens().first(k);
-  batch.insert(batch.end(), drafts.begin(), drafts.end() - (next_needed ? 0 : 1));
+  const int cap = draft_cap(limit);
+  const std::span<const int32_t> rows =
+      propose_rows(token, sampler, generated, limit, cap > 0 ? cost_.choose(cap) : 0);
+  // Verify: the token and its drafts in one forward.
   const ExpertStoreStats experts_before = experts.stats();
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<float> logits;
   try {
-    logits = session_.extend(batch);
+    logits = session_.extend(rows);
   } catch (...) {
-    session_.discard_mtp_drafts();
+    abandon();
     throw;
   }
   VerifyMeasurement measured;
   measured.seconds = seconds_since(t0);
-  measured.drafts = k;
   measured.experts = static_cast<int64_t>((experts.stats().hits - experts_before.hits) +
                                           (experts.stats().misses - experts_before.misses));
   measured.misses = static_cast<int64_t>(experts.stats().misses - experts_before.misses);
@@ -149,7 +193,27 @@ SpeculativeStep Speculator::step(int32_t token, Sampler& sampler, std::span<cons
   // than it is, and so would have the cost model drafting nothing under
   // streaming.
   measured.read_seconds = experts.stats().wait_seconds - experts_before.wait_seconds;
+  return judge(logits, sampler, context, generated, &measured);
+}
 
+SpeculativeStep Speculator::verify(std::span<const float> logits, Sampler& sampler,
+                                   std::span<const int32_t> context,
+                                   std::span<const int32_t> generated) {
+  return judge(logits, sampler, context, generated, nullptr);
+}
+
+SpeculativeStep Speculator::judge(std::span<const float> logits, Sampler& sampler,
+                                  std::span<const int32_t> context,
+                                  std::span<const int32_t> generated,
+                                  const VerifyMeasurement* measured) {
+  if (!pending_) fail("speculative step: verify() without a proposed step");
+  const Pending p = std::move(*pending_);
+  pending_.reset();
+  Model& model = session_.engine().model();
+  const int64_t V = model.config().vocab_size;
+  const int k = p.drafts;
+  if (static_cast<int64_t>(logits.size()) != static_cast<int64_t>(p.rows.size()) * V)
+    fail("speculative step: {} logits for {} rows of {} tokens", logits.size(), p.rows.size(), V);
   SpeculativeStep result;
   int accepted = 0;
   try {
@@ -158,8 +222,8 @@ SpeculativeStep Speculator::step(int32_t token, Sampler& sampler, std::span<cons
     const auto uniform = [&sampler] { return sampler.uniform(); };
     for (; accepted < k; ++accepted) {
       const std::span<const float> row(logits.data() + accepted * V, V);
-      const auto p = sampler.distribution(row, seen, answer);
-      const DraftVerdict verdict = verify_draft(p, proposal_.distribution(accepted), uniform);
+      const auto dist = sampler.distribution(row, seen, answer);
+      const DraftVerdict verdict = verify_draft(dist, proposal_.distribution(accepted), uniform);
       if (!verdict.accepted) {
         result.next = verdict.token;
         break;
@@ -168,28 +232,39 @@ SpeculativeStep Speculator::step(int32_t token, Sampler& sampler, std::span<cons
       seen.push_back(verdict.token);
       answer.push_back(verdict.token);
     }
-    if (accepted == k && next_needed)
-      result.next = sampler.sample({logits.data() + k * V, static_cast<size_t>(V)}, seen, answer);
-    if (shadow) {
+    if (accepted == k && p.next_needed)
+      result.next = sampler.sample(logits.subspan(static_cast<size_t>(k * V), V), seen, answer);
+    if (p.shadow) {
       // min(1, p(d)/q(d)): the probability verification would have accepted
       // it, an unbiased estimate of draft 1's acceptance rate.
-      const auto p = sampler.distribution({logits.data(), static_cast<size_t>(V)}, seen, answer);
+      const auto dist = sampler.distribution(logits.first(V), seen, answer);
       double p_d = 0.0;
-      for (const TokenProbability& e : p)
-        if (e.token == shadow->token) p_d = e.probability;
-      cost_.record_shadow(std::min(1.0, p_d / shadow->at(shadow->token)));
+      for (const TokenProbability& e : dist)
+        if (e.token == p.shadow->token) p_d = e.probability;
+      cost_.record_shadow(std::min(1.0, p_d / p.shadow->at(p.shadow->token)));
       drafter_.accepted(0, 1);
       ++stats_.shadow_drafts;
     }
   } catch (...) {
-    session_.rollback_to(before);  // e.g. non-finite logits: the step did not happen
+    session_.rollback_to(p.before);  // e.g. non-finite logits: the step did not happen
     throw;
   }
-  session_.rollback_to(before + 1 + accepted);
+  session_.rollback_to(p.before + 1 + accepted);
   if (k > 0) drafter_.accepted(accepted, k);
 
-  measured.accepted = accepted;
-  cost_.record_verification(measured);
+  if (measured) {
+    VerifyMeasurement m = *measured;
+    m.drafts = k;
+    m.accepted = accepted;
+    cost_.record_verification(m);
+    if (k > 0 && m.experts > 0) {
+      const int64_t extra = std::max<int64_t>(0, m.experts - model.experts_per_position());
+      stats_.verify_extra_experts += extra;
+      stats_.verify_extra_reads += double(extra) * double(m.misses) / double(m.experts);
+    }
+  } else {
+    cost_.record_acceptance(k, accepted);
+  }
   ++stats_.forwards;
   stats_.decided += accepted + (result.next >= 0 ? 1 : 0);
   stats_.proposed += k;
@@ -197,11 +272,6 @@ SpeculativeStep Speculator::step(int32_t token, Sampler& sampler, std::span<cons
   for (int j = 0; j < k && j <= accepted; ++j) {
     ++stats_.judged_at[j];
     stats_.accepted_at[j] += j < accepted;
-  }
-  if (k > 0 && measured.experts > 0) {
-    const int64_t extra = std::max<int64_t>(0, measured.experts - model.experts_per_position());
-    stats_.verify_extra_experts += extra;
-    stats_.verify_extra_reads += double(extra) * double(measured.misses) / double(measured.experts);
   }
   stats_.chosen = cost_.chosen();
   stats_.probes = cost_.probes();

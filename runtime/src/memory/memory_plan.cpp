@@ -233,11 +233,9 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
   if (profile.kv_sequences == 0) {
     // Auto: one sequence, and more (up to kAutoKvSequences) while their
     // caches fit in half of what the budget leaves beyond the minimum (the
-    // other half stays for expert memory); no budget, no limit. A profile
-    // that drafts keeps one: sequences decoded together do not draft.
+    // other half stays for expert memory); no budget, no limit.
     const uint64_t spare = plan.budget > plan.minimum() ? plan.budget - plan.minimum() : 0;
-    const uint64_t more = profile.draft       ? 0
-                          : plan.budget == 0 ? uint64_t(kAutoKvSequences - 1)
+    const uint64_t more = plan.budget == 0 ? uint64_t(kAutoKvSequences - 1)
                           : one_kv == 0    ? 0
                                            : spare / 2 / one_kv;
     plan.kv_sequences = 1 + static_cast<int>(std::min<uint64_t>(more, kAutoKvSequences - 1));

@@ -26,8 +26,8 @@ struct BatchScheduler::Waiter {
   bool done = false;
 };
 
-BatchScheduler::BatchScheduler(Engine& engine)
-    : engine_(engine), batch_(engine), thread_([this] { loop(); }) {}
+BatchScheduler::BatchScheduler(Engine& engine, size_t parallel)
+    : engine_(engine), drafts_alone_(parallel <= 1), batch_(engine), thread_([this] { loop(); }) {}
 
 BatchScheduler::~BatchScheduler() {
   {
@@ -48,7 +48,7 @@ void BatchScheduler::run(const std::function<void()>& run) {
 }
 
 BatchScheduler::Outcome BatchScheduler::generate(const Stream& stream) {
-  if (stream.session.speculator() || stream.limits.max_new_tokens == 0) {
+  if ((drafts_alone_ && stream.session.speculator()) || stream.limits.max_new_tokens == 0) {
     Outcome outcome;
     run([&] { outcome = alone(stream); });
     return outcome;
@@ -121,7 +121,7 @@ void BatchScheduler::admit(std::vector<Waiter*>& arrived) {
   for (Waiter* w : arrived) {
     const Stream& s = w->stream;
     try {
-      w->id = batch_.add(s.session, s.sampler, s.prompt, s.limits, s.on_token);
+      w->id = batch_.add(s.session, s.sampler, s.prompt, s.limits, s.on_token, s.need);
       w->outcome.reused = static_cast<int64_t>(s.session.tokens().size());
       running_.push_back(w);
     } catch (...) {

@@ -17,9 +17,7 @@ HeldSlot::~HeldSlot() {
 
 ModelWorker::ModelWorker(Engine& engine, size_t max_waiting, size_t slots, size_t parallel,
                          Metrics& metrics)
-    : context_(engine, slots, parallel == 1, &metrics),
-      metrics_(metrics),
-      max_waiting_(max_waiting) {
+    : context_(engine, slots, parallel, &metrics), metrics_(metrics), max_waiting_(max_waiting) {
   if (parallel < 1 || parallel > slots)
     fail("serve: --parallel must be in 1..--slots ({}), got {}", slots, parallel);
   context_.scheduler.run([&] { publish({}, 0); });

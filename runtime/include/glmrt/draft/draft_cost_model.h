@@ -82,7 +82,17 @@ class DraftCostModel {
   /// at most one position past the deepest draft position measured so far.
   int best(int limit) const;
 
+  /// The most drafts best() may choose for `limit`: one position past the
+  /// deepest measured (0 when fewer than min_tokens fit).
+  int explorable(int limit) const;
+  /// A draft count the caller decided (a batch's plan), counted in chosen().
+  int planned(int k) { return record_choice(k); }
+  const DraftPolicy& policy() const { return policy_; }
+
   void record_verification(const VerifyMeasurement& m);
+  /// Only the acceptance of a verification whose cost the caller measures
+  /// (a batch step's, with other sequences' rows).
+  void record_acceptance(int drafts, int accepted);
   void record_drafting(const DraftingMeasurement& m);
   /// A first draft that was not verified, with the probability verification
   /// would have accepted it (min(1, p/q) on the row the step computed).

@@ -2,10 +2,15 @@
 // active stream's rows (Session::run_together) — a decode token per decoding
 // stream, a prefill chunk per stream whose prompt is still running — so each
 // MoE layer reads the union of their experts once, and a second stream costs
-// its own rows, not a second pass over the weights. Each stream's tokens are
-// the ones generate() gives it alone, greedy or sampled (its own sampler).
+// its own rows, not a second pass over the weights. A stream whose session
+// drafts verifies its drafts in the same forward, as many as the batch's
+// plan finds paying (BatchDraftPlan: the cost of a row is the batch's). Each
+// stream's greedy tokens are the ones generate() gives it alone; sampled
+// ones too for the same seed when no stream drafts (a drafting stream's are
+// distributed exactly as alone, drawn differently as drafting settings do).
 #pragma once
 
+#include <glmrt/draft/batch_draft_plan.h>
 #include <glmrt/generate/generator.h>
 #include <glmrt/generate/session.h>
 #include <glmrt/sampling/sampler.h>
@@ -25,8 +30,8 @@ class BatchGeneration {
   BatchGeneration(const BatchGeneration&) = delete;
   BatchGeneration& operator=(const BatchGeneration&) = delete;
 
-  /// Adds a stream: `session` (without a drafter, used by no other stream)
-  /// becomes `prompt` — the prefix it already holds is kept, the rest is
+  /// Adds a stream: `session` (used by no other stream) becomes `prompt` —
+  /// the prefix it already holds is kept, the rest is
   /// prefilled in the next steps in chunks of its prefill_chunk(), as
   /// set_context() does — then generates as generate() does. The session and
   /// sampler must outlive the stream. Returns the stream's id (0, 1, ...).
@@ -35,9 +40,12 @@ class BatchGeneration {
   int add(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
           const GenerationLimits& limits, TokenCallback on_token = {});
   /// As above, the callback seeing each token with the logits it was drawn
-  /// from (every token is decoded: they are never empty).
+  /// from (empty for a draft that verification accepted, as
+  /// continue_generation() gives them; `every_token` keeps the session's
+  /// drafter idle so that every token comes with its logits).
   int add(Session& session, Sampler& sampler, std::span<const int32_t> prompt,
-          const GenerationLimits& limits, TokenLogitsCallback on_token);
+          const GenerationLimits& limits, TokenLogitsCallback on_token,
+          LogitsNeed need = LogitsNeed::when_decoded);
   /// Ends a stream now (reason cancelled, the tokens so far kept); the
   /// others go on unchanged. Nothing for a stream that has ended.
   void cancel(int id);
@@ -59,11 +67,13 @@ class BatchGeneration {
   const Generation& result(int id) const;
   /// Streams not yet ended.
   int active() const;
-  /// Rows of the last step: prompt rows (prefill) and decode rows, and the
-  /// seconds its forward took (Session::run_together, as the sessions' stats
-  /// count it: sampling and the rest of the step aside).
+  /// Rows of the last step: prompt rows (prefill), decode rows (a token per
+  /// decoding stream) and draft rows verified with them, the tokens the
+  /// step decided, and the seconds its forward took (Session::run_together,
+  /// as the sessions' stats count it: sampling and the rest of the step
+  /// aside).
   struct StepRows {
-    int64_t prefill = 0, decode = 0;
+    int64_t prefill = 0, decode = 0, drafts = 0, decided = 0;
     double seconds = 0;
   };
   const StepRows& last_step() const { return last_step_; }
@@ -71,12 +81,20 @@ class BatchGeneration {
  private:
   struct Stream;
   Stream& stream(int id) const;
-  /// Takes the stream's next token from `logits`; ends it when the answer
-  /// ends there or one more row would not fit the context.
-  void decide(Stream& s, std::span<const float> logits);
+  /// Takes the stream's next token: `token`, drawn from `logits` (empty for
+  /// a draft's); ends the stream when the answer ends there or one more row
+  /// would not fit the context.
+  void take(Stream& s, int32_t token, std::span<const float> logits);
+  /// Judges a drafting stream's verification rows and takes what it decided.
+  void verified(Stream& s, std::span<const float> logits);
+  /// Drafts for the decoding streams that draft, as the batch's plan says;
+  /// a stream whose drafter fails ends with its error.
+  void propose(std::span<Stream* const> drafting, int64_t other_rows, int64_t other_tokens);
+  void fail_stream(Stream& s);
   void finish(Stream& s);
 
   Engine& engine_;
+  BatchDraftPlan plan_;
   std::vector<std::unique_ptr<Stream>> streams_;
   StepRows last_step_;
 };

@@ -5,8 +5,8 @@
 // the caller cancels.
 #pragma once
 
-#include <glmrt/sampling/sampler.h>
 #include <glmrt/generate/session.h>
+#include <glmrt/sampling/sampler.h>
 
 #include <cstdint>
 #include <functional>

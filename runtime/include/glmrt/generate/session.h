@@ -28,6 +28,9 @@ struct SessionStep {
   std::span<const int32_t> tokens;  // appended to its sequence by this step
   bool prefill = false;             // prompt tokens (counted as prefill), else a decode step
   bool logits = true;               // whether its next-token logits are needed
+  /// The logits of every row [tokens, vocab] (a token and its drafts, as
+  /// extend() gives them), not only the last row's; `logits` must be true.
+  bool every_row = false;
 };
 
 struct SessionStats {
@@ -69,15 +72,15 @@ class Session {
   /// The first half of set_context() for a caller that runs the prompt's
   /// remaining tokens itself (run_together): keeps the longest prefix of
   /// `tokens` the cache holds (never all of them: the last runs again for its
-  /// logits) and drops the rest. Returns how many tokens were kept. Needs a
-  /// session without MTP rows.
+  /// logits) and drops the rest. Returns how many tokens were kept.
   int64_t keep_prefix(std::span<const int32_t> tokens);
-  /// Steps of several sessions (distinct, without a drafter) as one forward
+  /// Steps of several distinct sessions as one forward
   /// (Model::forward_batch): each appends its tokens, and gets the logits
-  /// [vocab] after its last one (empty when `logits` is false). Each
-  /// session's logits are bit for bit those append() or a prefill chunk of
-  /// set_context() gives it alone, and its stats count the whole step's
-  /// time. When it throws, no session changed.
+  /// [vocab] after its last one (empty when `logits` is false; every row's
+  /// with `every_row`, as extend() gives them). Each session's logits are bit
+  /// for bit those append(), extend() or a prefill chunk of set_context()
+  /// gives it alone, its MTP rows follow as they would, and its stats count
+  /// the whole step's time. When it throws, no session changed.
   static std::vector<std::vector<float>> run_together(std::span<const SessionStep> steps);
   /// Appends one token (a decode step) and returns the next logits. When it
   /// throws, the sequence is as it was before the call.
@@ -125,6 +128,14 @@ class Session {
   enum class Logits { last_row, every_row };
   std::vector<float> run(std::span<const int32_t> tokens, bool prefill, Logits which,
                          const Model::ChunkSink& on_rows = {});
+  /// What a step's rows `hidden` [n, hidden] (before the final norm) for
+  /// `tokens` at positions first.. leave: `last` becomes the last row's
+  /// final-normed state (it holds the state before them on entry),
+  /// `step_hidden` every row's when `every_row`, and the MTP rows get their
+  /// pairs.
+  void take_rows(int64_t first, std::span<const int32_t> tokens, std::span<const float> hidden,
+                 bool prefill, bool every_row, std::vector<float>& last,
+                 std::vector<float>& step_hidden);
   /// Drops everything past `length` tokens, in every cache.
   void truncate(int64_t length);
   /// Keeps at most `max_reuse` tokens of the longest prefix of `tokens` the

@@ -29,8 +29,9 @@ namespace glmrt::serve {
 
 class BatchScheduler {
  public:
-  /// `engine` must outlive the scheduler.
-  explicit BatchScheduler(Engine& engine);
+  /// `engine` must outlive the scheduler. With `parallel` 1 a drafting
+  /// session decodes as generate() does, its drafter deciding alone.
+  BatchScheduler(Engine& engine, size_t parallel);
   /// Stops the thread; nothing may be waiting on it then.
   ~BatchScheduler();
   BatchScheduler(const BatchScheduler&) = delete;
@@ -59,8 +60,8 @@ class BatchScheduler {
     std::chrono::steady_clock::time_point prompt_done;  // when the prompt's last chunk ran
   };
   /// Generates `stream` from its prompt on, together with every other stream
-  /// under way, and returns when it ends. A session that drafts (serve
-  /// --parallel 1), or a limit of 0 tokens, runs alone as generate() would.
+  /// under way, and returns when it ends. A session that drafts with
+  /// `parallel` 1, or a limit of 0 tokens, runs alone as generate() would.
   /// Throws what its sampler or callback threw, or what failed the step.
   Outcome generate(const Stream& stream);
 
@@ -73,6 +74,7 @@ class BatchScheduler {
   Outcome alone(const Stream& stream);
 
   Engine& engine_;
+  const bool drafts_alone_;
   BatchGeneration batch_;         // the model thread's only
   std::vector<Waiter*> running_;  // the model thread's only
   std::mutex mutex_;

@@ -33,8 +33,10 @@ struct ModelContext {
   SessionSlots slots;
   Metrics* metrics = nullptr;  // for the token latencies jobs observe
   BatchScheduler scheduler;    // declared last: its thread stops first
-  ModelContext(Engine& e, size_t slot_count, bool drafting, Metrics* m)
-      : engine(e), slots(e, slot_count, drafting), metrics(m), scheduler(e) {}
+  /// Each slot's session keeps the profile's drafter: alone with
+  /// `parallel` 1, in the batch's plan otherwise.
+  ModelContext(Engine& e, size_t slot_count, size_t parallel, Metrics* m)
+      : engine(e), slots(e, slot_count, true), metrics(m), scheduler(e, parallel) {}
 };
 
 /// The slot a job's choice runs in (SessionSlots::choose), held until this
