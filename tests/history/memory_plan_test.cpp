@@ -114,6 +114,16 @@ TEST(MemoryPlan, ServeParallelCountsAKvCachePerSequence) {
   EXPECT_EQ(three.part(memory_part::kv)->bytes, 3 * one);
   EXPECT_NE(three.part(memory_part::kv)->detail.find("x 3 sequences decoded at once"),
             std::string::npos);
+  // A batched step runs one prompt chunk beside a token (and its drafts) of
+  // each other sequence: the forward's parts count those rows and logits.
+  profile.kv_sequences = 1;
+  const MemoryPlan single = plan_of(profile);
+  EXPECT_GT(three.part(memory_part::activations)->bytes,
+            single.part(memory_part::activations)->bytes);
+  EXPECT_GE(three.part(memory_part::working)->bytes, single.part(memory_part::working)->bytes);
+  EXPECT_NE(three.part(memory_part::activations)->detail.find("with 3 sequences at once"),
+            std::string::npos)
+      << three.part(memory_part::activations)->detail;
   // Auto without a budget: 4.
   profile.kv_sequences = 0;
   EXPECT_EQ(plan_of(profile).kv_sequences, kAutoKvSequences);

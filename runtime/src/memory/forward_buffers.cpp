@@ -131,9 +131,10 @@ ForwardBufferBytes forward_buffer_bytes(const ModelConfig& config, const Forward
   ForwardBufferBytes bytes;
   bytes.moe_block = moe_block(d);
   bytes.layers = absorbed_kept(d) + std::max(layer_phase, session_phase(d, shape.mtp_rows));
-  // Generation: the verified positions' logits and the sampler's copy;
-  // scoring: a block of rows and one row's log-softmax.
-  const uint64_t step_rows = 2 * (1 + uint64_t(std::max(shape.draft_tokens, 0)));
+  // Generation: the verified positions' logits of every sequence and the
+  // sampler's copy; scoring: a block of rows and one row's log-softmax.
+  const uint64_t step_rows =
+      2 * uint64_t(std::max(shape.sequences, 1)) * (1 + uint64_t(std::max(shape.draft_tokens, 0)));
   const uint64_t block = std::max<uint64_t>(
       1, uint64_t(kScoreLogitBlockBytes) / (kFloat * std::max<uint64_t>(d.vocab, 1)));
   const uint64_t score_rows = std::min(block, d.S) + 1;

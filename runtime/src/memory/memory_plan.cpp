@@ -161,10 +161,16 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
   const int drafts = profile.draft ? profile.max_draft_tokens : 0;
   const bool mtp_rows = profile.draft && mtp;
   // Positions of the largest forward call: a prefill chunk, or a decode step
-  // verifying its drafts.
+  // verifying its drafts, and beside it a token with its drafts for each
+  // other sequence decoded at once (a batch runs one prompt chunk a step).
   const auto shape_of = [&](int64_t chunk) {
-    return ForwardShape{std::max<int64_t>(chunk, 1 + drafts), profile.max_context,
-                        plan.forward_threads, drafts, mtp_rows};
+    const int64_t others = int64_t(plan.kv_sequences - 1) * (1 + drafts);
+    return ForwardShape{std::max<int64_t>(chunk, 1 + drafts) + others,
+                        profile.max_context,
+                        plan.forward_threads,
+                        drafts,
+                        mtp_rows,
+                        plan.kv_sequences};
   };
   const uint64_t widest = uint64_t(std::max(config.hidden_size, config.moe_intermediate_size));
   const uint64_t conversion_rows = staging ? 4 * uint64_t(plan.forward_threads) * widest : 0;
@@ -200,35 +206,46 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
     plan.prefill_chunk = lo;
     plan.prefill_chunk_from_budget = lo < profile.max_context;
   }
-  const ForwardShape shape = shape_of(plan.prefill_chunk);
-  const ForwardBufferBytes buffers = forward_buffer_bytes(config, shape);
-  const std::string call =
-      plan.prefill_chunk_from_budget
-          ? fmt::format(
-                "{} positions (memory.prefill_chunk 0: the whole prompt does not fit the "
-                "budget, so prompts run in chunks of {})",
-                shape.positions, plan.prefill_chunk)
-          : fmt::format("{} positions", shape.positions);
-  plan.parts.push_back(
-      {std::string(working), buffers.moe_block + conversion_rows,
-       fmt::format("the MoE block's buffers for {} positions (routes, each user's output "
-                   "row, the experts' rows of one grouped call, the shared expert){}",
-                   shape.positions, staging ? " and the conversion's row scratch" : "")});
-  // An expert rank holds one exchange's rows: the hidden states it is sent
-  // and the weighted sums it sends back, in f32 whatever the wire.
-  const uint64_t exchange_rows =
-      2 * uint64_t(shape.positions) * uint64_t(config.hidden_size) * sizeof(float);
-  plan.parts.push_back(
-      holds_model
-          ? MemoryPart{std::string(activations), buffers.layers + buffers.logits,
-                       fmt::format("one forward call of {} against {} keys: hidden rows, "
-                                   "attention (either MLA form), DSA selections{}; logits {}",
-                                   call, profile.max_context, mtp_rows ? ", MTP pairs" : "",
-                                   format_byte_size(buffers.logits))}
-          : MemoryPart{std::string(activations), exchange_rows,
-                       fmt::format("one exchange of {} positions: hidden rows in, weighted sums "
-                                   "out (rank 0 runs the rest of the forward)",
-                                   shape.positions)});
+  // The forward call's parts, at the shape of the sequences counted so far
+  // (again once `auto` has chosen how many).
+  const size_t working_part = plan.parts.size(), activations_part = working_part + 1;
+  plan.parts.resize(plan.parts.size() + 2);
+  const auto forward_parts = [&] {
+    const ForwardShape shape = shape_of(plan.prefill_chunk);
+    const ForwardBufferBytes buffers = forward_buffer_bytes(config, shape);
+    const std::string call =
+        plan.prefill_chunk_from_budget
+            ? fmt::format(
+                  "{} positions (memory.prefill_chunk 0: the whole prompt does not fit the "
+                  "budget, so prompts run in chunks of {})",
+                  shape.positions, plan.prefill_chunk)
+            : fmt::format("{} positions", shape.positions);
+    const std::string sequences =
+        plan.kv_sequences > 1 ? fmt::format(" with {} sequences at once", plan.kv_sequences) : "";
+    plan.parts[working_part] = {
+        std::string(working), buffers.moe_block + conversion_rows,
+        fmt::format("the MoE block's buffers for {} positions{} (routes, each user's output "
+                    "row, the experts' rows of one grouped call, the shared expert){}",
+                    shape.positions, sequences,
+                    staging ? " and the conversion's row scratch" : "")};
+    // An expert rank holds one exchange's rows: the hidden states it is sent
+    // and the weighted sums it sends back, in f32 whatever the wire.
+    const uint64_t exchange_rows =
+        2 * uint64_t(shape.positions) * uint64_t(config.hidden_size) * sizeof(float);
+    plan.parts[activations_part] =
+        holds_model
+            ? MemoryPart{std::string(activations), buffers.layers + buffers.logits,
+                         fmt::format("one forward call of {}{} against {} keys: hidden rows, "
+                                     "attention (either MLA form), DSA selections{}; logits {}",
+                                     call, sequences, profile.max_context,
+                                     mtp_rows ? ", MTP pairs" : "",
+                                     format_byte_size(buffers.logits))}
+            : MemoryPart{std::string(activations), exchange_rows,
+                         fmt::format("one exchange of {} positions: hidden rows in, weighted "
+                                     "sums out (rank 0 runs the rest of the forward)",
+                                     shape.positions)};
+  };
+  forward_parts();
 
   if (profile.kv_sequences == 0) {
     // Auto: one sequence, and more (up to kAutoKvSequences) while their
@@ -241,6 +258,7 @@ MemoryPlan plan_memory(const Profile& profile, const RunSettings& settings,
     plan.kv_sequences = 1 + static_cast<int>(std::min<uint64_t>(more, kAutoKvSequences - 1));
     plan.parts[kv_part].bytes = one_kv * uint64_t(plan.kv_sequences);
     plan.parts[kv_part].detail = kv_detail();
+    forward_parts();
   }
 
   // Expert memory: fixed sizes are needed; `auto` ones share what is left.

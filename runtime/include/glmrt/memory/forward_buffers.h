@@ -18,6 +18,7 @@ struct ForwardShape {
   int threads = 1;        // threads the kernels plugin runs on
   int draft_tokens = 0;   // drafts verified per step (their logits rows)
   bool mtp_rows = false;  // the session keeps MTP pairs (a drafter runs the MTP layer)
+  int sequences = 1;      // decoded together (serve --parallel): each step's logits rows
 };
 
 struct ForwardBufferBytes {
