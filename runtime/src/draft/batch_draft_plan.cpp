@@ -1,26 +1,14 @@
 #include <glmrt/draft/batch_draft_plan.h>
 
+#include "draft_tuning.h"
+
 #include <algorithm>
 #include <cmath>
 
 namespace glmrt {
 namespace {
 
-// As DraftCostModel's: the compute fit follows slowly, the miss rate fast.
-constexpr double kPlanComputeDecay = 0.95;
-constexpr double kPlanMissDecay = 0.9;
-// Before the fit has two different row counts to go by, one more row costs
-// this share of a one-row step's compute, and a fitted share is never taken
-// below the floor (noisy step times would make extra rows look free).
-constexpr double kPlanPriorRowShare = 0.2;
-constexpr double kPlanMinRowShare = 0.05;
-// ... and adds this share of the experts an average row of the step brought.
-constexpr double kPlanPriorExtraExpertShare = 0.8;
-constexpr double kPlanMinRowVariance = 0.05;
-// Probes while drafting does not pay: at most this share of the decode time.
-constexpr double kPlanProbeBudget = 0.02;
-constexpr int64_t kPlanFirstProbeInterval = 8;
-constexpr int64_t kPlanLastProbeInterval = 256;
+using namespace draft_tuning;
 
 double reach_of(const BatchDraftCandidate& c, int j) {
   double r = 1.0;
@@ -44,21 +32,21 @@ BatchStepCost BatchDraftPlan::cost() const {
   const double mean_r = sr_.value / w_.value, mean_c = sc_.value / w_.value;
   const double mean_x = sx_.value / w_.value;
   const double variance = srr_.value / w_.value - mean_r * mean_r;
-  const bool fit = variance > kPlanMinRowVariance && steps_ >= 3;
+  const bool fit = variance > kMinRowVariance && steps_ >= 3;
   if (fit) {
     e.compute_per_row = (src_.value / w_.value - mean_r * mean_c) / variance;
     e.compute_base = mean_c - e.compute_per_row * mean_r;
     e.experts_per_row = (srx_.value / w_.value - mean_r * mean_x) / variance;
   }
   if (e.compute_base <= 0 ||
-      e.compute_per_row < kPlanMinRowShare * (e.compute_base + e.compute_per_row)) {
+      e.compute_per_row < kMinComputePerRow * (e.compute_base + e.compute_per_row)) {
     // T(rows) = one * (1 + share (rows - 1)), through the mean.
-    const double share = e.compute_base > 0 ? kPlanMinRowShare : kPlanPriorRowShare;
+    const double share = e.compute_base > 0 ? kMinComputePerRow : kPriorComputePerRow;
     const double one = mean_c / (1.0 + share * std::max(0.0, mean_r - 1.0));
     e.compute_per_row = share * one;
     e.compute_base = one - e.compute_per_row;
   }
-  if (!fit) e.experts_per_row = kPlanPriorExtraExpertShare * mean_x / std::max(1.0, mean_r);
+  if (!fit) e.experts_per_row = kPriorExtraExpertShare * mean_x / std::max(1.0, mean_r);
   e.experts_per_row = std::clamp(e.experts_per_row, 0.0, experts_per_position_);
   e.experts_base = std::max(0.0, mean_x - e.experts_per_row * mean_r);
   e.miss_rate = experts_.value > 0 ? misses_.value / experts_.value : 0.0;
@@ -125,7 +113,7 @@ std::vector<int> BatchDraftPlan::plan(std::span<const BatchDraftCandidate> candi
   }
   if (drafting || !probeable || steps_ == 0) {
     zero_streak_ = 0;
-    if (drafting) probe_interval_ = kPlanFirstProbeInterval;
+    if (drafting) probe_interval_ = kFirstProbeInterval;
     return k;
   }
   // Drafting does not pay now: now and then one sequence, in turn, drafts
@@ -138,10 +126,10 @@ std::vector<int> BatchDraftPlan::plan(std::span<const BatchDraftCandidate> candi
     if (d.adaptive && plain > 0)
       wait = std::max(
           wait, static_cast<int64_t>(std::ceil(d.min_tokens * (c.per_row() + d.drafting_per_draft) /
-                                               plain / kPlanProbeBudget)));
+                                               plain / kProbeBudget)));
   if (++zero_streak_ < wait) return k;
   zero_streak_ = 0;
-  probe_interval_ = std::min(probe_interval_ * 2, kPlanLastProbeInterval);
+  probe_interval_ = std::min(probe_interval_ * 2, kLastProbeInterval);
   for (size_t tried = 0; tried < candidates.size(); ++tried) {
     const size_t i = static_cast<size_t>(next_probe_++) % candidates.size();
     if (candidates[i].adaptive && candidates[i].cap >= candidates[i].min_tokens) {
@@ -159,18 +147,18 @@ void BatchDraftPlan::record(const BatchStepMeasurement& m) {
   const double r = static_cast<double>(m.rows);
   const double compute = std::max(0.0, m.seconds - m.read_seconds);
   const double x = static_cast<double>(m.experts);
-  w_.add(1.0, kPlanComputeDecay);
-  sr_.add(r, kPlanComputeDecay);
-  srr_.add(r * r, kPlanComputeDecay);
-  sc_.add(compute, kPlanComputeDecay);
-  src_.add(r * compute, kPlanComputeDecay);
-  sx_.add(x, kPlanComputeDecay);
-  srx_.add(r * x, kPlanComputeDecay);
-  experts_.add(x, kPlanMissDecay);
-  misses_.add(static_cast<double>(m.misses), kPlanMissDecay);
+  w_.add(1.0, kComputeDecay);
+  sr_.add(r, kComputeDecay);
+  srr_.add(r * r, kComputeDecay);
+  sc_.add(compute, kComputeDecay);
+  src_.add(r * compute, kComputeDecay);
+  sx_.add(x, kComputeDecay);
+  srx_.add(r * x, kComputeDecay);
+  experts_.add(x, kMissDecay);
+  misses_.add(static_cast<double>(m.misses), kMissDecay);
   if (m.misses > 0) {
-    read_seconds_.add(m.read_seconds, kPlanMissDecay);
-    read_misses_.add(static_cast<double>(m.misses), kPlanMissDecay);
+    read_seconds_.add(m.read_seconds, kMissDecay);
+    read_misses_.add(static_cast<double>(m.misses), kMissDecay);
   }
 }
 

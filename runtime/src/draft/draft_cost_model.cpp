@@ -1,34 +1,14 @@
 #include <glmrt/base/error.h>
 #include <glmrt/draft/draft_cost_model.h>
 
+#include "draft_tuning.h"
+
 #include <algorithm>
 #include <cmath>
 
 namespace glmrt {
 namespace {
-
-// Decay per observation: acceptance drifts with the text, the miss rate with
-// the cache's contents (so it follows fastest), compute barely.
-constexpr double kAcceptanceDecay = 0.98;
-constexpr double kComputeDecay = 0.95;
-constexpr double kMissDecay = 0.9;
-constexpr double kDraftingDecay = 0.95;
-// Before the fit has two different draft counts to go by: one more verified
-// position costs this share of a step's compute (on a CPU the weights are read
-// once for every row, so extra rows cost little but not nothing)...
-constexpr double kPriorComputePerDraft = 0.2;
-// ... and brings this share of a position's experts that no other row needed.
-constexpr double kPriorExtraExpertShare = 0.8;
-// An extra verified position is never free: when noisy step times fit a
-// slope below this share of a step, this share is used (a fit of 0 would make
-// any acceptance at all look worth drafting for).
-constexpr double kMinComputePerDraft = 0.05;
-// While drafting does not pay, probes may cost at most this share of the
-// decode time: a probe that costs a whole extra step waits 50 steps.
-constexpr double kProbeBudget = 0.02;
-// Below this variance of the draft count the slope of the fit is noise.
-constexpr double kMinDraftVariance = 0.05;
-
+using namespace draft_tuning;
 }  // namespace
 
 double DraftCostEstimate::tokens(int k) const {
@@ -79,13 +59,13 @@ DraftCostEstimate DraftCostModel::estimate() const {
   if (w_.value > 0) {
     const double mean_k = sk_.value / w_.value, mean_c = sc_.value / w_.value;
     const double variance = skk_.value / w_.value - mean_k * mean_k;
-    if (variance > kMinDraftVariance && steps_ >= 3) {
+    if (variance > kMinRowVariance && steps_ >= 3) {
       e.compute_per_draft = (skc_.value / w_.value - mean_k * mean_c) / variance;
       e.compute_base = mean_c - e.compute_per_draft * mean_k;
     }
-    if (e.compute_base <= 0 || e.compute_per_draft < kMinComputePerDraft * e.compute_base) {
+    if (e.compute_base <= 0 || e.compute_per_draft < kMinComputePerRow * e.compute_base) {
       const double share =
-          e.compute_base > 0 ? kMinComputePerDraft : kPriorComputePerDraft;  // no usable fit
+          e.compute_base > 0 ? kMinComputePerRow : kPriorComputePerRow;  // no usable fit
       e.compute_base = mean_c / (1.0 + share * mean_k);
       e.compute_per_draft = share * e.compute_base;
     }

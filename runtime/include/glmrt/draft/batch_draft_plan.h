@@ -87,7 +87,7 @@ class BatchDraftPlan {
   Decaying w_, sr_, srr_, sc_, src_, sx_, srx_;
   Decaying experts_, misses_, read_seconds_, read_misses_;
   int64_t steps_ = 0, zero_streak_ = 0, probes_ = 0, next_probe_ = 0;
-  int64_t probe_interval_ = 8;
+  int64_t probe_interval_ = 8;  // draft_tuning::kFirstProbeInterval
 };
 
 }  // namespace glmrt

@@ -126,11 +126,9 @@ class DraftCostModel {
   Decaying experts_, misses_, read_seconds_, read_misses_, extra_experts_, extra_drafts_;
   Decaying drafting_seconds_, drafting_requested_;
   int64_t steps_ = 0, decisions_ = 0, probes_ = 0;
-  int64_t zero_streak_ = 0, probe_interval_ = kFirstProbeInterval;
+  int64_t zero_streak_ = 0, probe_interval_ = 8;  // draft_tuning::kFirstProbeInterval
   std::vector<int64_t> chosen_;
 
-  static constexpr int64_t kFirstProbeInterval = 8;
-  static constexpr int64_t kLastProbeInterval = 256;
   static constexpr int64_t kNeighbourEvery = 16;
 };
 

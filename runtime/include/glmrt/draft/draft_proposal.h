@@ -3,8 +3,8 @@
 #pragma once
 
 #include <glmrt/draft/rejection_sampling.h>
-#include <glmrt/sampling/sampler.h>
 #include <glmrt/plugin/draft.h>
+#include <glmrt/sampling/sampler.h>
 
 #include <cstdint>
 #include <random>
