@@ -207,6 +207,26 @@ TEST(BenchCommand, ParallelStreamsReportAggregatePerStreamAndSharedExperts) {
   EXPECT_TRUE(plain["profiles"][0]["runs"][0]["parallel"].is_null());
 }
 
+// With a drafting profile each stream drafts in the batch (a fixed policy:
+// every step verifies what its drafter proposes): the tokens are the ones
+// without drafting, and the report sums the streams' drafts.
+TEST(BenchCommand, ParallelStreamsDraftWithTheProfilesDrafter) {
+  const auto bench = [](const char* profile) {
+    const auto [status, out] = test::run_shell(
+        fmt::format("cd {} && {}/glmrt bench --json --reps 1 -n 6 --profile configs/{} "
+                    "--parallel 2 2>/dev/null",
+                    GLMRT_SOURCE_DIR, GLMRT_BUILD_DIR, profile));
+    EXPECT_EQ(status, 0) << out;
+    return nlohmann::json::parse(out)["profiles"][0]["runs"][0];
+  };
+  const nlohmann::json drafted = bench("reference-mtp.yaml");
+  const nlohmann::json plain = bench("reference.yaml");
+  EXPECT_EQ(drafted["tokens"], plain["tokens"]);
+  ASSERT_TRUE(drafted["draft"].is_object()) << drafted.dump();
+  EXPECT_GT(drafted["draft"]["proposed"].get<int64_t>(), 0);
+  EXPECT_TRUE(plain["draft"].is_null());
+}
+
 TEST(BenchCommand, RefusesAParallelItCannotRun) {
   for (const char* flags :
        {"--parallel 0", "--parallel 300", "--same-prompt", "--parallel 2 --limits"}) {

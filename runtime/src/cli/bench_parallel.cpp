@@ -8,6 +8,7 @@
 #include <glmrt/base/memory.h>
 #include <glmrt/engine/engine.h>
 #include <glmrt/generate/batch_generation.h>
+#include <glmrt/generate/speculator.h>
 
 #include <algorithm>
 #include <chrono>
@@ -115,6 +116,16 @@ BenchRun run_bench_parallel(const Profile& profile, const std::filesystem::path&
   run.decode_seconds = t.decode_seconds;
   run.decode_steps = t.decode_steps;
   for (const auto& session : streams.sessions) {
+    // Drafting figures summed over the streams (the batch's plan decided).
+    if (const Speculator* speculator = session->speculator()) {
+      const DraftStats& d = speculator->stats();
+      run.drafting = true;
+      run.draft_forwards += d.forwards;
+      run.draft_proposed += d.proposed;
+      run.draft_accepted += d.accepted;
+      run.draft_decided += d.decided;
+      run.draft_probes += d.probes;
+    }
     const SessionStats& s = session->stats();
     run.stream_tokens_per_second.push_back(
         s.decode_seconds > 0 ? s.decoded_tokens / s.decode_seconds : 0.0);
