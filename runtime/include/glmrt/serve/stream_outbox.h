@@ -7,6 +7,15 @@
 // streams' formatting runs beside the forward instead of inside it, and no
 // stream's client can hold up the model thread.
 //
+// Why the text stays on the model thread: the verdict (a stop string, the
+// end of the turn) needs the answer's text, and detokenizing and parsing a
+// token is small next to a forward; handing every token to the request's
+// thread and waiting for its verdict would cost a thread wake-up per stream
+// per step and let a busy request thread hold up every stream. Measured on
+// glm_tiny, 2 chat streams of 450 tokens with top_logprobs 20: the model
+// thread's CPU went from 137-144 to 120-126 ticks, the rest now on the
+// requests' threads.
+//
 // Bounded by the answer: at most one entry per generated token (max_tokens,
 // or the context), each a token's text and scores — the same order as the
 // answer the request holds whole anyway. The request's thread never waits on
