@@ -10,8 +10,9 @@
 namespace glmrt::serve {
 
 struct BatchScheduler::Work {
-  explicit Work(const std::function<void()>& r) : run(r) {}
+  Work(const std::function<void()>& r, StreamOutbox* o) : run(r), outbox(o) {}
   const std::function<void()>& run;
+  StreamOutbox* outbox;  // closed once `run` returned
   std::exception_ptr error;
   bool done = false;
 };
@@ -38,26 +39,56 @@ BatchScheduler::~BatchScheduler() {
   if (thread_.joinable()) thread_.join();
 }
 
+namespace {
+
+// Runs what `outbox` receives until the model thread closes it; what the
+// posted work threw, for after the model thread let go of the stream.
+std::exception_ptr run_posted(StreamOutbox* outbox) {
+  if (!outbox) return nullptr;
+  try {
+    outbox->run_until_closed();
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 void BatchScheduler::run(const std::function<void()>& run) {
-  Work work(run);
-  std::unique_lock lock(mutex_);
-  work_.push_back(&work);
+  this->run(run, nullptr);
+}
+
+void BatchScheduler::run(const std::function<void()>& run, StreamOutbox* outbox) {
+  Work work(run, outbox);
+  {
+    std::lock_guard lock(mutex_);
+    work_.push_back(&work);
+  }
   changed_.notify_all();
+  const std::exception_ptr posted_error = run_posted(outbox);
+  std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return work.done; });
+  if (posted_error) std::rethrow_exception(posted_error);
   if (work.error) std::rethrow_exception(work.error);
 }
 
 BatchScheduler::Outcome BatchScheduler::generate(const Stream& stream) {
   if ((drafts_alone_ && stream.session.speculator()) || stream.limits.max_new_tokens == 0) {
     Outcome outcome;
-    run([&] { outcome = alone(stream); });
+    run([&] { outcome = alone(stream); }, stream.outbox);
     return outcome;
   }
   Waiter waiter(stream);
-  std::unique_lock lock(mutex_);
-  arriving_.push_back(&waiter);
+  {
+    std::lock_guard lock(mutex_);
+    arriving_.push_back(&waiter);
+  }
   changed_.notify_all();
+  const std::exception_ptr posted_error = run_posted(stream.outbox);
+  std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return waiter.done; });
+  if (posted_error) std::rethrow_exception(posted_error);
   if (waiter.error) std::rethrow_exception(waiter.error);
   return std::move(waiter.outcome);
 }
@@ -72,9 +103,14 @@ BatchScheduler::Outcome BatchScheduler::alone(const Stream& stream) {
                                              });
     outcome.reused = prompt.reused;
     outcome.prompt_done = std::chrono::steady_clock::now();
+    TokenLogitsCallback on_token = stream.on_token;
+    if (stream.outbox && on_token)
+      on_token = [&](int32_t token, std::span<const float> logits) {
+        return stream.on_token(token, logits) && !stream.outbox->failed();
+      };
     outcome.generation =
         continue_generation(stream.session, stream.sampler, stream.prompt, std::move(prompt.logits),
-                            stream.limits, stream.on_token, stream.need);
+                            stream.limits, on_token, stream.need);
   } catch (const ScoringCancelled&) {
     outcome.prompt_done = std::chrono::steady_clock::now();
     outcome.generation.reason = StopReason::cancelled;
@@ -103,6 +139,8 @@ void BatchScheduler::loop() {
       } catch (...) {
         error = std::current_exception();
       }
+      // Its caller leaves run_posted() and waits for `done`.
+      if (work->outbox) work->outbox->close();
       lock.lock();
       work->error = error;
       work->done = true;
@@ -125,6 +163,7 @@ void BatchScheduler::admit(std::vector<Waiter*>& arrived) {
       w->outcome.reused = static_cast<int64_t>(s.session.tokens().size());
       running_.push_back(w);
     } catch (...) {
+      if (s.outbox) s.outbox->close();
       std::lock_guard lock(mutex_);
       w->error = std::current_exception();
       w->done = true;
@@ -134,8 +173,10 @@ void BatchScheduler::admit(std::vector<Waiter*>& arrived) {
 }
 
 void BatchScheduler::step() {
-  for (Waiter* w : running_)
-    if (w->stream.cancelled && w->stream.cancelled()) batch_.cancel(w->id);
+  for (Waiter* w : running_) {
+    const Stream& s = w->stream;
+    if ((s.cancelled && s.cancelled()) || (s.outbox && s.outbox->failed())) batch_.cancel(w->id);
+  }
   std::exception_ptr failed;
   try {
     batch_.step();
@@ -161,6 +202,9 @@ void BatchScheduler::step() {
   if (ended.empty()) return;
   // Out of running_ before their requests may see them done (and go).
   std::erase_if(running_, [&](Waiter* w) { return std::ranges::find(ended, w) != ended.end(); });
+  // Each request runs what its stream posted last, then waits for `done`.
+  for (Waiter* w : ended)
+    if (w->stream.outbox) w->stream.outbox->close();
   {
     std::lock_guard lock(mutex_);
     for (Waiter* w : ended) w->done = true;

@@ -2,9 +2,11 @@
 #include <glmrt/serve/chat_turn.h>
 #include <glmrt/serve/json_output.h>
 #include <glmrt/serve/logprobs_json.h>
+#include <glmrt/serve/stream_outbox.h>
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 namespace glmrt::serve {
 namespace {
@@ -61,20 +63,27 @@ std::optional<ChatTurn> run_chat_turn(const ChatRequest& request, size_t index,
     for (text::TokenId id : model.tokenizer.encode(request.forced_answer, false))
       answer.push(static_cast<int32_t>(id));
   TokenTimer timer(context.metrics, job.queued_at());
+  // On the model thread only what decides whether the answer goes on (the
+  // answer's text: a stop string) and what needs the logits (the token's
+  // scores, a few numbers); the events' JSON runs on this thread, beside the
+  // other streams' forward (StreamOutbox).
+  StreamOutbox outbox;
   const BatchScheduler::Outcome run = context.scheduler.generate(
       {slot.session(), sampler, request.prompt, limits,
        [&](int32_t token, std::span<const float> logits) {
          timer.token();
-         tell_prompt_done();
-         if (request.top_logprobs >= 0)
-           turn.logprobs.push_back(
-               chat_logprob(score_logits(logits, token, request.top_logprobs), model.tokenizer));
-         const ChatDelta delta = answer.push(token);
-         if (events.delta && !delta.empty()) events.delta(delta, turn.logprobs);
+         std::optional<TokenScore> score;
+         if (request.top_logprobs >= 0) score = score_logits(logits, token, request.top_logprobs);
+         ChatDelta delta = answer.push(token);
+         outbox.post([&, score = std::move(score), delta = std::move(delta)] {
+           tell_prompt_done();
+           if (score) turn.logprobs.push_back(chat_logprob(*score, model.tokenizer));
+           if (events.delta && !delta.empty()) events.delta(delta, turn.logprobs);
+         });
          return !answer.stopped_by_string() && !job.cancelled();
        },
        [&] { return job.cancelled(); },
-       request.top_logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded});
+       request.top_logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded, &outbox});
   const Generation& generation = run.generation;
   job.add_generated(static_cast<int64_t>(generation.tokens.size()));
   if (job.cancelled()) return std::nullopt;

@@ -1,6 +1,7 @@
 #include <glmrt/serve/completion_jobs.h>
 #include <glmrt/serve/logprobs_json.h>
 #include <glmrt/serve/stop_strings.h>
+#include <glmrt/serve/stream_outbox.h>
 #include <glmrt/text/stream_detokenizer.h>
 
 #include <chrono>
@@ -103,26 +104,36 @@ class ChoiceRun {
     StopStringFilter stops(request_.generation.stop);
     TokenTimer timer(context_.metrics, job_.queued_at());
     bool prompt_sent = false;  // the echo goes out once the prompt ran
+    // The text and the token's scores are decided on the model thread (a stop
+    // string ends the stream); the logprobs' JSON and the events run on this
+    // thread (StreamOutbox).
+    StreamOutbox outbox;
     const BatchScheduler::Outcome run = context_.scheduler.generate(
         {slot.session(), sampler, prompt, limits,
          [&](int32_t token, std::span<const float> token_logits) {
            timer.token();
-           if (!prompt_sent) send_text();
-           prompt_sent = true;
-           if (request_.logprobs >= 0)
-             logprobs_.add(score_logits(token_logits, token, request_.logprobs), offset_);
+           std::optional<TokenScore> score;
+           if (request_.logprobs >= 0) score = score_logits(token_logits, token, request_.logprobs);
            const auto id = static_cast<text::TokenId>(token);
            // A skipped special token is left out of the text (and the offsets).
-           const std::string piece =
+           std::string piece =
                request_.generation.skip_special_tokens && model_.tokenizer.is_special(id)
                    ? std::string()
                    : detokenizer_.push(id);
-           offset_ += code_points(piece);
-           text_ += stops.push(piece);
-           send_text();
+           std::string kept = stops.push(piece);
+           outbox.post(
+               [&, score = std::move(score), piece = std::move(piece), kept = std::move(kept)] {
+                 if (!prompt_sent) send_text();
+                 prompt_sent = true;
+                 if (score) logprobs_.add(*score, offset_);
+                 offset_ += code_points(piece);
+                 text_ += kept;
+                 send_text();
+               });
            return !stops.stopped() && !cancelled();
          },
-         cancelled, request_.logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded});
+         cancelled, request_.logprobs >= 0 ? LogitsNeed::every_token : LogitsNeed::when_decoded,
+         &outbox});
     const Generation& generation = run.generation;
     job_.add_generated(static_cast<int64_t>(generation.tokens.size()));
     if (cancelled()) return std::nullopt;

@@ -13,6 +13,7 @@
 #include <glmrt/generate/generator.h>
 #include <glmrt/generate/session.h>
 #include <glmrt/sampling/sampler.h>
+#include <glmrt/serve/stream_outbox.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -47,12 +48,17 @@ class BatchScheduler {
     std::span<const int32_t> prompt;
     GenerationLimits limits;
     /// Each token with the logits it was drawn from, on the model thread
-    /// (the caller waits meanwhile); false ends the answer.
+    /// (every other stream waits meanwhile); false ends the answer. It should
+    /// only decide: what it sends goes through `outbox`.
     TokenLogitsCallback on_token;
     /// Asked before each step: true ends the stream (reason cancelled).
     std::function<bool()> cancelled;
     /// A drafting session's accepted drafts have no logits unless every_token.
     LogitsNeed need = LogitsNeed::when_decoded;
+    /// Where on_token posts the rest of a token's work: generate() runs it on
+    /// the caller's thread as it comes (nullptr: nothing is posted). Work that
+    /// throws ends the stream, and generate() rethrows it.
+    StreamOutbox* outbox = nullptr;
   };
   struct Outcome {
     Generation generation;
@@ -72,6 +78,8 @@ class BatchScheduler {
   void admit(std::vector<Waiter*>& arrived);
   void step();
   Outcome alone(const Stream& stream);
+  /// Runs `work` on the model thread, the caller running what it posts to `outbox` meanwhile.
+  void run(const std::function<void()>& work, StreamOutbox* outbox);
 
   Engine& engine_;
   const bool drafts_alone_;
