@@ -188,16 +188,23 @@ std::vector<float> Session::extend(std::span<const int32_t> tokens) {
 void Session::rollback_to(int64_t length) {
   const int64_t now = static_cast<int64_t>(tokens_.size());
   if (length >= now) return;
-  if (length < step_first_)
-    fail("session: rollback_to({}) reaches before the last step, which began at token {}", length,
-         step_first_);
+  if (length < 0) fail("session: rollback_to({}): a length is at least 0", length);
+  stats_.decoded_tokens -= now - length;
+  if (length < step_first_) {
+    // Before the rows the last step kept (an answer that ended on a draft
+    // accepted in a step that dropped rejected ones): the state at the new
+    // last position is gone, so a step that needs it (an MTP pair) runs that
+    // token again, as after a prompt whose state was not kept.
+    truncate(length);
+    last_hidden_.clear();
+    return;
+  }
   const int64_t D = engine_.model().config().hidden_size;
   const int64_t row = length - 1 - step_first_;
   if (row < 0)
     last_hidden_ = hidden_before_step_;
   else
     last_hidden_.assign(step_hidden_.begin() + row * D, step_hidden_.begin() + (row + 1) * D);
-  stats_.decoded_tokens -= now - length;
   truncate(length);
 }
 

@@ -90,8 +90,11 @@ class Session {
   /// predicts the token after tokens[i]. When it throws, nothing changed.
   std::vector<float> extend(std::span<const int32_t> tokens);
   /// Keeps the first `length` tokens, dropping the last step's rejected rows
-  /// from every cache (main layers, indexer keys, MTP rows). `length` must
-  /// not reach before the last extend()/append() (it may drop all of it).
+  /// from every cache (main layers, indexer keys, MTP rows). Within the last
+  /// extend()/append() the state at the new last position is kept; before it
+  /// (an answer that ends on an accepted draft after its step dropped the
+  /// rejected ones) it is not, and the next set_context() runs that token
+  /// again where the MTP rows need it.
   void rollback_to(int64_t length);
   /// Forgets everything.
   void reset();
