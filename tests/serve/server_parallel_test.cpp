@@ -5,6 +5,7 @@
 // seeded sampling, a client leaving mid-batch and one answer running into the
 // context limit. /slots shows the requests running at the same time.
 #include "server_process.h"
+#include "sse_content.h"
 
 #include <unistd.h>
 
@@ -114,16 +115,7 @@ class ServerParallel : public ::testing::Test {
     if (!response || response->status != 200) return "<failed>";
     if (!request.value("stream", false))
       return Json::parse(response->body)["choices"][0]["message"]["content"];
-    std::string content;
-    size_t at = 0;
-    while ((at = response->body.find("data: {", at)) != std::string::npos) {
-      const size_t end = response->body.find("\n\n", at);
-      const Json event = Json::parse(response->body.substr(at + 6, end - at - 6));
-      if (!event["choices"].empty())
-        content += event["choices"][0]["delta"].value("content", std::string());
-      at = end;
-    }
-    return content;
+    return test::streamed_chat_content(response->body);
   }
 
   static fs::path* profile_;

@@ -4,6 +4,7 @@
 // HTTP thread, so the other client's stream comes in its normal time
 // instead of waiting for the stalled one (its write times out after 10 s).
 #include "server_process.h"
+#include "sse_content.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -66,15 +67,7 @@ Json chat(const std::string& content, int max_tokens) {
 std::string streamed_content(httplib::Client& client, const Json& request) {
   const auto response = client.Post("/v1/chat/completions", request.dump(), "application/json");
   if (!response || response->status != 200) return "<failed>";
-  std::string content;
-  for (size_t at = 0; (at = response->body.find("data: {", at)) != std::string::npos;) {
-    const size_t end = response->body.find("\n\n", at);
-    const Json event = Json::parse(response->body.substr(at + 6, end - at - 6));
-    if (!event["choices"].empty())
-      content += event["choices"][0]["delta"].value("content", std::string());
-    at = end;
-  }
-  return content;
+  return test::streamed_chat_content(response->body);
 }
 
 bool slots_processing(httplib::Client& client, int count) {
