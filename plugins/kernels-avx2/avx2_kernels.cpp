@@ -400,8 +400,7 @@ class Avx2Kernels final : public plugin::Kernels {
 
 }  // namespace
 
-KernelsPtr make_avx2_kernels(const glmrt_host_services& host, const Settings& settings,
-                             bool vnni) {
+KernelsPtr make_avx2_kernels(const glmrt_host_services& host, const Settings& settings, bool vnni) {
   return KernelsPtr(new Avx2Kernels(host, settings, vnni));
 }
 

@@ -91,13 +91,12 @@ GLMRT_ALWAYS_INLINE __m256i sums32(const int16_t* sums16) {
 GLMRT_ALWAYS_INLINE __m256i dot_scales(__m128i scales16, int b) {
   const char first = static_cast<char>(2 * b), second = static_cast<char>(2 * b + 1);
 #if defined(GLMRT_GGML_DOTS_VNNI)
-  const __m128i pick = _mm_setr_epi8(first, first, first, first, second, second, second, second,
-                                     0, 0, 0, 0, 0, 0, 0, 0);
+  const __m128i pick = _mm_setr_epi8(first, first, first, first, second, second, second, second, 0,
+                                     0, 0, 0, 0, 0, 0, 0);
   return _mm256_cvtepi8_epi32(_mm_shuffle_epi8(scales16, pick));
 #else
-  const __m128i pick = _mm_setr_epi8(first, first, first, first, first, first, first, first,
-                                     second, second, second, second, second, second, second,
-                                     second);
+  const __m128i pick = _mm_setr_epi8(first, first, first, first, first, first, first, first, second,
+                                     second, second, second, second, second, second, second);
   return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales16, pick));
 #endif
 }

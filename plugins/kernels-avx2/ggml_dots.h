@@ -12,14 +12,14 @@
   template <int C>                   \
   void name(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
 
-#define GLMRT_DECLARE_GGML_DOTS           \
-  GLMRT_DECLARE_GGML_DOT(dot_q8_0)        \
-  GLMRT_DECLARE_GGML_DOT(dot_q4_0)        \
-  GLMRT_DECLARE_GGML_DOT(dot_q4_k)        \
-  GLMRT_DECLARE_GGML_DOT(dot_q6_k)        \
-  GLMRT_DECLARE_GGML_DOT(dot_q2_k)        \
-  GLMRT_DECLARE_GGML_DOT(dot_iq4_xs)      \
-  GLMRT_DECLARE_GGML_DOT(dot_iq2_xxs)     \
+#define GLMRT_DECLARE_GGML_DOTS                          \
+  GLMRT_DECLARE_GGML_DOT(dot_q8_0)                       \
+  GLMRT_DECLARE_GGML_DOT(dot_q4_0)                       \
+  GLMRT_DECLARE_GGML_DOT(dot_q4_k)                       \
+  GLMRT_DECLARE_GGML_DOT(dot_q6_k)                       \
+  GLMRT_DECLARE_GGML_DOT(dot_q2_k)                       \
+  GLMRT_DECLARE_GGML_DOT(dot_iq4_xs)                     \
+  GLMRT_DECLARE_GGML_DOT(dot_iq2_xxs)                    \
   /** The kernel of a ggml type (ggml_type), or none. */ \
   GgmlKernel kernel_of(uint32_t ggml_type);
 
