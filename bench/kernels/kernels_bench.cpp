@@ -295,9 +295,10 @@ Options take_own_flags(int& argc, char** argv) {
       options.activations = argv[k] + 14;
     } else if (std::strncmp(argv[k], "--vnni=", 7) == 0) {
       std::string_view list = argv[k] + 7;
-      for (size_t comma; !list.empty(); list.remove_prefix(std::min(list.size(), comma + 1))) {
-        comma = list.find(',');
+      while (!list.empty()) {
+        const size_t comma = list.find(',');
         options.vnni.emplace_back(list.substr(0, comma));
+        list.remove_prefix(comma == std::string_view::npos ? list.size() : comma + 1);
       }
     } else if (std::strncmp(argv[k], "--working_set_mb=", 17) == 0) {
       options.working_set_mb = std::strtoull(argv[k] + 17, nullptr, 10);
