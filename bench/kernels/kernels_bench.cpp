@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace glmrt::bench {
@@ -188,7 +189,10 @@ class Bench {
     state.counters["int8_ratio"] = macs / seconds / baselines_.int8_macs_per_second;
     state.counters["copies"] = static_cast<double>(weights.count());
     const double time_per_call = seconds / iterations;
-    const std::string key = fmt::format("{}|{}|{}", plugin.string(), shape.name, format.name);
+    const auto vnni = settings.find("vnni");
+    const std::string key =
+        fmt::format("{}|{}|{}|{}", plugin.string(), vnni == settings.end() ? "" : vnni->second,
+                    shape.name, format.name);
     if (S == 1) {
       s1_time_[key] = time_per_call;
     } else if (auto found = s1_time_.find(key); found != s1_time_.end()) {
@@ -273,10 +277,13 @@ struct Options {
   uint64_t working_set_mb = 512;
   /// kernels-avx2's `activations` setting ("" = its default), e.g. int8x2.
   std::string activations;
+  /// kernels-avx2's `vnni` settings to compare (none = its default): each
+  /// of its benchmarks registered once per value, next to each other.
+  std::vector<std::string> vnni;
 };
 
-/// Takes --threads=N, --working_set_mb=N and --activations=MODE out of argv (Google Benchmark
-/// rejects flags it does not know); $GLMRT_BENCH_THREADS sets the default.
+/// Takes --threads=N, --working_set_mb=N, --activations=MODE and --vnni=A,B out of argv
+/// (Google Benchmark rejects flags it does not know); $GLMRT_BENCH_THREADS sets the default.
 Options take_own_flags(int& argc, char** argv) {
   Options options;
   if (const char* env = std::getenv("GLMRT_BENCH_THREADS")) options.threads = std::atoi(env);
@@ -286,6 +293,13 @@ Options take_own_flags(int& argc, char** argv) {
       options.threads = std::atoi(argv[k] + 10);
     } else if (std::strncmp(argv[k], "--activations=", 14) == 0) {
       options.activations = argv[k] + 14;
+    } else if (std::strncmp(argv[k], "--vnni=", 7) == 0) {
+      std::string_view list = argv[k] + 7;
+      while (!list.empty()) {
+        const size_t comma = list.find(',');
+        options.vnni.emplace_back(list.substr(0, comma));
+        list.remove_prefix(comma == std::string_view::npos ? list.size() : comma + 1);
+      }
     } else if (std::strncmp(argv[k], "--working_set_mb=", 17) == 0) {
       options.working_set_mb = std::strtoull(argv[k] + 17, nullptr, 10);
     } else {
@@ -319,22 +333,29 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "skipping {}: not supported on this CPU: {}\n", info.name, info.reason);
         continue;
       }
+      const bool avx2 = info.name == "kernels-avx2";
       std::map<std::string, std::string> settings;
-      if (!options.activations.empty() && info.name == "kernels-avx2")
-        settings["activations"] = options.activations;
+      if (!options.activations.empty() && avx2) settings["activations"] = options.activations;
+      // "" = the plugin's default, named as before; a value names its run "+vnni=VALUE".
+      const std::vector<std::string> vnni_values =
+          avx2 && !options.vnni.empty() ? options.vnni : std::vector<std::string>{""};
       for (const Shape& shape : kShapes)
         for (const Format& format : kFormats)
-          for (int64_t S : kBatchSizes) {
-            const std::string name =
-                fmt::format("{}/{}/{}/S={}", info.name, shape.name, format.name, S);
-            benchmark::RegisterBenchmark(
-                name.c_str(),
-                [&bench, plugin, settings, shape, format, S](benchmark::State& s) {
-                  bench.matmul(s, plugin, settings, shape, format, S);
-                })
-                ->UseManualTime()
-                ->Unit(benchmark::kMicrosecond);
-          }
+          for (int64_t S : kBatchSizes)
+            for (const std::string& vnni : vnni_values) {
+              std::map<std::string, std::string> run_settings = settings;
+              if (!vnni.empty()) run_settings["vnni"] = vnni;
+              const std::string name =
+                  fmt::format("{}{}/{}/{}/S={}", info.name, vnni.empty() ? "" : "+vnni=" + vnni,
+                              shape.name, format.name, S);
+              benchmark::RegisterBenchmark(
+                  name.c_str(),
+                  [&bench, plugin, run_settings, shape, format, S](benchmark::State& s) {
+                    bench.matmul(s, plugin, run_settings, shape, format, S);
+                  })
+                  ->UseManualTime()
+                  ->Unit(benchmark::kMicrosecond);
+            }
     }
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -39,8 +39,9 @@ const char* element_type_name(uint32_t type) {
 
 class Avx2Kernels final : public plugin::Kernels {
  public:
-  Avx2Kernels(const glmrt_host_services& host, const Settings& settings)
+  Avx2Kernels(const glmrt_host_services& host, const Settings& settings, bool vnni)
       : settings_(settings),
+        vnni_(vnni),
         n_threads_(std::max(1, host.n_threads)),
         scratch_(host, kScratchGranule) {}
 
@@ -274,7 +275,8 @@ class Avx2Kernels final : public plugin::Kernels {
                product.S,
                product.y,
                y_stride,
-               ggml_passes()};
+               ggml_passes(),
+               vnni_};
           if (p.shares == SIZE_MAX)
             ggml_quantize_.push_back({product.x, product.S, row_stride(product.x_stride, w.cols),
                                       w.cols, g.passes, g.activations});
@@ -384,6 +386,7 @@ class Avx2Kernels final : public plugin::Kernels {
   }
 
   Settings settings_;
+  bool vnni_;  // the ggml dots' AVX-VNNI build (same bits, faster)
   int n_threads_;
   HostBuffer scratch_;
   // Reused from call to call (one call at a time): a step's products
@@ -397,8 +400,8 @@ class Avx2Kernels final : public plugin::Kernels {
 
 }  // namespace
 
-KernelsPtr make_avx2_kernels(const glmrt_host_services& host, const Settings& settings) {
-  return KernelsPtr(new Avx2Kernels(host, settings));
+KernelsPtr make_avx2_kernels(const glmrt_host_services& host, const Settings& settings, bool vnni) {
+  return KernelsPtr(new Avx2Kernels(host, settings, vnni));
 }
 
 }  // namespace glmrt::kernels_avx2

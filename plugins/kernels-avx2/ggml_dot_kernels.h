@@ -7,14 +7,28 @@
 // inputs it takes the integer dot of the codes with x, then per super-block
 // one float step with the block's scales (and mins or offsets, through the
 // sums of x). Every output sums its blocks in order, the same for any C.
+//
+// Each kernel source is compiled twice: as is (namespace ggml_dots, AVX2's
+// maddubs + madd) and, through ggml_dots_*_vnni.cpp with -mavxvnni and
+// GLMRT_GGML_DOTS_VNNI, into namespace ggml_dots_vnni with vpdpbusd. No pair
+// of products maddubs adds can saturate int16 in these kernels (the unsigned
+// side is at most 128: |w| after the sign trick, or codes and grid values
+// below 64), so both give the same int32 lanes and the same bits.
 #pragma once
 
+#include "ggml_dots.h"
 #include "ggml_matmul.h"
 #include "simd.h"
 
 #include <cstring>
 
-namespace glmrt::kernels_avx2::ggml_dots {
+#if defined(GLMRT_GGML_DOTS_VNNI)
+#define GLMRT_GGML_DOTS ggml_dots_vnni
+#else
+#define GLMRT_GGML_DOTS ggml_dots
+#endif
+
+namespace glmrt::kernels_avx2::GLMRT_GGML_DOTS {
 
 GLMRT_ALWAYS_INLINE float f16(const uint8_t* p) {
   uint16_t bits;
@@ -26,12 +40,19 @@ GLMRT_ALWAYS_INLINE __m256i load32(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
 
-/// int32 lanes whose total is sum(u[k] * x[k]) for 32 unsigned u and signed x.
+/// int32 lanes, lane k the sum of u[j] * x[j] for j in 4k..4k+3, for 32
+/// unsigned u and signed x whose pairs u[2i] x[2i] + u[2i+1] x[2i+1] fit in
+/// int16 (maddubs would saturate them; vpdpbusd does not).
 GLMRT_ALWAYS_INLINE __m256i dot_unsigned(__m256i u, __m256i x) {
+#if defined(GLMRT_GGML_DOTS_VNNI)
+  return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, x);
+#else
   return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1));
+#endif
 }
 
-/// The same for 32 signed w (|w| <= 127 or -128 x 127 pairs that cannot saturate).
+/// The same for 32 signed w: |w| <= 128 after the sign trick, so a pair lies
+/// in [-32768, 32512] for any int8 x.
 GLMRT_ALWAYS_INLINE __m256i dot_signed(__m256i w, __m256i x) {
   return dot_unsigned(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
 }
@@ -63,17 +84,31 @@ GLMRT_ALWAYS_INLINE __m256i sums32(const int16_t* sums16) {
   return _mm256_madd_epi16(load32(sums16), _mm256_set1_epi16(1));
 }
 
-/// Per 32 inputs [s(2b) x 8 | s(2b+1) x 8] as int16, from 16 int8 scales
-/// (one per 16 inputs): the scale of each int16 pair maddubs gives.
-GLMRT_ALWAYS_INLINE __m256i pair_scales(__m128i scales16, int b) {
-  const __m128i pick = _mm_setr_epi8(
-      static_cast<char>(2 * b), static_cast<char>(2 * b), static_cast<char>(2 * b),
-      static_cast<char>(2 * b), static_cast<char>(2 * b), static_cast<char>(2 * b),
-      static_cast<char>(2 * b), static_cast<char>(2 * b), static_cast<char>(2 * b + 1),
-      static_cast<char>(2 * b + 1), static_cast<char>(2 * b + 1), static_cast<char>(2 * b + 1),
-      static_cast<char>(2 * b + 1), static_cast<char>(2 * b + 1), static_cast<char>(2 * b + 1),
-      static_cast<char>(2 * b + 1));
+/// The scales of sub-block b's 32 products from 16 int8 scales (one per 16
+/// inputs), as scaled_dot takes them: int16 [s(2b) x 8 | s(2b+1) x 8], one
+/// per pair maddubs gives, or int32 [s(2b) x 4 | s(2b+1) x 4], one per lane
+/// of vpdpbusd.
+GLMRT_ALWAYS_INLINE __m256i dot_scales(__m128i scales16, int b) {
+  const char first = static_cast<char>(2 * b), second = static_cast<char>(2 * b + 1);
+#if defined(GLMRT_GGML_DOTS_VNNI)
+  const __m128i pick = _mm_setr_epi8(first, first, first, first, second, second, second, second, 0,
+                                     0, 0, 0, 0, 0, 0, 0);
+  return _mm256_cvtepi8_epi32(_mm_shuffle_epi8(scales16, pick));
+#else
+  const __m128i pick = _mm_setr_epi8(first, first, first, first, first, first, first, first, second,
+                                     second, second, second, second, second, second, second);
   return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(scales16, pick));
+#endif
+}
+
+/// dot_unsigned with each 16-value half scaled by its dot_scales: the same
+/// int32 lanes either way (scale x pair sums, exact in int32).
+GLMRT_ALWAYS_INLINE __m256i scaled_dot(__m256i u, __m256i x, __m256i scales) {
+#if defined(GLMRT_GGML_DOTS_VNNI)
+  return _mm256_mullo_epi32(dot_unsigned(u, x), scales);
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), scales);
+#endif
 }
 
 GLMRT_ALWAYS_INLINE void prefetch_block(const uint8_t* p, int64_t bytes) {
@@ -102,20 +137,4 @@ GLMRT_ALWAYS_INLINE void finish(const Accumulators<C>& acc, float* out) {
   for (int c = 0; c < C; ++c) out[c] = horizontal_sum(acc[c]);
 }
 
-// The kernels, instantiated for C = 1, 2 and kGgmlColumns.
-template <int C>
-void dot_q8_0(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
-template <int C>
-void dot_q4_0(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
-template <int C>
-void dot_q4_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
-template <int C>
-void dot_q6_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
-template <int C>
-void dot_q2_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
-template <int C>
-void dot_iq4_xs(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
-template <int C>
-void dot_iq2_xxs(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out);
-
-}  // namespace glmrt::kernels_avx2::ggml_dots
+}  // namespace glmrt::kernels_avx2::GLMRT_GGML_DOTS

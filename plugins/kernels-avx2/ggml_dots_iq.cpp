@@ -1,13 +1,12 @@
 // The i-quants iq4_xs and iq2_xxs against int8 activations, and which
-// kernel each ggml type takes.
+// kernel each ggml type takes (in each build, ggml_dots.h).
 #include "ggml_dot_kernels.h"
 
 #include <ggml/ggml_grids.h>
 
 #include <array>
 
-namespace glmrt::kernels_avx2 {
-namespace ggml_dots {
+namespace glmrt::kernels_avx2::GLMRT_GGML_DOTS {
 namespace {
 
 namespace ggml = plugin_support::ggml;
@@ -144,12 +143,6 @@ void dot_iq2_xxs(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float*
   finish<C>(acc, out);
 }
 
-/// The kernel of one type at both widths.
-#define GLMRT_GGML_KERNEL(name)             \
-  GgmlKernel {                              \
-    &name<1>, &name<2>, &name<kGgmlColumns> \
-  }
-
 template void dot_iq4_xs<1>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_iq4_xs<2>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_iq4_xs<kGgmlColumns>(const uint8_t*, int64_t, const GgmlColumn*, float*);
@@ -157,32 +150,33 @@ template void dot_iq2_xxs<1>(const uint8_t*, int64_t, const GgmlColumn*, float*)
 template void dot_iq2_xxs<2>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_iq2_xxs<kGgmlColumns>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 
-}  // namespace ggml_dots
+/// The kernel of one type at every width.
+#define GLMRT_GGML_KERNEL(name)             \
+  GgmlKernel {                              \
+    &name<1>, &name<2>, &name<kGgmlColumns> \
+  }
 
-bool has_ggml_int_kernel(uint32_t element_type) {
-  return ggml_kernel(element_type).one != nullptr;
-}
-
-GgmlKernel ggml_kernel(uint32_t element_type) {
-  if (!plugin::is_ggml_blocks(element_type)) return {};
-  switch (plugin::ggml_type_of(element_type)) {
+GgmlKernel kernel_of(uint32_t ggml_type) {
+  switch (ggml_type) {
     case GLMRT_GGML_Q8_0:
-      return GLMRT_GGML_KERNEL(ggml_dots::dot_q8_0);
+      return GLMRT_GGML_KERNEL(dot_q8_0);
     case GLMRT_GGML_Q4_0:
-      return GLMRT_GGML_KERNEL(ggml_dots::dot_q4_0);
+      return GLMRT_GGML_KERNEL(dot_q4_0);
     case GLMRT_GGML_Q2_K:
-      return GLMRT_GGML_KERNEL(ggml_dots::dot_q2_k);
+      return GLMRT_GGML_KERNEL(dot_q2_k);
     case GLMRT_GGML_Q4_K:
-      return GLMRT_GGML_KERNEL(ggml_dots::dot_q4_k);
+      return GLMRT_GGML_KERNEL(dot_q4_k);
     case GLMRT_GGML_Q6_K:
-      return GLMRT_GGML_KERNEL(ggml_dots::dot_q6_k);
+      return GLMRT_GGML_KERNEL(dot_q6_k);
     case GLMRT_GGML_IQ2_XXS:
-      return GLMRT_GGML_KERNEL(ggml_dots::dot_iq2_xxs);
+      return GLMRT_GGML_KERNEL(dot_iq2_xxs);
     case GLMRT_GGML_IQ4_XS:
-      return GLMRT_GGML_KERNEL(ggml_dots::dot_iq4_xs);
+      return GLMRT_GGML_KERNEL(dot_iq4_xs);
     default:
       return {};
   }
 }
 
-}  // namespace glmrt::kernels_avx2
+#undef GLMRT_GGML_KERNEL
+
+}  // namespace glmrt::kernels_avx2::GLMRT_GGML_DOTS

@@ -1,7 +1,7 @@
 // q8_0, q4_0 and the K-quants (q2_k, q4_k, q6_k) against int8 activations.
 #include "ggml_dot_kernels.h"
 
-namespace glmrt::kernels_avx2::ggml_dots {
+namespace glmrt::kernels_avx2::GLMRT_GGML_DOTS {
 
 // The 32-value types with one f16 d per block (q8_0, q4_0): eight blocks at
 // a time, so the float step (d times the activations' scale) runs once per
@@ -142,15 +142,14 @@ void dot_q6_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* ou
       for (int k = 0; k < 4; ++k) {
         const __m256i high = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * k), two);
         q[4 * n + k] = _mm256_or_si256(low[k], _mm256_slli_epi16(high, 4));
-        pair[4 * n + k] = pair_scales(scales16, 4 * n + k);
+        pair[4 * n + k] = dot_scales(scales16, 4 * n + k);
       }
     }
     for (int c = 0; c < C; ++c) {
       const int8_t* xs = x[c].values + 256 * sb;
       __m256i p[8];
 #pragma GCC unroll 8
-      for (int b = 0; b < 8; ++b)
-        p[b] = _mm256_madd_epi16(_mm256_maddubs_epi16(q[b], load32(xs + 32 * b)), pair[b]);
+      for (int b = 0; b < 8; ++b) p[b] = scaled_dot(q[b], load32(xs + 32 * b), pair[b]);
       // The -32 offset: 32 x sum over 16-groups of scale x sum(x).
       const __m256i offsets = _mm256_madd_epi16(scales, load32(x[c].sums16 + 16 * sb));
       const __m256i net = _mm256_sub_epi32(totals(p), _mm256_slli_epi32(offsets, 5));
@@ -225,4 +224,4 @@ template void dot_q2_k<1>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q2_k<2>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 template void dot_q2_k<kGgmlColumns>(const uint8_t*, int64_t, const GgmlColumn*, float*);
 
-}  // namespace glmrt::kernels_avx2::ggml_dots
+}  // namespace glmrt::kernels_avx2::GLMRT_GGML_DOTS

@@ -1,6 +1,7 @@
 #include "ggml_matmul.h"
 
 #include "activation_quantizer.h"
+#include "ggml_dots.h"
 #include "simd.h"
 
 #include <algorithm>
@@ -23,7 +24,7 @@ constexpr int64_t kMinParallelQuantize = int64_t{1} << 18;
 void run_tiles(const void* problem, int64_t first, int64_t end) {
   const GgmlMatmul& p = *static_cast<const GgmlMatmul*>(problem);
   const glmrt_weight_view& w = *p.weights;
-  const GgmlKernel kernel = ggml_kernel(w.format.element_type);
+  const GgmlKernel kernel = ggml_kernel(w.format.element_type, p.vnni);
   const plugin::GgmlTypeTraits traits =
       plugin::ggml_type_traits(plugin::ggml_type_of(w.format.element_type));
   const int64_t I = w.cols, blocks = I / traits.block_values;
@@ -82,6 +83,16 @@ void run_tiles(const void* problem, int64_t first, int64_t end) {
 }
 
 }  // namespace
+
+bool has_ggml_int_kernel(uint32_t element_type) {
+  return ggml_kernel(element_type, false).one != nullptr;
+}
+
+GgmlKernel ggml_kernel(uint32_t element_type, bool vnni) {
+  if (!plugin::is_ggml_blocks(element_type)) return {};
+  const uint32_t type = plugin::ggml_type_of(element_type);
+  return vnni ? ggml_dots_vnni::kernel_of(type) : ggml_dots::kernel_of(type);
+}
 
 GgmlActivationBytes ggml_activation_bytes(int64_t S, int64_t cols) {
   return {static_cast<size_t>(S * cols), static_cast<size_t>(S * (cols / kGroup)) * sizeof(float),

@@ -55,6 +55,7 @@ struct GgmlMatmul {
   float* y = nullptr;
   int64_t y_stride = 0;  // floats between rows of y
   int passes = 1;        // activation rows per input row, summed into its output
+  bool vnni = false;     // the AVX-VNNI kernels (the same bits; the CPU must have AVX-VNNI)
 };
 
 /// True for the ggml element types with an int8-activation kernel.
@@ -88,7 +89,8 @@ struct GgmlKernel {
   GgmlRowDot wide = nullptr;
 };
 
-/// The kernel of a type has_ggml_int_kernel() accepts (ggml_dots.cpp).
-GgmlKernel ggml_kernel(uint32_t element_type);
+/// The kernel of a type has_ggml_int_kernel() accepts: the AVX-VNNI build
+/// when `vnni` (only on a CPU with AVX-VNNI), else the AVX2 one (ggml_dots.h).
+GgmlKernel ggml_kernel(uint32_t element_type, bool vnni);
 
 }  // namespace glmrt::kernels_avx2

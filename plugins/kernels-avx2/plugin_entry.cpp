@@ -30,13 +30,25 @@ std::string missing_instruction_sets() {
   return missing;
 }
 
+/// True where the ggml int8 dots may take their AVX-VNNI build (the
+/// 256-bit VEX vpdpbusd).
+bool has_avx_vnni() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avxvnni");
+}
+
 void probe(glmrt_probe_result* out) {
   if (!out) return;
   const std::string missing = missing_instruction_sets();
   out->supported = missing.empty() ? 1 : 0;
   out->score = missing.empty() ? kScore : 0;
+  // Names the int8 dot path `vnni: auto` takes on this CPU.
   if (missing.empty())
-    write_message(out->reason, sizeof(out->reason), "AVX2+FMA+F16C, int8 activation dot products");
+    write_message(out->reason, sizeof(out->reason),
+                  has_avx_vnni() ? "AVX2+FMA+F16C, int8 activation dot products; ggml dots by "
+                                   "AVX-VNNI vpdpbusd (vnni: off for maddubs)"
+                                 : "AVX2+FMA+F16C, int8 activation dot products; ggml dots by "
+                                   "maddubs (no AVX-VNNI)");
   else
     write_message(out->reason, sizeof(out->reason), "this CPU lacks:" + missing);
 }
@@ -46,7 +58,8 @@ void probe(glmrt_probe_result* out) {
 glmrt::kernels_avx2::KernelsPtr make(const glmrt_host_services& host, const Settings& settings) {
   if (const std::string missing = missing_instruction_sets(); !missing.empty())
     throw std::runtime_error("this CPU lacks:" + missing);
-  return glmrt::kernels_avx2::make_avx2_kernels(host, settings);
+  return glmrt::kernels_avx2::make_avx2_kernels(host, settings,
+                                                settings.vnni_allowed && has_avx_vnni());
 }
 
 void* create(const glmrt_host_services* host, const glmrt_setting* settings, size_t n_settings,

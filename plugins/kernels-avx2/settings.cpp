@@ -24,8 +24,17 @@ bool parse_settings(const glmrt_setting* settings, size_t n_settings, Settings& 
         error = plugin_support::bad_setting(kName, key, "int8, int8x2 or f32", value);
         return false;
       }
+    } else if (key == "vnni") {
+      if (value == "auto") {
+        out.vnni_allowed = true;
+      } else if (value == "off") {
+        out.vnni_allowed = false;
+      } else {
+        error = plugin_support::bad_setting(kName, key, "auto or off", value);
+        return false;
+      }
     } else {
-      error = plugin_support::unknown_setting(kName, key, "activations");
+      error = plugin_support::unknown_setting(kName, key, "activations, vnni");
       return false;
     }
   }

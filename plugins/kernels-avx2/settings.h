@@ -26,6 +26,9 @@ enum class ActivationMode {
 
 struct Settings {
   ActivationMode activations = ActivationMode::kInt8;
+  /// `vnni: auto` (true): the ggml int8 dots use AVX-VNNI's vpdpbusd where
+  /// the CPU has it; `vnni: off`: AVX2's maddubs everywhere. The same bits.
+  bool vnni_allowed = true;
 };
 
 /// Parses the settings; on an unknown key or bad value returns false and

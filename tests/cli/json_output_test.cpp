@@ -59,6 +59,8 @@ TEST(JsonOutput, PluginsJsonListsTheGgmlTypesEachKernelsPluginRuns) {
   EXPECT_GE(kernels_listed, 1);
   const ProcessResult table = run_glmrt({"plugins"});
   EXPECT_THAT(table.out, HasSubstr("ggml types: f16 q8_0 q4_0"));
+  // A running plugin's probe note, e.g. the int8 dot path kernels-avx2 takes here.
+  EXPECT_THAT(table.out, HasSubstr("features: portable C++, runs on every CPU"));
 }
 
 TEST(JsonOutput, ValidateJsonIsOneObjectWhileWarningsGoToStderr) {

@@ -72,7 +72,10 @@ void print_table(const std::vector<PluginInfo>& plugins, const PluginHost& host)
   for (const PluginInfo& p : plugins) {
     fmt::print("{:<8} {:<20} {:<9} {:<5} {:>5}  {:<9} {}\n", p.kind, p.name, p.version, p.abi,
                p.score, p.supported ? "yes" : "no", printable(p.path.string()));
-    if (!p.supported && !p.reason.empty()) fmt::print("         reason: {}\n", p.reason);
+    // The probe's note: why a plugin does not run, or what a running one uses
+    // on this CPU (kernels-avx2: which int8 dot path).
+    if (!p.reason.empty())
+      fmt::print("         {}: {}\n", p.supported ? "features" : "reason", p.reason);
     if (const auto it = ggml_types.find(p.path); it != ggml_types.end())
       fmt::print("         ggml types: {}\n", joined(it->second));
   }

@@ -1,0 +1,144 @@
+// kernels-avx2's `vnni` setting: the ggml int8 dots take AVX-VNNI's vpdpbusd
+// where the CPU has it (`auto`) or AVX2's maddubs (`off`). Both must give the
+// same bits for every ggml type with an int8 kernel, at S = 1 and S > 1, with
+// int8 and int8x2 activations, and the probe must name the path that runs.
+#include <glmrt/conformance/matmul_case.h>
+#include <glmrt/host/plugin_host.h>
+#include <glmrt/plugin/ggml_types.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace glmrt::conformance::avx2_vnni {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::HasSubstr;
+
+const fs::path kAvx2Plugin = fs::path(GLMRT_BUILD_DIR) / "plugins" / "libglmrt-kernels-avx2.so";
+
+constexpr int64_t kO = 33, kI = 1024;
+constexpr uint16_t kScaleOneOver64 = 0x2400;  // f16 of 2^-6
+
+struct GgmlType {
+  uint32_t type;
+  std::vector<int> f16_offsets;  // the block's f16 fields (d, dmin), set finite
+};
+
+/// Every ggml type with an int8-activation kernel in kernels-avx2.
+const std::vector<GgmlType> kTypes = {
+    {GLMRT_GGML_Q8_0, {0}},    {GLMRT_GGML_Q4_0, {0}},   {GLMRT_GGML_Q2_K, {80, 82}},
+    {GLMRT_GGML_Q4_K, {0, 2}}, {GLMRT_GGML_Q6_K, {208}}, {GLMRT_GGML_IQ2_XXS, {0}},
+    {GLMRT_GGML_IQ4_XS, {0}},
+};
+
+/// kO rows of random blocks (every code byte, -128 included) with finite scales.
+std::vector<uint8_t> random_blocks(const GgmlType& t, std::mt19937& rng) {
+  const plugin::GgmlTypeTraits traits = plugin::ggml_type_traits(t.type);
+  const int64_t block_bytes = traits.block_bytes;
+  std::vector<uint8_t> data(static_cast<size_t>(kO * kI / traits.block_values * block_bytes));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (uint8_t& b : data) b = static_cast<uint8_t>(byte(rng));
+  for (size_t at = 0; at < data.size(); at += static_cast<size_t>(block_bytes))
+    for (const int offset : t.f16_offsets) std::memcpy(&data[at + offset], &kScaleOneOver64, 2);
+  return data;
+}
+
+/// Gaussian rows, then rows that quantize to +-127 in every input (the
+/// largest products maddubs pairs), then one with a NaN (an int8 -128).
+std::vector<float> activations(int64_t S, std::mt19937& rng) {
+  std::vector<float> x(static_cast<size_t>(S * kI));
+  std::normal_distribution<float> normal;
+  for (float& v : x) v = normal(rng);
+  if (S > 1)
+    for (int64_t i = 0; i < kI; ++i) x[kI + i] = (i / 3) % 2 == 0 ? 1.0f : -1.0f;
+  if (S > 2) x[2 * kI + 5] = std::numeric_limits<float>::quiet_NaN();
+  return x;
+}
+
+bool has_avx_vnni() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avxvnni");
+}
+
+class Avx2Vnni : public testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    const PluginInfo info = host_.inspect(kAvx2Plugin);
+    if (!info.supported) GTEST_SKIP() << "kernels-avx2 does not run here: " << info.reason;
+  }
+
+  PluginHandle<plugin::Kernels> kernels(HostServices& services, const char* vnni) const {
+    return host_.create_kernels(
+        PluginChoice{kAvx2Plugin.string(), {{"activations", GetParam()}, {"vnni", vnni}}, {}},
+        services);
+  }
+
+  const PluginHost host_{std::vector<fs::path>{}};
+};
+
+TEST_P(Avx2Vnni, GivesTheBitsOfTheMaddubsPathForEveryGgmlType) {
+  if (!has_avx_vnni()) std::cout << "note: no AVX-VNNI here, both settings run maddubs\n";
+  MemoryBudget budget;
+  HostServices services(budget, 2);
+  PluginHandle<plugin::Kernels> vnni = kernels(services, "auto");
+  PluginHandle<plugin::Kernels> maddubs = kernels(services, "off");
+  std::mt19937 rng(35);
+  for (const GgmlType& t : kTypes) {
+    const std::vector<uint8_t> data = random_blocks(t, rng);
+    const plugin::GgmlTypeTraits traits = plugin::ggml_type_traits(t.type);
+    glmrt_weight_view w{};
+    w.format = WeightFormatSpec{plugin::ggml_element_type(t.type), 0}.to_format(1);
+    w.data = data.data();
+    w.rows = kO;
+    w.cols = kI;
+    w.row_stride_bytes = kI / traits.block_values * traits.block_bytes;
+    // S = 7 meets the wide, pair and single-row kernels.
+    for (const int64_t S : {int64_t{1}, int64_t{7}}) {
+      const std::vector<float> x = activations(S, rng);
+      std::vector<float> y_vnni(S * kO), y_maddubs(S * kO);
+      ASSERT_EQ(vnni->matmul(x.data(), S, w, y_vnni.data()), GLMRT_OK) << vnni->last_error();
+      ASSERT_EQ(maddubs->matmul(x.data(), S, w, y_maddubs.data()), GLMRT_OK)
+          << maddubs->last_error();
+      for (int64_t k = 0; k < S * kO; ++k)
+        ASSERT_EQ(std::memcmp(&y_vnni[k], &y_maddubs[k], sizeof(float)), 0)
+            << traits.name << " S=" << S << ": y[" << k / kO << ", " << k % kO << "] is "
+            << y_vnni[k] << " with vnni: auto but " << y_maddubs[k] << " with vnni: off";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Activations, Avx2Vnni, testing::Values("int8", "int8x2"));
+
+TEST(Avx2VnniReport, TheProbeNamesThePathAutoTakes) {
+  const PluginInfo info = PluginHost(std::vector<fs::path>{}).inspect(kAvx2Plugin);
+  if (!info.supported) GTEST_SKIP() << "kernels-avx2 does not run here: " << info.reason;
+  EXPECT_THAT(info.reason,
+              HasSubstr(has_avx_vnni() ? "AVX-VNNI vpdpbusd" : "maddubs (no AVX-VNNI)"));
+}
+
+TEST(Avx2VnniReport, ABadValueNamesTheSettingAndWhatIsAccepted) {
+  const PluginHost host(std::vector<fs::path>{});
+  if (!host.inspect(kAvx2Plugin).supported) GTEST_SKIP() << "kernels-avx2 does not run here";
+  MemoryBudget budget;
+  HostServices services(budget, 1);
+  try {
+    host.create_kernels(PluginChoice{kAvx2Plugin.string(), {{"vnni", "on"}}, {}}, services);
+    FAIL() << "vnni: on was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), HasSubstr("vnni"));
+    EXPECT_THAT(e.what(), HasSubstr("auto or off"));
+  }
+}
+
+}  // namespace
+}  // namespace glmrt::conformance::avx2_vnni
