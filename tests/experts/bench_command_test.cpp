@@ -70,6 +70,11 @@ TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
       // io ABI 1.6 (the in-tree plugins): every miss is read urgent.
       EXPECT_EQ(r["urgent_reads"], r["misses"]);
       EXPECT_TRUE(r.contains("cancelled_reads") && r.contains("cancelled_bytes")) << r.dump();
+      // Issue 37's figures: the refined guesses' first ones, the next
+      // token's first MoE layer, the drive's idle time between tokens.
+      for (const char* key :
+           {"first_guess_accuracy", "next_step_accuracy", "drive_idle_between_steps_ms"})
+        EXPECT_TRUE(r.contains(key)) << key;
     }
     // Greedy and deterministic: every repetition of a profile says the same.
     EXPECT_EQ(p["runs"][0]["tokens"], p["runs"][1]["tokens"]);
@@ -262,7 +267,11 @@ TEST(RunCommand, KeepsItsReportLineAndAddsExpertFigures) {
   EXPECT_THAT(out, HasSubstr("accuracy"));
   // The in-tree io plugins are of ABI 1.6: misses go urgent, guesses may be cancelled.
   EXPECT_THAT(out, ContainsRegex("misses read urgent, [0-9]+ guesses cancelled \\([0-9.]+ MiB "
-                                 "saved\\)\n"));
+                                 "saved\\); drive idle between tokens [0-9.]+ ms per token\n"));
+  // The refined guesses are the accuracy; the first ones and the next
+  // token's first MoE layer are reported apart.
+  EXPECT_THAT(out, ContainsRegex("\\(accuracy [0-9.]+%; first guesses [0-9.]+%\\); next token's "
+                                 "first MoE layer: [0-9]+ predicted, [0-9]+ used"));
   EXPECT_THAT(out, HasSubstr("expert slots: 20 per layer"));
 }
 

@@ -1,6 +1,7 @@
 // The drive's busy time is the union of the reads' in-flight intervals, added
 // in whatever order the host learns how they ended.
 #include <glmrt/experts/busy_time.h>
+#include <glmrt/experts/drive_idle_gaps.h>
 
 #include <gtest/gtest.h>
 
@@ -59,6 +60,33 @@ TEST_F(BusyTimeTest, SettledReadsAreForgottenButStayCounted) {
   busy_.landed(at(100), at(150));
   read(1000, 1003);  // after a quiet spell
   EXPECT_NEAR(busy_.seconds(), 0.005 + 0.050 + 0.004 + 0.003, 1e-9);
+}
+
+// The drive's idle gap between steps: from the latest landing when the last
+// MoE layer has its experts, to the next step's first submit.
+TEST(DriveIdleGaps, AGapRunsFromTheLastLandingToTheNextStepsFirstRead) {
+  const auto t0 = DriveIdleGaps::Clock::time_point{} + std::chrono::hours(1);
+  DriveIdleGaps gaps;
+  gaps.submitted(t0, true);  // no step ended yet: no gap
+  gaps.landed(t0 + milliseconds(4));
+  gaps.landed(t0 + milliseconds(3));  // learned late, landed earlier
+  gaps.step_reads_done(false);
+  gaps.submitted(t0 + milliseconds(10), true);
+  gaps.submitted(t0 + milliseconds(11), true);  // the gap closed at the first
+  EXPECT_EQ(gaps.gaps(), 1u);
+  EXPECT_NEAR(gaps.idle_seconds(), 0.006, 1e-9);
+}
+
+TEST(DriveIdleGaps, ReadsForTheNextStepAlreadySubmittedOrInFlightLeaveNoGap) {
+  const auto t0 = DriveIdleGaps::Clock::time_point{} + std::chrono::hours(1);
+  DriveIdleGaps gaps;
+  gaps.landed(t0);
+  gaps.step_reads_done(true);                  // the next step's guesses went first
+  gaps.submitted(t0 + milliseconds(5), true);  // nothing open: not a gap
+  gaps.step_reads_done(false);
+  gaps.submitted(t0 + milliseconds(9), false);  // a read was still in flight
+  EXPECT_EQ(gaps.gaps(), 2u);
+  EXPECT_EQ(gaps.idle_seconds(), 0.0);
 }
 
 }  // namespace

@@ -273,5 +273,58 @@ TEST(ReadAheadCosts, ComeFromTheStoresCounters) {
   EXPECT_DOUBLE_EQ(read_ahead_costs(s, 1000).displaced, 0.5);
 }
 
+// A second prediction for a layer before it runs refines the first: the
+// refined one is the accuracy, the first guesses are counted apart.
+TEST_F(ReadAhead, ARefinedPredictionIsMeasuredAndItsFirstGuessApart) {
+  auto engine = open_read_ahead_engine(scratch_.path(), 4, "2");
+  ExpertStore& store = engine->experts();
+  const int32_t first[] = {1, 2}, refined[] = {3, 4}, used[] = {1, 3};
+  store.prefetch(2, first);
+  store.prefetch(2, refined);
+  { const auto held = store.acquire(2, used); }
+  const ExpertStoreStats& s = store.stats();
+  EXPECT_EQ(s.predicted, 2u);
+  EXPECT_EQ(s.predicted_used, 1u);
+  EXPECT_EQ(s.first_guesses, 2u);
+  EXPECT_EQ(s.first_guesses_used, 1u);
+  EXPECT_EQ(s.next_step_predicted, 0u);
+}
+
+TEST_F(ReadAhead, TheNextStepsGuessIsMeasuredApart) {
+  auto engine = open_read_ahead_engine(scratch_.path(), 4, "2");
+  ExpertStore& store = engine->experts();
+  const int32_t guess[] = {0, 5}, used[] = {0, 6};
+  store.prefetch_next_step(1, guess);
+  { const auto held = store.acquire(1, used); }
+  const ExpertStoreStats& s = store.stats();
+  EXPECT_EQ(s.next_step_predicted, 2u);
+  EXPECT_EQ(s.next_step_predicted_used, 1u);
+  EXPECT_EQ(s.predicted, 0u);
+}
+
+// Decoding: every step guesses the next step's first MoE layer and refines
+// each layer's guess, the drive's gaps between steps are counted, and the
+// tokens are those of a run that reads nothing ahead.
+TEST_F(ReadAhead, DecodingGuessesTheNextStepAndCountsTheDrivesGaps) {
+  std::vector<std::vector<float>> logits;
+  for (const char* prefetch : {"2", "0"}) {
+    auto engine = open_read_ahead_engine(scratch_.path(), 2, prefetch);
+    Session session(*engine);
+    session.set_context(std::vector<int32_t>{3, 141, 59, 265});
+    std::vector<float> last;
+    for (int32_t token : {288, 419, 716, 5}) last = session.append(token);
+    logits.push_back(last);
+    const ExpertStoreStats& s = engine->experts().stats();
+    EXPECT_GT(s.first_guesses, 0u) << prefetch;
+    EXPECT_GE(s.step_gaps, 4u) << prefetch;
+    if (std::string(prefetch) == "0") {
+      EXPECT_EQ(s.next_step_predicted, 0u);  // nothing can be read ahead
+    } else {
+      EXPECT_GE(s.next_step_predicted, 4u);
+    }
+  }
+  EXPECT_EQ(logits[0], logits[1]);
+}
+
 }  // namespace
 }  // namespace glmrt

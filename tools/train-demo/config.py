@@ -10,8 +10,9 @@ noaux_tc routing, a shared expert and an MTP layer.
 VOCAB_SIZE = 4096
 
 
-def glm_config(hidden, layers, heads, q_lora, kv_lora, experts, expert_width, dense_width):
-    """A glm_moe_dsa config.json: the first layer dense, the rest MoE (top-4, one shared
+def glm_config(hidden, layers, heads, q_lora, kv_lora, experts, expert_width, dense_width,
+               top_k=4):
+    """A glm_moe_dsa config.json: the first layer dense, the rest MoE (top-k, one shared
     expert); head dims, the DSA indexer and RoPE as the demo (see the module docstring)."""
     return {
         "architectures": ["GlmMoeDsaForCausalLM"],
@@ -35,7 +36,7 @@ def glm_config(hidden, layers, heads, q_lora, kv_lora, experts, expert_width, de
         "head_dim": 16,
         "n_group": 1,
         "topk_group": 1,
-        "num_experts_per_tok": 4,
+        "num_experts_per_tok": top_k,
         "norm_topk_prob": True,
         "topk_method": "noaux_tc",
         "scoring_func": "sigmoid",
@@ -84,9 +85,19 @@ def trained_config():
                       expert_width=96, dense_width=576)
 
 
+def routing_config():
+    """Issue 37's third checkpoint, for checking the expert predictor where it was not tuned:
+    the demo's dimensions with its expert parameters cut finer, 32 experts of width 32 and
+    top-8 (GLM-5 and DeepSeek-V3 route top-8 of 256), so a token's choice is a larger set out
+    of more experts than the demo's top-4 of 16."""
+    return glm_config(hidden=128, layers=4, heads=4, q_lora=64, kv_lora=64, experts=32,
+                      expert_width=32, dense_width=192, top_k=8)
+
+
 # Training presets: the config, the run length, and whether training uses fast_ops (same
 # function, other rounding: the demo keeps the loop it was trained with, bit for bit).
 PRESETS = {
     "demo": {"config": demo_config, "steps": 400, "batch": 8, "fast": False},
     "trained": {"config": trained_config, "steps": 1500, "batch": 16, "fast": True},
+    "routing": {"config": routing_config, "steps": 400, "batch": 8, "fast": True},
 }

@@ -65,6 +65,16 @@ const std::vector<Row>& rows() {
       {"prefetch accuracy", "%",
        [](const BenchRun& r) { return r.prefetch_accuracy < 0 ? -1 : 100 * r.prefetch_accuracy; },
        1},
+      {"first guesses", "% used",
+       [](const BenchRun& r) {
+         return r.first_guess_accuracy < 0 ? -1 : 100 * r.first_guess_accuracy;
+       },
+       1},
+      {"next token's first layer", "% used",
+       [](const BenchRun& r) { return r.next_step_accuracy < 0 ? -1 : 100 * r.next_step_accuracy; },
+       1},
+      {"drive idle between tokens", "ms", [](const BenchRun& r) { return r.idle_between_steps_ms; },
+       2},
       {"peak RSS", "MiB", [](const BenchRun& r) { return r.peak_rss_bytes / 1048576.0; }, 1},
       // -1 (shown as "-") for a profile that drafts nothing.
       {"drafts verified", "per run",
@@ -211,8 +221,10 @@ nlohmann::json run_json(const BenchRun& r) {
                            {"one_stream_experts_per_step", r.one_stream_experts_per_step},
                            {"of_separate_streams", r.of_separate_streams()}}
           : nlohmann::json(nullptr);
-  j["prefetch_accuracy"] =
-      r.prefetch_accuracy < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.prefetch_accuracy);
+  j["prefetch_accuracy"] = measured(r.prefetch_accuracy);
+  j["first_guess_accuracy"] = measured(r.first_guess_accuracy);
+  j["next_step_accuracy"] = measured(r.next_step_accuracy);
+  j["drive_idle_between_steps_ms"] = measured(r.idle_between_steps_ms);
   return j;
 }
 

@@ -147,11 +147,20 @@ void take_expert_figures(BenchRun& run, Engine& engine, const ExpertStoreStats& 
   run.cancelled_bytes = e.cancelled_bytes - before.cancelled_bytes;
   const uint64_t hits = run.pinned_hits + run.lru_hits, uses = hits + run.misses;
   run.hit_rate = uses ? static_cast<double>(hits) / static_cast<double>(uses) : 0.0;
-  const uint64_t predicted = e.predicted - before.predicted;
-  run.prefetch_accuracy = predicted
-                              ? static_cast<double>(e.predicted_used - before.predicted_used) /
-                                    static_cast<double>(predicted)
-                              : -1;
+  const auto fraction = [](uint64_t part, uint64_t whole) {
+    return whole ? static_cast<double>(part) / static_cast<double>(whole) : -1.0;
+  };
+  run.prefetch_accuracy =
+      fraction(e.predicted_used - before.predicted_used, e.predicted - before.predicted);
+  run.first_guess_accuracy = fraction(e.first_guesses_used - before.first_guesses_used,
+                                      e.first_guesses - before.first_guesses);
+  run.next_step_accuracy = fraction(e.next_step_predicted_used - before.next_step_predicted_used,
+                                    e.next_step_predicted - before.next_step_predicted);
+  const uint64_t gaps = e.step_gaps - after_prefill.step_gaps;
+  run.idle_between_steps_ms =
+      gaps ? 1e3 * (e.idle_between_steps_seconds - after_prefill.idle_between_steps_seconds) /
+                 static_cast<double>(gaps)
+           : -1;
 }
 
 BenchRun run_bench_once(const Profile& profile, const std::filesystem::path& model,

@@ -30,7 +30,13 @@ struct BenchRun {
   uint64_t pinned_bytes = 0;    // what the pinned set holds in RAM
   uint64_t pinned_hits = 0, lru_hits = 0, misses = 0;
   double prefetch_accuracy = -1;  // -1: nothing was predicted
-  uint64_t decode_misses = 0;     // misses of the decode steps alone
+  // The first guesses a refined prediction replaced, and the next step's
+  // first MoE layer guessed before the step began (-1: none).
+  double first_guess_accuracy = -1, next_step_accuracy = -1;
+  // The drive's idle time from a decode step's last expert read to the next
+  // step's first, per step (-1: no such gap closed).
+  double idle_between_steps_ms = -1;
+  uint64_t decode_misses = 0;  // misses of the decode steps alone
   // io ABI 1.6: misses read ahead of queued guesses; guesses given up
   // before they reached the drive, and the bytes they did not read.
   uint64_t urgent_reads = 0, cancelled_reads = 0, cancelled_bytes = 0;

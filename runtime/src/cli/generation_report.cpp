@@ -58,10 +58,26 @@ void print_read_ahead(std::FILE* out, const ExpertStore& store, const ExpertStor
       store.sizes().prefetch == 0
           ? std::string("off (0 slots per layer)")
           : fmt::format("{} slots per layer, {}", store.sizes().prefetch, describe_depth(store));
+  // The refined predictions are the accuracy; the first guesses they
+  // replaced, and the next token's first layer guessed early, apart.
+  const std::string first =
+      e.first_guesses > 0 ? fmt::format("; first guesses {:.1f}%", 100.0 * e.first_guess_accuracy())
+                          : std::string();
   const std::string predicted =
-      e.predicted > 0 ? fmt::format("predicted {} experts, {} used (accuracy {:.1f}%)", e.predicted,
-                                    e.predicted_used, 100.0 * e.prediction_accuracy())
-                      : std::string("nothing predicted");
+      e.predicted > 0
+          ? fmt::format("predicted {} experts, {} used (accuracy {:.1f}%{})", e.predicted,
+                        e.predicted_used, 100.0 * e.prediction_accuracy(), first)
+          : std::string("nothing predicted");
+  const std::string next_token =
+      e.next_step_predicted > 0
+          ? fmt::format("; next token's first MoE layer: {} predicted, {} used ({:.1f}%)",
+                        e.next_step_predicted, e.next_step_predicted_used,
+                        100.0 * e.next_step_accuracy())
+          : std::string();
+  const std::string idle =
+      e.step_gaps > 0 ? fmt::format("; drive idle between tokens {:.2f} ms per token",
+                                    1e3 * e.idle_between_steps_seconds / double(e.step_gaps))
+                      : std::string();
   // Urgent misses and cancelled guesses exist with an io plugin of ABI 1.6.
   const std::string priority =
       io.abi_minor >= GLMRT_ABI_MINOR_IO_PRIORITY
@@ -70,9 +86,9 @@ void print_read_ahead(std::FILE* out, const ExpertStore& store, const ExpertStor
           : std::string();
   fmt::print(
       out,
-      "prefetch: {}; {}; {} reads ahead ({:.1f} MiB), {} used ({} late), {:.1f} MiB wasted{}\n",
-      slots, predicted, e.prefetch_reads, e.prefetch_bytes / kMiB, e.prefetch_reads_used,
-      e.prefetch_reads_late, e.prefetch_bytes_wasted / kMiB, priority);
+      "prefetch: {}; {}{}; {} reads ahead ({:.1f} MiB), {} used ({} late), {:.1f} MiB wasted{}{}\n",
+      slots, predicted, next_token, e.prefetch_reads, e.prefetch_bytes / kMiB,
+      e.prefetch_reads_used, e.prefetch_reads_late, e.prefetch_bytes_wasted / kMiB, priority, idle);
 }
 
 }  // namespace

@@ -24,6 +24,8 @@ ExpertStore::ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChann
       read_ahead_(io, sizes.prefetch, stats_),
       depth_(layouts_.size(), sizes.prefetch, sizes.auto_depth),
       predictions_(layouts_.size()),
+      next_step_predictions_(layouts_.size()),
+      next_step_depth_(layouts_.size(), sizes.prefetch, sizes.auto_depth),
       pinned_(io, staging_, budget, layouts_.size()) {
   if (sizes.cache < 0 || sizes.prefetch < 0)
     fail("expert store: cache {} and prefetch {} slots must not be negative", sizes.cache,
@@ -117,6 +119,8 @@ std::vector<bool> ExpertStore::expert_rows() const {
 const ExpertStoreStats& ExpertStore::stats() const {
   stats_.busy_seconds = io_.stats().busy_seconds;
   stats_.read_seconds = io_.stats().latency_seconds;
+  stats_.step_gaps = io_.stats().step_gaps;
+  stats_.idle_between_steps_seconds = io_.stats().idle_between_steps_seconds;
   stats_.slots_allocated = 0;
   for (const auto& pool : pools_)
     if (pool) stats_.slots_allocated += static_cast<uint64_t>(pool->allocated());
@@ -130,22 +134,59 @@ const PinnedSummary& ExpertStore::pin(std::span<const ExpertKey> keys, bool lock
 void ExpertStore::prefetch(int layer, std::span<const int32_t> ids) {
   ExpertLayerPool& pool = pool_at(layer);
   Prediction& p = predictions_[static_cast<size_t>(layer)];
+  // A second prediction before the layer runs refines the first: the
+  // refined one is measured; the first apart, and the depth learns from it
+  // (it decided the reads issued earliest).
+  if (!p.ids.empty() && p.first_guess.empty()) {
+    p.first_guess = std::move(p.ids);
+    p.first_absent = std::move(p.absent);
+  }
   p.ids.assign(ids.begin(), ids.end());
-  p.absent.clear();
-  for (int32_t id : ids)
-    p.absent.push_back(
-        id >= 0 && id < pool.n_experts() && !is_pinned(layer, id) && pool.slot_of(id) < 0 ? 1 : 0);
+  p.absent = absent_now(layer, pool, ids);
   pool.predict(ids);
-  depth_.choose(static_cast<size_t>(layer), measured_costs());
+  read_ahead(layer, pool, ids, depth_);
+}
+
+bool ExpertStore::prefetch_next_step(int layer, std::span<const int32_t> ids) {
+  ExpertLayerPool& pool = pool_at(layer);
+  Prediction& p = next_step_predictions_[static_cast<size_t>(layer)];
+  p.ids.assign(ids.begin(), ids.end());
+  p.absent = absent_now(layer, pool, ids);
+  pool.predict(ids);
+  const uint64_t batches = io_.stats().batches;
+  read_ahead(layer, pool, ids, next_step_depth_);
+  return io_.stats().batches != batches;
+}
+
+std::vector<uint8_t> ExpertStore::absent_now(int layer, const ExpertLayerPool& pool,
+                                             std::span<const int32_t> ids) const {
+  std::vector<uint8_t> absent;
+  absent.reserve(ids.size());
+  for (int32_t id : ids)
+    absent.push_back(
+        id >= 0 && id < pool.n_experts() && !is_pinned(layer, id) && pool.slot_of(id) < 0 ? 1 : 0);
+  return absent;
+}
+
+void ExpertStore::read_ahead(int layer, ExpertLayerPool& pool, std::span<const int32_t> ids,
+                             ReadAheadDepth& depth) {
+  depth.choose(static_cast<size_t>(layer), measured_costs());
   // Pinned experts are in memory for the whole run: reading one ahead into a
   // slot wastes a read and the slot. A step's few ids: the copy costs
   // nothing beside the step.
   std::vector<int32_t> ahead;
   ahead.reserve(ids.size());
   for (size_t r = 0; r < ids.size(); ++r)
-    if (depth_.reads(static_cast<size_t>(layer), r) && !is_pinned(layer, ids[r]))
+    if (depth.reads(static_cast<size_t>(layer), r) && !is_pinned(layer, ids[r]))
       ahead.push_back(ids[r]);
   read_ahead_.prefetch(pool, ahead);
+}
+
+void ExpertStore::step_reads_done(bool next_step_reads_submitted) {
+  // Guesses that landed unnoticed would look like reads still in flight.
+  for (const auto& pool : pools_)
+    if (pool) pool->reap();
+  io_.step_reads_done(next_step_reads_submitted);
 }
 
 ReadAheadCosts ExpertStore::measured_costs() {
@@ -176,14 +217,25 @@ ReadAheadCosts ExpertStore::measured_costs() {
 
 void ExpertStore::settle_prediction(int layer, std::span<const int32_t> ids) {
   if (layer < 0 || layer >= static_cast<int>(predictions_.size())) return;
+  // Counts a prediction's guesses and teaches `depth` (if any) from them.
+  const auto settle = [&](std::span<const int32_t> guesses, std::span<const uint8_t> absent,
+                          uint64_t& predicted, uint64_t& used, ReadAheadDepth* depth) {
+    for (size_t r = 0; r < guesses.size(); ++r) {
+      const bool hit = std::find(ids.begin(), ids.end(), guesses[r]) != ids.end();
+      ++predicted;
+      used += hit ? 1 : 0;
+      if (depth) depth->observe(static_cast<size_t>(layer), r, absent[r] != 0, hit);
+    }
+  };
+  Prediction& early = next_step_predictions_[static_cast<size_t>(layer)];
+  settle(early.ids, early.absent, stats_.next_step_predicted, stats_.next_step_predicted_used,
+         &next_step_depth_);
+  early.ids.clear();
   Prediction& p = predictions_[static_cast<size_t>(layer)];
-  if (p.ids.empty()) return;
-  for (size_t r = 0; r < p.ids.size(); ++r) {
-    const bool used = std::find(ids.begin(), ids.end(), p.ids[r]) != ids.end();
-    ++stats_.predicted;
-    stats_.predicted_used += used ? 1 : 0;
-    depth_.observe(static_cast<size_t>(layer), r, p.absent[r] != 0, used);
-  }
+  const bool refined = !p.first_guess.empty();
+  settle(p.first_guess, p.first_absent, stats_.first_guesses, stats_.first_guesses_used, &depth_);
+  settle(p.ids, p.absent, stats_.predicted, stats_.predicted_used, refined ? nullptr : &depth_);
+  p.first_guess.clear();
   p.ids.clear();
 }
 

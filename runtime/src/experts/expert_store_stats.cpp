@@ -29,6 +29,13 @@ ExpertStoreStats expert_stats_since(const ExpertStoreStats& now, const ExpertSto
   d.cancelled_bytes = less(now.cancelled_bytes, before.cancelled_bytes);
   d.ahead_finished = less(now.ahead_finished, before.ahead_finished);
   d.ahead_finish_seconds = less_seconds(now.ahead_finish_seconds, before.ahead_finish_seconds);
+  d.first_guesses = less(now.first_guesses, before.first_guesses);
+  d.first_guesses_used = less(now.first_guesses_used, before.first_guesses_used);
+  d.next_step_predicted = less(now.next_step_predicted, before.next_step_predicted);
+  d.next_step_predicted_used = less(now.next_step_predicted_used, before.next_step_predicted_used);
+  d.step_gaps = less(now.step_gaps, before.step_gaps);
+  d.idle_between_steps_seconds =
+      less_seconds(now.idle_between_steps_seconds, before.idle_between_steps_seconds);
   d.streamed_steps = less(now.streamed_steps, before.streamed_steps);
   d.slots_allocated = now.slots_allocated;
   return d;

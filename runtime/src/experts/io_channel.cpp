@@ -153,7 +153,13 @@ void IoChannel::end_busy(const IoTicket& ticket) {
   const SteadyTime landed = landed_at(ticket, std::chrono::steady_clock::now());
   stats_.latency_seconds += seconds_between(ticket.submitted_, landed);
   busy_.landed(ticket.submitted_, landed);
+  idle_gaps_.landed(landed);
   stats_.busy_seconds = busy_.seconds();
+}
+
+void IoChannel::step_reads_done(bool next_step_reads_submitted) {
+  idle_gaps_.step_reads_done(next_step_reads_submitted);
+  stats_.step_gaps = idle_gaps_.gaps();
 }
 
 IoTicket IoChannel::submit(std::span<const PlannedRead> reads, ReadPriority priority) {
@@ -162,6 +168,9 @@ IoTicket IoChannel::submit(std::span<const PlannedRead> reads, ReadPriority prio
   ticket.submitted_ = std::chrono::steady_clock::now();
   ticket.channel_ = this;
   ++stats_.batches;
+  idle_gaps_.submitted(ticket.submitted_, busy_.idle());
+  stats_.step_gaps = idle_gaps_.gaps();
+  stats_.idle_between_steps_seconds = idle_gaps_.idle_seconds();
   busy_.submitted(ticket.submitted_);
   if (!asynchronous()) {
     ticket.failure_ = read_blocking(reads);

@@ -1,7 +1,6 @@
 #include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/model/attention.h>
-#include <glmrt/model/expert_prediction.h>
 #include <glmrt/model/feed_forward.h>
 #include <glmrt/model/model.h>
 #include <glmrt/model/norms.h>
@@ -24,6 +23,7 @@ Model::Model(ModelConfig config, ModelWeights weights, ExpertStore& experts,
       rope_(config_.qk_rope_head_dim, config_.rope),
       last_attention_(static_cast<size_t>(config_.num_hidden_layers * config_.hidden_size), 0.f),
       context_{config_, kernels_, rope_, experts_, scratch_, latent_scratch_, times_, cache_bias_} {
+  find_moe_layers();
 }
 
 void Model::set_cache_bias(float bias) {
@@ -61,79 +61,6 @@ void Model::embed(const Matrix& table, std::span<const int32_t> tokens,
   }
 }
 
-void Model::prefetch_next_layer(int layer, std::span<const float> h, int64_t S,
-                                std::span<const float> shared,
-                                std::span<const float> routed_so_far) {
-  // Predicted even when nothing is read ahead (memory.prefetch 0, every
-  // expert pinned): the accuracy is measured, and auto depth needs it. One
-  // norm and one router product per layer: cheap beside the layer.
-  const int next = layer + 1;
-  if (next >= config_.num_hidden_layers) return;
-  const LayerWeights& w = weights_.layers[next];
-  if (w.mlp_kind != MlpKind::sparse) return;
-  const auto t0 = std::chrono::steady_clock::now();
-  // One position's choices; for a longer step, as many as the pool holds.
-  const size_t limit = S == 1 ? static_cast<size_t>(config_.num_experts_per_tok)
-                              : static_cast<size_t>(experts_.pool_capacity());
-  std::span<const float> basis = h.first(static_cast<size_t>(S * config_.hidden_size));
-  // The residual stream as the next layer's router will see it, as far as it
-  // is known: attention output, the shared expert and the routed experts that
-  // were in memory (they ran before this was called), plus the next layer's
-  // attention as the last call's last position saw it (consecutive tokens'
-  // attention outputs at a layer are alike). On the demo model they predict
-  // 76.7% (attention output alone), 77.7% (+ routed so far) and 82.4% (+ the
-  // next layer's last attention) of the experts (docs/expert-cache.md); the
-  // shared expert changes nothing there, colibri measured +2 to +5 points
-  // with it on GLM-5.2. Summed into the prediction's own normed rows,
-  // normalised in place there (no buffer beyond the ones the plan counts).
-  // After a dense layer (no shared or routed output yet) only the attention
-  // output is used: without the MLP's output, adding the next layer's
-  // attention made the demo's predictions worse (75.6% against 82.4%).
-  if (!shared.empty() || !routed_so_far.empty()) {
-    const int64_t D = config_.hidden_size;
-    const std::span<const float> next_attention(last_attention_.data() + next * D,
-                                                static_cast<size_t>(D));
-    std::vector<float>& sum = scratch_.predict_normed;
-    if (sum.size() < basis.size()) sum.resize(basis.size());
-    for (size_t i = 0; i < basis.size(); ++i)
-      sum[i] = basis[i] + (shared.empty() ? 0.f : shared[i]) +
-               (routed_so_far.empty() ? 0.f : routed_so_far[i]) +
-               next_attention[i % static_cast<size_t>(D)];
-    basis = std::span<const float>(sum.data(), basis.size());
-  }
-  predict_experts(w, config_, kernels_, basis, S, limit, scratch_);
-  if (context_.remote) {
-    // After a dense layer: the ranks that own the predicted experts read
-    // them ahead (no exchange follows to carry the prediction), this one
-    // its own share.
-    context_.remote->prefetch(next, scratch_.predicted);
-    prefetch_own_share(next, scratch_.predicted);
-  } else {
-    experts_.prefetch(next, scratch_.predicted);
-  }
-  times_.predict += seconds_since(t0);
-}
-
-int Model::predict_next_layer(int layer, std::span<const float> h, int64_t S) {
-  const int next = layer + 1;
-  if (experts_.sizes().prefetch <= 0 || next >= config_.num_hidden_layers) return -1;
-  const LayerWeights& w = weights_.layers[next];
-  if (w.mlp_kind != MlpKind::sparse) return -1;
-  const auto t0 = std::chrono::steady_clock::now();
-  const size_t limit = S == 1 ? static_cast<size_t>(config_.num_experts_per_tok)
-                              : static_cast<size_t>(experts_.pool_capacity());
-  predict_experts(w, config_, kernels_, h, S, limit, scratch_);
-  times_.predict += seconds_since(t0);
-  return next;
-}
-
-void Model::prefetch_own_share(int next, std::span<const int32_t> predicted) {
-  std::vector<int32_t> own;
-  for (int32_t id : predicted)
-    if (context_.remote->runs_here(next, id)) own.push_back(id);
-  if (!own.empty()) experts_.prefetch(next, own);
-}
-
 // One decoder layer for S new positions (of one sequence or several
 // stacked), as transformers' decoder layer: h += attention(input_norm(h));
 // h += mlp(post_attention_norm(h)), the MLP dense or the MoE block. While
@@ -157,11 +84,16 @@ void Model::decoder_layer(const LayerWeights& w, int layer, std::span<SequenceRo
   // The MLP runs over every row at once; its cache names the positions a
   // forward trace records (forward_batch traces one sequence only).
   const LayerCall call{context_, sequences.front().cache, layer};
-  // The MTP layer (index num_hidden_layers) reads nothing ahead: no layer follows.
+  // The MTP layer (index num_hidden_layers) reads nothing ahead: no layer
+  // follows. The last main MoE layer guesses the next step's first one.
+  const bool main_layer = call.layer < config_.num_hidden_layers;
+  bool next_step_reads = false;
   const auto read_next_layer_ahead = [&](std::span<const float> shared,
                                          std::span<const float> routed_so_far) {
-    if (call.layer < config_.num_hidden_layers)
-      prefetch_next_layer(call.layer, h, S, shared, routed_so_far);
+    if (!main_layer) return;
+    prefetch_next_layer(call.layer, h, S, shared, routed_so_far);
+    if (call.layer == last_moe_layer_ && !context_.remote)
+      next_step_reads = prefetch_next_step(h, S, shared, routed_so_far);
   };
   if (w.mlp_kind == MlpKind::dense) {
     read_next_layer_ahead({}, {});
@@ -180,6 +112,12 @@ void Model::decoder_layer(const LayerWeights& w, int layer, std::span<SequenceRo
               {next, predicted});
   }
   for (int64_t i = 0; i < S * D; ++i) h[i] += delta[i];
+  if (!main_layer || context_.remote) return;
+  // The guess made while this layer's experts were read, refined now that
+  // the whole MLP output is known: the next layer's reads not yet started
+  // still have its attention to land in.
+  prefetch_next_layer(call.layer, h, S, {}, {}, /*whole_layer=*/true);
+  if (call.layer == last_moe_layer_) experts_.step_reads_done(next_step_reads);
 }
 
 // The model for S new tokens: embedding, every decoder layer (a layer whose

@@ -23,6 +23,8 @@ class BusyTime {
   /// The read submitted at `at` was in flight until `until` (>= at).
   void landed(Clock::time_point at, Clock::time_point until);
 
+  /// No read is in flight, as far as the host knows.
+  bool idle() const { return in_flight_.empty(); }
   /// Seconds with at least one read in flight, of reads that have landed.
   double seconds() const { return seconds_; }
 

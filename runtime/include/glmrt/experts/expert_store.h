@@ -73,6 +73,17 @@ class ExpertStore {
   /// the slot of one of the last memory.expert_cache experts used.
   void prefetch(int layer, std::span<const int32_t> ids);
 
+  /// The experts `ids` of `layer` (most likely first) will probably be
+  /// needed by the next forward step, guessed before that step begins (while
+  /// this step's last MoE layer runs): read ahead as prefetch() reads, and
+  /// measured apart from prefetch()'s guesses (next_step_predicted). A
+  /// prefetch() for the layer before it runs refines the guess. True when
+  /// reads were submitted.
+  bool prefetch_next_step(int layer, std::span<const int32_t> ids);
+  /// The step's last MoE layer has all its experts: the drive's idle gap to
+  /// the next step's first read opens (0 when `next_step_reads_submitted`).
+  void step_reads_done(bool next_step_reads_submitted);
+
   /// Experts held in their slots (pinned) until this is destroyed.
   class Held {
    public:
@@ -119,8 +130,14 @@ class ExpertStore {
 
  private:
   ExpertLayerPool& pool_at(int layer);
-  /// Counts `layer`'s last prediction against the step's experts `ids`.
+  /// Counts `layer`'s last predictions against the step's experts `ids`.
   void settle_prediction(int layer, std::span<const int32_t> ids);
+  /// Reads ahead the ranks of `ids` the layer's depth chooses (not pinned ones).
+  void read_ahead(int layer, ExpertLayerPool& pool, std::span<const int32_t> ids,
+                  ReadAheadDepth& depth);
+  /// Which of `ids` are not in memory (nor on their way) now.
+  std::vector<uint8_t> absent_now(int layer, const ExpertLayerPool& pool,
+                                  std::span<const int32_t> ids) const;
   /// One step over `ids`, pinned experts first; with `keep_pins` the slots
   /// stay pinned and are returned by index (-1 for pinned experts).
   std::vector<int> run(int layer, std::span<const int32_t> ids,
@@ -142,8 +159,16 @@ class ExpertStore {
   struct Prediction {
     std::vector<int32_t> ids;
     std::vector<uint8_t> absent;
+    // What a refinement replaced: measured apart, and what the depth learns
+    // from (it decided the reads issued earliest).
+    std::vector<int32_t> first_guess;
+    std::vector<uint8_t> first_absent;
   };
   std::vector<Prediction> predictions_;
+  /// By row: the experts prefetch_next_step() guessed, not yet measured,
+  /// and the depth those guesses are read ahead to (their accuracy is their own).
+  std::vector<Prediction> next_step_predictions_;
+  ReadAheadDepth next_step_depth_;
   /// The drive's busy share, smoothed over the last predictions (negative:
   /// not measured yet), and the clock and busy seconds it was last taken at.
   double drive_busy_share_ = -1;

@@ -28,7 +28,12 @@ struct ExpertStoreStats {
   uint64_t cancelled_bytes = 0;        // the bytes those did not read (as widened)
   uint64_t ahead_finished = 0;         // reads ahead checked into their slot on arrival
   double ahead_finish_seconds = 0;     // the time those checks took
-  uint64_t streamed_steps = 0;         // steps that needed more experts than the pool holds
+  uint64_t first_guesses = 0, first_guesses_used = 0;  // guesses a refined prediction replaced
+  uint64_t next_step_predicted = 0;       // the next step's first MoE layer, predicted before
+  uint64_t next_step_predicted_used = 0;  // the step began (apart from `predicted`), and used
+  uint64_t step_gaps = 0;                 // steps whose gap to the next step's first read closed
+  double idle_between_steps_seconds = 0;  // the drive's idle time in those gaps
+  uint64_t streamed_steps = 0;            // steps that needed more experts than the pool holds
   uint64_t slots_allocated = 0;
 
   /// Pinned and slot hits over every lookup.
@@ -39,6 +44,15 @@ struct ExpertStoreStats {
   /// Of the experts predicted for a step, the fraction the step used.
   double prediction_accuracy() const {
     return predicted ? double(predicted_used) / double(predicted) : 0.0;
+  }
+  /// Of the first guesses (made while the layer before ran), the fraction used.
+  double first_guess_accuracy() const {
+    return first_guesses ? double(first_guesses_used) / double(first_guesses) : 0.0;
+  }
+  /// Of the next step's first-layer experts predicted early, the fraction used.
+  double next_step_accuracy() const {
+    return next_step_predicted ? double(next_step_predicted_used) / double(next_step_predicted)
+                               : 0.0;
   }
   /// Of the time reads were in flight, the fraction steps did not wait for.
   double overlap() const {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <glmrt/experts/busy_time.h>
+#include <glmrt/experts/drive_idle_gaps.h>
 #include <glmrt/experts/widened_read.h>
 #include <glmrt/plugin/io.h>
 
@@ -62,6 +63,10 @@ struct IoStats {
   uint64_t urgent_batches = 0;
   /// Reads (extents) cancelled before they started, and their bytes.
   uint64_t cancelled_reads = 0, cancelled_bytes = 0;
+  /// Steps whose gap to the next step's first read closed, and the seconds
+  /// the drive idled in those gaps (drive_idle_gaps.h).
+  uint64_t step_gaps = 0;
+  double idle_between_steps_seconds = 0;
 };
 
 class IoChannel;
@@ -139,6 +144,9 @@ class IoChannel {
   /// host cannot queue itself.
   void hint(std::span<const PlannedRead> reads);
 
+  /// The step's last MoE layer has all its reads (see DriveIdleGaps).
+  void step_reads_done(bool next_step_reads_submitted);
+
   const IoStats& stats() const { return stats_; }
 
  private:
@@ -164,6 +172,7 @@ class IoChannel {
   std::vector<std::filesystem::path> files_;
   std::vector<uint64_t> sizes_;
   BusyTime busy_;
+  DriveIdleGaps idle_gaps_;
   IoStats stats_;
 };
 

@@ -160,8 +160,19 @@ class Model {
   /// this layer's shared expert output and the routed experts' output so far
   /// (either may be empty), and hands the prediction to the store (which
   /// measures it and reads ahead what its depth says).
+  /// With `whole_layer`, h holds the layer's whole output (shared and
+  /// routed are empty): the guess is refined.
   void prefetch_next_layer(int layer, std::span<const float> h, int64_t S,
-                           std::span<const float> shared, std::span<const float> routed_so_far);
+                           std::span<const float> shared, std::span<const float> routed_so_far,
+                           bool whole_layer = false);
+  /// While the last main MoE layer's experts are read: guesses the next
+  /// step's first MoE layer from this layer's state (see the definition)
+  /// and reads it ahead. True when reads were submitted for it.
+  bool prefetch_next_step(std::span<const float> h, int64_t S, std::span<const float> shared,
+                          std::span<const float> routed_so_far);
+  /// Experts one prediction names: a position's top-k at S = 1, else the pool.
+  size_t prediction_limit(int64_t S) const;
+  void find_moe_layers();
   /// With remote experts: predicts the experts of the next main layer (when
   /// it is MoE and prefetch is on) into scratch_.predicted, for the exchange
   /// to carry; returns that layer, or -1 when nothing was predicted.
@@ -177,7 +188,8 @@ class Model {
   Counters counters_;
   StepTimes times_;
   CacheBiasRouting cache_bias_;
-  MoeScratch scratch_;  // reused by every MoE block and prediction
+  MoeScratch scratch_;                              // reused by every MoE block and prediction
+  int first_moe_layer_ = -1, last_moe_layer_ = -1;  // main layers with routed experts
   /// By main layer: the last position's attention output [hidden] of the
   /// latest call, which predicts that layer's attention in the next call.
   std::vector<float> last_attention_;
