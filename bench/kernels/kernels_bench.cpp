@@ -1,5 +1,5 @@
 // y = x . W^T through each kernels plugin at GLM-5's and DeepSeek-V3's real shapes, for
-// S in {1, 4, 16, 64, 256} and every weight format, next to two baselines measured in
+// S in {1, 4, 8, 16, 64, 256} and every weight format, next to two baselines measured in
 // the same run with the same thread count:
 //   baseline/memory_read   streaming read of 1 GiB (>> last-level cache)
 //   baseline/int8_dot_l1   int8 dot-product loop on data in L1
@@ -62,8 +62,9 @@ constexpr Shape kShapes[] = {
     {"ds_o_proj", 7168, 16384, false},
     {"ds_lm_head_slice", 16384, 7168, false},
 };
-// 64 and 256: prefill chunks (a 256-token prompt, its experts' shares).
-constexpr int64_t kBatchSizes[] = {1, 4, 16, 64, 256};
+// 4 and 8: batched decoding (--parallel); 64 and 256: prefill chunks (a
+// 256-token prompt, its experts' shares).
+constexpr int64_t kBatchSizes[] = {1, 4, 8, 16, 64, 256};
 constexpr size_t kReadBufferBytes = 1ull << 30;
 
 struct Format {

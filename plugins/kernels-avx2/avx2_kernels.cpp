@@ -302,6 +302,7 @@ class Avx2Kernels final : public plugin::Kernels {
         q.S = product.S;
         q.y = product.y;
         q.y_stride = y_stride;
+        q.vnni = vnni_;
         q.activations.values = reinterpret_cast<int8_t*>(scratch + owner.values_at);
         q.activations.lane_scales = reinterpret_cast<float*>(scratch + owner.scales_at);
         q.activations.group_sums = reinterpret_cast<float*>(scratch + owner.sums_at);
@@ -386,7 +387,7 @@ class Avx2Kernels final : public plugin::Kernels {
   }
 
   Settings settings_;
-  bool vnni_;  // the ggml dots' AVX-VNNI build (same bits, faster)
+  bool vnni_;  // the int and ggml dots' AVX-VNNI builds (same bits, faster)
   int n_threads_;
   HostBuffer scratch_;
   // Reused from call to call (one call at a time): a step's products

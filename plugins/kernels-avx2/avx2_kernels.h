@@ -18,7 +18,7 @@ struct KernelsDestroyer {
 using KernelsPtr = std::unique_ptr<plugin::Kernels, KernelsDestroyer>;
 
 /// Call only on a CPU the probe accepted, with `vnni` only where it has
-/// AVX-VNNI (the ggml dots' vpdpbusd build). `host` must outlive the object.
+/// AVX-VNNI (the int and ggml dots' vpdpbusd builds). `host` must outlive the object.
 KernelsPtr make_avx2_kernels(const glmrt_host_services& host, const Settings& settings, bool vnni);
 
 }  // namespace glmrt::kernels_avx2

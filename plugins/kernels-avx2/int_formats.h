@@ -23,7 +23,13 @@
 // taken once when quantizing. int8 uses the sign trick: |w| * (x * sign(w)).
 // No int16 sum can saturate: |x| <= 127 and |w| <= 128 (int8), u <= 15 (int4,
 // two products summed twice), u <= 7 (int3) and u <= 3 (int2, two products
-// summed four times).
+// summed four times). Even an x of -128 keeps every int16 sum in range (int8:
+// a pair in [-32768, 32512]; the others below 8192 in magnitude).
+//
+// The dots (dot(Decoded, x) below) come in two builds, as the ggml dots do
+// (ggml_dot_kernels.h): namespace int_dots with AVX2's maddubs + madd, and,
+// through int_matmul_vnni.cpp with -mavxvnni and GLMRT_INT_DOTS_VNNI,
+// namespace int_dots_vnni with AVX-VNNI's vpdpbusd.
 //
 // A row's last, partial step is copied into a zero-padded buffer of one step
 // (copy_tail) and read like the others: zero activations meet its padding.
@@ -71,11 +77,6 @@ struct Int8Format {
     const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     return {w, _mm256_sign_epi8(w, w)};
   }
-  static GLMRT_ALWAYS_INLINE __m256i dot(const Decoded& d, const int8_t* x) {
-    const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
-    const __m256i products = _mm256_maddubs_epi16(d.abs_w, _mm256_sign_epi8(xv, d.signed_w));
-    return _mm256_madd_epi16(products, _mm256_set1_epi16(1));
-  }
   static GLMRT_ALWAYS_INLINE __m256 x_scales(const float* s) { return _mm256_broadcast_ss(s); }
   /// Weight scales of the step's lanes; `block_group` maps block -> group.
   static GLMRT_ALWAYS_INLINE __m256 weight_scales(const float* row_scales,
@@ -112,13 +113,6 @@ struct Int4Format {
     const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     const __m256i mask = _mm256_set1_epi8(0x0F);
     return {_mm256_and_si256(bytes, mask), _mm256_and_si256(_mm256_srli_epi16(bytes, 4), mask)};
-  }
-  static GLMRT_ALWAYS_INLINE __m256i dot(const Decoded& d, const int8_t* x) {
-    const __m256i x_even = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
-    const __m256i x_odd = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32));
-    const __m256i pairs =
-        _mm256_add_epi16(_mm256_maddubs_epi16(d.low, x_even), _mm256_maddubs_epi16(d.high, x_odd));
-    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
   }
   static GLMRT_ALWAYS_INLINE __m256 x_scales(const float* s) { return _mm256_loadu_ps(s); }
   static GLMRT_ALWAYS_INLINE __m256 weight_scales(const float* row_scales,
@@ -168,21 +162,6 @@ struct Int2Format {
     return {{_mm256_and_si256(bytes, mask), _mm256_and_si256(_mm256_srli_epi16(bytes, 2), mask),
              _mm256_and_si256(_mm256_srli_epi16(bytes, 4), mask),
              _mm256_and_si256(_mm256_srli_epi16(bytes, 6), mask)}};
-  }
-  static GLMRT_ALWAYS_INLINE __m256i dot(const Decoded& d, const int8_t* x) {
-    return dot_parts(d.part, x);
-  }
-  /// Four registers of unsigned codes (byte k of part j = element 4k + j)
-  /// against x stored as four 32-byte runs (int3 shares it).
-  static GLMRT_ALWAYS_INLINE __m256i dot_parts(const __m256i (&part)[4], const int8_t* x) {
-    __m256i pairs =
-        _mm256_maddubs_epi16(part[0], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)));
-    for (int j = 1; j < 4; ++j) {
-      pairs = _mm256_add_epi16(
-          pairs, _mm256_maddubs_epi16(
-                     part[j], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 32 * j))));
-    }
-    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
   }
   static GLMRT_ALWAYS_INLINE __m256 x_scales(const float* s) { return _mm256_loadu_ps(s); }
   static GLMRT_ALWAYS_INLINE __m256 weight_scales(const float* row_scales,
@@ -270,9 +249,6 @@ struct Int3Format {
     }
     return d;
   }
-  static GLMRT_ALWAYS_INLINE __m256i dot(const Decoded& d, const int8_t* x) {
-    return Int2Format::dot_parts(d.part, x);
-  }
   static GLMRT_ALWAYS_INLINE __m256 x_scales(const float* s) { return _mm256_loadu_ps(s); }
   static GLMRT_ALWAYS_INLINE __m256 weight_scales(const float* row_scales,
                                                   const int32_t* block_group, int64_t step) {
@@ -284,3 +260,66 @@ struct Int3Format {
 };
 
 }  // namespace glmrt::kernels_avx2
+
+#if defined(GLMRT_INT_DOTS_VNNI)
+#define GLMRT_INT_DOTS int_dots_vnni
+#else
+#define GLMRT_INT_DOTS int_dots
+#endif
+
+// dot(): the int32 lanes of one decoded step against its arranged
+// activations, lane l the sum of the products of bytes 4l..4l+3 of every
+// decoded register. The maddubs build adds the products in int16 first; the
+// VNNI build accumulates them straight into int32 with vpdpbusd, which never
+// saturates. Since no int16 sum of the maddubs build can saturate either (the
+// bounds above), both build the same integer sums: the same int32 lanes and
+// so the same bits downstream.
+namespace glmrt::kernels_avx2::GLMRT_INT_DOTS {
+
+GLMRT_ALWAYS_INLINE __m256i load_x(const int8_t* x) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+}
+
+/// The int32 lanes of n products of unsigned u[j] and signed x[j] (int16
+/// pair sums for maddubs: see the bounds above). int4 (n = 2) and int3/int2
+/// (n = 4) add their registers' pairs in int16 before one madd; vpdpbusd
+/// chains them in int32, the same integer sum.
+template <int n>
+GLMRT_ALWAYS_INLINE __m256i dot_unsigned(const __m256i (&u)[n], const __m256i (&x)[n]) {
+#if defined(GLMRT_INT_DOTS_VNNI)
+  __m256i lanes = _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u[0], x[0]);
+#pragma GCC unroll 4
+  for (int j = 1; j < n; ++j) lanes = _mm256_dpbusd_avx_epi32(lanes, u[j], x[j]);
+  return lanes;
+#else
+  __m256i pairs = _mm256_maddubs_epi16(u[0], x[0]);
+#pragma GCC unroll 4
+  for (int j = 1; j < n; ++j) pairs = _mm256_add_epi16(pairs, _mm256_maddubs_epi16(u[j], x[j]));
+  return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+#endif
+}
+
+/// int8 by the sign trick: |w| (at most 128, unsigned) times x * sign(w).
+GLMRT_ALWAYS_INLINE __m256i dot(const Int8Format::Decoded& d, const int8_t* x) {
+  return dot_unsigned<1>({d.abs_w}, {_mm256_sign_epi8(load_x(x), d.signed_w)});
+}
+
+GLMRT_ALWAYS_INLINE __m256i dot(const Int4Format::Decoded& d, const int8_t* x) {
+  return dot_unsigned<2>({d.low, d.high}, {load_x(x), load_x(x + 32)});
+}
+
+/// Four registers of unsigned codes (byte k of part j = element 4k + j)
+/// against x stored as four 32-byte runs (int2 and int3).
+GLMRT_ALWAYS_INLINE __m256i dot_parts(const __m256i (&part)[4], const int8_t* x) {
+  return dot_unsigned<4>(part, {load_x(x), load_x(x + 32), load_x(x + 64), load_x(x + 96)});
+}
+
+GLMRT_ALWAYS_INLINE __m256i dot(const Int2Format::Decoded& d, const int8_t* x) {
+  return dot_parts(d.part, x);
+}
+
+GLMRT_ALWAYS_INLINE __m256i dot(const Int3Format::Decoded& d, const int8_t* x) {
+  return dot_parts(d.part, x);
+}
+
+}  // namespace glmrt::kernels_avx2::GLMRT_INT_DOTS

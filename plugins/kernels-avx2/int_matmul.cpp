@@ -1,6 +1,10 @@
 // Integer-weight kernels. Output rows are split among threads in tiles of R
 // weight rows; each tile meets every activation row C at a time, so a weight
 // row comes from RAM once for all S rows and is re-read from L1/L2 after.
+//
+// Compiled twice (int_formats.h): as is, the maddubs build (namespace
+// int_dots), and through int_matmul_vnni.cpp the vpdpbusd one (int_dots_vnni);
+// int_tiles() picks one by IntMatmul::vnni. Everything else is the same code.
 #include "int_matmul.h"
 
 #include "int_formats.h"
@@ -47,8 +51,8 @@ GLMRT_ALWAYS_INLINE void accumulate_step(__m256 (&acc)[R][C], const uint8_t* con
     for (int r = 0; r < R; ++r) {
       __m256 scale = scale_x;
       if constexpr (kGrouped) scale = _mm256_mul_ps(scale_x, row_scale[r]);
-      acc[r][c] =
-          _mm256_fmadd_ps(_mm256_cvtepi32_ps(Format::dot(decoded[r], xs)), scale, acc[r][c]);
+      acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(GLMRT_INT_DOTS::dot(decoded[r], xs)), scale,
+                                  acc[r][c]);
     }
   }
 }
@@ -224,11 +228,7 @@ TileJob tiles_for_shape(const IntMatmul& p) {
 
 }  // namespace
 
-void fill_block_groups(int64_t cols, int64_t group_size, int64_t n_blocks, int32_t* block_group) {
-  const int64_t last_group = (cols + group_size - 1) / group_size - 1;
-  for (int64_t b = 0; b < n_blocks; ++b)
-    block_group[b] = static_cast<int32_t>(std::min(b * kBlockSize / group_size, last_group));
-}
+namespace GLMRT_INT_DOTS {
 
 template <class Format>
 TileJob int_tiles(const IntMatmul& problem) {
@@ -240,5 +240,26 @@ template TileJob int_tiles<Int8Format>(const IntMatmul&);
 template TileJob int_tiles<Int4Format>(const IntMatmul&);
 template TileJob int_tiles<Int2Format>(const IntMatmul&);
 template TileJob int_tiles<Int3Format>(const IntMatmul&);
+
+}  // namespace GLMRT_INT_DOTS
+
+#if !defined(GLMRT_INT_DOTS_VNNI)
+void fill_block_groups(int64_t cols, int64_t group_size, int64_t n_blocks, int32_t* block_group) {
+  const int64_t last_group = (cols + group_size - 1) / group_size - 1;
+  for (int64_t b = 0; b < n_blocks; ++b)
+    block_group[b] = static_cast<int32_t>(std::min(b * kBlockSize / group_size, last_group));
+}
+
+template <class Format>
+TileJob int_tiles(const IntMatmul& problem) {
+  return problem.vnni ? int_dots_vnni::int_tiles<Format>(problem)
+                      : int_dots::int_tiles<Format>(problem);
+}
+
+template TileJob int_tiles<Int8Format>(const IntMatmul&);
+template TileJob int_tiles<Int4Format>(const IntMatmul&);
+template TileJob int_tiles<Int2Format>(const IntMatmul&);
+template TileJob int_tiles<Int3Format>(const IntMatmul&);
+#endif
 
 }  // namespace glmrt::kernels_avx2

@@ -30,8 +30,8 @@ std::string missing_instruction_sets() {
   return missing;
 }
 
-/// True where the ggml int8 dots may take their AVX-VNNI build (the
-/// 256-bit VEX vpdpbusd).
+/// True where the int8 dots (glmrt's int formats and ggml blocks) may take
+/// their AVX-VNNI builds (the 256-bit VEX vpdpbusd).
 bool has_avx_vnni() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avxvnni");
@@ -45,10 +45,10 @@ void probe(glmrt_probe_result* out) {
   // Names the int8 dot path `vnni: auto` takes on this CPU.
   if (missing.empty())
     write_message(out->reason, sizeof(out->reason),
-                  has_avx_vnni() ? "AVX2+FMA+F16C, int8 activation dot products; ggml dots by "
-                                   "AVX-VNNI vpdpbusd (vnni: off for maddubs)"
-                                 : "AVX2+FMA+F16C, int8 activation dot products; ggml dots by "
-                                   "maddubs (no AVX-VNNI)");
+                  has_avx_vnni() ? "AVX2+FMA+F16C, int8 activation dot products; int and ggml "
+                                   "dots by AVX-VNNI vpdpbusd (vnni: off for maddubs)"
+                                 : "AVX2+FMA+F16C, int8 activation dot products; int and ggml "
+                                   "dots by maddubs (no AVX-VNNI)");
   else
     write_message(out->reason, sizeof(out->reason), "this CPU lacks:" + missing);
 }

@@ -26,8 +26,9 @@ enum class ActivationMode {
 
 struct Settings {
   ActivationMode activations = ActivationMode::kInt8;
-  /// `vnni: auto` (true): the ggml int8 dots use AVX-VNNI's vpdpbusd where
-  /// the CPU has it; `vnni: off`: AVX2's maddubs everywhere. The same bits.
+  /// `vnni: auto` (true): the int8 dots (int formats and ggml blocks) use
+  /// AVX-VNNI's vpdpbusd where the CPU has it; `vnni: off`: AVX2's maddubs
+  /// everywhere. The same bits.
   bool vnni_allowed = true;
 };
 

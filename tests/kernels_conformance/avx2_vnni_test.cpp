@@ -1,10 +1,13 @@
-// kernels-avx2's `vnni` setting: the ggml int8 dots take AVX-VNNI's vpdpbusd
+// kernels-avx2's `vnni` setting: the int8 dots take AVX-VNNI's vpdpbusd
 // where the CPU has it (`auto`) or AVX2's maddubs (`off`). Both must give the
-// same bits for every ggml type with an int8 kernel, at S = 1 and S > 1, with
-// int8 and int8x2 activations, and the probe must name the path that runs.
+// same bits for every ggml type with an int8 kernel and every glmrt int
+// format (int8, int4, int3, int2; per row, per group, two-level), at S = 1
+// and S > 1, with int8 and int8x2 activations, and the probe must name the
+// path that runs.
 #include <glmrt/conformance/matmul_case.h>
 #include <glmrt/host/plugin_host.h>
 #include <glmrt/plugin/ggml_types.h>
+#include <glmrt/plugin/weight_format.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -55,13 +58,13 @@ std::vector<uint8_t> random_blocks(const GgmlType& t, std::mt19937& rng) {
 
 /// Gaussian rows, then rows that quantize to +-127 in every input (the
 /// largest products maddubs pairs), then one with a NaN (an int8 -128).
-std::vector<float> activations(int64_t S, std::mt19937& rng) {
-  std::vector<float> x(static_cast<size_t>(S * kI));
+std::vector<float> activations(int64_t S, std::mt19937& rng, int64_t I = kI) {
+  std::vector<float> x(static_cast<size_t>(S * I));
   std::normal_distribution<float> normal;
   for (float& v : x) v = normal(rng);
   if (S > 1)
-    for (int64_t i = 0; i < kI; ++i) x[kI + i] = (i / 3) % 2 == 0 ? 1.0f : -1.0f;
-  if (S > 2) x[2 * kI + 5] = std::numeric_limits<float>::quiet_NaN();
+    for (int64_t i = 0; i < I; ++i) x[I + i] = (i / 3) % 2 == 0 ? 1.0f : -1.0f;
+  if (S > 2) x[2 * I + 5] = std::numeric_limits<float>::quiet_NaN();
   return x;
 }
 
@@ -112,6 +115,54 @@ TEST_P(Avx2Vnni, GivesTheBitsOfTheMaddubsPathForEveryGgmlType) {
       for (int64_t k = 0; k < S * kO; ++k)
         ASSERT_EQ(std::memcmp(&y_vnni[k], &y_maddubs[k], sizeof(float)), 0)
             << traits.name << " S=" << S << ": y[" << k / kO << ", " << k % kO << "] is "
+            << y_vnni[k] << " with vnni: auto but " << y_maddubs[k] << " with vnni: off";
+    }
+  }
+}
+
+/// glmrt's integer formats: per-row scales, per-group (the grouped kernels)
+/// and two-level (group scales decoded per tile); every code, -128 included.
+const std::vector<WeightFormatSpec> kIntFormats = {
+    {GLMRT_I8, 0},  {GLMRT_I4, 0},  {GLMRT_I3, 0},    {GLMRT_I2, 0},    {GLMRT_I8, 64},
+    {GLMRT_I4, 64}, {GLMRT_I2, 64}, {GLMRT_I4K, 256}, {GLMRT_I2K, 256},
+};
+
+TEST_P(Avx2Vnni, GivesTheBitsOfTheMaddubsPathForEveryIntFormat) {
+  MemoryBudget budget;
+  HostServices services(budget, 2);
+  PluginHandle<plugin::Kernels> vnni = kernels(services, "auto");
+  PluginHandle<plugin::Kernels> maddubs = kernels(services, "off");
+  std::mt19937 rng(36);
+  // An odd I: a partial last step in every format (of 32, 64 and 128 values).
+  constexpr int64_t kIntI = 999;
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(0.5f / 64, 1.0f / 64);
+  for (const WeightFormatSpec& spec : kIntFormats) {
+    glmrt_weight_view w{};
+    w.format = spec.to_format(1);
+    const int64_t row_bytes = plugin::packed_row_bytes(spec.element_type, kIntI);
+    const int64_t groups =
+        spec.group_size == 0 ? 1 : (kIntI + spec.group_size - 1) / spec.group_size;
+    std::vector<uint8_t> data(static_cast<size_t>(kO * row_bytes));
+    for (uint8_t& b : data) b = static_cast<uint8_t>(byte(rng));
+    std::vector<float> scales(static_cast<size_t>(kO * groups));
+    for (float& v : scales) v = scale(rng);
+    w.data = data.data();
+    w.scales = scales.data();
+    w.rows = kO;
+    w.cols = kIntI;
+    w.row_stride_bytes = row_bytes;
+    // S = 1 (its own tile shape), 4 (one full tile of columns), 19 (four
+    // tiles and a remainder of 3).
+    for (const int64_t S : {int64_t{1}, int64_t{4}, int64_t{19}}) {
+      const std::vector<float> x = activations(S, rng, kIntI);
+      std::vector<float> y_vnni(S * kO), y_maddubs(S * kO);
+      ASSERT_EQ(vnni->matmul(x.data(), S, w, y_vnni.data()), GLMRT_OK) << vnni->last_error();
+      ASSERT_EQ(maddubs->matmul(x.data(), S, w, y_maddubs.data()), GLMRT_OK)
+          << maddubs->last_error();
+      for (int64_t k = 0; k < S * kO; ++k)
+        ASSERT_EQ(std::memcmp(&y_vnni[k], &y_maddubs[k], sizeof(float)), 0)
+            << spec.name() << " S=" << S << ": y[" << k / kO << ", " << k % kO << "] is "
             << y_vnni[k] << " with vnni: auto but " << y_maddubs[k] << " with vnni: off";
     }
   }
