@@ -50,6 +50,8 @@ TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
                             "step: expert matmuls (ms)",
                             "step: attention (ms)",
                             "step: other (ms)",
+                            "step: fresh slot memory (MB)",
+                            "slots faulted in ahead (MB)",
                             "pinned experts (0 = off)",
                             "pinned hits (lookups)",
                             "LRU hits (lookups)",
@@ -70,6 +72,12 @@ TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
       // io ABI 1.6 (the in-tree plugins): every miss is read urgent.
       EXPECT_EQ(r["urgent_reads"], r["misses"]);
       EXPECT_TRUE(r.contains("cancelled_reads") && r.contains("cancelled_bytes")) << r.dump();
+      // Slot memory the decode steps' reads faulted in: whole 4 KiB pages,
+      // the per-step figure is that over the decode steps.
+      const auto fresh = r["decode_fresh_slot_bytes"].get<uint64_t>();
+      EXPECT_EQ(fresh % 4096, 0u);
+      EXPECT_DOUBLE_EQ(r["step_fresh_slot_bytes"].get<double>(), fresh / 5.0);
+      EXPECT_TRUE(r["warmed_slot_bytes"].is_number_unsigned()) << r.dump();
     }
     // Greedy and deterministic: every repetition of a profile says the same.
     EXPECT_EQ(p["runs"][0]["tokens"], p["runs"][1]["tokens"]);

@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -42,6 +43,28 @@ HugePageBlock::HugePageBlock(size_t bytes, MemoryBudget* budget, std::string cat
   data_ = start + lead;
   // Only a hint: without transparent huge pages the block still works.
   ::madvise(data_, size_, MADV_HUGEPAGE);
+}
+
+bool HugePageBlock::populate() noexcept {
+#ifdef MADV_POPULATE_WRITE
+  if (!data_) return false;
+  // A huge page per call: the mmap lock is let go between them, so the
+  // process's other faults and mappings do not queue behind a whole slot.
+  for (size_t at = 0; at < size_; at += kHugePageBytes)
+    if (::madvise(data_ + at, std::min(kHugePageBytes, size_ - at), MADV_POPULATE_WRITE) != 0)
+      return false;
+  return true;
+#else
+  return false;
+#endif
+}
+
+void HugePageBlock::charge_to(MemoryBudget* budget, std::string category) {
+  if (budget_) fail("{} bytes of {} are charged already", size_, category_);
+  if (!budget) return;
+  budget->charge(category, size_);
+  budget_ = budget;
+  category_ = std::move(category);
 }
 
 HugePageBlock::HugePageBlock(HugePageBlock&& other) noexcept

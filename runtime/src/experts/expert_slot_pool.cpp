@@ -50,11 +50,23 @@ void ExpertSlotPool::touch(int slot) {
   push_front(slot);
 }
 
+HugePageBlock ExpertSlotPool::new_slot_memory() {
+  if (warmer_) {
+    if (HugePageBlock warm = warmer_->take(warmer_index_); warm.data()) {
+      warm.charge_to(budget_, "expert slots");
+      return warm;
+    }
+  }
+  HugePageBlock fresh(slot_bytes_, budget_, "expert slots");
+  fresh_bytes_ += fresh.size();
+  return fresh;
+}
+
 int ExpertSlotPool::claim(int32_t id, const std::function<bool(int slot)>& usable) {
   int slot = -1;
   if (allocated() < capacity_) {
     slot = allocated();
-    memory_.emplace_back(slot_bytes_, budget_, "expert slots");
+    memory_.push_back(new_slot_memory());
     expert_.push_back(-1);
     pins_.push_back(0);
     prev_.push_back(-1);

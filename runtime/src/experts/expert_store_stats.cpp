@@ -30,7 +30,9 @@ ExpertStoreStats expert_stats_since(const ExpertStoreStats& now, const ExpertSto
   d.ahead_finished = less(now.ahead_finished, before.ahead_finished);
   d.ahead_finish_seconds = less_seconds(now.ahead_finish_seconds, before.ahead_finish_seconds);
   d.streamed_steps = less(now.streamed_steps, before.streamed_steps);
+  d.fresh_slot_bytes = less(now.fresh_slot_bytes, before.fresh_slot_bytes);
   d.slots_allocated = now.slots_allocated;
+  d.warmed_slot_bytes = now.warmed_slot_bytes;
   return d;
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <glmrt/base/huge_pages.h>
+#include <glmrt/experts/slot_warmer.h>
 
 #include <cstdint>
 #include <functional>
@@ -25,6 +26,15 @@ class ExpertSlotPool {
   uint64_t slot_bytes() const { return slot_bytes_; }
   /// Slots allocated so far (never more than capacity()).
   int allocated() const { return static_cast<int>(memory_.size()); }
+  /// New slots come from `warmer`'s pool `index` when it has one ready
+  /// (faulted in already); the warmer must outlive the pool's claims.
+  void take_slots_from(SlotWarmer* warmer, int index) {
+    warmer_ = warmer;
+    warmer_index_ = index;
+  }
+  /// Bytes of the slots the pool mapped itself, not populated ahead: the
+  /// first read into each made the kernel zero its pages on the read's path.
+  uint64_t fresh_bytes() const { return fresh_bytes_; }
 
   /// The slot holding (or reading) expert `id`, or -1.
   int slot_of(int32_t id) const { return slot_of_[static_cast<size_t>(id)]; }
@@ -48,6 +58,7 @@ class ExpertSlotPool {
   bool pinned(int slot) const { return pins_[static_cast<size_t>(slot)] > 0; }
 
  private:
+  HugePageBlock new_slot_memory();
   void unlink(int slot);
   void push_front(int slot);  // most recently used
   void push_back(int slot);   // least recently used
@@ -55,6 +66,9 @@ class ExpertSlotPool {
   int capacity_;
   uint64_t slot_bytes_;
   MemoryBudget* budget_;
+  SlotWarmer* warmer_ = nullptr;
+  int warmer_index_ = 0;
+  uint64_t fresh_bytes_ = 0;
   std::vector<HugePageBlock> memory_;  // by slot, allocated on first claim
   std::vector<int32_t> expert_;        // by slot, -1 = none
   std::vector<int> pins_;              // by slot
