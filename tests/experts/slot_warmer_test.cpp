@@ -68,6 +68,33 @@ TEST(SlotWarmer, APoolThatFindsNoneReadyMapsItsOwnAndTheWarmerMakesOneFewer) {
   EXPECT_EQ(budget.by_category().at("expert slots"), 4 * kWarmPerSlot);
 }
 
+TEST(SlotWarmer, AWarmOnlyClaimNeverMapsFreshMemoryWhileWarming) {
+  // The warmer is busy with a large first pool: whatever it has ready for the
+  // second when asked, a warm_only claim there takes it or recycles.
+  SlotWarmer warmer({{.capacity = 64, .slot_bytes = kWarmSlotBytes},
+                     {.capacity = 4, .slot_bytes = kWarmSlotBytes}});
+  ExpertSlotPool pool(16, 4, kWarmSlotBytes, nullptr);
+  pool.take_slots_from(&warmer, 1);
+  using Growth = ExpertSlotPool::Growth;
+  for (int id = 0; id < 16 && warmer.warming(); ++id) {
+    const int slot = pool.claim(id, kAnySlot, Growth::warm_only);
+    EXPECT_TRUE(slot >= 0 || pool.allocated() == 0) << id;  // -1 only with nothing to recycle
+  }
+  EXPECT_EQ(pool.fresh_bytes(), 0u);
+}
+
+TEST(SlotWarmer, OnceWarmingIsOverAWarmOnlyClaimGrowsAsAnyOther) {
+  SlotWarmer warmer({{.capacity = 1, .slot_bytes = kWarmSlotBytes}});
+  warmer.wait_done();
+  ExpertSlotPool pool(16, 3, kWarmSlotBytes, nullptr);
+  pool.take_slots_from(&warmer, 0);
+  for (int id = 0; id < 3; ++id)
+    EXPECT_EQ(pool.claim(id, kAnySlot, ExpertSlotPool::Growth::warm_only), id);
+  EXPECT_EQ(pool.allocated(), 3);
+  // One slot came warmed (where the kernel can populate), the rest were mapped fresh.
+  EXPECT_EQ(pool.fresh_bytes(), (warmer.warmed_bytes() ? 2 : 3) * kWarmPerSlot);
+}
+
 TEST(SlotWarmer, WithoutOneEverySlotIsFresh) {
   ExpertSlotPool pool(16, 3, kWarmSlotBytes, nullptr);
   for (int id = 0; id < 5; ++id) pool.claim(id, kAnySlot);

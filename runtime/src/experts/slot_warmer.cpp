@@ -60,11 +60,21 @@ void SlotWarmer::run(const std::stop_token& stop) {
 HugePageBlock SlotWarmer::take(int index) {
   std::lock_guard lock(mutex_);
   State& state = states_.at(static_cast<size_t>(index));
-  ++state.handed;
   if (state.ready.empty()) return {};
+  ++state.handed;
   HugePageBlock block = std::move(state.ready.back());
   state.ready.pop_back();
   return block;
+}
+
+void SlotWarmer::mapped_own(int index) {
+  std::lock_guard lock(mutex_);
+  ++states_.at(static_cast<size_t>(index)).handed;
+}
+
+bool SlotWarmer::warming() const {
+  std::lock_guard lock(mutex_);
+  return !done_;
 }
 
 void SlotWarmer::wait_done() {

@@ -42,13 +42,22 @@ class ExpertSlotPool {
   int32_t expert_in(int slot) const { return expert_[static_cast<size_t>(slot)]; }
   std::byte* memory(int slot) const { return memory_[static_cast<size_t>(slot)].data(); }
 
+  /// How claim() may grow the pool. `any`: a slot not yet allocated is taken
+  /// first, faulted in by the warmer if it has one ready, else mapped fresh
+  /// (the first read into it pays the kernel's zeroing). `warm_only`: while
+  /// the warmer is still making slots, the pool grows only with one it has
+  /// ready and otherwise recycles as a full pool would, so a step never pays
+  /// for fresh memory while an older slot can serve; the pool grows as fast
+  /// as the warmer, off the steps' path, can fault slots in.
+  enum class Growth { any, warm_only };
+
   /// Makes `slot` the most recently used.
   void touch(int slot);
   /// A slot for expert `id` (which no slot holds): a slot not yet allocated
   /// (allocated now), else the least recently used unpinned slot `usable`
   /// accepts, which forgets its expert. -1 when there is none. The slot
   /// becomes the most recently used.
-  int claim(int32_t id, const std::function<bool(int slot)>& usable);
+  int claim(int32_t id, const std::function<bool(int slot)>& usable, Growth growth = Growth::any);
   /// The slot forgets its expert (its read failed, or was not wanted) and
   /// becomes the first to be claimed.
   void forget(int slot);
@@ -58,7 +67,7 @@ class ExpertSlotPool {
   bool pinned(int slot) const { return pins_[static_cast<size_t>(slot)] > 0; }
 
  private:
-  HugePageBlock new_slot_memory();
+  HugePageBlock new_slot_memory(Growth growth);
   void unlink(int slot);
   void push_front(int slot);  // most recently used
   void push_back(int slot);   // least recently used

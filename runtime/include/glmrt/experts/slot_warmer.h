@@ -34,8 +34,12 @@ class SlotWarmer {
   ~SlotWarmer();
 
   /// A populated, uncharged block for pool `index`, or an empty one when none
-  /// is ready (the caller maps its own, and the warmer makes one fewer).
+  /// is ready.
   HugePageBlock take(int index);
+  /// Pool `index` mapped a slot of its own: the warmer makes one fewer.
+  void mapped_own(int index);
+  /// Still making slots (false once every pool is full or the kernel cannot populate).
+  bool warming() const;
   /// Waits until every slot is warmed or handed over (or warming stopped
   /// because the kernel cannot populate): for tests.
   void wait_done();
