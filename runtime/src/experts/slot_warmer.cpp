@@ -1,5 +1,8 @@
 #include <glmrt/experts/slot_warmer.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <utility>
 
 namespace glmrt {
@@ -27,6 +30,10 @@ int SlotWarmer::next_pool(size_t& cursor) const {
 }
 
 void SlotWarmer::run(const std::stop_token& stop) {
+  // The lowest share of the cores: the pools recycle while it lags, so a
+  // slow warmer costs cache growth, never the steps' compute (measured:
+  // docs/expert-cache.md). Only a hint; the thread works without it.
+  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
   size_t cursor = 0;
   for (;;) {
     int index = -1;
