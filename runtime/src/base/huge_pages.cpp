@@ -46,15 +46,22 @@ HugePageBlock::HugePageBlock(size_t bytes, MemoryBudget* budget, std::string cat
 }
 
 bool HugePageBlock::populate() noexcept {
+  return populate(0, size_);
+}
+
+bool HugePageBlock::populate(size_t offset, size_t bytes) noexcept {
 #ifdef MADV_POPULATE_WRITE
-  if (!data_) return false;
+  if (!data_ || offset >= size_) return false;
+  const size_t end = offset + std::min(bytes, size_ - offset);
   // A huge page per call: the mmap lock is let go between them, so the
   // process's other faults and mappings do not queue behind a whole slot.
-  for (size_t at = 0; at < size_; at += kHugePageBytes)
-    if (::madvise(data_ + at, std::min(kHugePageBytes, size_ - at), MADV_POPULATE_WRITE) != 0)
+  for (size_t at = offset; at < end; at += kHugePageBytes)
+    if (::madvise(data_ + at, std::min(kHugePageBytes, end - at), MADV_POPULATE_WRITE) != 0)
       return false;
   return true;
 #else
+  (void)offset;
+  (void)bytes;
   return false;
 #endif
 }

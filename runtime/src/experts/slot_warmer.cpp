@@ -48,7 +48,13 @@ void SlotWarmer::run(const std::stop_token& stop) {
     HugePageBlock block;
     try {
       block = HugePageBlock(bytes, nullptr, "expert slots");
-      populated = block.populate();
+      // A huge page at a time, so that stopping waits for one at most.
+      populated = true;
+      for (size_t at = 0; populated && at < block.size(); at += kHugePageBytes) {
+        if (stop.stop_requested()) break;
+        populated = block.populate(at, kHugePageBytes);
+      }
+      if (stop.stop_requested()) break;
     } catch (const std::exception&) {
       // Out of address space: the pools map their own slots, as without a warmer.
     }

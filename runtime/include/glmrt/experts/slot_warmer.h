@@ -30,7 +30,7 @@ class SlotWarmer {
   explicit SlotWarmer(std::vector<Pool> pools);
   SlotWarmer(const SlotWarmer&) = delete;
   SlotWarmer& operator=(const SlotWarmer&) = delete;
-  /// Stops after the slot being populated, if any.
+  /// Stops after the huge page being populated, if any.
   ~SlotWarmer();
 
   /// A populated, uncharged block for pool `index`, or an empty one when none
