@@ -50,6 +50,8 @@ TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
                             "step: expert matmuls (ms)",
                             "step: attention (ms)",
                             "step: other (ms)",
+                            "step: fresh slot memory (MB)",
+                            "slots faulted in ahead (MB)",
                             "pinned experts (0 = off)",
                             "pinned hits (lookups)",
                             "LRU hits (lookups)",
@@ -75,6 +77,12 @@ TEST(BenchCommand, JsonRunsReferenceAgainstNvmeOnTheTinyModelByDefault) {
       for (const char* key :
            {"first_guess_accuracy", "next_step_accuracy", "drive_idle_between_steps_ms"})
         EXPECT_TRUE(r.contains(key)) << key;
+      // Slot memory the decode steps' reads faulted in: whole 4 KiB pages,
+      // the per-step figure is that over the decode steps.
+      const auto fresh = r["decode_fresh_slot_bytes"].get<uint64_t>();
+      EXPECT_EQ(fresh % 4096, 0u);
+      EXPECT_DOUBLE_EQ(r["step_fresh_slot_bytes"].get<double>(), fresh / 5.0);
+      EXPECT_TRUE(r["warmed_slot_bytes"].is_number_unsigned()) << r.dump();
     }
     // Greedy and deterministic: every repetition of a profile says the same.
     EXPECT_EQ(p["runs"][0]["tokens"], p["runs"][1]["tokens"]);

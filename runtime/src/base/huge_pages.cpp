@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -42,6 +43,35 @@ HugePageBlock::HugePageBlock(size_t bytes, MemoryBudget* budget, std::string cat
   data_ = start + lead;
   // Only a hint: without transparent huge pages the block still works.
   ::madvise(data_, size_, MADV_HUGEPAGE);
+}
+
+bool HugePageBlock::populate() noexcept {
+  return populate(0, size_);
+}
+
+bool HugePageBlock::populate(size_t offset, size_t bytes) noexcept {
+#ifdef MADV_POPULATE_WRITE
+  if (!data_ || offset >= size_) return false;
+  const size_t end = offset + std::min(bytes, size_ - offset);
+  // A huge page per call: the mmap lock is let go between them, so the
+  // process's other faults and mappings do not queue behind a whole slot.
+  for (size_t at = offset; at < end; at += kHugePageBytes)
+    if (::madvise(data_ + at, std::min(kHugePageBytes, end - at), MADV_POPULATE_WRITE) != 0)
+      return false;
+  return true;
+#else
+  (void)offset;
+  (void)bytes;
+  return false;
+#endif
+}
+
+void HugePageBlock::charge_to(MemoryBudget* budget, std::string category) {
+  if (budget_) fail("{} bytes of {} are charged already", size_, category_);
+  if (!budget) return;
+  budget->charge(category, size_);
+  budget_ = budget;
+  category_ = std::move(category);
 }
 
 HugePageBlock::HugePageBlock(HugePageBlock&& other) noexcept

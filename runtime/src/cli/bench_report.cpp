@@ -89,6 +89,12 @@ const std::vector<Row>& rows() {
        2},
       {"step: attention", "ms", [](const BenchRun& r) { return 1e3 * r.step_attention; }, 2},
       {"step: other", "ms", [](const BenchRun& r) { return 1e3 * r.step_other; }, 2},
+      // Slot memory a decode step's reads faulted in (zeroed by the kernel
+      // inside the read); 0 once the store's warmer got there first.
+      {"step: fresh slot memory", "MB",
+       [](const BenchRun& r) { return r.step_fresh_slot_bytes() / 1e6; }, 1},
+      {"slots faulted in ahead", "MB", [](const BenchRun& r) { return r.warmed_slot_bytes / 1e6; },
+       1},
       // Expert parallelism: -1 ("-") with one process.
       {"step: exchange", "ms",
        [](const BenchRun& r) { return r.ranks > 1 ? 1e3 * r.step_exchange : -1; }, 2},
@@ -185,6 +191,9 @@ nlohmann::json run_json(const BenchRun& r) {
                         {"expert_matmuls", 1e3 * r.step_expert_matmuls},
                         {"attention", 1e3 * r.step_attention},
                         {"other", 1e3 * r.step_other}}},
+                      {"decode_fresh_slot_bytes", r.decode_fresh_slot_bytes},
+                      {"step_fresh_slot_bytes", r.step_fresh_slot_bytes()},
+                      {"warmed_slot_bytes", r.warmed_slot_bytes},
                       {"tokens", r.tokens},
                       {"ranks", r.ranks},
                       {"rank_experts", rank_experts_json(r.rank_experts)},

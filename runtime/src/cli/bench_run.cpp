@@ -57,6 +57,12 @@ double BenchRun::substitutions_per_token() const {
 double BenchRun::decode_tokens_per_second() const {
   return decode_seconds > 0 ? decode_tokens / decode_seconds : 0;
 }
+double BenchRun::step_fresh_slot_bytes() const {
+  // The same steps the step split divides by: decode tokens alone, forwards in parallel.
+  const int64_t steps = streams > 0 ? decode_steps : decode_tokens;
+  return steps > 0 ? static_cast<double>(decode_fresh_slot_bytes) / static_cast<double>(steps)
+                   : 0.0;
+}
 double BenchRun::tokens_per_forward() const {
   if (!drafting) return 1.0;
   return draft_forwards > 0 ? double(draft_decided) / double(draft_forwards) : 0.0;
@@ -145,6 +151,8 @@ void take_expert_figures(BenchRun& run, Engine& engine, const ExpertStoreStats& 
   run.urgent_reads = e.urgent_reads - before.urgent_reads;
   run.cancelled_reads = e.cancelled_reads - before.cancelled_reads;
   run.cancelled_bytes = e.cancelled_bytes - before.cancelled_bytes;
+  run.decode_fresh_slot_bytes = e.fresh_slot_bytes - after_prefill.fresh_slot_bytes;
+  run.warmed_slot_bytes = e.warmed_slot_bytes;
   const uint64_t hits = run.pinned_hits + run.lru_hits, uses = hits + run.misses;
   run.hit_rate = uses ? static_cast<double>(hits) / static_cast<double>(uses) : 0.0;
   const auto fraction = [](uint64_t part, uint64_t whole) {

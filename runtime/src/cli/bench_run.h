@@ -47,6 +47,12 @@ struct BenchRun {
   /// Substitutions per decode position (-1 with cache_bias off).
   double substitutions_per_token() const;
   uint64_t peak_rss_bytes = 0;
+  // Expert slot memory a read had to fault in while decoding (the kernel
+  // zeroes it inside the read, on an io thread: time taken from the step),
+  // and what the store faulted in ahead, off the steps' path (whole run).
+  uint64_t decode_fresh_slot_bytes = 0, warmed_slot_bytes = 0;
+  /// decode_fresh_slot_bytes per decode step.
+  double step_fresh_slot_bytes() const;
   // Where a decode step's time went, seconds per step.
   double step_disk_wait = 0, step_expert_matmuls = 0, step_attention = 0, step_other = 0;
   // Speculative decoding (all 0 when the profile drafts nothing): decode

@@ -64,14 +64,18 @@ void ExpertLayerPool::mark_used(int slot) {
 }
 
 uint64_t ExpertLayerPool::recent_use_floor() const {
-  if (cache_slots_ <= 0) return std::numeric_limits<uint64_t>::max();
+  // A pool still growing (as fast as its slots are faulted in) is a smaller
+  // pool with the same read-ahead part: it keeps fewer recent experts.
+  const int kept_slots =
+      std::min(cache_slots_, pool_.allocated() - (pool_.capacity() - cache_slots_));
+  if (kept_slots <= 0) return std::numeric_limits<uint64_t>::max();
   std::vector<uint64_t> uses;
   uses.reserve(static_cast<size_t>(pool_.allocated()));
   for (int slot = 0; slot < pool_.allocated(); ++slot)
     if (const uint64_t use = slots_[static_cast<size_t>(slot)].last_use; use > 0)
       uses.push_back(use);
-  if (uses.size() <= static_cast<size_t>(cache_slots_)) return 1;
-  const auto kept = uses.begin() + (cache_slots_ - 1);
+  if (uses.size() <= static_cast<size_t>(kept_slots)) return 1;
+  const auto kept = uses.begin() + (kept_slots - 1);
   std::nth_element(uses.begin(), kept, uses.end(), std::greater<>());
   return *kept;
 }
@@ -103,24 +107,30 @@ int ExpertLayerPool::claim_idle(int32_t id) {
   // The LRU part's last `cache_slots` experts go last: a slot holding an
   // older one, or an unused guess, is taken first.
   const uint64_t floor = recent_use_floor();
+  using Growth = ExpertSlotPool::Growth;
   int slot = pool_.claim(
-      id, [&](int s) { return idle(s) && slots_[static_cast<size_t>(s)].last_use < floor; });
-  if (slot < 0) slot = pool_.claim(id, idle);
+      id, [&](int s) { return idle(s) && slots_[static_cast<size_t>(s)].last_use < floor; },
+      Growth::warm_only);
+  if (slot < 0) slot = pool_.claim(id, idle, Growth::warm_only);
+  if (slot < 0) slot = pool_.claim(id, idle);  // nothing to recycle: a fresh slot
   return claimed(slot);
 }
 
 int ExpertLayerPool::claim_guess(int32_t id) {
   const uint64_t floor = recent_use_floor();
   int32_t evicted = -1;
-  const int slot = pool_.claim(id, [&](int s) {
-    const Slot& info = slots_[static_cast<size_t>(s)];
-    const int32_t held = pool_.expert_in(s);
-    if (info.state == State::loading || wanted_in(s) || info.last_use >= floor ||
-        (held >= 0 && predicted(held)))
-      return false;
-    evicted = held;
-    return true;
-  });
+  const int slot = pool_.claim(
+      id,
+      [&](int s) {
+        const Slot& info = slots_[static_cast<size_t>(s)];
+        const int32_t held = pool_.expert_in(s);
+        if (info.state == State::loading || wanted_in(s) || info.last_use >= floor ||
+            (held >= 0 && predicted(held)))
+          return false;
+        evicted = held;
+        return true;
+      },
+      ExpertSlotPool::Growth::warm_only);  // a guess never maps fresh memory while slots are warmed
   if (slot >= 0 && evicted >= 0) evicted_by_guess_[static_cast<size_t>(evicted)] = 1;
   return claimed(slot);
 }

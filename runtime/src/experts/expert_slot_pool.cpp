@@ -1,6 +1,8 @@
 #include <glmrt/base/error.h>
 #include <glmrt/experts/expert_slot_pool.h>
 
+#include <utility>
+
 namespace glmrt {
 
 ExpertSlotPool::ExpertSlotPool(int n_experts, int capacity, uint64_t slot_bytes,
@@ -50,11 +52,26 @@ void ExpertSlotPool::touch(int slot) {
   push_front(slot);
 }
 
-int ExpertSlotPool::claim(int32_t id, const std::function<bool(int slot)>& usable) {
+HugePageBlock ExpertSlotPool::new_slot_memory(Growth growth) {
+  if (warmer_) {
+    if (HugePageBlock warm = warmer_->take(warmer_index_); warm.data()) {
+      warm.charge_to(budget_, "expert slots");
+      return warm;
+    }
+    if (growth == Growth::warm_only && warmer_->warming()) return {};
+  }
+  HugePageBlock fresh(slot_bytes_, budget_, "expert slots");
+  fresh_bytes_ += fresh.size();
+  if (warmer_) warmer_->mapped_own(warmer_index_);
+  return fresh;
+}
+
+int ExpertSlotPool::claim(int32_t id, const std::function<bool(int slot)>& usable, Growth growth) {
   int slot = -1;
-  if (allocated() < capacity_) {
+  HugePageBlock memory = allocated() < capacity_ ? new_slot_memory(growth) : HugePageBlock{};
+  if (memory.data()) {
     slot = allocated();
-    memory_.emplace_back(slot_bytes_, budget_, "expert slots");
+    memory_.push_back(std::move(memory));
     expert_.push_back(-1);
     pins_.push_back(0);
     prev_.push_back(-1);

@@ -65,6 +65,19 @@ ExpertStore::ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChann
                 : "");
   if (staging) staging_ = ExpertStaging(staging, widest, threads, budget);
   if (ahead_buffers > 0) ahead_staging_ = ReadAheadStaging(ahead_buffers, staging, budget);
+  // Full pools fit in the budget (checked above): fault their slots in from
+  // now on, off the steps' path. Without a limit nothing says they would fit
+  // in RAM (a pool may be far larger than a run's experts), so slots are
+  // faulted in as reads first land in them, as they always were.
+  std::vector<SlotWarmer::Pool> warm;
+  for (const auto& pool : pools_)
+    if (pool) warm.push_back({.capacity = capacity_, .slot_bytes = pool->slot_bytes()});
+  if (budget && budget->limit() != 0 && !warm.empty()) {
+    warmer_ = std::make_unique<SlotWarmer>(std::move(warm));
+    int index = 0;
+    for (const auto& pool : pools_)
+      if (pool) pool->take_slots_from(warmer_.get(), index++);
+  }
 }
 
 ExpertStore::~ExpertStore() = default;
@@ -122,8 +135,13 @@ const ExpertStoreStats& ExpertStore::stats() const {
   stats_.step_gaps = io_.stats().step_gaps;
   stats_.idle_between_steps_seconds = io_.stats().idle_between_steps_seconds;
   stats_.slots_allocated = 0;
+  stats_.fresh_slot_bytes = 0;
   for (const auto& pool : pools_)
-    if (pool) stats_.slots_allocated += static_cast<uint64_t>(pool->allocated());
+    if (pool) {
+      stats_.slots_allocated += static_cast<uint64_t>(pool->allocated());
+      stats_.fresh_slot_bytes += pool->fresh_slot_bytes();
+    }
+  stats_.warmed_slot_bytes = warmer_ ? warmer_->warmed_bytes() : 0;
   return stats_;
 }
 

@@ -37,7 +37,9 @@ ExpertStoreStats expert_stats_since(const ExpertStoreStats& now, const ExpertSto
   d.idle_between_steps_seconds =
       less_seconds(now.idle_between_steps_seconds, before.idle_between_steps_seconds);
   d.streamed_steps = less(now.streamed_steps, before.streamed_steps);
+  d.fresh_slot_bytes = less(now.fresh_slot_bytes, before.fresh_slot_bytes);
   d.slots_allocated = now.slots_allocated;
+  d.warmed_slot_bytes = now.warmed_slot_bytes;
   return d;
 }
 

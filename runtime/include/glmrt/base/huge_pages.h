@@ -29,6 +29,17 @@ class HugePageBlock {
   HugePageBlock& operator=(const HugePageBlock&) = delete;
   ~HugePageBlock();
 
+  /// Faults every page in, writable, now (MADV_POPULATE_WRITE): the kernel
+  /// zeroes them here instead of inside the first read into the block. The
+  /// bytes are left as they are, so it is safe beside a read into the block.
+  /// False where the kernel cannot (before Linux 5.14) or memory ran out.
+  bool populate() noexcept;
+  /// populate() of the bytes [offset, offset + bytes) (clamped to the block).
+  bool populate(size_t offset, size_t bytes) noexcept;
+  /// Charges a block mapped without a budget to `budget` under `category`
+  /// (nothing without a budget). Throws glmrt::Error when the budget refuses.
+  void charge_to(MemoryBudget* budget, std::string category);
+
   std::byte* data() const { return data_; }
   size_t size() const { return size_; }
 

@@ -57,6 +57,10 @@ class ExpertLayerPool {
   const std::vector<std::filesystem::path>& files() const { return io_.files(); }
   int capacity() const { return pool_.capacity(); }
   int allocated() const { return pool_.allocated(); }
+  /// New slots come from `warmer`'s pool `index` when it has one ready.
+  void take_slots_from(SlotWarmer* warmer, int index) { pool_.take_slots_from(warmer, index); }
+  /// Bytes of slots mapped on a step's path, not faulted in ahead.
+  uint64_t fresh_slot_bytes() const { return pool_.fresh_bytes(); }
   /// Bytes of each slot (the largest expert's).
   uint64_t slot_bytes() const { return pool_.slot_bytes(); }
   /// The largest expert read through the staging buffer (0: every one is

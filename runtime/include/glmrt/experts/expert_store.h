@@ -178,6 +178,8 @@ class ExpertStore {
   /// The costs the read-ahead depth weighs now (updates the busy share).
   ReadAheadCosts measured_costs();
   PinnedExperts pinned_;
+  /// Faults the pools' slots in ahead of use; outlives the pools, which take from it.
+  std::unique_ptr<SlotWarmer> warmer_;
   /// By row, null for dense layers. Last: their in-flight reads land before the rest goes.
   std::vector<std::unique_ptr<ExpertLayerPool>> pools_;
 };

@@ -35,6 +35,10 @@ struct ExpertStoreStats {
   double idle_between_steps_seconds = 0;  // the drive's idle time in those gaps
   uint64_t streamed_steps = 0;            // steps that needed more experts than the pool holds
   uint64_t slots_allocated = 0;
+  // Slot memory a read had to fault in (the kernel zeroing it inside the
+  // read): slots mapped on a step's path because the warmer had none ready.
+  uint64_t fresh_slot_bytes = 0;
+  uint64_t warmed_slot_bytes = 0;  // slot memory faulted in ahead, off the steps' path (a level)
 
   /// Pinned and slot hits over every lookup.
   double hit_rate() const {
