@@ -5,6 +5,7 @@
 // accounted for; a pool the budget cannot hold fails at load.
 #include <glmrt/base/error.h>
 #include <glmrt/generate/session.h>
+#include <algorithm>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -196,6 +197,25 @@ TEST_F(ExpertSlots, AreAllocatedOnceBudgetedAndRecycled) {
   EXPECT_EQ(engine->budget().by_category().at("expert slots"), after_prefill * slot);
   EXPECT_GT(store.stats().misses, 3u * moe_layers);  // slots were recycled for new experts
   EXPECT_GT(store.stats().streamed_steps, 0u);       // 12 positions need more than 3 slots
+}
+
+TEST_F(ExpertSlots, UnderABudgetLimitTheSlotsAreFaultedInAtLoadNotInTheSteps) {
+  // Zeroing fresh memory beside the steps slowed them (docs/expert-cache.md):
+  // the engine is open only once every slot the plan allows is faulted in.
+  auto engine = open_engine(scratch_.path(), kTinyCheckpoint,
+                            {.cache = 2, .prefetch = "1", .budget = "1GiB"});
+  const ExpertStore& store = engine->experts();
+  const uint64_t slot = (store.slot_bytes(1) + 4095) / 4096 * 4096;
+  const uint64_t warmed = store.stats().warmed_slot_bytes;
+  if (warmed == 0) GTEST_SKIP() << "this kernel cannot populate (MADV_POPULATE_WRITE)";
+  const auto rows = std::ranges::count(store.expert_rows(), true);  // 3 MoE layers + MTP's
+  EXPECT_EQ(rows, 4);
+  EXPECT_EQ(warmed, static_cast<uint64_t>(rows) * 3 * slot);  // 2 cached + 1 read ahead each
+  run_session(*engine);
+  EXPECT_EQ(store.stats().warmed_slot_bytes, warmed);
+  EXPECT_EQ(store.stats().fresh_slot_bytes, 0u);
+  // The MTP row's pool is not used without drafting: its slots stay uncharged.
+  EXPECT_EQ(engine->budget().by_category().at("expert slots"), 3u * 3 * slot);
 }
 
 TEST_F(ExpertSlots, OneSlotPerLayerStillRunsEveryStep) {

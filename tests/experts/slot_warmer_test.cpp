@@ -56,6 +56,23 @@ TEST(SlotWarmer, PoolsTakeWarmedSlotsAndChargeThemWhenTaken) {
   EXPECT_EQ(a.fresh_bytes() + b.fresh_bytes(), 0u);  // no read had to fault a slot in
 }
 
+TEST(SlotWarmer, SeveralThreadsMakeEachSlotOnce) {
+  SlotWarmer warmer({{.capacity = 5, .slot_bytes = kWarmSlotBytes},
+                     {.capacity = 1, .slot_bytes = kWarmSlotBytes},
+                     {.capacity = 3, .slot_bytes = kWarmSlotBytes}},
+                    3);
+  EXPECT_TRUE(warmer.warming() || warmer.warmed_bytes() == 9 * kWarmPerSlot ||
+              warmer.warmed_bytes() == 0);
+  warmer.wait_done();
+  EXPECT_FALSE(warmer.warming());
+  if (warmer.warmed_bytes() == 0) GTEST_SKIP() << "this kernel cannot populate";
+  EXPECT_EQ(warmer.warmed_bytes(), 9 * kWarmPerSlot);
+  int taken = 0;
+  for (int pool = 0; pool < 3; ++pool)
+    while (warmer.take(pool).data()) ++taken;
+  EXPECT_EQ(taken, 9);
+}
+
 TEST(SlotWarmer, APoolThatFindsNoneReadyMapsItsOwnAndTheWarmerMakesOneFewer) {
   MemoryBudget budget;
   ExpertSlotPool pool(16, 4, kWarmSlotBytes, &budget);

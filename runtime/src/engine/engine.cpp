@@ -173,6 +173,9 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir, TensorDi
     const PinnedSummary& pinned = experts_->pin(keys, profile_.mlock_pinned);
     if (!pinned.lock_refusal.empty()) warn("{}", pinned.lock_refusal);
   }
+  // Faulting the slots in beside the steps, even at the lowest priority,
+  // slowed decode by a fifth (docs/expert-cache.md): it is load work.
+  experts_->finish_warming();
   if (options.experts_only) return;
   model_ = std::make_unique<Model>(config_, std::move(weights), *experts_, backend_);
   if (!routing_.empty()) model_->set_routing_observer(&routing_);

@@ -66,14 +66,15 @@ ExpertStore::ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChann
   if (staging) staging_ = ExpertStaging(staging, widest, threads, budget);
   if (ahead_buffers > 0) ahead_staging_ = ReadAheadStaging(ahead_buffers, staging, budget);
   // Full pools fit in the budget (checked above): fault their slots in from
-  // now on, off the steps' path. Without a limit nothing says they would fit
-  // in RAM (a pool may be far larger than a run's experts), so slots are
-  // faulted in as reads first land in them, as they always were.
+  // now on, off the steps' path, on as many threads as the steps use (the
+  // engine waits for them at load: finish_warming). Without a limit nothing
+  // says they would fit in RAM (a pool may be far larger than a run's
+  // experts), so slots are faulted in as reads first land in them.
   std::vector<SlotWarmer::Pool> warm;
   for (const auto& pool : pools_)
     if (pool) warm.push_back({.capacity = capacity_, .slot_bytes = pool->slot_bytes()});
   if (budget && budget->limit() != 0 && !warm.empty()) {
-    warmer_ = std::make_unique<SlotWarmer>(std::move(warm));
+    warmer_ = std::make_unique<SlotWarmer>(std::move(warm), threads);
     int index = 0;
     for (const auto& pool : pools_)
       if (pool) pool->take_slots_from(warmer_.get(), index++);
@@ -81,6 +82,10 @@ ExpertStore::ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChann
 }
 
 ExpertStore::~ExpertStore() = default;
+
+void ExpertStore::finish_warming() {
+  if (warmer_) warmer_->wait_done();
+}
 
 ExpertStore::Held::Held(Held&& other) noexcept
     : pool_(std::exchange(other.pool_, nullptr)),

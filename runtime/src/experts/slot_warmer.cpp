@@ -1,28 +1,30 @@
 #include <glmrt/experts/slot_warmer.h>
 
-#include <sys/resource.h>
-#include <unistd.h>
-
+#include <algorithm>
 #include <utility>
 
 namespace glmrt {
 
-SlotWarmer::SlotWarmer(std::vector<Pool> pools) {
+SlotWarmer::SlotWarmer(std::vector<Pool> pools, int threads) {
   states_.reserve(pools.size());
-  for (const Pool& pool : pools) states_.push_back(State{.pool = pool, .handed = 0, .ready = {}});
-  thread_ = std::jthread([this](const std::stop_token& stop) { run(stop); });
+  for (const Pool& pool : pools)
+    states_.push_back(State{.pool = pool, .handed = 0, .in_making = 0, .ready = {}});
+  running_ = std::max(threads, 1);
+  threads_.reserve(static_cast<size_t>(running_));
+  for (int t = 0; t < running_; ++t)
+    threads_.emplace_back([this](const std::stop_token& stop) { run(stop); });
 }
 
 SlotWarmer::~SlotWarmer() {
-  thread_.request_stop();
-  if (thread_.joinable()) thread_.join();
+  for (auto& thread : threads_) thread.request_stop();
+  threads_.clear();  // joins
 }
 
-int SlotWarmer::next_pool(size_t& cursor) const {
+int SlotWarmer::next_pool() {
   for (size_t tried = 0; tried < states_.size(); ++tried) {
-    const size_t i = (cursor + tried) % states_.size();
+    const size_t i = (cursor_ + tried) % states_.size();
     if (states_[i].needs()) {
-      cursor = i + 1;
+      cursor_ = i + 1;
       return static_cast<int>(i);
     }
   }
@@ -30,18 +32,16 @@ int SlotWarmer::next_pool(size_t& cursor) const {
 }
 
 void SlotWarmer::run(const std::stop_token& stop) {
-  // The lowest share of the cores: the pools recycle while it lags, so a
-  // slow warmer costs cache growth, never the steps' compute (measured:
-  // docs/expert-cache.md). Only a hint; the thread works without it.
-  ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
-  size_t cursor = 0;
   for (;;) {
     int index = -1;
     uint64_t bytes = 0;
     {
       std::lock_guard lock(mutex_);
-      if (!stop.stop_requested()) index = next_pool(cursor);
-      if (index >= 0) bytes = states_[static_cast<size_t>(index)].pool.slot_bytes;
+      if (!stop.stop_requested() && !failed_) index = next_pool();
+      if (index >= 0) {
+        ++states_[static_cast<size_t>(index)].in_making;
+        bytes = states_[static_cast<size_t>(index)].pool.slot_bytes;
+      }
     }
     if (index < 0) break;
     bool populated = false;
@@ -54,20 +54,24 @@ void SlotWarmer::run(const std::stop_token& stop) {
         if (stop.stop_requested()) break;
         populated = block.populate(at, kHugePageBytes);
       }
-      if (stop.stop_requested()) break;
     } catch (const std::exception&) {
       // Out of address space: the pools map their own slots, as without a warmer.
+      populated = false;
     }
-    if (!populated) break;  // the kernel cannot populate, or memory ran out
     std::lock_guard lock(mutex_);
     State& state = states_[static_cast<size_t>(index)];
+    --state.in_making;
+    if (stop.stop_requested()) break;
+    if (!populated) {
+      failed_ = true;  // the kernel cannot populate, or memory ran out
+      break;
+    }
     if (!state.needs()) continue;  // the pool mapped its own meanwhile
     warmed_bytes_ += block.size();
     state.ready.push_back(std::move(block));
   }
   std::lock_guard lock(mutex_);
-  done_ = true;
-  done_changed_.notify_all();
+  if (--running_ == 0) done_changed_.notify_all();
 }
 
 HugePageBlock SlotWarmer::take(int index) {
@@ -87,12 +91,12 @@ void SlotWarmer::mapped_own(int index) {
 
 bool SlotWarmer::warming() const {
   std::lock_guard lock(mutex_);
-  return !done_;
+  return running_ > 0;
 }
 
 void SlotWarmer::wait_done() {
   std::unique_lock lock(mutex_);
-  done_changed_.wait(lock, [&] { return done_; });
+  done_changed_.wait(lock, [&] { return running_ == 0; });
 }
 
 uint64_t SlotWarmer::warmed_bytes() const {

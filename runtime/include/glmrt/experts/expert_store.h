@@ -119,6 +119,9 @@ class ExpertStore {
   /// LRU slots per layer (memory.expert_cache, as sized).
   int cache_per_layer() const { return sizes_.cache; }
 
+  /// Waits until the slots the budget allows are faulted in (when it has a
+  /// limit): the zeroing then costs the load, not the first steps.
+  void finish_warming();
   const ExpertStoreStats& stats() const;
   /// Each layer's read-ahead depth as chosen so far.
   const ReadAheadDepth& read_ahead_depth() const { return depth_; }

@@ -2,12 +2,13 @@
 // into a fresh slot makes the kernel zero its huge pages inside that read's
 // syscall, on an io thread (clear_page_erms under O_DIRECT's page pinning):
 // a larger budget plans more slots, so more of that zeroing fell into the
-// decode steps and took the cores from the computation (docs/expert-cache.md:
-// cold decode was slower under a 9 GB limit than under 6 GB). The warmer maps
-// and populates each pool's slots on a thread of its own from load on, one
-// slot per pool in turn, and hands them over as the pools grow; a pool that
-// finds none ready maps its own, as before. Blocks are charged to the budget
-// when a pool takes them: the store checked at load that full pools fit.
+// decode steps (docs/expert-cache.md: cold decode was slower under a 9 GB
+// limit than under 6 GB). The warmer maps and populates each pool's slots on
+// threads of its own, one slot per pool in turn, and hands them over as the
+// pools grow; a pool that finds none ready maps its own, as before. Blocks are
+// charged to the budget when a pool takes them: the store checked at load
+// that full pools fit. The engine waits for it at load: zeroing beside the
+// steps, even at the lowest priority, slowed them by a fifth (measured).
 #pragma once
 
 #include <glmrt/base/huge_pages.h>
@@ -26,11 +27,11 @@ class SlotWarmer {
     int capacity = 0;         // slots the pool can hold
     uint64_t slot_bytes = 0;  // each
   };
-  /// Starts warming `pools` (indices as given) at once.
-  explicit SlotWarmer(std::vector<Pool> pools);
+  /// Starts warming `pools` (indices as given) at once, on `threads` threads.
+  explicit SlotWarmer(std::vector<Pool> pools, int threads = 1);
   SlotWarmer(const SlotWarmer&) = delete;
   SlotWarmer& operator=(const SlotWarmer&) = delete;
-  /// Stops after the huge page being populated, if any.
+  /// Stops after the huge pages being populated, if any.
   ~SlotWarmer();
 
   /// A populated, uncharged block for pool `index`, or an empty one when none
@@ -41,7 +42,7 @@ class SlotWarmer {
   /// Still making slots (false once every pool is full or the kernel cannot populate).
   bool warming() const;
   /// Waits until every slot is warmed or handed over (or warming stopped
-  /// because the kernel cannot populate): for tests.
+  /// because the kernel cannot populate).
   void wait_done();
   /// Bytes populated so far.
   uint64_t warmed_bytes() const;
@@ -49,19 +50,24 @@ class SlotWarmer {
  private:
   struct State {
     Pool pool;
-    int handed = 0;  // taken, or mapped by the pool itself
+    int handed = 0;     // taken, or mapped by the pool itself
+    int in_making = 0;  // being populated by a thread now
     std::vector<HugePageBlock> ready;
-    bool needs() const { return handed + static_cast<int>(ready.size()) < pool.capacity; }
+    bool needs() const {
+      return handed + in_making + static_cast<int>(ready.size()) < pool.capacity;
+    }
   };
   void run(const std::stop_token& stop);
-  int next_pool(size_t& cursor) const;  // under mutex_; -1 when every pool is full
+  int next_pool();  // under mutex_; -1 when every pool is full
 
   mutable std::mutex mutex_;
   std::condition_variable done_changed_;
   std::vector<State> states_;
   uint64_t warmed_bytes_ = 0;
-  bool done_ = false;
-  std::jthread thread_;  // last: it starts once the state above exists
+  size_t cursor_ = 0;                  // the pool to try first: one slot per pool in turn
+  int running_ = 0;                    // threads still making slots
+  bool failed_ = false;                // the kernel cannot populate, or memory ran out
+  std::vector<std::jthread> threads_;  // last: they start once the state above exists
 };
 
 }  // namespace glmrt
