@@ -7,8 +7,27 @@
 #include <glmrt/model/remote_experts.h>
 
 #include <chrono>
+#include <span>
+#include <vector>
 
 namespace glmrt {
+namespace {
+
+/// The residual stream as far as a layer has computed it, into `sum`: its
+/// input `h` plus the shared expert's and the routed experts' outputs so far
+/// (either may be empty), plus `per_row` added to each row when given.
+std::span<const float> residual_so_far(std::span<const float> h, std::span<const float> shared,
+                                       std::span<const float> routed,
+                                       std::span<const float> per_row, std::vector<float>& sum) {
+  if (sum.size() < h.size()) sum.resize(h.size());
+  const size_t D = per_row.size();
+  for (size_t i = 0; i < h.size(); ++i)
+    sum[i] = h[i] + (shared.empty() ? 0.f : shared[i]) + (routed.empty() ? 0.f : routed[i]) +
+             (D ? per_row[i % D] : 0.f);
+  return {sum.data(), h.size()};
+}
+
+}  // namespace
 
 void Model::find_moe_layers() {
   for (int i = 0; i < config_.num_hidden_layers; ++i) {
@@ -55,13 +74,7 @@ void Model::prefetch_next_layer(int layer, std::span<const float> h, int64_t S,
     const int64_t D = config_.hidden_size;
     const std::span<const float> next_attention(last_attention_.data() + next * D,
                                                 static_cast<size_t>(D));
-    std::vector<float>& sum = scratch_.predict_normed;
-    if (sum.size() < basis.size()) sum.resize(basis.size());
-    for (size_t i = 0; i < basis.size(); ++i)
-      sum[i] = basis[i] + (shared.empty() ? 0.f : shared[i]) +
-               (routed_so_far.empty() ? 0.f : routed_so_far[i]) +
-               next_attention[i % static_cast<size_t>(D)];
-    basis = std::span<const float>(sum.data(), basis.size());
+    basis = residual_so_far(basis, shared, routed_so_far, next_attention, scratch_.predict_normed);
   }
   predict_experts(w, config_, kernels_, basis, S, prediction_limit(S), scratch_);
   if (context_.remote) {
@@ -85,15 +98,11 @@ bool Model::prefetch_next_step(std::span<const float> h, int64_t S, std::span<co
   // residual stream at the first MoE layer. A rough guess, but the drive
   // would otherwise idle through the rest of this step, the lm_head and the
   // next step's dense layers; a later prefetch_next_layer refines it.
-  const int64_t D = config_.hidden_size;
-  std::vector<float>& sum = scratch_.predict_normed;
-  const size_t n = static_cast<size_t>(S * D);
-  if (sum.size() < n) sum.resize(n);
-  for (size_t i = 0; i < n; ++i)
-    sum[i] = h[i] + (shared.empty() ? 0.f : shared[i]) +
-             (routed_so_far.empty() ? 0.f : routed_so_far[i]);
-  predict_experts(weights_.layers[static_cast<size_t>(first_moe_layer_)], config_, kernels_,
-                  std::span<const float>(sum.data(), n), S, prediction_limit(S), scratch_);
+  const std::span<const float> state =
+      residual_so_far(h.first(static_cast<size_t>(S * config_.hidden_size)), shared, routed_so_far,
+                      {}, scratch_.predict_normed);
+  predict_experts(weights_.layers[static_cast<size_t>(first_moe_layer_)], config_, kernels_, state,
+                  S, prediction_limit(S), scratch_);
   const bool submitted = experts_.prefetch_next_step(first_moe_layer_, scratch_.predicted);
   times_.predict += seconds_since(t0);
   return submitted;
