@@ -1,6 +1,7 @@
 // `glmrt bench --json`: with no other option it runs configs/reference.yaml
 // against configs/nvme.yaml on tests/fixtures/glm_tiny and prints one JSON
 // value; `glmrt run` keeps its first report line and adds the expert figures.
+#include <glmrt/base/huge_pages.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -15,6 +16,7 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace glmrt {
@@ -281,6 +283,26 @@ TEST(RunCommand, KeepsItsReportLineAndAddsExpertFigures) {
   EXPECT_THAT(out, ContainsRegex("\\(accuracy [0-9.]+%; first guesses [0-9.]+%\\); next token's "
                                  "first MoE layer: [0-9]+ predicted, [0-9]+ used"));
   EXPECT_THAT(out, HasSubstr("expert slots: 20 per layer"));
+}
+
+TEST(RunCommand, UnderABudgetLimitTheLoadReportSaysTheSlotsWereFaultedIn) {
+  if (!HugePageBlock(4096, nullptr, "probe").populate())
+    GTEST_SKIP() << "this kernel cannot populate (MADV_POPULATE_WRITE)";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("glmrt-run-warm-{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "p.yaml") << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
+                                   "precision: {dense: f32, experts: f32, kv_cache: f32}\n"
+                                   "memory: {budget: 1GiB, expert_cache: 2, prefetch: 1, "
+                                   "pinned: 0, history: off, max_context: 256}\n";
+  const auto [status, out] = test::run_shell(fmt::format(
+      "XDG_CACHE_HOME={2} {0}/glmrt run --profile {2}/p.yaml --model {1}/tests/fixtures/glm_tiny "
+      "--prompt-ids 3,141,59 -n 2 --ignore-eos 2>&1 >/dev/null",
+      GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, dir.string()));
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_THAT(out, ContainsRegex("\nload: expert slots faulted in: [0-9.]+ GB, waited [0-9.]+ s "
+                                 "of the opening for them\n"));
 }
 
 }  // namespace

@@ -211,11 +211,12 @@ TEST_F(ExpertSlots, UnderABudgetLimitTheSlotsAreFaultedInAtLoadNotInTheSteps) {
   const auto rows = std::ranges::count(store.expert_rows(), true);  // 3 MoE layers + MTP's
   EXPECT_EQ(rows, 4);
   EXPECT_EQ(warmed, static_cast<uint64_t>(rows) * 3 * slot);  // 2 cached + 1 read ahead each
+  // Charged where the memory is: at load, every pool's (the MTP row's too).
+  EXPECT_EQ(engine->budget().by_category().at("expert slots"), warmed);
   run_session(*engine);
   EXPECT_EQ(store.stats().warmed_slot_bytes, warmed);
   EXPECT_EQ(store.stats().fresh_slot_bytes, 0u);
-  // The MTP row's pool is not used without drafting: its slots stay uncharged.
-  EXPECT_EQ(engine->budget().by_category().at("expert slots"), 3u * 3 * slot);
+  EXPECT_EQ(engine->budget().by_category().at("expert slots"), warmed);
 }
 
 TEST_F(ExpertSlots, OneSlotPerLayerStillRunsEveryStep) {

@@ -73,6 +73,19 @@ TEST(SlotWarmer, SeveralThreadsMakeEachSlotOnce) {
   EXPECT_EQ(taken, 9);
 }
 
+TEST(SlotWarmer, WithABudgetSlotsAreChargedWhenMadeAndOnceOnly) {
+  MemoryBudget budget;
+  ExpertSlotPool pool(16, 2, kWarmSlotBytes, &budget);
+  SlotWarmer warmer({{.capacity = 2, .slot_bytes = kWarmSlotBytes}}, 2, &budget);
+  warmer.wait_done();
+  if (warmer.warmed_bytes() == 0) GTEST_SKIP() << "this kernel cannot populate";
+  EXPECT_EQ(budget.by_category().at("expert slots"), 2 * kWarmPerSlot);
+  pool.take_slots_from(&warmer, 0);
+  for (int id = 0; id < 5; ++id) pool.claim(id, kAnySlot);
+  EXPECT_EQ(pool.allocated(), 2);
+  EXPECT_EQ(budget.by_category().at("expert slots"), 2 * kWarmPerSlot);
+}
+
 TEST(SlotWarmer, APoolThatFindsNoneReadyMapsItsOwnAndTheWarmerMakesOneFewer) {
   MemoryBudget budget;
   ExpertSlotPool pool(16, 4, kWarmSlotBytes, &budget);

@@ -151,6 +151,11 @@ void print_load_report(std::FILE* out, const Engine& engine) {
       "converted); model opened in {:.2f} s\n",
       load.bytes / 1e9, load.seconds, load.seconds > 0 ? load.bytes / 1e9 / load.seconds : 0.0,
       load.tensors_read_in_place, load.tensors_converted, engine.open_seconds());
+  // The slots a budget limit allows are faulted in at load (ExpertStore::finish_warming).
+  if (const ExpertStoreStats& experts = engine.experts().stats(); experts.warmed_slot_bytes > 0)
+    fmt::print(
+        out, "load: expert slots faulted in: {:.2f} GB, waited {:.2f} s of the opening for them\n",
+        experts.warmed_slot_bytes / 1e9, engine.experts().warming_wait_seconds());
   std::fflush(out);
 }
 

@@ -55,7 +55,7 @@ void ExpertSlotPool::touch(int slot) {
 HugePageBlock ExpertSlotPool::new_slot_memory(Growth growth) {
   if (warmer_) {
     if (HugePageBlock warm = warmer_->take(warmer_index_); warm.data()) {
-      warm.charge_to(budget_, "expert slots");
+      if (!warm.charged()) warm.charge_to(budget_, "expert slots");
       return warm;
     }
     if (growth == Growth::warm_only && warmer_->warming()) return {};

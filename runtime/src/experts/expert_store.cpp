@@ -1,10 +1,12 @@
 #include <glmrt/base/byte_size.h>
+#include <glmrt/base/elapsed_time.h>
 #include <glmrt/base/error.h>
 #include <glmrt/experts/expert_store.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 namespace glmrt {
@@ -74,7 +76,7 @@ ExpertStore::ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChann
   for (const auto& pool : pools_)
     if (pool) warm.push_back({.capacity = capacity_, .slot_bytes = pool->slot_bytes()});
   if (budget && budget->limit() != 0 && !warm.empty()) {
-    warmer_ = std::make_unique<SlotWarmer>(std::move(warm), threads);
+    warmer_ = std::make_unique<SlotWarmer>(std::move(warm), threads, budget);
     int index = 0;
     for (const auto& pool : pools_)
       if (pool) pool->take_slots_from(warmer_.get(), index++);
@@ -84,7 +86,10 @@ ExpertStore::ExpertStore(std::vector<std::vector<ExpertLayout>> layouts, IoChann
 ExpertStore::~ExpertStore() = default;
 
 void ExpertStore::finish_warming() {
-  if (warmer_) warmer_->wait_done();
+  if (!warmer_) return;
+  const auto start = std::chrono::steady_clock::now();
+  warmer_->wait_done();
+  warming_wait_seconds_ += seconds_since(start);
 }
 
 ExpertStore::Held::Held(Held&& other) noexcept

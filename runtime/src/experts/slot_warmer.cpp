@@ -5,7 +5,8 @@
 
 namespace glmrt {
 
-SlotWarmer::SlotWarmer(std::vector<Pool> pools, int threads) {
+SlotWarmer::SlotWarmer(std::vector<Pool> pools, int threads, MemoryBudget* budget)
+    : budget_(budget) {
   states_.reserve(pools.size());
   for (const Pool& pool : pools)
     states_.push_back(State{.pool = pool, .handed = 0, .in_making = 0, .ready = {}});
@@ -47,7 +48,7 @@ void SlotWarmer::run(const std::stop_token& stop) {
     bool populated = false;
     HugePageBlock block;
     try {
-      block = HugePageBlock(bytes, nullptr, "expert slots");
+      block = HugePageBlock(bytes, budget_, "expert slots");
       // A huge page at a time, so that stopping waits for one at most.
       populated = true;
       for (size_t at = 0; populated && at < block.size(); at += kHugePageBytes) {
@@ -55,7 +56,8 @@ void SlotWarmer::run(const std::stop_token& stop) {
         populated = block.populate(at, kHugePageBytes);
       }
     } catch (const std::exception&) {
-      // Out of address space: the pools map their own slots, as without a warmer.
+      // Out of address space or budget: the pools map their own slots, as
+      // without a warmer (and meet the same refusal if it is the budget).
       populated = false;
     }
     std::lock_guard lock(mutex_);

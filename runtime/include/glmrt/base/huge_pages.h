@@ -40,6 +40,8 @@ class HugePageBlock {
   /// (nothing without a budget). Throws glmrt::Error when the budget refuses.
   void charge_to(MemoryBudget* budget, std::string category);
 
+  /// Charged to a budget (at mapping or by charge_to).
+  bool charged() const { return budget_ != nullptr; }
   std::byte* data() const { return data_; }
   size_t size() const { return size_; }
 

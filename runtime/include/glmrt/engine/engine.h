@@ -61,6 +61,7 @@ class Engine {
   const RunSettings& settings() const { return settings_; }
   MemoryBudget& budget() { return budget_; }
   ExpertStore& experts() { return *experts_; }
+  const ExpertStore& experts() const { return *experts_; }
   const std::filesystem::path& model_dir() const { return model_dir_; }
   const PluginInfo& kernels_info() const { return kernels_.info(); }
   const PluginInfo& io_info() const { return io_.info(); }

@@ -122,6 +122,8 @@ class ExpertStore {
   /// Waits until the slots the budget allows are faulted in (when it has a
   /// limit): the zeroing then costs the load, not the first steps.
   void finish_warming();
+  /// Seconds finish_warming() waited.
+  double warming_wait_seconds() const { return warming_wait_seconds_; }
   const ExpertStoreStats& stats() const;
   /// Each layer's read-ahead depth as chosen so far.
   const ReadAheadDepth& read_ahead_depth() const { return depth_; }
@@ -183,6 +185,7 @@ class ExpertStore {
   PinnedExperts pinned_;
   /// Faults the pools' slots in ahead of use; outlives the pools, which take from it.
   std::unique_ptr<SlotWarmer> warmer_;
+  double warming_wait_seconds_ = 0;
   /// By row, null for dense layers. Last: their in-flight reads land before the rest goes.
   std::vector<std::unique_ptr<ExpertLayerPool>> pools_;
 };

@@ -5,10 +5,11 @@
 // decode steps (docs/expert-cache.md: cold decode was slower under a 9 GB
 // limit than under 6 GB). The warmer maps and populates each pool's slots on
 // threads of its own, one slot per pool in turn, and hands them over as the
-// pools grow; a pool that finds none ready maps its own, as before. Blocks are
-// charged to the budget when a pool takes them: the store checked at load
-// that full pools fit. The engine waits for it at load: zeroing beside the
-// steps, even at the lowest priority, slowed them by a fifth (measured).
+// pools grow; a pool that finds none ready maps its own, as before. The
+// engine waits for it at load (zeroing beside the steps, even at the lowest
+// priority, slowed them by a fifth: measured), so the slots are charged to
+// the budget as they are made, where the memory is: the store checked at
+// load that full pools fit.
 #pragma once
 
 #include <glmrt/base/huge_pages.h>
@@ -28,7 +29,9 @@ class SlotWarmer {
     uint64_t slot_bytes = 0;  // each
   };
   /// Starts warming `pools` (indices as given) at once, on `threads` threads.
-  explicit SlotWarmer(std::vector<Pool> pools, int threads = 1);
+  /// With a `budget` each block is charged to it ("expert slots") when made;
+  /// without one, a pool charges a block when it takes it.
+  explicit SlotWarmer(std::vector<Pool> pools, int threads = 1, MemoryBudget* budget = nullptr);
   SlotWarmer(const SlotWarmer&) = delete;
   SlotWarmer& operator=(const SlotWarmer&) = delete;
   /// Stops after the huge pages being populated, if any.
@@ -63,6 +66,7 @@ class SlotWarmer {
   mutable std::mutex mutex_;
   std::condition_variable done_changed_;
   std::vector<State> states_;
+  MemoryBudget* budget_ = nullptr;
   uint64_t warmed_bytes_ = 0;
   size_t cursor_ = 0;                  // the pool to try first: one slot per pool in turn
   int running_ = 0;                    // threads still making slots
