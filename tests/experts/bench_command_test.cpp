@@ -301,8 +301,9 @@ TEST(RunCommand, UnderABudgetLimitTheLoadReportSaysTheSlotsWereFaultedIn) {
       GLMRT_BUILD_DIR, GLMRT_SOURCE_DIR, dir.string()));
   std::filesystem::remove_all(dir);
   ASSERT_EQ(status, 0) << out;
-  EXPECT_THAT(out, ContainsRegex("\nload: expert slots faulted in: [0-9.]+ GB, waited [0-9.]+ s "
-                                 "of the opening for them\n"));
+  EXPECT_THAT(out,
+              ContainsRegex("\nload: expert slots faulted in: [0-9.]+ [KMG]iB, waited [0-9.]+ s "
+                            "of the opening for them\n"));
 }
 
 }  // namespace

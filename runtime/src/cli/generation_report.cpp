@@ -3,6 +3,7 @@
 #include "cache_bias_report.h"
 #include "expert_counters_report.h"
 
+#include <glmrt/base/byte_size.h>
 #include <glmrt/base/memory.h>
 
 #include <fmt/format.h>
@@ -153,9 +154,9 @@ void print_load_report(std::FILE* out, const Engine& engine) {
       load.tensors_read_in_place, load.tensors_converted, engine.open_seconds());
   // The slots a budget limit allows are faulted in at load (ExpertStore::finish_warming).
   if (const ExpertStoreStats& experts = engine.experts().stats(); experts.warmed_slot_bytes > 0)
-    fmt::print(
-        out, "load: expert slots faulted in: {:.2f} GB, waited {:.2f} s of the opening for them\n",
-        experts.warmed_slot_bytes / 1e9, engine.experts().warming_wait_seconds());
+    fmt::print(out, "load: expert slots faulted in: {}, waited {:.2f} s of the opening for them\n",
+               format_byte_size(experts.warmed_slot_bytes),
+               engine.experts().warming_wait_seconds());
   std::fflush(out);
 }
 
