@@ -92,6 +92,13 @@ TEST(JinjaEngine, HostileTemplatesStopWithAClearError) {
               HasSubstr("exceeds the bound"));
   EXPECT_THAT(error_of("{{ " + std::string(300, '(') + "1" + std::string(300, ')') + " }}"),
               HasSubstr("nests more than"));
+  // Found by the chat_template fuzzer: a 24 GB indent, refused before it is built.
+  EXPECT_THAT(error_of("{{ [1] | tojson(indent=24294967295) }}"),
+              HasSubstr("tojson: indent 24294967295 would build a value too large"));
+  // A wide indent times deep nesting: stopped as the text grows.
+  EXPECT_THAT(error_of("{{ " + std::string(100, '[') + std::string(100, ']') +
+                       " | tojson(indent=1000000) }}"),
+              HasSubstr("tojson: the JSON text would be too large"));
 }
 
 // The default bounds are far above what a chat needs; smaller ones show

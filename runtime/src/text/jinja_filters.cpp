@@ -16,8 +16,11 @@ Value tojson_filter(const Value& v, Args args) {
   style.ensure_ascii = truthy(args.take(0, "ensure_ascii"));
   const Value indent = args.take(1, "indent");
   if (indent.is<std::int64_t>()) {
-    style.indent = std::string(
-        static_cast<std::size_t>(std::max<std::int64_t>(0, indent.as<std::int64_t>())), ' ');
+    // One indent alone can exceed what a value may hold: refused before it is built.
+    const std::int64_t width = std::max<std::int64_t>(0, indent.as<std::int64_t>());
+    if (static_cast<std::uint64_t>(width) > kMaxBuiltValueBytes)
+      problem("tojson: indent {} would build a value too large", width);
+    style.indent = std::string(static_cast<std::size_t>(width), ' ');
   } else if (indent.is_string()) {
     style.indent = indent.text();
   } else if (!indent.is_undefined() && !indent.is_none()) {

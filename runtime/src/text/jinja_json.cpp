@@ -123,7 +123,12 @@ class JsonWriter {
   void newline(int depth) {
     if (!style_.indent) return;
     out_ += '\n';
-    for (int i = 0; i < depth; ++i) out_ += *style_.indent;
+    for (int i = 0; i < depth; ++i) {
+      // Deep nesting times a wide indent grows faster than the values do.
+      if (out_.size() + style_.indent->size() > kMaxBuiltValueBytes)
+        problem("tojson: the JSON text would be too large");
+      out_ += *style_.indent;
+    }
   }
 
   const JsonStyle& style_;
