@@ -12,16 +12,24 @@
 #include <vector>
 
 #include "glmrt_process.h"
+#include "temp_folder.h"
 
 namespace glmrt::test {
 namespace {
 
 using ::testing::HasSubstr;
 
+/// This process's files (ctest runs each test as its own process, in
+/// parallel), removed when it ends.
+const TempFolder& scratch() {
+  static const TempFolder folder("glmrt-cli-json");
+  return folder;
+}
+
 /// A profile with a plugin folder that does not exist (a warning) and a
 /// model whose context is shorter than the profile's (another warning).
 std::string warning_profile() {
-  const auto file = std::filesystem::path(::testing::TempDir()) / "glmrt-cli-warning.yaml";
+  const auto file = scratch() / "warning.yaml";
   std::ofstream(file) << "plugin_paths: [no-such-plugin-folder]\n"
                          "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
                          "memory: {max_context: 8192}\n";
@@ -67,7 +75,7 @@ TEST(JsonOutput, ValidateJsonIsOneObjectWhileWarningsGoToStderr) {
   std::ifstream in(tiny_model() + "/ref.json");
   nlohmann::json ref = nlohmann::json::parse(in);
   ref["cases"] = nlohmann::json::array({ref["cases"][0]});
-  const std::string ref_file = ::testing::TempDir() + "/glmrt-cli-json-ref.json";
+  const std::string ref_file = (scratch() / "ref.json").string();
   std::ofstream(ref_file) << ref.dump();
   const ProcessResult r = run_glmrt({"validate", "--profile", warning_profile(), "--model",
                                      tiny_model(), "--ref", ref_file, "--json"});
@@ -101,8 +109,7 @@ TEST(JsonOutput, ConvertFormatsListsEveryFormatWithItsBitsAndEachIsAcceptedEvery
     const ProcessResult dry = run_glmrt({"convert", "--from", demo, "--dry-run", "--experts", name,
                                          "--dense", name, "--embed", name, "--lm-head", name});
     EXPECT_EQ(dry.exit_status, 0) << dry.err;
-    const auto profile =
-        std::filesystem::path(::testing::TempDir()) / ("glmrt-cli-format-" + name + ".yaml");
+    const auto profile = scratch() / ("format-" + name + ".yaml");
     std::ofstream(profile) << "plugins: {kernels: kernels-scalar, io: io-buffered}\n"
                               "precision: {dense: "
                            << name << ", experts: " << name << "}\n";

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "glmrt_process.h"
+#include "temp_folder.h"
 
 namespace glmrt::test {
 namespace {
@@ -21,9 +22,11 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 /// ctest runs every parameter of these tests as its own process, in parallel:
-/// each process writes its own inputs, or one reads what another is writing.
+/// each process writes its own inputs (or one would read what another is
+/// writing), in a folder removed when the process ends.
 std::string private_temp_path(const std::string& name) {
-  return ::testing::TempDir() + "/glmrt-cli-" + std::to_string(::getpid()) + "-" + name;
+  static const test::TempFolder folder("glmrt-cli");
+  return (folder / name).string();
 }
 
 /// glm_tiny's ref.json cut to its first case: validate in a fraction of a second.

@@ -18,6 +18,8 @@
 #include <fstream>
 #include <string>
 
+#include "temp_folder.h"
+
 namespace glmrt {
 namespace {
 
@@ -98,7 +100,8 @@ INSTANTIATE_TEST_SUITE_P(Ranks, MpiValidate, ::testing::Values(2, 3));
 TEST(MpiGguf, StoredExpertsOnTwoRanksGiveTheFiguresOfOneProcess) {
   const std::string gguf = std::string(GLMRT_FIXTURES) + "/gguf";
   const std::string gguf_profile = std::string(GLMRT_SOURCE_DIR) + "/configs/gguf.yaml";
-  const std::string f32_wire = ::testing::TempDir() + "/glmrt-mpi-gguf-f32-wire.yaml";
+  const std::string f32_wire =
+      (test::process_temp_folder() / "glmrt-mpi-gguf-f32-wire.yaml").string();
   {
     std::ifstream in(gguf_profile);
     std::ofstream out(f32_wire);
@@ -125,7 +128,7 @@ TEST(MpiGguf, StoredExpertsOnTwoRanksGiveTheFiguresOfOneProcess) {
 // (with bf16 rows, the wire this profile had before, they parted within the
 // first 40 tokens).
 TEST(MpiRun, SampledTokensWithInt8ExpertsAreThoseOfOneProcess) {
-  const std::string profile = ::testing::TempDir() + "/glmrt-mpi-sampled.yaml";
+  const std::string profile = (test::process_temp_folder() / "glmrt-mpi-sampled.yaml").string();
   std::ofstream(profile) << "plugins: {kernels: kernels-scalar, io: io-buffered, draft: none}\n"
                             "precision: {dense: int8, experts: int8}\n"
                             "generation: {temperature: 0.8, top_p: 0.95, seed: 3}\n";
@@ -143,7 +146,7 @@ TEST(MpiRun, SampledTokensWithInt8ExpertsAreThoseOfOneProcess) {
 // distributed: rank 0 holding no experts, bf16 on the wire, shards by id:
 // ranks 1 and 2 run every expert, the figures move by bf16 rounding only.
 TEST(MpiDistributedKeys, RankZeroWithoutExpertsAndBf16OnTheWire) {
-  const std::string profile = ::testing::TempDir() + "/glmrt-mpi-rank0-none.yaml";
+  const std::string profile = (test::process_temp_folder() / "glmrt-mpi-rank0-none.yaml").string();
   {
     std::ifstream in(kProfile);
     std::ofstream out(profile);
@@ -195,7 +198,7 @@ void write_checksums(const fs::path& dir) {
 
 // glm_tiny as a container (with its checksum list) in a folder of its own.
 fs::path container_copy(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("glmrt-mpi-" + name);
+  const fs::path dir = test::process_temp_folder() / ("glmrt-mpi-" + name);
   fs::remove_all(dir);
   fs::copy(kFixture, dir, fs::copy_options::recursive);
   write_checksums(dir);

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <limits>
 
+#include "temp_folder.h"
+
 namespace glmrt {
 namespace {
 
@@ -83,7 +85,7 @@ TEST(SamplingLimits, TheSamplerRefusesNaNNamingTheKey) {
 class SamplingFiles : public ::testing::Test {
  protected:
   std::filesystem::path dir() const {
-    const auto d = std::filesystem::path(::testing::TempDir()) /
+    const auto d = test::process_temp_folder() /
                    ("glmrt_limits_" +
                     std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
     std::filesystem::create_directories(d);

@@ -6,6 +6,8 @@
 
 #include <fstream>
 
+#include "temp_folder.h"
+
 namespace glmrt {
 namespace {
 
@@ -14,7 +16,7 @@ const std::filesystem::path kConfigs = std::filesystem::path(GLMRT_SOURCE_DIR) /
 
 std::filesystem::path model_with_generation_config(const std::string& name,
                                                    const std::string& json) {
-  const auto dir = std::filesystem::path(::testing::TempDir()) / ("glmrt_sampling_" + name);
+  const auto dir = test::process_temp_folder() / ("glmrt_sampling_" + name);
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "generation_config.json") << json;
   return dir;
@@ -50,7 +52,7 @@ TEST(ResolveSampling, DoSampleFalseMeansGreedy) {
 }
 
 TEST(ResolveSampling, WithoutGenerationConfigTheBuiltInDefaultsApply) {
-  const auto dir = std::filesystem::path(::testing::TempDir()) / "glmrt_sampling_none";
+  const auto dir = test::process_temp_folder() / "glmrt_sampling_none";
   std::filesystem::create_directories(dir);
   const SamplingParams p = resolve_sampling(dir, Profile{});
   EXPECT_EQ(p.temperature, SamplingParams{}.temperature);

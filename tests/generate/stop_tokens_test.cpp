@@ -9,13 +9,15 @@
 #include <tuple>
 #include <vector>
 
+#include "temp_folder.h"
+
 namespace glmrt {
 namespace {
 
 const std::filesystem::path kStopTokensModel = std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny";
 
 std::filesystem::path scratch(const std::string& name) {
-  const auto dir = std::filesystem::path(::testing::TempDir()) / ("glmrt_stop_" + name);
+  const auto dir = test::process_temp_folder() / ("glmrt_stop_" + name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

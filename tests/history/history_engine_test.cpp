@@ -1,7 +1,7 @@
 // The engine's history: saved at the end of each generation, and a folder
 // that cannot be written is one warning, never an error.
 #include "engine_fixture.h"
-#include "history_temp_dir.h"
+#include "temp_folder.h"
 
 #include <glmrt/generate/generator.h>
 #include <glmrt/generate/session.h>
@@ -14,7 +14,7 @@
 namespace glmrt {
 namespace {
 
-using history_test::HistoryTempDir;
+using test::TempFolder;
 
 Generation generate_a_few(Engine& engine) {
   Session session(engine);
@@ -26,7 +26,7 @@ Generation generate_a_few(Engine& engine) {
 }
 
 TEST(HistoryEngine, SavedAtTheEndOfEachGeneration) {
-  HistoryTempDir dir;
+  TempFolder dir;
   Profile profile = test_support::reference_profile();
   profile.history_folder = dir.path();
   auto engine = test_support::open_tiny_engine(profile);
@@ -41,7 +41,7 @@ TEST(HistoryEngine, SavedAtTheEndOfEachGeneration) {
 }
 
 TEST(HistoryEngine, UnwritableFolderWarnsOnce) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const auto not_a_folder = dir.path() / "file";
   std::ofstream(not_a_folder) << "x";
   Profile profile = test_support::reference_profile();

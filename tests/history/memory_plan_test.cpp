@@ -2,7 +2,7 @@
 // memory (cgroup limits on a fake /sys), and a budget below the minimum
 // refused before any tensor is read.
 #include "engine_fixture.h"
-#include "history_temp_dir.h"
+#include "temp_folder.h"
 
 #include <glmrt/base/error.h>
 #include <glmrt/memory/available_memory.h>
@@ -17,7 +17,7 @@
 namespace glmrt {
 namespace {
 
-using history_test::HistoryTempDir;
+using test::TempFolder;
 using test_support::kTinyModel;
 using ::testing::HasSubstr;
 
@@ -207,7 +207,7 @@ void write_sys(const std::filesystem::path& file, const std::string& text) {
 }
 
 TEST(AvailableMemory, CgroupV2LimitsUpTheHierarchy) {
-  HistoryTempDir dir;
+  TempFolder dir;
   SystemFiles files{dir.path() / "meminfo", dir.path() / "cgroup", dir.path() / "sys"};
   write_sys(files.meminfo, "MemTotal: 100 kB\nMemAvailable:    8000000 kB\n");
   write_sys(files.self_cgroup, "0::/user/app\n");
@@ -222,7 +222,7 @@ TEST(AvailableMemory, CgroupV2LimitsUpTheHierarchy) {
 }
 
 TEST(AvailableMemory, CgroupV1LimitAndNoLimit) {
-  HistoryTempDir dir;
+  TempFolder dir;
   SystemFiles files{dir.path() / "meminfo", dir.path() / "cgroup", dir.path() / "sys"};
   write_sys(files.meminfo, "MemAvailable: 1000 kB\n");
   write_sys(files.self_cgroup, "4:memory:/box\n1:cpu:/\n");
@@ -252,7 +252,7 @@ class PoisonedTinyModel {
   std::filesystem::path path() const { return dir_.path() / "m"; }
 
  private:
-  HistoryTempDir dir_;
+  TempFolder dir_;
 };
 
 TEST(MemoryPlan, BudgetBelowTheMinimumIsRefusedBeforeLoading) {

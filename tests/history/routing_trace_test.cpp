@@ -1,6 +1,6 @@
 // Routing traces: written step by step, read back exactly; malformed ones
 // refused naming the line.
-#include "history_temp_dir.h"
+#include "temp_folder.h"
 
 #include <glmrt/base/error.h>
 #include <glmrt/history/routing_trace.h>
@@ -20,13 +20,13 @@
 namespace glmrt {
 namespace {
 
-using history_test::HistoryTempDir;
+using test::TempFolder;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
 TEST(RoutingTrace, WrittenAndReadBack) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const auto file = dir.path() / "trace";
   {
     RoutingTraceWriter w(file, "abc", RoutingShape{5, 16, 2});
@@ -50,7 +50,7 @@ TEST(RoutingTrace, WrittenAndReadBack) {
 }
 
 TEST(RoutingTrace, MalformedTraceNamesTheLine) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const auto file = dir.path() / "bad";
   std::ofstream(file) << "glmrt-routing-trace 2\nmodel x\nshape 2 4 2\n1 1 0 1\n1 1 0 7\nend 2\n";
   try {
@@ -80,7 +80,7 @@ std::string error_reading(const std::filesystem::path& file, const std::string& 
 constexpr const char* kHeader = "glmrt-routing-trace 2\nmodel x\nshape 2 4 2\n";
 
 TEST(RoutingTrace, AHugeShapeIsRefusedBeforeAnythingIsAllocated) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const auto file = dir.path() / "huge";
   // 10^10 cells: the replay's tables took every byte of memory.
   EXPECT_THAT(error_reading(file, "glmrt-routing-trace 2\nmodel x\nshape 100000 100000 8\nend 0\n"),
@@ -93,7 +93,7 @@ TEST(RoutingTrace, AHugeShapeIsRefusedBeforeAnythingIsAllocated) {
 }
 
 TEST(RoutingTrace, AnotherModelsShapeIsRefusedWhenTheModelIsKnown) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const std::string trace = std::string(kHeader) + "1 1 0 1\nend 1\n";
   EXPECT_THAT(error_reading(dir.path() / "t", trace, RoutingShape{5, 16, 4}),
               HasSubstr("is not the model's 5 x 16, top-4"));
@@ -101,7 +101,7 @@ TEST(RoutingTrace, AnotherModelsShapeIsRefusedWhenTheModelIsKnown) {
 }
 
 TEST(RoutingTrace, AnExpertTwiceInOnePositionIsRefused) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const auto file = dir.path() / "dup";
   EXPECT_THAT(error_reading(file, std::string(kHeader) + "1 1 0 1\n0 2 1 3 2 2\nend 2\n"),
               AllOf(HasSubstr(file.string() + ":5:"),
@@ -111,7 +111,7 @@ TEST(RoutingTrace, AnExpertTwiceInOnePositionIsRefused) {
 }
 
 TEST(RoutingTrace, TrailingGarbageIsRefused) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const auto file = dir.path() / "garbage";
   EXPECT_THAT(
       error_reading(file, std::string(kHeader) + "1 1 0 1 garbage\nend 1\n"),
@@ -125,7 +125,7 @@ TEST(RoutingTrace, TrailingGarbageIsRefused) {
 }
 
 TEST(RoutingTrace, ACutTraceIsRefused) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const auto file = dir.path() / "cut";
   // Cut mid-line: "1 1 0 1" of "1 1 0 13" would pass for a whole step.
   EXPECT_THAT(error_reading(file, std::string(kHeader) + "1 1 2 3\n1 1 0 1"),
@@ -140,7 +140,7 @@ TEST(RoutingTrace, ACutTraceIsRefused) {
 }
 
 TEST(RoutingTrace, VersionOneTracesStillRead) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const auto file = dir.path() / "v1";
   std::ofstream(file) << "glmrt-routing-trace 1\nmodel x\nshape 2 4 2\n1 1 0 1\n";
   ::testing::internal::CaptureStderr();
@@ -162,7 +162,7 @@ std::string content_of(const std::filesystem::path& file) {
 }
 
 TEST(RoutingTraceWriter, AFailedWriteIsReportedWithItsReasonAndReplacesNothing) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const auto file = dir.path() / "trace";
   const std::string old_trace = std::string(kHeader) + "end 0\n";
   std::ofstream(file) << old_trace;
@@ -197,7 +197,7 @@ TEST(RoutingTraceWriter, AFailedWriteIsReportedWithItsReasonAndReplacesNothing) 
 }
 
 TEST(RoutingTraceWriter, RefusesToReplaceAnythingButATrace) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const auto notes = dir.path() / "notes.txt";
   std::ofstream(notes) << "my notes\n";
   EXPECT_THROW(RoutingTraceWriter(notes, "abc", RoutingShape{2, 4, 2}), Error);
@@ -229,7 +229,7 @@ TEST(RoutingTraceWriter, RefusesToReplaceAnythingButATrace) {
 }
 
 TEST(RoutingTraceWriter, AnUnfinishedRunWritesNothing) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const auto file = dir.path() / "trace";
   ::testing::internal::CaptureStderr();
   {

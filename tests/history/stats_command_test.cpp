@@ -1,7 +1,7 @@
 // `glmrt stats`, `glmrt run --record-routing` and `glmrt profile check
 // --model` as a user runs them, each test with a cache folder of its own.
 #include "glmrt_process.h"
-#include "history_temp_dir.h"
+#include "temp_folder.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -18,8 +18,8 @@
 namespace glmrt {
 namespace {
 
-using history_test::HistoryTempDir;
 using test::run_glmrt;
+using test::TempFolder;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -51,7 +51,7 @@ class StatsCommand : public ::testing::Test {
     args.insert(args.end(), extra.begin(), extra.end());
     return run_glmrt(args);
   }
-  HistoryTempDir dir_;
+  TempFolder dir_;
   std::optional<std::string> saved_;
 };
 

@@ -1,7 +1,7 @@
 // The usage history on disk: round trip, unusable files ignored with one
 // warning, an interrupted write, writers merging (threads of one process and
 // separate processes), STATS import/export.
-#include "history_temp_dir.h"
+#include "temp_folder.h"
 
 #include <glmrt/base/error.h>
 #include <glmrt/history/history_file.h>
@@ -21,7 +21,7 @@
 namespace glmrt {
 namespace {
 
-using history_test::HistoryTempDir;
+using test::TempFolder;
 using ::testing::HasSubstr;
 
 constexpr const char* kHistId = "0123456789abcdef0123456789abcdef";
@@ -47,7 +47,7 @@ ExpertUsage sample_usage() {
 }
 
 TEST(UsageHistory, RoundTripThroughTheFile) {
-  HistoryTempDir dir;
+  TempFolder dir;
   {
     UsageHistory h(dir.path(), kHistId, 3, 4);
     EXPECT_EQ(h.loaded_status(), HistoryStatus::missing);
@@ -67,7 +67,7 @@ TEST(UsageHistory, RoundTripThroughTheFile) {
 }
 
 TEST(UsageHistory, FolderFollowsXdgCacheHome) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const char* old = std::getenv("XDG_CACHE_HOME");
   const std::string saved = old ? old : "";
   ::setenv("XDG_CACHE_HOME", dir.path().c_str(), 1);
@@ -89,7 +89,7 @@ struct BadHistoryCase {
 class BadHistory : public ::testing::TestWithParam<BadHistoryCase> {};
 
 TEST_P(BadHistory, IsIgnoredWithOneWarning) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const auto file = dir.path() / kHistId / "expert-usage";
   spit_history(file, GetParam().damage(format_history(kHistId, sample_usage())));
   ::testing::internal::CaptureStderr();
@@ -150,7 +150,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(UsageHistory, InterruptedWriteLeavesTheOldFile) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const auto file = dir.path() / "expert-usage";
   write_file_atomically(file, "old content\n");
   EXPECT_THROW(write_file_atomically(file, "new content\n",
@@ -164,7 +164,7 @@ TEST(UsageHistory, InterruptedWriteLeavesTheOldFile) {
 }
 
 TEST(UsageHistory, TwoWritersMergeTheirCounts) {
-  HistoryTempDir dir;
+  TempFolder dir;
   UsageHistory a(dir.path(), kHistId, 3, 4), b(dir.path(), kHistId, 3, 4);
   const int32_t ids_a[] = {0, 1}, ids_b[] = {1, 3};
   a.record(0, ids_a);
@@ -180,7 +180,7 @@ TEST(UsageHistory, TwoWritersMergeTheirCounts) {
 }
 
 TEST(UsageHistory, ConcurrentProcessesLoseNoCount) {
-  HistoryTempDir dir;
+  TempFolder dir;
   constexpr int kProcesses = 4, kSaves = 25;
   std::vector<pid_t> children;
   for (int p = 0; p < kProcesses; ++p) {
@@ -213,7 +213,7 @@ TEST(UsageHistory, ConcurrentProcessesLoseNoCount) {
 }
 
 TEST(UsageHistory, ResetRemovesTheFile) {
-  HistoryTempDir dir;
+  TempFolder dir;
   UsageHistory h(dir.path(), kHistId, 3, 4);
   h.add(sample_usage());
   h.save();
@@ -304,7 +304,7 @@ TEST(UsageHistory, ACountLineSumPastTwoTo64IsCorrupt) {
 class HostileHistory : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(HostileHistory, IsReportedWithoutReadingIt) {
-  HistoryTempDir dir;
+  TempFolder dir;
   const auto file = dir.path() / kHistId / "expert-usage";
   std::filesystem::create_directories(file.parent_path());
   std::string says;
@@ -331,7 +331,7 @@ TEST_P(HostileHistory, IsReportedWithoutReadingIt) {
 INSTANTIATE_TEST_SUITE_P(Kinds, HostileHistory, ::testing::Values("dev_zero", "fifo", "sparse"));
 
 TEST(AtomicFile, RefusesToReplaceADeviceOrFifo) {
-  HistoryTempDir dir;
+  TempFolder dir;
   ASSERT_EQ(::mkfifo((dir.path() / "fifo").c_str(), 0600), 0);
   for (const std::filesystem::path& target :
        {std::filesystem::path("/dev/null"), dir.path() / "fifo"}) {

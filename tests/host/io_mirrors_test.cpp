@@ -10,6 +10,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "temp_folder.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,14 +40,9 @@ struct AlignedFree {
 class IoMirrorsTest : public ::testing::TestWithParam<const char*> {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            fmt::format("glmrt-mirrors-{}-{}", ::getpid(),
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
     for (int copy = 0; copy < 3; ++copy)
       write_copy(copy_folder(copy), static_cast<char>('A' + copy));
   }
-  void TearDown() override { fs::remove_all(root_); }
 
   fs::path copy_folder(int copy) const { return root_ / fmt::format("drive{}", copy) / "model"; }
 
@@ -98,7 +95,9 @@ class IoMirrorsTest : public ::testing::TestWithParam<const char*> {
     return served;
   }
 
-  fs::path root_;
+  // Not named after the test: a parameterized test's name holds a '/'.
+  test::TempFolder folder_{"glmrt-mirrors"};
+  fs::path root_ = folder_.path();
   MemoryBudget budget_;
   HostServices services_{budget_, 4};
 };

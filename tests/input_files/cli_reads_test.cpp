@@ -15,8 +15,8 @@
 namespace glmrt {
 namespace {
 
-using input_test::TempFolder;
 using test::run_glmrt;
+using test::TempFolder;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 

@@ -17,7 +17,7 @@
 namespace glmrt {
 namespace {
 
-using input_test::TempFolder;
+using test::TempFolder;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 

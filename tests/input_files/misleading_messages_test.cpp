@@ -16,7 +16,7 @@ namespace glmrt {
 namespace {
 
 namespace fs = std::filesystem;
-using input_test::TempFolder;
+using test::TempFolder;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;

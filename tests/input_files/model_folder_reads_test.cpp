@@ -6,9 +6,9 @@
 #include "temp_folder.h"
 
 #include <glmrt/base/error.h>
-#include <glmrt/sampling/sampler.h>
 #include <glmrt/generate/stop_tokens.h>
 #include <glmrt/model_files/model_config.h>
+#include <glmrt/sampling/sampler.h>
 #include <glmrt/text/tokenizer.h>
 
 #include <gmock/gmock.h>
@@ -25,7 +25,7 @@ namespace glmrt {
 namespace {
 
 namespace fs = std::filesystem;
-using input_test::TempFolder;
+using test::TempFolder;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::Not;

@@ -20,8 +20,8 @@ namespace glmrt {
 namespace {
 
 namespace fs = std::filesystem;
-using input_test::TempFolder;
 using test::run_glmrt;
+using test::TempFolder;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
 

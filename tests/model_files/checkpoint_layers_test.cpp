@@ -7,10 +7,10 @@
 
 #include <chrono>
 
-#include "config_test_util.h"
 #include <glmrt/model_files/checkpoint_layers.h>
 #include <glmrt/model_files/model_config.h>
 #include <glmrt/model_files/safetensors.h>
+#include "config_test_util.h"
 
 namespace glmrt {
 namespace {
@@ -53,13 +53,13 @@ class CheckpointDir {
   ModelConfig load() const { return load_model_config(dir(), TensorDirectory::open(dir())); }
 
  private:
-  test::TempDir tmp_;
+  test::TempFolder tmp_;
 };
 
 void no_edit(json&) {}
 
 TEST(CheckpointLayers, CountsDecoderLayersAndFindsTheMtpLayer) {
-  test::TempDir tmp;
+  test::TempFolder tmp;
   test::write_file(tmp.path() / "model.safetensors", checkpoint_with(tiny_layout_names(true)));
   const CheckpointLayers layers = CheckpointLayers::of(TensorDirectory::open(tmp.path()));
   EXPECT_EQ(layers.decoder_layers, 4);

@@ -3,8 +3,8 @@
 // refused naming the file.
 #include <gtest/gtest.h>
 
-#include "config_test_util.h"
 #include <glmrt/model_files/model_config.h>
+#include "config_test_util.h"
 
 namespace glmrt {
 namespace {

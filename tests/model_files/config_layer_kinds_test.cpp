@@ -2,8 +2,8 @@
 // hand-computed layer lists.
 #include <gtest/gtest.h>
 
-#include "config_test_util.h"
 #include <glmrt/model_files/model_config.h>
+#include "config_test_util.h"
 
 namespace glmrt {
 namespace {

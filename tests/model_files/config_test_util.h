@@ -35,7 +35,7 @@ class ConfigVariant {
   }
 
  private:
-  TempDir tmp_;
+  TempFolder tmp_;
 };
 
 }  // namespace glmrt::test

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "dtype_conversion.h"
 #include <glmrt/model_files/safetensors.h>
+#include "dtype_conversion.h"
 #include "test_files.h"
 
 namespace glmrt {
@@ -99,7 +99,7 @@ TEST(ReadF32, LargeBf16TensorConvertsAcrossStagingChunks) {
     const uint16_t bits = static_cast<uint16_t>(0x3F80 + (i % 128));  // 1 + (i%128)/128
     std::memcpy(data.data() + 2 * i, &bits, 2);
   }
-  test::TempDir tmp;
+  test::TempFolder tmp;
   const auto file = tmp.path() / "big.safetensors";
   test::write_file(file, test::safetensors_file({{"big", "BF16", {int64_t(count)}, data}}));
   const auto dir = TensorDirectory::open_file(file);

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <limits>
 
-#include "finite_values.h"
 #include <glmrt/model_files/safetensors.h>
+#include "finite_values.h"
 #include "test_files.h"
 
 namespace glmrt {
@@ -50,7 +50,7 @@ TEST(FindNonFinite, CoordinatesOfAnElement) {
 /// Writes `tensors` as DIR/model.safetensors and reads `name` as f32.
 std::vector<float> read_back(const std::vector<test::TensorSpec>& tensors,
                              const std::string& name) {
-  test::TempDir tmp;
+  test::TempFolder tmp;
   test::write_file(tmp.path() / "model.safetensors", test::safetensors_file(tensors));
   const TensorDirectory dir = TensorDirectory::open(tmp.path());
   return dir.read_f32(dir.at(name));

@@ -65,7 +65,7 @@ TEST(GgufFixture, TruncatedCopyNamesTheLastTensor) {
   const gguf::TensorInfo* last = &model.tensors().front();
   for (const gguf::TensorInfo& t : model.tensors())
     if (t.offset > last->offset) last = &t;
-  test::TempDir tmp;
+  test::TempFolder tmp;
   const auto file = tmp.path() / "cut.gguf";
   test::write_file(file, whole.substr(0, last->offset + last->byte_size - 1));
   test::expect_error([&] { gguf::Model::open(file); },

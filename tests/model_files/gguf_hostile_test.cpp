@@ -34,7 +34,7 @@ class HostileGguf : public ::testing::Test {
     p.data = std::string(16, '\1');
     return p;
   }
-  test::TempDir tmp_;
+  test::TempFolder tmp_;
 };
 
 TEST_F(HostileGguf, ValidPartsAreAccepted) {

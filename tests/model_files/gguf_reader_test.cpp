@@ -23,7 +23,7 @@ using gguf::Array;
 using gguf::Value;
 using gguf::ValueType;
 using test::expect_error;
-using test::TempDir;
+using test::TempFolder;
 
 std::string pattern_bytes(size_t n, int seed) {
   std::string out(n, '\0');
@@ -62,7 +62,7 @@ gguf::Writer every_type_writer() {
 }
 
 TEST(GgufReader, RoundTripsEveryValueTypeAndTensor) {
-  TempDir tmp;
+  TempFolder tmp;
   const auto file = tmp.path() / "m.gguf";
   const gguf::Writer w = every_type_writer();
   w.write(file);
@@ -127,7 +127,7 @@ TEST(GgufReader, RoundTripsEveryValueTypeAndTensor) {
 }
 
 TEST(GgufReader, ReadsVersion2) {
-  TempDir tmp;
+  TempFolder tmp;
   const auto file = tmp.path() / "v2.gguf";
   std::string bytes = every_type_writer().bytes();
   bytes[4] = 2;
@@ -138,7 +138,7 @@ TEST(GgufReader, ReadsVersion2) {
 }
 
 TEST(GgufReader, HonoursGeneralAlignment) {
-  TempDir tmp;
+  TempFolder tmp;
   const auto file = tmp.path() / "a.gguf";
   gguf::Writer w;
   w.set("general.alignment", Value::u32(256));
@@ -160,7 +160,7 @@ class GgufAccessors : public ::testing::Test {
   }
   const gguf::Metadata& m() const { return model_->metadata(); }
 
-  TempDir tmp_;
+  TempFolder tmp_;
   std::filesystem::path file_;
   std::optional<gguf::Model> model_;
 };
@@ -208,7 +208,7 @@ TEST(GgufWriter, RefusesWhatTheReaderWouldRefuse) {
 }
 
 TEST(GgufWriter, FailedWriteLeavesTheOldFileAndNoTemporary) {
-  TempDir tmp;
+  TempFolder tmp;
   const auto file = tmp.path() / "keep.gguf";
   test::write_file(file, "the user's file");
   gguf::Writer w;
@@ -223,7 +223,7 @@ TEST(GgufWriter, FailedWriteLeavesTheOldFileAndNoTemporary) {
 }
 
 TEST(GgufWriter, FillsTensorsFromTheCallback) {
-  TempDir tmp;
+  TempFolder tmp;
   const auto file = tmp.path() / "filled.gguf";
   gguf::Writer w;
   w.add_tensor("a", GLMRT_GGML_F32, {3});
@@ -242,7 +242,7 @@ TEST(GgufWriter, FillsTensorsFromTheCallback) {
 // in order, written while the next is filled; a fill that fails midway
 // leaves the user's file and no temporary.
 TEST(GgufWriter, LargeTensorsAreFilledInPiecesOfWholeRows) {
-  TempDir tmp;
+  TempFolder tmp;
   const auto file = tmp.path() / "big.gguf";
   constexpr int64_t kCols = 4096, kRows = 4200;  // 68.8 MB of F32
   gguf::Writer w;

@@ -46,7 +46,7 @@ class SplitGguf : public ::testing::Test {
   void write_all() {
     for (int i = 0; i < 3; ++i) write_shard(shard(i + 1), {i, 3, 6});
   }
-  test::TempDir tmp_;
+  test::TempFolder tmp_;
 };
 
 TEST_F(SplitGguf, FoundFromTheFirstShardAnyShardOrTheFolder) {

@@ -59,13 +59,13 @@ TEST(ModelConfig, GlmTinyValues) {
 }
 
 TEST(ModelConfig, MissingFile) {
-  test::TempDir tmp;
+  test::TempFolder tmp;
   test::expect_error([&] { load_model_config(tmp.path()); },
                      {(tmp.path() / "config.json").string()});
 }
 
 TEST(ModelConfig, InvalidJson) {
-  test::TempDir tmp;
+  test::TempFolder tmp;
   test::write_file(tmp.path() / "config.json", R"({"model_type": )");
   test::expect_error([&] { load_model_config(tmp.path()); }, {"config.json", "not valid JSON"});
 }
@@ -73,7 +73,7 @@ TEST(ModelConfig, InvalidJson) {
 // Found by fuzz_model_config: a number beyond double's range made the JSON
 // library throw out_of_range, which escaped without naming the file.
 TEST(ModelConfig, NumberOutOfRangeNamesTheFile) {
-  test::TempDir tmp;
+  test::TempFolder tmp;
   test::write_file(tmp.path() / "config.json", R"({"rope_theta": 1e400})");
   test::expect_error([&] { load_model_config(tmp.path()); },
                      {(tmp.path() / "config.json").string(), "not valid JSON", "1e400"});

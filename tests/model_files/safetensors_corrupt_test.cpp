@@ -10,7 +10,7 @@ namespace {
 
 using test::bytes_of;
 using test::expect_error;
-using test::TempDir;
+using test::TempFolder;
 
 class CorruptSafetensors : public ::testing::Test {
  protected:
@@ -30,7 +30,7 @@ class CorruptSafetensors : public ::testing::Test {
                    needles);
   }
 
-  TempDir tmp_;
+  TempFolder tmp_;
 };
 
 TEST_F(CorruptSafetensors, ShorterThanTheLengthPrefix) {

@@ -11,7 +11,7 @@ namespace {
 
 using test::bytes_of;
 using test::expect_error;
-using test::TempDir;
+using test::TempFolder;
 
 class ShardedDirectory : public ::testing::Test {
  protected:
@@ -34,7 +34,7 @@ class ShardedDirectory : public ::testing::Test {
     expect_error([&] { TensorDirectory::open(tmp_.path()); }, needles);
   }
 
-  TempDir tmp_;
+  TempFolder tmp_;
 };
 
 TEST_F(ShardedDirectory, ValidIndexOpensEveryShard) {

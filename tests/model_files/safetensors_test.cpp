@@ -14,7 +14,7 @@ namespace {
 
 using test::bytes_of;
 using test::expect_error;
-using test::TempDir;
+using test::TempFolder;
 using test::TensorSpec;
 
 const std::filesystem::path kTiny = std::filesystem::path(GLMRT_FIXTURES) / "glm_tiny";
@@ -139,7 +139,7 @@ void expect_mixed_values(const TensorDirectory& dir) {
 }
 
 TEST(TensorDirectorySingleFile, OpenFileReadsEveryDtype) {
-  TempDir tmp;
+  TempFolder tmp;
   const auto file = tmp.path() / "weights.safetensors";
   test::write_file(file, test::safetensors_file(mixed_tensors()));
   const auto dir = TensorDirectory::open_file(file);
@@ -148,21 +148,21 @@ TEST(TensorDirectorySingleFile, OpenFileReadsEveryDtype) {
 }
 
 TEST(TensorDirectorySingleFile, DirectoryWithModelSafetensors) {
-  TempDir tmp;
+  TempFolder tmp;
   test::write_file(tmp.path() / "model.safetensors", test::safetensors_file(mixed_tensors()));
   test::write_file(tmp.path() / "other.safetensors", test::safetensors_file({}));
   expect_mixed_values(TensorDirectory::open(tmp.path()));
 }
 
 TEST(TensorDirectorySingleFile, DirectoryWithOneOtherSafetensorsFile) {
-  TempDir tmp;
+  TempFolder tmp;
   test::write_file(tmp.path() / "consolidated.safetensors",
                    test::safetensors_file(mixed_tensors()));
   expect_mixed_values(TensorDirectory::open(tmp.path()));
 }
 
 TEST(TensorDirectorySingleFile, IntegerTensorDoesNotConvertToF32) {
-  TempDir tmp;
+  TempFolder tmp;
   const auto file = tmp.path() / "weights.safetensors";
   test::write_file(file, test::safetensors_file(mixed_tensors()));
   const auto dir = TensorDirectory::open_file(file);
@@ -170,7 +170,7 @@ TEST(TensorDirectorySingleFile, IntegerTensorDoesNotConvertToF32) {
 }
 
 TEST(TensorDirectorySingleFile, AmbiguousOrEmptyDirectoryIsRefused) {
-  TempDir tmp;
+  TempFolder tmp;
   expect_error([&] { TensorDirectory::open(tmp.path()); }, {tmp.path().string(), "no "});
   test::write_file(tmp.path() / "a.safetensors", test::safetensors_file({}));
   test::write_file(tmp.path() / "b.safetensors", test::safetensors_file({}));

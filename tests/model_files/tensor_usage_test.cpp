@@ -27,7 +27,7 @@ class TensorUsageTest : public testing::Test {
     return testing::internal::GetCapturedStderr();
   }
 
-  test::TempDir tmp_;
+  test::TempFolder tmp_;
   std::unique_ptr<TensorDirectory> tensors_;
 };
 

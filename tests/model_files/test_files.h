@@ -1,5 +1,5 @@
-// Helpers for the model_files tests: a self-deleting temporary directory,
-// safetensors files assembled byte by byte, and error-message assertions.
+// Helpers for the model_files tests: safetensors files assembled byte by
+// byte, and error-message assertions.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,19 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include "temp_folder.h"
+
 namespace glmrt::test {
-
-class TempDir {
- public:
-  TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 void write_file(const std::filesystem::path& file, std::string_view bytes);
 std::string read_file(const std::filesystem::path& file);

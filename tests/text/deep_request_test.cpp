@@ -15,6 +15,8 @@
 
 #include "fixture_rows.h"
 
+#include "temp_folder.h"
+
 namespace glmrt::text {
 namespace {
 
@@ -109,7 +111,7 @@ TEST(TokenizerFile, AFolderIsReportedAsOneNotAsInvalidJson) {
   EXPECT_NE(message.find("is a directory"), std::string::npos) << message;
   EXPECT_NE(message.find("glm_tiny/tokenizer.json?"), std::string::npos) << message;
   EXPECT_EQ(message.find("invalid JSON"), std::string::npos) << message;
-  const auto empty_folder = std::filesystem::path(::testing::TempDir()) / "glmrt_no_tokenizer";
+  const auto empty_folder = test::process_temp_folder() / "glmrt_no_tokenizer";
   std::filesystem::create_directories(empty_folder);
   EXPECT_NE(error_of([&] { Tokenizer::from_file(empty_folder); }).find("is a directory"),
             std::string::npos);
