@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 namespace glmrt::kernels_avx2 {
 namespace {
@@ -30,7 +31,17 @@ QuantizedBlock quantize_block(const float* x, int64_t n, int8_t* out) {
     v[i] = _mm256_loadu_ps(x + 8 * i);
     max_abs = _mm256_max_ps(max_abs, _mm256_andnot_ps(sign_bit, v[i]));
   }
+  // A NaN or an infinity makes the block's scale NaN (its codes 0): every
+  // output it reaches is NaN, as in a float product, instead of the finite
+  // value of an int8 code that was never the input's.
+  __m256 unordered = _mm256_setzero_ps();
+  for (int i = 0; i < 4; ++i)
+    unordered = _mm256_or_ps(unordered, _mm256_cmp_ps(v[i], v[i], _CMP_UNORD_Q));
   const float amax = horizontal_max(max_abs);
+  if (_mm256_movemask_ps(unordered) != 0 || amax == std::numeric_limits<float>::infinity()) {
+    std::memset(out, 0, kBlockSize);
+    return {std::numeric_limits<float>::quiet_NaN(), 0};
+  }
   if (!(amax > 0.0f)) {
     std::memset(out, 0, kBlockSize);
     return {0.0f, 0};

@@ -40,6 +40,27 @@ GLMRT_ALWAYS_INLINE __m256i load32(const void* p) {
   return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
 
+/// Q4_K's eight 6-bit scales then eight 6-bit mins (bytes 4-15 of a block,
+/// as ggml's get_scale_min_k4 unpacks them), one per byte.
+GLMRT_ALWAYS_INLINE void q4_k_scales_mins(const uint8_t* block, uint8_t (&out)[16]) {
+  uint32_t packed[3], unpacked[4];
+  std::memcpy(packed, block + 4, 12);
+  unpacked[0] = packed[0] & 0x3f3f3f3f;
+  unpacked[1] = (packed[2] & 0x0f0f0f0f) | (((packed[0] >> 6) & 0x03030303) << 4);
+  unpacked[2] = packed[1] & 0x3f3f3f3f;
+  unpacked[3] = ((packed[2] >> 4) & 0x0f0f0f0f) | (((packed[1] >> 6) & 0x03030303) << 4);
+  std::memcpy(out, unpacked, sizeof(out));
+}
+
+/// Q4_0's 32 codes (0-15): value j the low nibble of byte j, value j + 16
+/// its high one.
+GLMRT_ALWAYS_INLINE __m256i q4_0_codes(const uint8_t* block) {
+  const __m128i low4 = _mm_set1_epi8(0x0F);
+  const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(bytes, 4), low4),
+                          _mm_and_si128(bytes, low4));
+}
+
 /// int32 lanes, lane k the sum of u[j] * x[j] for j in 4k..4k+3, for 32
 /// unsigned u and signed x whose pairs u[2i] x[2i] + u[2i+1] x[2i+1] fit in
 /// int16 (maddubs would saturate them; vpdpbusd does not).

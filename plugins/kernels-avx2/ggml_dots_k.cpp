@@ -65,12 +65,7 @@ void dot_q8_0(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* ou
 // nibble of byte j and value j + 16 its high one. value = d * (q - 8).
 template <int C>
 void dot_q4_0(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* out) {
-  dot_32<C, 18, 8>(row, blocks, x, out, [](const uint8_t* block) {
-    const __m128i low4 = _mm_set1_epi8(0x0F);
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
-    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(bytes, 4), low4),
-                            _mm_and_si128(bytes, low4));
-  });
+  dot_32<C, 18, 8>(row, blocks, x, out, &q4_0_codes);
 }
 
 // Q4_K: d, dmin, 12 bytes of eight 6-bit scales and mins, 128 bytes of
@@ -83,14 +78,9 @@ void dot_q4_k(const uint8_t* row, int64_t blocks, const GgmlColumn* x, float* ou
   for (int64_t sb = 0; sb < blocks; ++sb) {
     const uint8_t* block = row + 144 * sb;
     prefetch_block(block, 144);
-    // The 6-bit packing of ggml's get_scale_min_k4: bytes 0-7 scales, 8-15 mins.
-    uint32_t packed[3], unpacked[4];
-    std::memcpy(packed, block + 4, 12);
-    unpacked[0] = packed[0] & 0x3f3f3f3f;
-    unpacked[1] = (packed[2] & 0x0f0f0f0f) | (((packed[0] >> 6) & 0x03030303) << 4);
-    unpacked[2] = packed[1] & 0x3f3f3f3f;
-    unpacked[3] = ((packed[2] >> 4) & 0x0f0f0f0f) | (((packed[1] >> 6) & 0x03030303) << 4);
-    const __m128i sc_m = _mm_loadu_si128(reinterpret_cast<const __m128i*>(unpacked));
+    uint8_t scales_mins[16];
+    q4_k_scales_mins(block, scales_mins);
+    const __m128i sc_m = _mm_loadu_si128(reinterpret_cast<const __m128i*>(scales_mins));
     const __m256 scales = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sc_m));
     const __m256 mins = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sc_m, 8)));
     const float d = f16(block), dmin = f16(block + 2);

@@ -2,6 +2,7 @@
 
 #include "activation_quantizer.h"
 #include "ggml_dots.h"
+#include "ggml_lanes.h"
 #include "simd.h"
 
 #include <algorithm>
@@ -16,6 +17,9 @@ constexpr int64_t kGroup = 32;  // inputs per activation scale
 /// both stay in L2 together while every pair of their rows meets.
 constexpr int64_t kWeightBand = 64 * 1024;
 constexpr int64_t kActivationPanel = 128 * 1024;
+/// Activation rows from which a product packs its weight rows into lanes
+/// (ggml_lanes.h): below, the packing costs more than it saves.
+constexpr int64_t kLanesMinRows = 8;
 /// Inputs one thread quantizes at a time, and the fewest worth waking a
 /// second thread for (a decode step's take microseconds).
 constexpr int64_t kQuantizePiece = 32 * 1024;
@@ -63,6 +67,29 @@ void run_tiles(const void* problem, int64_t first, int64_t end) {
       put(r, o, out[0]);
     }
   };
+  // With the AVX-VNNI kernels and enough activation rows, each 8 weight rows
+  // are packed one per lane (ggml_lanes.h) once, in this thread's scratch (at
+  // most ~150 KB at GLM-5's widths), and meet every activation row; the rows
+  // left over go one at a time below. The same bits either way.
+  const GgmlLaneKernel lanes = p.vnni && rows >= kLanesMinRows
+                                   ? ggml_lane_kernel(plugin::ggml_type_of(w.format.element_type))
+                                   : GgmlLaneKernel{};
+  const size_t packed_bytes = lanes.meet ? lanes.packed_bytes(blocks) : 0;
+  if (packed_bytes > 0) {
+    thread_local std::vector<uint8_t> packed;
+    packed.resize(packed_bytes);
+    float lane_out[kGgmlColumns * kLaneRows];
+    for (; first + kLaneRows <= end; first += kLaneRows) {
+      lanes.pack(data + first * w.row_stride_bytes, w.row_stride_bytes, blocks, packed.data());
+      for (int64_t r = 0; r < rows; r += kGgmlColumns) {
+        const int n = static_cast<int>(std::min<int64_t>(kGgmlColumns, rows - r));
+        for (int c = 0; c < n; ++c) columns[c] = column(r + c);
+        lanes.meet(packed.data(), blocks, columns, n, lane_out);
+        for (int c = 0; c < n; ++c)
+          for (int i = 0; i < kLaneRows; ++i) put(r + c, first + i, lane_out[kLaneRows * c + i]);
+      }
+    }
+  }
   // Cache blocking: a band of weight rows (kWeightBand bytes, kept in L2)
   // meets a panel of activation rows (kActivationPanel bytes, also in L2)
   // before the next panel, so at large S every weight row is read from RAM

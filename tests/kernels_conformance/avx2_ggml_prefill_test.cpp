@@ -26,13 +26,16 @@ const fs::path kAvx2Plugin = fs::path(GLMRT_BUILD_DIR) / "plugins" / "libglmrt-k
 constexpr int64_t kS = 41, kO = 45, kI = 4096;
 constexpr uint16_t kScaleOneOver64 = 0x2400;  // f16 of 2^-6
 
-/// Rows of ggml blocks of `block_bytes` (an f16 scale, then random code bytes).
-std::vector<uint8_t> random_rows(int64_t block_bytes, int64_t block_values, std::mt19937& rng) {
+/// Rows of ggml blocks of `block_bytes`: `scales` f16 scales of 2^-6 (q4_k's
+/// d and dmin), then random bytes (codes, and q4_k's 6-bit scales and mins).
+std::vector<uint8_t> random_rows(int64_t block_bytes, int64_t block_values, int scales,
+                                 std::mt19937& rng) {
   std::vector<uint8_t> data(static_cast<size_t>(kO * kI / block_values * block_bytes));
   std::uniform_int_distribution<int> byte(0, 255);
   for (size_t at = 0; at < data.size(); at += static_cast<size_t>(block_bytes)) {
-    std::memcpy(&data[at], &kScaleOneOver64, 2);
-    for (int64_t j = 2; j < block_bytes; ++j) data[at + j] = static_cast<uint8_t>(byte(rng));
+    for (int k = 0; k < scales; ++k) std::memcpy(&data[at + 2 * k], &kScaleOneOver64, 2);
+    for (int64_t j = 2 * scales; j < block_bytes; ++j)
+      data[at + j] = static_cast<uint8_t>(byte(rng));
   }
   return data;
 }
@@ -44,12 +47,14 @@ struct GgmlWeights {
 
 GgmlWeights ggml_weights(uint32_t type, int64_t block_bytes, std::mt19937& rng) {
   GgmlWeights w;
-  w.data = random_rows(block_bytes, 32, rng);
+  const bool q4_k = type == GLMRT_GGML_Q4_K;
+  const int64_t block_values = q4_k ? 256 : 32;
+  w.data = random_rows(block_bytes, block_values, q4_k ? 2 : 1, rng);
   w.view.format = WeightFormatSpec{plugin::ggml_element_type(type), 0}.to_format(1);
   w.view.data = w.data.data();
   w.view.rows = kO;
   w.view.cols = kI;
-  w.view.row_stride_bytes = kI / 32 * block_bytes;
+  w.view.row_stride_bytes = kI / block_values * block_bytes;
   return w;
 }
 
@@ -76,7 +81,10 @@ TEST_P(Avx2GgmlPrefill, EveryRowIsItsBitsAloneAcrossCacheBlocksAndThreads) {
   MemoryBudget budget;
   HostServices services(budget, 2);
   PluginHandle<plugin::Kernels> k = kernels(services);
-  for (const auto& [type, block_bytes] : {std::pair{GLMRT_GGML_Q4_0, 18}, {GLMRT_GGML_Q8_0, 34}}) {
+  // Q4_0, Q8_0 and Q4_K pack 8 weight rows into lanes on CPUs with AVX-VNNI
+  // (ggml_lanes.h): 45 rows are 5 packs and 5 rows left, split over 2 threads.
+  for (const auto& [type, block_bytes] :
+       {std::pair{GLMRT_GGML_Q4_0, 18}, {GLMRT_GGML_Q8_0, 34}, {GLMRT_GGML_Q4_K, 144}}) {
     const GgmlWeights w = ggml_weights(type, block_bytes, rng_);
     std::vector<float> together(kS * kO), alone(kO);
     ASSERT_EQ(k->matmul(x_.data(), kS, w.view, together.data()), GLMRT_OK) << k->last_error();

@@ -57,7 +57,7 @@ std::vector<uint8_t> random_blocks(const GgmlType& t, std::mt19937& rng) {
 }
 
 /// Gaussian rows, then rows that quantize to +-127 in every input (the
-/// largest products maddubs pairs), then one with a NaN (an int8 -128).
+/// largest products maddubs pairs), then one with a NaN (its outputs NaN).
 std::vector<float> activations(int64_t S, std::mt19937& rng, int64_t I = kI) {
   std::vector<float> x(static_cast<size_t>(S * I));
   std::normal_distribution<float> normal;
