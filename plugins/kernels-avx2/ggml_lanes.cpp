@@ -126,28 +126,36 @@ void pack_q4_k(const uint8_t* rows, int64_t row_stride, int64_t blocks, uint8_t*
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   for (int64_t sb = 0; sb < blocks; ++sb) {
     uint8_t* out = packed + kPackedQ4K * sb;
-    auto* scales = reinterpret_cast<float*>(out + kCodesK);  // [8 sub-blocks][8 rows]
-    float* mins = scales + 8 * kLaneRows;
-    float* d = mins + 8 * kLaneRows;
+    auto* scales_mins = reinterpret_cast<float*>(out + kCodesK);  // [16][8 rows]
+    float* d = scales_mins + 16 * kLaneRows;
     float* dmin = d + kLaneRows;
-    __m256i codes[8][kLaneRows];  // [sub-block][row]
+    const uint8_t* block[kLaneRows];
+    alignas(16) uint8_t by_field[16][kLaneRows];  // 8 scales then 8 mins, per row
     for (int i = 0; i < kLaneRows; ++i) {
-      const uint8_t* block = rows + i * row_stride + 144 * sb;
+      block[i] = rows + i * row_stride + 144 * sb;
       uint8_t six_bit[16];
-      q4_k_scales_mins(block, six_bit);
-      for (int j = 0; j < 8; ++j) {
-        scales[j * kLaneRows + i] = static_cast<float>(six_bit[j]);
-        mins[j * kLaneRows + i] = static_cast<float>(six_bit[8 + j]);
-      }
-      d[i] = f16(block);
-      dmin[i] = f16(block + 2);
-      for (int j = 0; j < 4; ++j) {
-        const __m256i bytes = load32(block + 16 + 32 * j);
-        codes[2 * j][i] = _mm256_and_si256(bytes, low4);
-        codes[2 * j + 1][i] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
+      q4_k_scales_mins(block[i], six_bit);
+      for (int f = 0; f < 16; ++f) by_field[f][i] = six_bit[f];
+      d[i] = f16(block[i]);
+      dmin[i] = f16(block[i] + 2);
+    }
+    for (int f = 0; f < 16; ++f)
+      _mm256_storeu_ps(scales_mins + f * kLaneRows,
+                       _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(
+                           _mm_loadl_epi64(reinterpret_cast<const __m128i*>(by_field[f])))));
+    // A 32-byte run of nibbles is two sub-blocks (low, high) of 32 values:
+    // one transpose of the bytes serves both.
+    for (int q = 0; q < 4; ++q) {
+      __m256i chunks[kLaneRows];
+      for (int i = 0; i < kLaneRows; ++i) chunks[i] = load32(block[i] + 16 + 32 * q);
+      transpose(chunks);
+      for (int k = 0; k < 8; ++k) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * 32 * (2 * q) + 32 * k),
+                            _mm256_and_si256(chunks[k], low4));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 8 * 32 * (2 * q + 1) + 32 * k),
+                            _mm256_and_si256(_mm256_srli_epi16(chunks[k], 4), low4));
       }
     }
-    for (int j = 0; j < 8; ++j) store_chunks(codes[j], out + 8 * 32 * j);
   }
 }
 
