@@ -14,7 +14,7 @@
 // them (a lane per block of 8, summed by horizontal_sum's tree), so a
 // result does not depend on S, the packing or the thread split.
 //
-// Built for AVX-VNNI only (ggml_lanes.cpp, -mavxvnni): the unsigned side of
+// Built for AVX-VNNI only (ggml_lanes.cpp, ggml_lanes_k.cpp, -mavxvnni): the unsigned side of
 // vpdpbusd is the weight codes (q8_0's stored with +128), which vpmaddubsw
 // would saturate.
 #pragma once
@@ -42,7 +42,7 @@ struct GgmlLaneKernel {
                float* out) = nullptr;
 };
 
-/// The lane kernel of a ggml type (q8_0, q4_0, q4_k), or none.
+/// The lane kernel of a ggml type (q8_0, q4_0, q2_k, q4_k, q6_k), or none.
 GgmlLaneKernel ggml_lane_kernel(uint32_t ggml_type);
 
 }  // namespace glmrt::kernels_avx2

@@ -26,17 +26,16 @@ const fs::path kAvx2Plugin = fs::path(GLMRT_BUILD_DIR) / "plugins" / "libglmrt-k
 constexpr int64_t kS = 41, kO = 45, kI = 4096;
 constexpr uint16_t kScaleOneOver64 = 0x2400;  // f16 of 2^-6
 
-/// Rows of ggml blocks of `block_bytes`: `scales` f16 scales of 2^-6 (q4_k's
-/// d and dmin), then random bytes (codes, and q4_k's 6-bit scales and mins).
-std::vector<uint8_t> random_rows(int64_t block_bytes, int64_t block_values, int scales,
-                                 std::mt19937& rng) {
+/// Rows of ggml blocks of `block_bytes`: random bytes (codes, and the
+/// K-quants' packed scales and mins) with the f16 fields at `f16_offsets`
+/// (d, dmin) set to 2^-6.
+std::vector<uint8_t> random_rows(int64_t block_bytes, int64_t block_values,
+                                 const std::vector<int>& f16_offsets, std::mt19937& rng) {
   std::vector<uint8_t> data(static_cast<size_t>(kO * kI / block_values * block_bytes));
   std::uniform_int_distribution<int> byte(0, 255);
-  for (size_t at = 0; at < data.size(); at += static_cast<size_t>(block_bytes)) {
-    for (int k = 0; k < scales; ++k) std::memcpy(&data[at + 2 * k], &kScaleOneOver64, 2);
-    for (int64_t j = 2 * scales; j < block_bytes; ++j)
-      data[at + j] = static_cast<uint8_t>(byte(rng));
-  }
+  for (uint8_t& b : data) b = static_cast<uint8_t>(byte(rng));
+  for (size_t at = 0; at < data.size(); at += static_cast<size_t>(block_bytes))
+    for (const int offset : f16_offsets) std::memcpy(&data[at + offset], &kScaleOneOver64, 2);
   return data;
 }
 
@@ -45,16 +44,23 @@ struct GgmlWeights {
   glmrt_weight_view view{};
 };
 
-GgmlWeights ggml_weights(uint32_t type, int64_t block_bytes, std::mt19937& rng) {
+/// A ggml type, its block size and where its f16 fields are.
+struct GgmlType {
+  uint32_t type;
+  int64_t block_bytes, block_values;
+  std::vector<int> f16_offsets;
+};
+const GgmlType kQ4_0{GLMRT_GGML_Q4_0, 18, 32, {0}};
+const GgmlType kQ8_0{GLMRT_GGML_Q8_0, 34, 32, {0}};
+
+GgmlWeights ggml_weights(const GgmlType& t, std::mt19937& rng) {
   GgmlWeights w;
-  const bool q4_k = type == GLMRT_GGML_Q4_K;
-  const int64_t block_values = q4_k ? 256 : 32;
-  w.data = random_rows(block_bytes, block_values, q4_k ? 2 : 1, rng);
-  w.view.format = WeightFormatSpec{plugin::ggml_element_type(type), 0}.to_format(1);
+  w.data = random_rows(t.block_bytes, t.block_values, t.f16_offsets, rng);
+  w.view.format = WeightFormatSpec{plugin::ggml_element_type(t.type), 0}.to_format(1);
   w.view.data = w.data.data();
   w.view.rows = kO;
   w.view.cols = kI;
-  w.view.row_stride_bytes = kI / block_values * block_bytes;
+  w.view.row_stride_bytes = kI / t.block_values * t.block_bytes;
   return w;
 }
 
@@ -81,11 +87,13 @@ TEST_P(Avx2GgmlPrefill, EveryRowIsItsBitsAloneAcrossCacheBlocksAndThreads) {
   MemoryBudget budget;
   HostServices services(budget, 2);
   PluginHandle<plugin::Kernels> k = kernels(services);
-  // Q4_0, Q8_0 and Q4_K pack 8 weight rows into lanes on CPUs with AVX-VNNI
+  // These types pack 8 weight rows into lanes on CPUs with AVX-VNNI
   // (ggml_lanes.h): 45 rows are 5 packs and 5 rows left, split over 2 threads.
-  for (const auto& [type, block_bytes] :
-       {std::pair{GLMRT_GGML_Q4_0, 18}, {GLMRT_GGML_Q8_0, 34}, {GLMRT_GGML_Q4_K, 144}}) {
-    const GgmlWeights w = ggml_weights(type, block_bytes, rng_);
+  for (const GgmlType& t :
+       {kQ4_0, kQ8_0, GgmlType{GLMRT_GGML_Q4_K, 144, 256, {0, 2}},
+        GgmlType{GLMRT_GGML_Q2_K, 84, 256, {80, 82}}, GgmlType{GLMRT_GGML_Q6_K, 210, 256, {208}}}) {
+    const uint32_t type = t.type;
+    const GgmlWeights w = ggml_weights(t, rng_);
     std::vector<float> together(kS * kO), alone(kO);
     ASSERT_EQ(k->matmul(x_.data(), kS, w.view, together.data()), GLMRT_OK) << k->last_error();
     for (int64_t s = 0; s < kS; ++s) {
@@ -102,8 +110,8 @@ TEST_P(Avx2GgmlPrefill, ProductsOfOneXQuantizeItOnceWithTheSameResults) {
   MemoryBudget budget;
   HostServices services(budget, 2);
   PluginHandle<plugin::Kernels> k = kernels(services);
-  const GgmlWeights gate = ggml_weights(GLMRT_GGML_Q4_0, 18, rng_);
-  const GgmlWeights up = ggml_weights(GLMRT_GGML_Q8_0, 34, rng_);
+  const GgmlWeights gate = ggml_weights(kQ4_0, rng_);
+  const GgmlWeights up = ggml_weights(kQ8_0, rng_);
   std::vector<float> gate_alone(kS * kO), up_alone(kS * kO);
   ASSERT_EQ(k->matmul(x_.data(), kS, gate.view, gate_alone.data()), GLMRT_OK);
   ASSERT_EQ(k->matmul(x_.data(), kS, up.view, up_alone.data()), GLMRT_OK);

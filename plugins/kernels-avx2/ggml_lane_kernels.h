@@ -1,0 +1,123 @@
+// What the lane kernels (ggml_lanes.h) share, in the sources built with
+// -mavxvnni only: the 8 x 8 transpose that packs rows into lanes, the
+// integer sums of packed codes against broadcast inputs, the final sum in
+// the row kernels' order, and the dispatch on the number of activation rows.
+// The kernels: ggml_lanes.cpp (q8_0, q4_0, q4_k), ggml_lanes_k.cpp (q2_k, q6_k).
+#pragma once
+
+#include "ggml_lanes.h"
+
+// The helpers of the VNNI build of the row-at-a-time kernels.
+#define GLMRT_GGML_DOTS_VNNI 1
+#include "ggml_dot_kernels.h"
+
+namespace glmrt::kernels_avx2::lanes {
+
+using ggml_dots_vnni::f16;
+using ggml_dots_vnni::load32;
+using ggml_dots_vnni::q4_0_codes;
+using ggml_dots_vnni::q4_k_scales_mins;
+
+/// rows[i] holds 8 chunks of 4 bytes of row i; afterwards rows[k] holds
+/// chunk k of every row, row i in lane i (an 8 x 8 transpose of 32-bit lanes).
+GLMRT_ALWAYS_INLINE void transpose(__m256i (&r)[8]) {
+  __m256i t[8], u[8];
+  for (int p = 0; p < 4; ++p) {
+    t[2 * p] = _mm256_unpacklo_epi32(r[2 * p], r[2 * p + 1]);
+    t[2 * p + 1] = _mm256_unpackhi_epi32(r[2 * p], r[2 * p + 1]);
+  }
+  for (int h = 0; h < 2; ++h) {
+    const __m256i *lo = t + 4 * h, *hi = t + 4 * h + 2;
+    u[4 * h + 0] = _mm256_unpacklo_epi64(lo[0], hi[0]);
+    u[4 * h + 1] = _mm256_unpackhi_epi64(lo[0], hi[0]);
+    u[4 * h + 2] = _mm256_unpacklo_epi64(lo[1], hi[1]);
+    u[4 * h + 3] = _mm256_unpackhi_epi64(lo[1], hi[1]);
+  }
+  for (int k = 0; k < 4; ++k) {
+    r[k] = _mm256_permute2x128_si256(u[k], u[4 + k], 0x20);
+    r[4 + k] = _mm256_permute2x128_si256(u[k], u[4 + k], 0x31);
+  }
+}
+
+/// Stores 32 unsigned codes of each packed row (codes[i], row i) as 8 chunks
+/// of 32 bytes, chunk k holding codes 4k..4k+3 of every row.
+GLMRT_ALWAYS_INLINE void store_chunks(__m256i (&codes)[8], uint8_t* out) {
+  transpose(codes);
+  for (int k = 0; k < 8; ++k)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 32 * k), codes[k]);
+}
+
+/// Each row's exact sum of its 32 codes times x[0..31] (codes as store_chunks lays them).
+GLMRT_ALWAYS_INLINE __m256i chunk_sums(const uint8_t* chunks, const int8_t* x) {
+  __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (int k = 0; k < 8; k += 2) {
+    int32_t a, b;
+    std::memcpy(&a, x + 4 * k, 4);
+    std::memcpy(&b, x + 4 * k + 4, 4);
+    even = _mm256_dpbusd_avx_epi32(even, load32(chunks + 32 * k), _mm256_set1_epi32(a));
+    odd = _mm256_dpbusd_avx_epi32(odd, load32(chunks + 32 * k + 32), _mm256_set1_epi32(b));
+  }
+  return _mm256_add_epi32(even, odd);
+}
+
+/// Per lane, horizontal_sum's tree over the 8 partial sums a row-at-a-time
+/// kernel keeps in its lanes: ((f0 + f4) + (f2 + f6)) + ((f1 + f5) + (f3 + f7)).
+GLMRT_ALWAYS_INLINE __m256 lane_totals(const __m256 (&f)[8]) {
+  return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(f[0], f[4]), _mm256_add_ps(f[2], f[6])),
+                       _mm256_add_ps(_mm256_add_ps(f[1], f[5]), _mm256_add_ps(f[3], f[7])));
+}
+
+/// Each row's exact sums of its codes times x over inputs 0-15 and 16-31
+/// (the types with a scale per 16 values).
+GLMRT_ALWAYS_INLINE void half_sums(const uint8_t* chunks, const int8_t* x, __m256i& first,
+                                   __m256i& second) {
+  first = _mm256_setzero_si256();
+  second = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    int32_t a, b;
+    std::memcpy(&a, x + 4 * k, 4);
+    std::memcpy(&b, x + 16 + 4 * k, 4);
+    first = _mm256_dpbusd_avx_epi32(first, load32(chunks + 32 * k), _mm256_set1_epi32(a));
+    second = _mm256_dpbusd_avx_epi32(second, load32(chunks + 32 * (k + 4)), _mm256_set1_epi32(b));
+  }
+}
+
+/// The lanes of 8 rows' one-byte fields (by_field[f][row]) as int32 vectors.
+template <int kFields>
+GLMRT_ALWAYS_INLINE void store_fields(const uint8_t (&by_field)[kFields][kLaneRows], bool is_signed,
+                                      int32_t* out) {
+  for (int f = 0; f < kFields; ++f) {
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(by_field[f]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + f * kLaneRows),
+                        is_signed ? _mm256_cvtepi8_epi32(bytes) : _mm256_cvtepu8_epi32(bytes));
+  }
+}
+
+/// A Meet<C>::run for 1 to kGgmlColumns activation rows.
+template <template <int> class Meet>
+void meet_columns(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, int columns,
+                  float* out) {
+  switch (columns) {
+    case 1:
+      return Meet<1>::run(packed, blocks, x, out);
+    case 2:
+      return Meet<2>::run(packed, blocks, x, out);
+    case 3:
+      return Meet<3>::run(packed, blocks, x, out);
+    default:
+      return Meet<4>::run(packed, blocks, x, out);
+  }
+}
+static_assert(kGgmlColumns == 4, "meet_columns covers 1 to 4 activation rows");
+
+/// Packing and meeting of the K-quants in ggml_lanes_k.cpp.
+size_t packed_bytes_q2_k(int64_t blocks);
+void pack_q2_k(const uint8_t* rows, int64_t row_stride, int64_t blocks, uint8_t* packed);
+void meet_q2_k(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, int columns, float* out);
+size_t packed_bytes_q6_k(int64_t blocks);
+void pack_q6_k(const uint8_t* rows, int64_t row_stride, int64_t blocks, uint8_t* packed);
+void meet_q6_k(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, int columns, float* out);
+
+}  // namespace glmrt::kernels_avx2::lanes
