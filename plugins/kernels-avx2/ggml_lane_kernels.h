@@ -95,6 +95,23 @@ GLMRT_ALWAYS_INLINE void store_fields(const uint8_t (&by_field)[kFields][kLaneRo
   }
 }
 
+/// The loop every lane kernel runs: for each of the 8 partial sums a row
+/// kernel keeps in its lanes (j: blocks j, j + 8, ... of a row), C
+/// accumulators start at zero and `step(j, k, acc)` adds the k-th of the
+/// `per_lane` blocks that partial sum takes, in row order; then each
+/// activation row's 8 partial sums are added in horizontal_sum's order.
+template <int C, class Step>
+GLMRT_ALWAYS_INLINE void meet_lanes(int64_t per_lane, float* out, Step step) {
+  __m256 f[C][8];
+  for (int j = 0; j < 8; ++j) {
+    __m256 acc[C];
+    for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < per_lane; ++k) step(j, k, acc);
+    for (int c = 0; c < C; ++c) f[c][j] = acc[c];
+  }
+  for (int c = 0; c < C; ++c) _mm256_storeu_ps(out + kLaneRows * c, lane_totals(f[c]));
+}
+
 /// A Meet<C>::run for 1 to kGgmlColumns activation rows.
 template <template <int> class Meet>
 void meet_columns(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, int columns,

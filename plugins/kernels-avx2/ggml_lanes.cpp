@@ -36,24 +36,18 @@ void pack_32(const uint8_t* rows, int64_t row_stride, int64_t blocks, uint8_t* p
 
 template <int kOffset, int C>
 void meet_32(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, float* out) {
-  __m256 f[C][8];
-  for (int j = 0; j < 8; ++j) {
-    __m256 acc[C];
-    for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
-    for (int64_t b = j; b < blocks; b += 8) {
-      const uint8_t* block = packed + kPacked32 * b;
-      const __m256 d = _mm256_loadu_ps(reinterpret_cast<const float*>(block + 8 * 32));
-      for (int c = 0; c < C; ++c) {
-        __m256i sums = chunk_sums(block, x[c].values + 32 * b);
-        const int x_sum = x[c].sums16[2 * b] + x[c].sums16[2 * b + 1];
-        sums = _mm256_sub_epi32(sums, _mm256_set1_epi32(kOffset * x_sum));
-        const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[c].scales[b]));
-        acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), scale, acc[c]);
-      }
+  meet_lanes<C>(blocks / 8, out, [&](int j, int64_t k, __m256(&acc)[C]) {
+    const int64_t b = 8 * k + j;
+    const uint8_t* block = packed + kPacked32 * b;
+    const __m256 d = _mm256_loadu_ps(reinterpret_cast<const float*>(block + 8 * 32));
+    for (int c = 0; c < C; ++c) {
+      __m256i sums = chunk_sums(block, x[c].values + 32 * b);
+      const int x_sum = x[c].sums16[2 * b] + x[c].sums16[2 * b + 1];
+      sums = _mm256_sub_epi32(sums, _mm256_set1_epi32(kOffset * x_sum));
+      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[c].scales[b]));
+      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), scale, acc[c]);
     }
-    for (int c = 0; c < C; ++c) f[c][j] = acc[c];
-  }
-  for (int c = 0; c < C; ++c) _mm256_storeu_ps(out + kLaneRows * c, lane_totals(f[c]));
+  });
 }
 
 // --- q4_k: per super-block, 8 sub-blocks of chunks, then per sub-block the
@@ -104,30 +98,23 @@ void pack_q4_k(const uint8_t* rows, int64_t row_stride, int64_t blocks, uint8_t*
 
 template <int C>
 void meet_q4_k(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, float* out) {
-  __m256 f[C][8];
-  for (int j = 0; j < 8; ++j) {
-    __m256 acc[C];
-    for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
-    for (int64_t sb = 0; sb < blocks; ++sb) {
-      const uint8_t* block = packed + kPackedQ4K * sb;
-      const auto* floats = reinterpret_cast<const float*>(block + kCodesK);
-      const __m256 scales = _mm256_loadu_ps(floats + j * kLaneRows);
-      const __m256 mins = _mm256_loadu_ps(floats + (8 + j) * kLaneRows);
-      const __m256 d = _mm256_loadu_ps(floats + 16 * kLaneRows);
-      const __m256 dmin = _mm256_loadu_ps(floats + 17 * kLaneRows);
-      for (int c = 0; c < C; ++c) {
-        const int64_t g = 8 * sb + j;  // the activations' 32-input group
-        const __m256i sums = chunk_sums(block + 8 * 32 * j, x[c].values + 32 * g);
-        const float dxs = x[c].scales[g];
-        const float x_sums = static_cast<float>(x[c].sums16[2 * g] + x[c].sums16[2 * g + 1]) * dxs;
-        const __m256 codes = _mm256_mul_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(dxs));
-        acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(codes, scales), d, acc[c]);
-        acc[c] = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_set1_ps(x_sums), mins), dmin, acc[c]);
-      }
+  meet_lanes<C>(blocks, out, [&](int j, int64_t sb, __m256(&acc)[C]) {
+    const uint8_t* block = packed + kPackedQ4K * sb;
+    const auto* floats = reinterpret_cast<const float*>(block + kCodesK);
+    const __m256 scales = _mm256_loadu_ps(floats + j * kLaneRows);
+    const __m256 mins = _mm256_loadu_ps(floats + (8 + j) * kLaneRows);
+    const __m256 d = _mm256_loadu_ps(floats + 16 * kLaneRows);
+    const __m256 dmin = _mm256_loadu_ps(floats + 17 * kLaneRows);
+    for (int c = 0; c < C; ++c) {
+      const int64_t g = 8 * sb + j;  // the activations' 32-input group
+      const __m256i sums = chunk_sums(block + 8 * 32 * j, x[c].values + 32 * g);
+      const float dxs = x[c].scales[g];
+      const float x_sums = static_cast<float>(x[c].sums16[2 * g] + x[c].sums16[2 * g + 1]) * dxs;
+      const __m256 codes = _mm256_mul_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(dxs));
+      acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(codes, scales), d, acc[c]);
+      acc[c] = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_set1_ps(x_sums), mins), dmin, acc[c]);
     }
-    for (int c = 0; c < C; ++c) f[c][j] = acc[c];
-  }
-  for (int c = 0; c < C; ++c) _mm256_storeu_ps(out + kLaneRows * c, lane_totals(f[c]));
+  });
 }
 
 template <int C>

@@ -22,69 +22,56 @@ GLMRT_ALWAYS_INLINE __m256i ints(const uint8_t* block, int field) {
   return load32(block + kCodes + 32 * field);
 }
 
+/// Per row, a * (sum of x's first 16 inputs of group g) + b * (its last 16).
+GLMRT_ALWAYS_INLINE __m256i weighted_x_sums(__m256i a, __m256i b, const GgmlColumn& x, int64_t g) {
+  return _mm256_add_epi32(_mm256_mullo_epi32(a, _mm256_set1_epi32(x.sums16[2 * g])),
+                          _mm256_mullo_epi32(b, _mm256_set1_epi32(x.sums16[2 * g + 1])));
+}
+
 template <int C>
 struct MeetQ2K {
   static void run(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, float* out) {
-    __m256 f[C][8];
-    for (int j = 0; j < 8; ++j) {
-      __m256 acc[C];
-      for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
-      for (int64_t sb = 0; sb < blocks; ++sb) {
-        const uint8_t* block = packed + kPackedQ2K * sb;
-        const __m256i scale_a = ints(block, 2 * j), scale_b = ints(block, 2 * j + 1);
-        const __m256i min_a = ints(block, 16 + 2 * j), min_b = ints(block, 17 + 2 * j);
-        const auto* floats = reinterpret_cast<const float*>(block + kCodes + 32 * 32);
-        const __m256 d = _mm256_loadu_ps(floats), dmin = _mm256_loadu_ps(floats + kLaneRows);
-        for (int c = 0; c < C; ++c) {
-          const int64_t g = 8 * sb + j;  // the activations' 32-input group
-          __m256i first, second;
-          half_sums(block + 8 * 32 * j, x[c].values + 32 * g, first, second);
-          const __m256i codes = _mm256_add_epi32(_mm256_mullo_epi32(first, scale_a),
-                                                 _mm256_mullo_epi32(second, scale_b));
-          const __m256i min_sums = _mm256_add_epi32(
-              _mm256_mullo_epi32(min_a, _mm256_set1_epi32(x[c].sums16[2 * g])),
-              _mm256_mullo_epi32(min_b, _mm256_set1_epi32(x[c].sums16[2 * g + 1])));
-          const __m256 dxs = _mm256_set1_ps(x[c].scales[g]);
-          acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(codes), dxs), d, acc[c]);
-          acc[c] = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(min_sums), dxs), dmin, acc[c]);
-        }
+    meet_lanes<C>(blocks, out, [&](int j, int64_t sb, __m256(&acc)[C]) {
+      const uint8_t* block = packed + kPackedQ2K * sb;
+      const __m256i scale_a = ints(block, 2 * j), scale_b = ints(block, 2 * j + 1);
+      const __m256i min_a = ints(block, 16 + 2 * j), min_b = ints(block, 17 + 2 * j);
+      const auto* floats = reinterpret_cast<const float*>(block + kCodes + 32 * 32);
+      const __m256 d = _mm256_loadu_ps(floats), dmin = _mm256_loadu_ps(floats + kLaneRows);
+      for (int c = 0; c < C; ++c) {
+        const int64_t g = 8 * sb + j;  // the activations' 32-input group
+        __m256i first, second;
+        half_sums(block + 8 * 32 * j, x[c].values + 32 * g, first, second);
+        const __m256i codes = _mm256_add_epi32(_mm256_mullo_epi32(first, scale_a),
+                                               _mm256_mullo_epi32(second, scale_b));
+        const __m256i min_sums = weighted_x_sums(min_a, min_b, x[c], g);
+        const __m256 dxs = _mm256_set1_ps(x[c].scales[g]);
+        acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(codes), dxs), d, acc[c]);
+        acc[c] = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(min_sums), dxs), dmin, acc[c]);
       }
-      for (int c = 0; c < C; ++c) f[c][j] = acc[c];
-    }
-    for (int c = 0; c < C; ++c) _mm256_storeu_ps(out + kLaneRows * c, lane_totals(f[c]));
+    });
   }
 };
 
 template <int C>
 struct MeetQ6K {
   static void run(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, float* out) {
-    __m256 f[C][8];
-    for (int j = 0; j < 8; ++j) {
-      __m256 acc[C];
-      for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
-      for (int64_t sb = 0; sb < blocks; ++sb) {
-        const uint8_t* block = packed + kPackedQ6K * sb;
-        const __m256i scale_a = ints(block, 2 * j), scale_b = ints(block, 2 * j + 1);
-        const __m256 d = _mm256_loadu_ps(reinterpret_cast<const float*>(block + kCodes + 16 * 32));
-        for (int c = 0; c < C; ++c) {
-          const int64_t g = 8 * sb + j;
-          __m256i first, second;
-          half_sums(block + 8 * 32 * j, x[c].values + 32 * g, first, second);
-          // The -32 offset of every code, through the sums of x.
-          const __m256i offsets = _mm256_add_epi32(
-              _mm256_mullo_epi32(scale_a, _mm256_set1_epi32(x[c].sums16[2 * g])),
-              _mm256_mullo_epi32(scale_b, _mm256_set1_epi32(x[c].sums16[2 * g + 1])));
-          const __m256i net =
-              _mm256_sub_epi32(_mm256_add_epi32(_mm256_mullo_epi32(first, scale_a),
-                                                _mm256_mullo_epi32(second, scale_b)),
-                               _mm256_slli_epi32(offsets, 5));
-          acc[c] = _mm256_fmadd_ps(
-              _mm256_mul_ps(_mm256_cvtepi32_ps(net), _mm256_set1_ps(x[c].scales[g])), d, acc[c]);
-        }
+    meet_lanes<C>(blocks, out, [&](int j, int64_t sb, __m256(&acc)[C]) {
+      const uint8_t* block = packed + kPackedQ6K * sb;
+      const __m256i scale_a = ints(block, 2 * j), scale_b = ints(block, 2 * j + 1);
+      const __m256 d = _mm256_loadu_ps(reinterpret_cast<const float*>(block + kCodes + 16 * 32));
+      for (int c = 0; c < C; ++c) {
+        const int64_t g = 8 * sb + j;
+        __m256i first, second;
+        half_sums(block + 8 * 32 * j, x[c].values + 32 * g, first, second);
+        // The -32 offset of every code, through the sums of x.
+        const __m256i offsets = weighted_x_sums(scale_a, scale_b, x[c], g);
+        const __m256i net = _mm256_sub_epi32(_mm256_add_epi32(_mm256_mullo_epi32(first, scale_a),
+                                                              _mm256_mullo_epi32(second, scale_b)),
+                                             _mm256_slli_epi32(offsets, 5));
+        acc[c] = _mm256_fmadd_ps(
+            _mm256_mul_ps(_mm256_cvtepi32_ps(net), _mm256_set1_ps(x[c].scales[g])), d, acc[c]);
       }
-      for (int c = 0; c < C; ++c) f[c][j] = acc[c];
-    }
-    for (int c = 0; c < C; ++c) _mm256_storeu_ps(out + kLaneRows * c, lane_totals(f[c]));
+    });
   }
 };
 
