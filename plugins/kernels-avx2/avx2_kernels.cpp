@@ -5,6 +5,7 @@
 #include "activation_quantizer.h"
 #include "float_matmul.h"
 #include "ggml_matmul.h"
+#include "ggml_packed_rows.h"
 #include "int_formats.h"
 #include "int_matmul.h"
 #include "tile_jobs.h"
@@ -46,7 +47,9 @@ class Avx2Kernels final : public plugin::Kernels {
         scratch_(host, kScratchGranule) {}
 
   bool supports(const glmrt_weight_format& format) const noexcept override {
-    if (format.struct_size < sizeof(glmrt_weight_format) || format.packing != 0) return false;
+    if (format.struct_size < sizeof(glmrt_weight_format)) return false;
+    if (format.packing == kLanePacking) return packs(format);
+    if (format.packing != 0) return false;
     switch (format.element_type) {
       case GLMRT_F32:
       case GLMRT_BF16:
@@ -86,8 +89,51 @@ class Avx2Kernels final : public plugin::Kernels {
 
   void destroy() noexcept override { delete this; }
 
+  glmrt_row_packing row_packing(const glmrt_weight_format& format,
+                                int64_t cols) const noexcept override {
+    glmrt_row_packing none{sizeof(glmrt_row_packing), 0, 1};
+    if (format.struct_size < sizeof(glmrt_weight_format) || format.packing != 0 ||
+        format.group_size != 0)
+      return none;
+    glmrt_weight_format packed = format;
+    packed.packing = kLanePacking;
+    if (!packs(packed) || cols <= 0) return none;
+    const int64_t block = plugin::ggml_block_values(format.element_type);
+    if (cols % block != 0 || !packs_rows(plugin::ggml_type_of(format.element_type), cols / block))
+      return none;
+    return {sizeof(glmrt_row_packing), kLanePacking, static_cast<uint32_t>(kPackedGroupRows)};
+  }
+
+  glmrt_status pack_rows(const glmrt_weight_format& format, void* data, int64_t rows, int64_t cols,
+                         int64_t row_stride_bytes) noexcept override {
+    if (row_packing(format, cols).packing != kLanePacking)
+      return fail(GLMRT_ERR_UNSUPPORTED, "pack_rows: %s rows of %lld inputs are not packed here",
+                  element_type_name(format.element_type), static_cast<long long>(cols));
+    const int64_t row_bytes = plugin::packed_row_bytes(format.element_type, cols);
+    if (rows < 0 || (rows > 0 && !data) || row_stride_bytes != row_bytes)
+      return fail(GLMRT_ERR_INVALID_ARGUMENT,
+                  "pack_rows: %lld rows at %p, %lld bytes apart (packing needs contiguous rows "
+                  "of %lld bytes)",
+                  static_cast<long long>(rows), data, static_cast<long long>(row_stride_bytes),
+                  static_cast<long long>(row_bytes));
+    pack_rows_in_place(plugin::ggml_type_of(format.element_type), static_cast<uint8_t*>(data),
+                       rows, cols / plugin::ggml_block_values(format.element_type), row_bytes,
+                       n_threads_);
+    return GLMRT_OK;
+  }
+
  private:
   ~Avx2Kernels() = default;  // only destroy() ends the object
+
+  /// True for a packed format (packing kLanePacking) this object multiplies:
+  /// the lane kernels need AVX-VNNI and int8 activations.
+  bool packs(const glmrt_weight_format& format) const noexcept {
+    if (!vnni_ || !settings_.pack_allowed || settings_.activations == ActivationMode::kF32 ||
+        format.group_size != 0 || !plugin::is_ggml_blocks(format.element_type))
+      return false;
+    const uint32_t type = plugin::ggml_type_of(format.element_type);
+    return packs_rows(type, 8);
+  }
 
   glmrt_status check_arguments(const float* x, int64_t S, const glmrt_weight_view& w,
                                const float* y) noexcept {

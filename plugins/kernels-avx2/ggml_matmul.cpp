@@ -3,6 +3,7 @@
 #include "activation_quantizer.h"
 #include "ggml_dots.h"
 #include "ggml_lanes.h"
+#include "ggml_packed_rows.h"
 #include "simd.h"
 
 #include <algorithm>
@@ -24,6 +25,48 @@ constexpr int64_t kLanesMinRows = 8;
 /// second thread for (a decode step's take microseconds).
 constexpr int64_t kQuantizePiece = 32 * 1024;
 constexpr int64_t kMinParallelQuantize = int64_t{1} << 18;
+
+/// Rows packed in place (ggml_packed_rows.h): tile t is group t, the rows
+/// after the last whole group one tile each, one at a time.
+void run_packed_tiles(const void* problem, int64_t first, int64_t end) {
+  const GgmlMatmul& p = *static_cast<const GgmlMatmul*>(problem);
+  const glmrt_weight_view& w = *p.weights;
+  const uint32_t type = plugin::ggml_type_of(w.format.element_type);
+  const GgmlKernel kernel = ggml_kernel(w.format.element_type, true);
+  const int64_t I = w.cols, blocks = I / plugin::ggml_type_traits(type).block_values;
+  const int64_t rows = p.S * p.passes;
+  const int64_t whole = w.rows / kPackedGroupRows;
+  const auto* data = static_cast<const uint8_t*>(w.data);
+  GgmlColumn columns[kGgmlColumns];
+  float out[kGgmlColumns * kPackedGroupRows];
+  const auto put = [&](int64_t r, int64_t o, float value) {
+    float& y = p.y[(r / p.passes) * p.y_stride + o];
+    y = r % p.passes == 0 ? value : y + value;
+  };
+  for (int64_t t = first; t < end; ++t) {
+    const bool group = t < whole;
+    const int64_t o = group ? t * kPackedGroupRows : whole * kPackedGroupRows + (t - whole);
+    const uint8_t* at = data + o * w.row_stride_bytes;
+    for (int64_t r = 0; r < rows; r += kGgmlColumns) {
+      const int n = static_cast<int>(std::min<int64_t>(kGgmlColumns, rows - r));
+      for (int c = 0; c < n; ++c)
+        columns[c] = GgmlColumn{p.activations.values + (r + c) * I,
+                                p.activations.scales + (r + c) * (I / kGroup),
+                                p.activations.sums16 + (r + c) * (I / 16)};
+      if (group) {
+        meet_packed_group(type, at, blocks, columns, n, out);
+        for (int c = 0; c < n; ++c)
+          for (int i = 0; i < kPackedGroupRows; ++i)
+            put(r + c, o + i, out[kPackedGroupRows * c + i]);
+        continue;
+      }
+      for (int c = 0; c < n; ++c) {
+        kernel.one(at, blocks, columns + c, out);
+        put(r + c, o, out[0]);
+      }
+    }
+  }
+}
 
 void run_tiles(const void* problem, int64_t first, int64_t end) {
   const GgmlMatmul& p = *static_cast<const GgmlMatmul*>(problem);
@@ -186,7 +229,12 @@ void quantize_ggml(std::span<const GgmlQuantizeJob> jobs, int n_threads) {
 
 TileJob ggml_tiles(const GgmlMatmul& problem) {
   const glmrt_weight_view& w = *problem.weights;
-  return {&run_tiles, &problem, w.rows, w.rows * w.cols * problem.S * problem.passes};
+  const int64_t work = w.rows * w.cols * problem.S * problem.passes;
+  if (w.format.packing == kLanePacking) {
+    const int64_t whole = w.rows / kPackedGroupRows;
+    return {&run_packed_tiles, &problem, whole + (w.rows - whole * kPackedGroupRows), work};
+  }
+  return {&run_tiles, &problem, w.rows, work};
 }
 
 }  // namespace glmrt::kernels_avx2

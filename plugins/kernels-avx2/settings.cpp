@@ -33,8 +33,17 @@ bool parse_settings(const glmrt_setting* settings, size_t n_settings, Settings& 
         error = plugin_support::bad_setting(kName, key, "auto or off", value);
         return false;
       }
+    } else if (key == "pack") {
+      if (value == "auto") {
+        out.pack_allowed = true;
+      } else if (value == "off") {
+        out.pack_allowed = false;
+      } else {
+        error = plugin_support::bad_setting(kName, key, "auto or off", value);
+        return false;
+      }
     } else {
-      error = plugin_support::unknown_setting(kName, key, "activations, vnni");
+      error = plugin_support::unknown_setting(kName, key, "activations, vnni, pack");
       return false;
     }
   }

@@ -30,6 +30,11 @@ struct Settings {
   /// AVX-VNNI's vpdpbusd where the CPU has it; `vnni: off`: AVX2's maddubs
   /// everywhere. The same bits.
   bool vnni_allowed = true;
+  /// `pack: auto` (true): offer the host to pack resident rows of the types
+  /// ggml_packed_rows.h packs (ABI 1.7), where the AVX-VNNI kernels run
+  /// with int8 activations; `pack: off`: rows stay as the file has them.
+  /// The same bits.
+  bool pack_allowed = true;
 };
 
 /// Parses the settings; on an unknown key or bad value returns false and

@@ -197,6 +197,38 @@ TEST_P(KernelsPluginTest, GroupedCallsGiveWhatMatmulGivesAlone) {
   }
 }
 
+// ABI 1.7: resident rows packed by the plugin multiply bit for bit as they
+// did stored; kernels-avx2 offers it for q8_0 and q4_0 where it runs its
+// AVX-VNNI kernels with int8 activations, and `pack: off` withdraws it.
+TEST_P(KernelsPluginTest, PackedRowsGiveTheProductsOfTheRowsAsStored) {
+  SKIP_UNLESS_SUPPORTED(GetParam().file);
+  const PluginHost host(std::vector<fs::path>{});
+  const PluginInfo info = host.inspect(GetParam().file);
+  // Its probe's note says which dots it runs.
+  const bool packs = GetParam().name == "kernels_avx2" &&
+                     info.reason.find("vpdpbusd") != std::string::npos;
+  for (const char* activations : {"int8", "int8x2"})
+    for (int threads : {1, 2}) {
+      MemoryBudget budget;
+      HostServices services(budget, threads);
+      const bool avx2 = GetParam().name == "kernels_avx2";
+      PluginChoice choice{GetParam().file.string(), {}, {}};
+      if (avx2) choice.settings["activations"] = activations;
+      PluginHandle<plugin::Kernels> kernels = host.create_kernels(choice, services);
+      const CheckResult result = check_row_packing(*kernels, info.abi_minor);
+      EXPECT_NE(result.outcome, Outcome::kFail)
+          << activations << ", " << threads << " threads: " << result.detail;
+      if (packs) {
+        EXPECT_EQ(result.outcome, Outcome::kPass) << result.detail;
+      }
+      if (avx2) {
+        choice.settings["pack"] = "off";
+        PluginHandle<plugin::Kernels> plain = host.create_kernels(choice, services);
+        EXPECT_EQ(check_row_packing(*plain, info.abi_minor).outcome, Outcome::kSkip);
+      }
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Plugins, KernelsPluginTest, testing::ValuesIn(kernels_plugins()),
                          [](const testing::TestParamInfo<KernelsPlugin>& info) {
                            return info.param.name;

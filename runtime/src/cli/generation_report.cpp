@@ -152,6 +152,10 @@ void print_load_report(std::FILE* out, const Engine& engine) {
       "converted); model opened in {:.2f} s\n",
       load.bytes / 1e9, load.seconds, load.seconds > 0 ? load.bytes / 1e9 / load.seconds : 0.0,
       load.tensors_read_in_place, load.tensors_converted, engine.open_seconds());
+  if (load.matrices_packed > 0)
+    fmt::print(out, "load: {} matrices ({}) packed for kernels plugin `{}` in {:.2f} s\n",
+               load.matrices_packed, format_byte_size(load.packed_bytes),
+               engine.kernels().name(), load.packing_seconds);
   // The slots a budget limit allows are faulted in at load (ExpertStore::finish_warming).
   if (const ExpertStoreStats& experts = engine.experts().stats(); experts.warmed_slot_bytes > 0)
     fmt::print(out, "load: expert slots faulted in: {}, waited {:.2f} s of the opening for them\n",

@@ -189,6 +189,9 @@ CheckReport run_kernels_conformance(const std::filesystem::path& plugin_file,
         check_grouped_matmul_side_by_side(*kernels, kernels.info().abi_minor);
     side_by_side.name += suffix;
     report.add(std::move(side_by_side));
+    CheckResult packing = check_row_packing(*kernels, kernels.info().abi_minor);
+    packing.name += suffix;
+    report.add(std::move(packing));
     for (const WeightFormatSpec& format : conformance_formats()) {
       // The host never gives a plugin of an older minor ggml blocks.
       if (plugin::is_ggml_blocks(format.element_type) &&

@@ -7,6 +7,7 @@
 #include <glmrt/history/model_id.h>
 #include <glmrt/history/pinned_choice.h>
 #include <glmrt/memory/memory_estimates.h>
+#include <glmrt/model/packed_weights.h>
 #include <glmrt/model_files/container_checksums.h>
 #include <glmrt/model_files/tensor_usage.h>
 #include <glmrt/weights/tensor_loader.h>
@@ -156,6 +157,10 @@ Engine::Engine(const Profile& profile, std::filesystem::path model_dir, TensorDi
     TensorLoader loader(tensors_, &budget_, &usage);
     weights = load_model_weights(config_, loader, profile_);
     load_ = loader.summary();
+    const PackedWeightsSummary packed = pack_resident_weights(weights, backend_);
+    load_.matrices_packed = packed.matrices;
+    load_.packed_bytes = packed.bytes;
+    load_.packing_seconds = packed.seconds;
     note_requantized(load_, profile_);
     mark_expert_tensors(layouts, usage);
     usage.warn_unused(model_dir_);

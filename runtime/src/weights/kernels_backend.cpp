@@ -15,6 +15,7 @@ KernelsBackend::KernelsBackend(plugin::Kernels& kernels, int abi_minor, std::str
     : kernels_(kernels),
       grouped_(abi_minor >= GLMRT_ABI_MINOR_GROUPED_MATMUL),
       ggml_types_(abi_minor >= GLMRT_ABI_MINOR_GGML_TYPES),
+      row_packing_(abi_minor >= GLMRT_ABI_MINOR_ROW_PACKING),
       name_(std::move(name)) {}
 
 void KernelsBackend::matmul(const float* x, int64_t S, const glmrt_weight_view& w, float* y) {
@@ -43,6 +44,32 @@ void KernelsBackend::grouped_matmul(std::span<const glmrt_matmul_product> produc
       matmul(p.x + s * (p.x_stride ? p.x_stride : I), 1, p.w,
              p.y + s * (p.y_stride ? p.y_stride : O));
   }
+}
+
+glmrt_row_packing KernelsBackend::row_packing(const glmrt_weight_format& format,
+                                              int64_t cols) const {
+  glmrt_row_packing none{sizeof(glmrt_row_packing), 0, 1};
+  if (!row_packing_ || !supports(format)) return none;
+  const glmrt_row_packing offer = kernels_.row_packing(format, cols);
+  // A group of 0 rows, or a packing the plugin would not take back, is no offer.
+  if (offer.struct_size < sizeof(glmrt_row_packing) || offer.packing == 0 || offer.group_rows == 0)
+    return none;
+  glmrt_weight_format packed = format;
+  packed.packing = offer.packing;
+  return kernels_.supports(packed) ? offer : none;
+}
+
+bool KernelsBackend::pack(Matrix& m) const {
+  if (m.empty() || m.packing() != 0) return false;
+  const glmrt_weight_view v = m.view();
+  const glmrt_row_packing offer = row_packing(v.format, v.cols);
+  if (offer.packing == 0) return false;
+  if (kernels_.pack_rows(v.format, m.storage().data, v.rows, v.cols, v.row_stride_bytes) !=
+      GLMRT_OK)
+    fail("kernels plugin `{}` failed to pack a [{}x{}] matrix (element type {}): {}", name_,
+         v.rows, v.cols, v.format.element_type, kernels_.last_error());
+  m.set_packing(offer.packing, offer.group_rows);
+  return true;
 }
 
 glmrt_matmul_product matmul_product(const float* x, int64_t S, int64_t x_stride,

@@ -85,11 +85,17 @@ glmrt_weight_view Matrix::view() const {
 }
 
 glmrt_weight_view Matrix::view_rows(int64_t first, int64_t count) const {
+  const int64_t end = first + count;
+  if (packing_ != 0 && (first % packed_group_rows_ != 0 ||
+                        (end % packed_group_rows_ != 0 && end != rows_)))
+    fail("rows [{}, {}) of a {}x{} matrix packed in groups of {} rows: a view of packed rows "
+         "starts and ends at a group's edge",
+         first, end, rows_, cols_, packed_group_rows_);
   glmrt_weight_view v{};
   v.format.struct_size = sizeof(glmrt_weight_format);
   v.format.element_type = type_;
   v.format.group_size = group_size_;
-  v.format.packing = 0;
+  v.format.packing = packing_;
   v.format.alignment = 1;
   v.data = data() + first * row_bytes_;
   v.scales = scales_.size() ? scales_.as<const float>().data() + first * scales_per_row() : nullptr;
@@ -100,7 +106,15 @@ glmrt_weight_view Matrix::view_rows(int64_t first, int64_t count) const {
 }
 
 void Matrix::dequantize_row(int64_t r, std::span<float> out) const {
+  if (packing_ != 0)
+    fail("row {} of a {}x{} matrix packed for the kernels plugin cannot be read back", r, rows_,
+         cols_);
   unpack_row(view(), r, out);
+}
+
+void Matrix::set_packing(uint32_t packing, int64_t group_rows) {
+  packing_ = packing;
+  packed_group_rows_ = std::max<int64_t>(1, group_rows);
 }
 
 }  // namespace glmrt

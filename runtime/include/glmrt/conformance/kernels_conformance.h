@@ -45,6 +45,14 @@ CheckResult check_grouped_matmul(plugin::Kernels& kernels, int abi_minor);
 /// scratch between tiles of different shapes fail it.
 CheckResult check_grouped_matmul_side_by_side(plugin::Kernels& kernels, int abi_minor);
 
+/// ABI 1.7: for every format and shape the plugin offers a row packing for,
+/// pack_rows() on a copy of the rows leaves the rows after the last whole
+/// group as they were, and products of the packed rows (the whole matrix,
+/// one group, the last group with the tail; S = 1..kMaxInvarianceRows) give
+/// bit for bit what the rows as stored give. Skipped for an older plugin,
+/// or one that offers no packing.
+CheckResult check_row_packing(plugin::Kernels& kernels, int abi_minor);
+
 struct KernelsConformanceOptions {
   /// Thread counts the plugin is created with; every case runs with the first,
   /// one mid-size case per format with the others.

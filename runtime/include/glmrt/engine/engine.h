@@ -56,6 +56,7 @@ class Engine {
   Model& model() { return *model_; }
   const ModelConfig& config() const { return config_; }
   KernelsBackend& kernels() { return backend_; }
+  const KernelsBackend& kernels() const { return backend_; }
   const Profile& profile() const { return profile_; }
   /// The settings resolved from the profile and the model (the memory plan's too).
   const RunSettings& settings() const { return settings_; }

@@ -50,13 +50,19 @@
 //        Io::cancel: a ticket's extents not yet started complete at once
 //        with GLMRT_ERR_CANCELLED, their destinations untouched). The host
 //        calls neither on an older plugin: its misses are plain submits.
+//   1.7  kernels: weights packed for the plugin (Kernels::row_packing,
+//        Kernels::pack_rows): at load the host lets the plugin rearrange a
+//        resident matrix's rows in place, in groups of rows, into a layout
+//        of its own that keeps every byte count (glmrt_weight_format::
+//        packing names it), so a one-token product runs as fast as a
+//        prefill's. The host never asks an older plugin.
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define GLMRT_ABI_MAJOR 1
-#define GLMRT_ABI_MINOR 6
+#define GLMRT_ABI_MINOR 7
 
 /// The first minor with asynchronous io (Io::submit/wait/poll) and the host
 /// services start_thread/join_thread.
@@ -71,6 +77,8 @@
 #define GLMRT_ABI_MINOR_GGML_TYPES 5
 /// The first minor with urgent io batches and cancellation (Io::submit_urgent, Io::cancel).
 #define GLMRT_ABI_MINOR_IO_PRIORITY 6
+/// The first minor with weights packed for the kernels plugin (Kernels::row_packing, pack_rows).
+#define GLMRT_ABI_MINOR_ROW_PACKING 7
 
 /// Name of the one symbol every plugin exports.
 #define GLMRT_PLUGIN_ENTRY_SYMBOL "glmrt_plugin_describe"

@@ -23,6 +23,20 @@ typedef struct glmrt_matmul_product {
   int64_t y_stride;
 } glmrt_matmul_product;
 
+/// ABI 1.7: a layout a kernels plugin offers for a matrix's rows (see
+/// Kernels::row_packing). `packing` 0 means none is offered.
+typedef struct glmrt_row_packing {
+  uint32_t struct_size;  // sizeof(glmrt_row_packing) as the plugin saw it
+  /// The glmrt_weight_format::packing value packed rows carry (nonzero).
+  uint32_t packing;
+  /// Rows rearranged together: rows [k * group_rows, (k + 1) * group_rows)
+  /// are permuted among themselves, within the bytes they took before; the
+  /// rows after the last whole group stay as they were. A view of packed
+  /// rows starts at a multiple of group_rows and ends at one or at the
+  /// matrix's last row.
+  uint32_t group_rows;
+} glmrt_row_packing;
+
 #ifdef __cplusplus
 }  // extern "C"
 
@@ -62,6 +76,23 @@ class Kernels {
   /// after another; a plugin overrides it to run them side by side.
   virtual glmrt_status grouped_matmul(const glmrt_matmul_product* products, size_t n) noexcept;
 
+  /// ABI 1.7: the layout this object would pack rows of `format` with
+  /// `cols` inputs into for faster products, or packing 0. A packing keeps
+  /// the element type, the row stride and every byte count; it only
+  /// reorders bytes within groups of rows (glmrt_row_packing). The host
+  /// asks about resident matrices at load, calls pack_rows() on the ones it
+  /// packs, and from then on passes their views with the packing set; it
+  /// never dequantizes packed rows itself. Default: nothing is offered.
+  virtual glmrt_row_packing row_packing(const glmrt_weight_format& format,
+                                        int64_t cols) const noexcept;
+
+  /// ABI 1.7: rewrites in place, into the layout row_packing() offered,
+  /// `rows` rows of `format` (packing 0) with `cols` inputs starting at
+  /// `data`, `row_stride_bytes` apart. Products of the packed rows give
+  /// exactly what the unpacked ones gave, bit for bit.
+  virtual glmrt_status pack_rows(const glmrt_weight_format& format, void* data, int64_t rows,
+                                 int64_t cols, int64_t row_stride_bytes) noexcept;
+
  protected:
   ~Kernels() = default;  // never deleted through the interface
 };
@@ -85,6 +116,16 @@ inline glmrt_status Kernels::grouped_matmul(const glmrt_matmul_product* products
         return st;
   }
   return GLMRT_OK;
+}
+
+inline glmrt_row_packing Kernels::row_packing(const glmrt_weight_format&,
+                                              int64_t) const noexcept {
+  return glmrt_row_packing{sizeof(glmrt_row_packing), 0, 1};
+}
+
+inline glmrt_status Kernels::pack_rows(const glmrt_weight_format&, void*, int64_t, int64_t,
+                                       int64_t) noexcept {
+  return GLMRT_ERR_UNSUPPORTED;
 }
 
 }  // namespace glmrt::plugin

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <glmrt/plugin/kernels.h>
+#include <glmrt/weights/matrix.h>
 
 #include <span>
 #include <string>
@@ -34,10 +35,19 @@ class KernelsBackend {
   /// Every product of the list; each y is what matmul() would give it alone.
   void grouped_matmul(std::span<const glmrt_matmul_product> products);
 
+  /// The layout the plugin offers for rows of `format` with `cols` inputs
+  /// (ABI >= 1.7; packing 0: none, always for an older plugin).
+  glmrt_row_packing row_packing(const glmrt_weight_format& format, int64_t cols) const;
+  /// Packs `m`'s rows in place into row_packing()'s layout and marks it so
+  /// (Matrix::set_packing); false, changing nothing, when none is offered.
+  /// Throws glmrt::Error naming the plugin when packing fails.
+  bool pack(Matrix& m) const;
+
  private:
   plugin::Kernels& kernels_;
   bool grouped_;
   bool ggml_types_;  // ABI >= 1.5
+  bool row_packing_;  // ABI >= 1.7
   std::string name_;
 };
 

@@ -51,16 +51,25 @@ class Matrix {
 
   /// The view a kernels plugin multiplies with.
   glmrt_weight_view view() const;
-  /// Rows [first, first + count) as a view.
+  /// Rows [first, first + count) as a view. Of packed rows, only a view that
+  /// starts at a group's first row and ends at a group's end or the last row.
   glmrt_weight_view view_rows(int64_t first, int64_t count) const;
 
-  /// Row r in f32 (embedding lookup).
+  /// Row r in f32 (embedding lookup); never of packed rows.
   void dequantize_row(int64_t r, std::span<float> out) const;
+
+  /// The kernels plugin's packing of these rows (ABI 1.7), 0 for none.
+  uint32_t packing() const { return packing_; }
+  /// Records that the bytes now hold the plugin's `packing`, in groups of
+  /// `group_rows` rows (KernelsBackend::pack).
+  void set_packing(uint32_t packing, int64_t group_rows);
 
  private:
   int64_t rows_ = 0, cols_ = 0, row_bytes_ = 0;
   uint32_t type_ = GLMRT_F32;
   uint32_t group_size_ = 0;
+  uint32_t packing_ = 0;
+  int64_t packed_group_rows_ = 1;
   int64_t scales_per_row() const { return MatrixStorage::scales_per_row_of(cols_, group_size_); }
   std::byte* data() const { return data_.data() + data_offset_; }
 

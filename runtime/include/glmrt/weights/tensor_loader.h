@@ -29,6 +29,10 @@ struct LoadSummary {
   int tensors_converted = 0;
   /// Pre-quantized tensors converted to another precision: "name (int8 -> bf16)".
   std::vector<std::string> requantized;
+  /// Matrices the kernels plugin packed in place after the read (ABI 1.7).
+  int matrices_packed = 0;
+  uint64_t packed_bytes = 0;
+  double packing_seconds = 0;
 };
 
 class TensorLoader {
