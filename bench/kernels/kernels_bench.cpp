@@ -152,7 +152,18 @@ class Bench {
       state.SkipWithError("format not supported by this plugin");
       return;
     }
-    const WeightCopies weights(wf, shape.O, shape.I, working_set_bytes_);
+    WeightCopies weights(wf, shape.O, shape.I, working_set_bytes_);
+    // Rows packed as the engine packs resident weights at load (ABI 1.7),
+    // unless the run's `pack` setting is off.
+    if (PluginHost(std::vector<fs::path>{}).inspect(plugin).abi_minor >=
+        GLMRT_ABI_MINOR_ROW_PACKING) {
+      try {
+        weights.pack_rows(*kernels);
+      } catch (const std::exception& e) {
+        state.SkipWithError(e.what());
+        return;
+      }
+    }
     std::vector<float> x(static_cast<size_t>(S * shape.I));
     for (size_t k = 0; k < x.size(); ++k)
       x[k] = static_cast<float>((k * 7919) % 2001) / 1000.0f - 1.0f;
@@ -191,9 +202,10 @@ class Bench {
     state.counters["copies"] = static_cast<double>(weights.count());
     const double time_per_call = seconds / iterations;
     const auto vnni = settings.find("vnni");
+    const auto pack = settings.find("pack");
     const std::string key =
-        fmt::format("{}|{}|{}|{}", plugin.string(), vnni == settings.end() ? "" : vnni->second,
-                    shape.name, format.name);
+        fmt::format("{}|{}|{}|{}|{}", plugin.string(), vnni == settings.end() ? "" : vnni->second,
+                    pack == settings.end() ? "" : pack->second, shape.name, format.name);
     if (S == 1) {
       s1_time_[key] = time_per_call;
     } else if (auto found = s1_time_.find(key); found != s1_time_.end()) {
@@ -278,12 +290,24 @@ struct Options {
   uint64_t working_set_mb = 512;
   /// kernels-avx2's `activations` setting ("" = its default), e.g. int8x2.
   std::string activations;
-  /// kernels-avx2's `vnni` settings to compare (none = its default): each
-  /// of its benchmarks registered once per value, next to each other.
-  std::vector<std::string> vnni;
+  /// kernels-avx2's `vnni` and `pack` settings to compare (none = its
+  /// default): each of its benchmarks registered once per pair of values,
+  /// next to each other.
+  std::vector<std::string> vnni, pack;
 };
 
-/// Takes --threads=N, --working_set_mb=N, --activations=MODE and --vnni=A,B out of argv
+/// The values of a flag's comma-separated list.
+std::vector<std::string> list_values(std::string_view list) {
+  std::vector<std::string> values;
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    values.emplace_back(list.substr(0, comma));
+    list.remove_prefix(comma == std::string_view::npos ? list.size() : comma + 1);
+  }
+  return values;
+}
+
+/// Takes --threads=N, --working_set_mb=N, --activations=MODE, --vnni=A,B and --pack=A,B out of argv
 /// (Google Benchmark rejects flags it does not know); $GLMRT_BENCH_THREADS sets the default.
 Options take_own_flags(int& argc, char** argv) {
   Options options;
@@ -295,12 +319,9 @@ Options take_own_flags(int& argc, char** argv) {
     } else if (std::strncmp(argv[k], "--activations=", 14) == 0) {
       options.activations = argv[k] + 14;
     } else if (std::strncmp(argv[k], "--vnni=", 7) == 0) {
-      std::string_view list = argv[k] + 7;
-      while (!list.empty()) {
-        const size_t comma = list.find(',');
-        options.vnni.emplace_back(list.substr(0, comma));
-        list.remove_prefix(comma == std::string_view::npos ? list.size() : comma + 1);
-      }
+      options.vnni = list_values(argv[k] + 7);
+    } else if (std::strncmp(argv[k], "--pack=", 7) == 0) {
+      options.pack = list_values(argv[k] + 7);
     } else if (std::strncmp(argv[k], "--working_set_mb=", 17) == 0) {
       options.working_set_mb = std::strtoull(argv[k] + 17, nullptr, 10);
     } else {
@@ -337,26 +358,32 @@ int main(int argc, char** argv) {
       const bool avx2 = info.name == "kernels-avx2";
       std::map<std::string, std::string> settings;
       if (!options.activations.empty() && avx2) settings["activations"] = options.activations;
-      // "" = the plugin's default, named as before; a value names its run "+vnni=VALUE".
-      const std::vector<std::string> vnni_values =
-          avx2 && !options.vnni.empty() ? options.vnni : std::vector<std::string>{""};
+      // "" = the plugin's default, named as before; a value names its run
+      // "+vnni=VALUE" / "+pack=VALUE".
+      const auto values = [&](const std::vector<std::string>& given) {
+        return avx2 && !given.empty() ? given : std::vector<std::string>{""};
+      };
+      const std::vector<std::string> vnni_values = values(options.vnni);
+      const std::vector<std::string> pack_values = values(options.pack);
       for (const Shape& shape : kShapes)
         for (const Format& format : kFormats)
           for (int64_t S : kBatchSizes)
-            for (const std::string& vnni : vnni_values) {
-              std::map<std::string, std::string> run_settings = settings;
-              if (!vnni.empty()) run_settings["vnni"] = vnni;
-              const std::string name =
-                  fmt::format("{}{}/{}/{}/S={}", info.name, vnni.empty() ? "" : "+vnni=" + vnni,
-                              shape.name, format.name, S);
-              benchmark::RegisterBenchmark(
-                  name.c_str(),
-                  [&bench, plugin, run_settings, shape, format, S](benchmark::State& s) {
-                    bench.matmul(s, plugin, run_settings, shape, format, S);
-                  })
-                  ->UseManualTime()
-                  ->Unit(benchmark::kMicrosecond);
-            }
+            for (const std::string& vnni : vnni_values)
+              for (const std::string& pack : pack_values) {
+                std::map<std::string, std::string> run_settings = settings;
+                if (!vnni.empty()) run_settings["vnni"] = vnni;
+                if (!pack.empty()) run_settings["pack"] = pack;
+                const std::string name =
+                    fmt::format("{}{}{}/{}/{}/S={}", info.name, vnni.empty() ? "" : "+vnni=" + vnni,
+                                pack.empty() ? "" : "+pack=" + pack, shape.name, format.name, S);
+                benchmark::RegisterBenchmark(
+                    name.c_str(),
+                    [&bench, plugin, run_settings, shape, format, S](benchmark::State& s) {
+                      bench.matmul(s, plugin, run_settings, shape, format, S);
+                    })
+                    ->UseManualTime()
+                    ->Unit(benchmark::kMicrosecond);
+              }
     }
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 namespace glmrt::bench {
@@ -80,6 +81,16 @@ WeightCopies::WeightCopies(const glmrt_weight_format& format, int64_t rows, int6
     scales_.emplace_back(std::max<uint64_t>(scale_bytes_, 4), 64);
     std::memcpy(scales_.back().data(), first_scales.data(), scale_bytes_);
   }
+}
+
+bool WeightCopies::pack_rows(plugin::Kernels& kernels) {
+  const glmrt_row_packing offer = kernels.row_packing(format_, cols_);
+  if (offer.packing == 0) return false;
+  for (AlignedBlock& copy : data_)
+    if (kernels.pack_rows(format_, copy.data(), rows_, cols_, row_stride_) != GLMRT_OK)
+      throw std::runtime_error(kernels.last_error());
+  format_.packing = offer.packing;
+  return true;
 }
 
 glmrt_weight_view WeightCopies::view(size_t k) const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <glmrt/base/memory.h>
+#include <glmrt/plugin/kernels.h>
 #include <glmrt/plugin/weight_format.h>
 
 #include <cstdint>
@@ -20,6 +21,10 @@ class WeightCopies {
   size_t count() const { return data_.size(); }
   /// The view of copy k.
   glmrt_weight_view view(size_t k) const;
+  /// Packs every copy in place as `kernels` offers for this format (ABI
+  /// 1.7) and returns true; false, changing nothing, when it offers none.
+  /// Throws std::runtime_error with the plugin's message when packing fails.
+  bool pack_rows(plugin::Kernels& kernels);
   /// Bytes one product reads: packed weights plus scales.
   uint64_t bytes_per_copy() const { return data_bytes_ + scale_bytes_; }
 

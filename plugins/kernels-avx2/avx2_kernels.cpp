@@ -132,6 +132,10 @@ class Avx2Kernels final : public plugin::Kernels {
         format.group_size != 0 || !plugin::is_ggml_blocks(format.element_type))
       return false;
     const uint32_t type = plugin::ggml_type_of(format.element_type);
+    // Offered where it measured faster at S = 1 (docs/kernels-benchmark.md,
+    // "Packed rows"): q4_0 always; q4_k with int8x2 activations only (with
+    // int8 its row kernel, one float step per super-block, is cheaper).
+    if (type == GLMRT_GGML_Q4_K) return settings_.activations == ActivationMode::kInt8Residual;
     return packs_rows(type, 8);
   }
 

@@ -1,13 +1,23 @@
-// Rows packed in place into lanes (ggml_packed_rows.h) for q8_0 and q4_0,
-// built with -mavxvnni. The block layouts are ggml-common.h's (block_q8_0:
-// f16 d then 32 int8 codes; block_q4_0: f16 d then 16 bytes, value j the
-// low nibble of byte j and value j + 16 its high one).
+// Rows packed in place into lanes (ggml_packed_rows.h) for q4_0 and q4_k,
+// built with -mavxvnni. The block layouts are ggml-common.h's (block_q4_0:
+// f16 d, then 16 bytes, value j the low nibble of byte j and value j + 16
+// its high one; block_q4_k: f16 d, f16 dmin, 12 bytes of 6-bit scales and
+// mins, 128 bytes of nibbles, sub-block 2q the low nibbles of bytes
+// 32q..32q+31 and 2q+1 their high ones). Code bytes move 4 at a time: a
+// 32-byte chunk holds 4 bytes of each of the 8 rows, row i in lane i, and its
+// low and high nibbles are two chunks of codes the lane kernels meet.
 //
-// A packed group of 8 rows holds, per block, a piece of 8 x (block bytes):
-// the rows' code bytes 4 at a time (bytes 4g..4g+3 of row i at 32 g + 4 i),
-// then the rows' 8 f16 d. Piece of block b sits at position
-// (b % 8) * (blocks / 8) + b / 8: the 8 partial sums in turn, each in row
-// order, as the kernel reads them.
+// q4_0 (pieces of 8 x 18 bytes per block): the rows' 16 code bytes as 4
+// chunks, then their 8 f16 d. The piece of block b sits at position
+// (b % 8) * (blocks / 8) + b / 8: the 8 partial sums a row kernel keeps in
+// turn, each in row order, as the kernel reads them.
+//
+// q4_k (8 x 144 bytes per super-block): first, for each 32-byte run q of
+// nibbles (sub-blocks 2q and 2q + 1), the super-blocks' runs of the 8 rows
+// in order (8 chunks, 256 bytes each); then per super-block 128 bytes: the
+// rows' 8 f16 d, 8 f16 dmin, and the three 32-bit words of their packed
+// scales as 3 vectors (word w of row i in lane i). The kernel reads run
+// after run, each front to back, the two sub-blocks of a run together.
 #include "ggml_packed_rows.h"
 
 #include "ggml_lane_kernels.h"
@@ -21,71 +31,55 @@ namespace {
 
 using namespace lanes;
 
-int64_t piece_of(int64_t b, int64_t blocks) {
-  return (b % 8) * (blocks / 8) + b / 8;
-}
+// --- q4_0 ---
+constexpr int kQ4_0Block = 18;
+constexpr int kQ4_0Piece = kPackedGroupRows * kQ4_0Block;
 
-template <int kBlockBytes>
-void pack_group(const uint8_t* rows, int64_t row_bytes, int64_t blocks, uint8_t* out) {
-  constexpr int kCodeBytes = kBlockBytes - 2;
-  constexpr int kPiece = kPackedGroupRows * kBlockBytes;
+void pack_group_q4_0(const uint8_t* rows, int64_t row_bytes, int64_t blocks, uint8_t* out) {
   for (int64_t b = 0; b < blocks; ++b) {
-    uint8_t* piece = out + kPiece * piece_of(b, blocks);
+    uint8_t* piece = out + kQ4_0Piece * ((b % 8) * (blocks / 8) + b / 8);
     for (int i = 0; i < kPackedGroupRows; ++i) {
-      const uint8_t* block = rows + i * row_bytes + kBlockBytes * b;
-      for (int g = 0; g < kCodeBytes / 4; ++g)
-        std::memcpy(piece + 32 * g + 4 * i, block + 2 + 4 * g, 4);
-      std::memcpy(piece + kPackedGroupRows * kCodeBytes + 2 * i, block, 2);
+      const uint8_t* block = rows + i * row_bytes + kQ4_0Block * b;
+      for (int g = 0; g < 4; ++g) std::memcpy(piece + 32 * g + 4 * i, block + 2 + 4 * g, 4);
+      std::memcpy(piece + 128 + 2 * i, block, 2);
     }
   }
 }
 
-/// Each row's exact sum of its 32 codes times x[0..31], codes unsigned:
-/// q8_0's stored codes + 128, q4_0's nibbles.
-template <int kCodeBytes>
-GLMRT_ALWAYS_INLINE __m256i piece_sums(const uint8_t* piece, const int8_t* x) {
-  __m256i first = _mm256_setzero_si256(), second = _mm256_setzero_si256();
-  const auto input = [&](int k) {
-    int32_t v;
-    std::memcpy(&v, x + 4 * k, 4);
-    return _mm256_set1_epi32(v);
-  };
-  if constexpr (kCodeBytes == 32) {
-    const __m256i flip = _mm256_set1_epi8(-128);
-#pragma GCC unroll 4
-    for (int k = 0; k < 8; k += 2) {
-      first = _mm256_dpbusd_avx_epi32(
-          first, _mm256_xor_si256(load32(piece + 32 * k), flip), input(k));
-      second = _mm256_dpbusd_avx_epi32(
-          second, _mm256_xor_si256(load32(piece + 32 * k + 32), flip), input(k + 1));
-    }
-  } else {
-    const __m256i low4 = _mm256_set1_epi8(0x0F);
-#pragma GCC unroll 4
-    for (int g = 0; g < 4; ++g) {
-      const __m256i bytes = load32(piece + 32 * g);
-      first = _mm256_dpbusd_avx_epi32(first, _mm256_and_si256(bytes, low4), input(g));
-      second = _mm256_dpbusd_avx_epi32(
-          second, _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4), input(g + 4));
-    }
-  }
-  return _mm256_add_epi32(first, second);
+GLMRT_ALWAYS_INLINE __m256i broadcast4(const int8_t* x) {
+  int32_t v;
+  std::memcpy(&v, x, 4);
+  return _mm256_set1_epi32(v);
 }
 
-template <int kBlockBytes, int kOffset, int C>
-void meet_group(const uint8_t* group, int64_t blocks, const GgmlColumn* x, float* out) {
-  constexpr int kCodeBytes = kBlockBytes - 2;
-  constexpr int kPiece = kPackedGroupRows * kBlockBytes;
+template <int C>
+void meet_q4_0(const uint8_t* group, int64_t blocks, const GgmlColumn* x, float* out) {
   const int64_t per_lane = blocks / 8;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
   meet_lanes<C>(per_lane, out, [&](int j, int64_t k, __m256(&acc)[C]) {
     const int64_t b = 8 * k + j;
-    const uint8_t* piece = group + kPiece * (j * per_lane + k);
-    const __m256 d = _mm256_cvtph_ps(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(piece + kPackedGroupRows * kCodeBytes)));
+    const uint8_t* piece = group + kQ4_0Piece * (j * per_lane + k);
+    // The row kernels prefetch ahead of a row; here ahead of the piece (the
+    // hardware alone falls behind at S = 1).
+    for (int line = 0; line < kQ4_0Piece; line += 64) prefetch_ahead(piece + line);
+    const __m256 d =
+        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(piece + 128)));
+    __m256i codes[8];
+    for (int g = 0; g < 4; ++g) {
+      const __m256i bytes = load32(piece + 32 * g);
+      codes[g] = _mm256_and_si256(bytes, low4);
+      codes[g + 4] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
+    }
     for (int c = 0; c < C; ++c) {
-      __m256i sums = piece_sums<kCodeBytes>(piece, x[c].values + 32 * b);
+      const int8_t* xs = x[c].values + 32 * b;
+      __m256i first = _mm256_setzero_si256(), second = _mm256_setzero_si256();
+      for (int g = 0; g < 8; g += 2) {
+        first = _mm256_dpbusd_avx_epi32(first, codes[g], broadcast4(xs + 4 * g));
+        second = _mm256_dpbusd_avx_epi32(second, codes[g + 1], broadcast4(xs + 4 * g + 4));
+      }
+      __m256i sums = _mm256_add_epi32(first, second);
       const int x_sum = x[c].sums16[2 * b] + x[c].sums16[2 * b + 1];
-      sums = _mm256_sub_epi32(sums, _mm256_set1_epi32(kOffset * x_sum));
+      sums = _mm256_sub_epi32(sums, _mm256_set1_epi32(8 * x_sum));
       const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[c].scales[b]));
       acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), scale, acc[c]);
     }
@@ -93,24 +87,133 @@ void meet_group(const uint8_t* group, int64_t blocks, const GgmlColumn* x, float
 }
 
 template <int C>
-struct MeetQ8_0 {
-  static void run(const uint8_t* g, int64_t n, const GgmlColumn* x, float* o) {
-    meet_group<34, 128, C>(g, n, x, o);
-  }
-};
-template <int C>
 struct MeetQ4_0 {
   static void run(const uint8_t* g, int64_t n, const GgmlColumn* x, float* o) {
-    meet_group<18, 8, C>(g, n, x, o);
+    meet_q4_0<C>(g, n, x, o);
+  }
+};
+
+// --- q4_k ---
+constexpr int kQ4_KBlock = 144;
+constexpr int kRunBytes = 256;  // one 32-byte run of nibbles of 8 rows
+constexpr int kQ4_KHeader = 128;
+
+void pack_group_q4_k(const uint8_t* rows, int64_t row_bytes, int64_t blocks, uint8_t* out) {
+  uint8_t* headers = out + 4 * kRunBytes * blocks;
+  for (int64_t sb = 0; sb < blocks; ++sb) {
+    uint8_t* header = headers + kQ4_KHeader * sb;
+    for (int i = 0; i < kPackedGroupRows; ++i) {
+      const uint8_t* block = rows + i * row_bytes + kQ4_KBlock * sb;
+      std::memcpy(header + 2 * i, block, 2);
+      std::memcpy(header + 16 + 2 * i, block + 2, 2);
+      for (int w = 0; w < 3; ++w) std::memcpy(header + 32 + 32 * w + 4 * i, block + 4 + 4 * w, 4);
+      for (int q = 0; q < 4; ++q) {
+        uint8_t* run = out + kRunBytes * (q * blocks + sb);
+        for (int g = 0; g < 8; ++g)
+          std::memcpy(run + 32 * g + 4 * i, block + 16 + 32 * q + 4 * g, 4);
+      }
+    }
+  }
+}
+
+/// The 8 rows' 6-bit scale and min of sub-block j as floats, from the words
+/// of their packed scales (lane i: row i), as ggml's get_scale_min_k4.
+GLMRT_ALWAYS_INLINE void scale_min(const __m256i (&w)[3], int j, __m256& scale, __m256& min) {
+  const __m256i six = _mm256_set1_epi32(0x3f), four = _mm256_set1_epi32(0x0f),
+                two = _mm256_set1_epi32(0x03);
+  __m256i s, m;
+  if (j < 4) {
+    s = _mm256_and_si256(_mm256_srli_epi32(w[0], 8 * j), six);
+    m = _mm256_and_si256(_mm256_srli_epi32(w[1], 8 * j), six);
+  } else {
+    const int k = 8 * (j - 4);
+    s = _mm256_or_si256(
+        _mm256_and_si256(_mm256_srli_epi32(w[2], k), four),
+        _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(w[0], k + 6), two), 4));
+    m = _mm256_or_si256(
+        _mm256_and_si256(_mm256_srli_epi32(w[2], k + 4), four),
+        _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(w[1], k + 6), two), 4));
+  }
+  scale = _mm256_cvtepi32_ps(s);
+  min = _mm256_cvtepi32_ps(m);
+}
+
+/// Adds sub-block j of super-block sb (codes: its 8 chunks) to acc, as the
+/// row kernel's float step.
+template <int C>
+GLMRT_ALWAYS_INLINE void q4_k_step(const __m256i (&codes)[8], int64_t sb, int j, __m256 scale,
+                                   __m256 min, __m256 d, __m256 dmin, const GgmlColumn* x,
+                                   __m256 (&acc)[C]) {
+  const int64_t g = 8 * sb + j;  // the activations' 32-input group
+  for (int c = 0; c < C; ++c) {
+    const int8_t* xs = x[c].values + 32 * g;
+    __m256i first = _mm256_setzero_si256(), second = _mm256_setzero_si256();
+    for (int k = 0; k < 8; k += 2) {
+      first = _mm256_dpbusd_avx_epi32(first, codes[k], broadcast4(xs + 4 * k));
+      second = _mm256_dpbusd_avx_epi32(second, codes[k + 1], broadcast4(xs + 4 * k + 4));
+    }
+    const __m256i sums = _mm256_add_epi32(first, second);
+    const float dxs = x[c].scales[g];
+    const float x_sums = static_cast<float>(x[c].sums16[2 * g] + x[c].sums16[2 * g + 1]) * dxs;
+    const __m256 codes_x = _mm256_mul_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(dxs));
+    acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(codes_x, scale), d, acc[c]);
+    acc[c] = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_set1_ps(x_sums), min), dmin, acc[c]);
+  }
+}
+
+template <int C>
+void meet_q4_k(const uint8_t* group, int64_t blocks, const GgmlColumn* x, float* out) {
+  const uint8_t* headers = group + 4 * kRunBytes * blocks;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  __m256 f[C][8];
+  // Partial sums 2q and 2q + 1 (a row kernel's lanes) gather side by side,
+  // each over the super-blocks in order: the same sums as one at a time.
+  for (int q = 0; q < 4; ++q) {
+    __m256 low[C], high[C];
+    for (int c = 0; c < C; ++c) low[c] = high[c] = _mm256_setzero_ps();
+    for (int64_t sb = 0; sb < blocks; ++sb) {
+      const uint8_t* run = group + kRunBytes * (q * blocks + sb);
+      for (int line = 0; line < kRunBytes; line += 64) prefetch_ahead(run + line);
+      const uint8_t* header = headers + kQ4_KHeader * sb;
+      const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(header)));
+      const __m256 dmin =
+          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(header + 16)));
+      const __m256i words[3] = {load32(header + 32), load32(header + 64), load32(header + 96)};
+      __m256i low_codes[8], high_codes[8];
+      for (int k = 0; k < 8; ++k) {
+        const __m256i bytes = load32(run + 32 * k);
+        low_codes[k] = _mm256_and_si256(bytes, low4);
+        high_codes[k] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
+      }
+      __m256 scale, min;
+      scale_min(words, 2 * q, scale, min);
+      q4_k_step<C>(low_codes, sb, 2 * q, scale, min, d, dmin, x, low);
+      scale_min(words, 2 * q + 1, scale, min);
+      q4_k_step<C>(high_codes, sb, 2 * q + 1, scale, min, d, dmin, x, high);
+    }
+    for (int c = 0; c < C; ++c) {
+      f[c][2 * q] = low[c];
+      f[c][2 * q + 1] = high[c];
+    }
+  }
+  for (int c = 0; c < C; ++c) _mm256_storeu_ps(out + kLaneRows * c, lane_totals(f[c]));
+}
+
+template <int C>
+struct MeetQ4_K {
+  static void run(const uint8_t* g, int64_t n, const GgmlColumn* x, float* o) {
+    meet_q4_k<C>(g, n, x, o);
   }
 };
 
 }  // namespace
 
 bool packs_rows(uint32_t ggml_type, int64_t blocks) {
-  // The row kernels keep a lane per block of 8: whole groups of blocks only.
-  return (ggml_type == GLMRT_GGML_Q8_0 || ggml_type == GLMRT_GGML_Q4_0) && blocks > 0 &&
-         blocks % 8 == 0;
+  if (blocks <= 0) return false;
+  // q4_0's row kernel keeps a lane per block of 8: whole groups of blocks only.
+  // (q8_0 packed measured no faster: its row kernel already streams at the
+  // memory's speed.)
+  return ggml_type == GLMRT_GGML_Q4_K || (ggml_type == GLMRT_GGML_Q4_0 && blocks % 8 == 0);
 }
 
 void pack_rows_in_place(uint32_t ggml_type, uint8_t* data, int64_t rows, int64_t blocks,
@@ -123,10 +226,10 @@ void pack_rows_in_place(uint32_t ggml_type, uint8_t* data, int64_t rows, int64_t
 #pragma omp for schedule(static)
     for (int64_t g = 0; g < groups; ++g) {
       uint8_t* rows_of_group = data + g * static_cast<int64_t>(group_bytes);
-      if (ggml_type == GLMRT_GGML_Q8_0)
-        pack_group<34>(rows_of_group, row_bytes, blocks, packed.data());
+      if (ggml_type == GLMRT_GGML_Q4_K)
+        pack_group_q4_k(rows_of_group, row_bytes, blocks, packed.data());
       else
-        pack_group<18>(rows_of_group, row_bytes, blocks, packed.data());
+        pack_group_q4_0(rows_of_group, row_bytes, blocks, packed.data());
       std::memcpy(rows_of_group, packed.data(), group_bytes);
     }
   }
@@ -134,7 +237,7 @@ void pack_rows_in_place(uint32_t ggml_type, uint8_t* data, int64_t rows, int64_t
 
 void meet_packed_group(uint32_t ggml_type, const uint8_t* group, int64_t blocks,
                        const GgmlColumn* x, int columns, float* out) {
-  if (ggml_type == GLMRT_GGML_Q8_0) return meet_columns<MeetQ8_0>(group, blocks, x, columns, out);
+  if (ggml_type == GLMRT_GGML_Q4_K) return meet_columns<MeetQ4_K>(group, blocks, x, columns, out);
   return meet_columns<MeetQ4_0>(group, blocks, x, columns, out);
 }
 

@@ -6,11 +6,13 @@
 //
 // Unlike a prefill's scratch packing it keeps every byte count: a group of
 // 8 rows takes the bytes the 8 rows took, codes and scales as stored
-// (signed q8_0 codes, q4_0's nibble pairs, f16 scales); the kernel does the
-// few conversions as it loads. Within a group the blocks go in the order
-// the kernel reads them (the 8 partial sums a row kernel keeps, one after
-// another), so the group is read front to back. Same bits as the row
-// kernels (the argument of ggml_lanes.h).
+// (nibble pairs, f16 scales, q4_k's packed 6-bit scales); the kernel does
+// the few conversions as it loads. Within a group the data go in the order
+// the kernel reads them, so the group is read front to back. Same bits as
+// the row kernels (the argument of ggml_lanes.h).
+//
+// q8_0 is not packed: its row kernel already streams at the memory's speed
+// at S = 1, and packed it measured no faster (docs/kernels-benchmark.md).
 #pragma once
 
 #include "ggml_matmul.h"
@@ -24,7 +26,8 @@ inline constexpr uint32_t kLanePacking = 0x384E414C;
 /// Rows packed together.
 inline constexpr int64_t kPackedGroupRows = 8;
 
-/// True when rows of ggml type `ggml_type` with `blocks` blocks pack here.
+/// True when rows of ggml type `ggml_type` (q4_0, q4_k) with `blocks` blocks
+/// pack here.
 bool packs_rows(uint32_t ggml_type, int64_t blocks);
 
 /// Packs each whole group of 8 rows (`row_bytes` apart, contiguous) in

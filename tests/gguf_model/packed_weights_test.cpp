@@ -1,7 +1,7 @@
 // ABI 1.7: resident weights packed for kernels-avx2 at load give the logits
 // of the rows as the file stores them, bit for bit, in a prefill and in the
 // one-token steps after it; `pack: off` packs nothing. A tiny-256 GGUF
-// (widths of 256, so q8_0 and q4_0 rows are whole groups of 8 blocks).
+// (widths of 256: whole q4_k super-blocks, whole groups of 8 q4_0 blocks).
 #include <glmrt/engine/engine.h>
 #include <glmrt/model_maker/make_model.h>
 
@@ -46,7 +46,13 @@ std::vector<float> run_logits(Engine& engine) {
   return all;
 }
 
-class PackedWeights : public testing::TestWithParam<const char*> {};
+struct DenseTypes {
+  const char* name;
+  const char* gguf_types;
+  int packed_at_least;
+};
+
+class PackedWeights : public testing::TestWithParam<DenseTypes> {};
 
 TEST_P(PackedWeights, GiveTheLogitsOfTheStoredRowsBitForBit) {
   test::TempFolder folder("glmrt-packed-weights");
@@ -55,16 +61,14 @@ TEST_P(PackedWeights, GiveTheLogitsOfTheStoredRowsBitForBit) {
   o.moe_layers = 2;
   o.out = folder.path() / "model.gguf";
   o.gguf = true;
-  o.gguf_types = fmt::format("experts=Q4_K,dense={},kv_b=F16", GetParam());
+  o.gguf_types = GetParam().gguf_types;
   make_model(o);
   auto packed = open_stored(o.out, "auto");
   if (packed->load_summary().matrices_packed == 0)
     GTEST_SKIP() << "kernels-avx2 packs no rows here (it needs AVX-VNNI)";
   auto stored = open_stored(o.out, "off");
   EXPECT_EQ(stored->load_summary().matrices_packed, 0);
-  // Those with 256 inputs or more: q_a, kv_a, gate and up of each of the 4
-  // layers (MTP's too), the shared experts' down, eh_proj, lm_head (21).
-  EXPECT_GE(packed->load_summary().matrices_packed, 20);
+  EXPECT_GE(packed->load_summary().matrices_packed, GetParam().packed_at_least);
   const std::vector<float> want = run_logits(*stored), got = run_logits(*packed);
   ASSERT_EQ(got.size(), want.size());
   size_t differ = 0, first = 0;
@@ -74,7 +78,17 @@ TEST_P(PackedWeights, GiveTheLogitsOfTheStoredRowsBitForBit) {
                         << want[first] << " stored";
 }
 
-INSTANTIATE_TEST_SUITE_P(DenseTypes, PackedWeights, testing::Values("Q8_0", "Q4_0"));
+INSTANTIATE_TEST_SUITE_P(
+    Types, PackedWeights,
+    testing::Values(
+        // Every matrix of 256 inputs or more: q_a, kv_a, gate and up of each
+        // of the 4 layers (MTP's too), the shared experts' down, eh_proj,
+        // lm_head (21).
+        DenseTypes{"Q4_0", "experts=Q4_K,dense=Q4_0,kv_b=F16", 20},
+        // tiny's narrower matrices (32 inputs) hold no whole super-block:
+        // lm_head alone in Q4_K.
+        DenseTypes{"Q4_K", "experts=Q4_K,dense=Q8_0,kv_b=F16,output=Q4_K", 1}),
+    [](const testing::TestParamInfo<DenseTypes>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace glmrt

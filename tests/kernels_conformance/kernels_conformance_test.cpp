@@ -198,7 +198,7 @@ TEST_P(KernelsPluginTest, GroupedCallsGiveWhatMatmulGivesAlone) {
 }
 
 // ABI 1.7: resident rows packed by the plugin multiply bit for bit as they
-// did stored; kernels-avx2 offers it for q8_0 and q4_0 where it runs its
+// did stored; kernels-avx2 offers it for q4_0 and q4_k where it runs its
 // AVX-VNNI kernels with int8 activations, and `pack: off` withdraws it.
 TEST_P(KernelsPluginTest, PackedRowsGiveTheProductsOfTheRowsAsStored) {
   SKIP_UNLESS_SUPPORTED(GetParam().file);
