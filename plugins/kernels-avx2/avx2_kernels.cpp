@@ -116,8 +116,8 @@ class Avx2Kernels final : public plugin::Kernels {
                   "of %lld bytes)",
                   static_cast<long long>(rows), data, static_cast<long long>(row_stride_bytes),
                   static_cast<long long>(row_bytes));
-    pack_rows_in_place(plugin::ggml_type_of(format.element_type), static_cast<uint8_t*>(data),
-                       rows, cols / plugin::ggml_block_values(format.element_type), row_bytes,
+    pack_rows_in_place(plugin::ggml_type_of(format.element_type), static_cast<uint8_t*>(data), rows,
+                       cols / plugin::ggml_block_values(format.element_type), row_bytes,
                        n_threads_);
     return GLMRT_OK;
   }

@@ -74,21 +74,22 @@ TEST_P(PackedWeights, GiveTheLogitsOfTheStoredRowsBitForBit) {
   size_t differ = 0, first = 0;
   for (size_t k = got.size(); k-- > 0;)
     if (std::bit_cast<uint32_t>(got[k]) != std::bit_cast<uint32_t>(want[k])) ++differ, first = k;
-  EXPECT_EQ(differ, 0u) << "first at " << first << ": " << got[first] << " packed, "
-                        << want[first] << " stored";
+  EXPECT_EQ(differ, 0u) << "first at " << first << ": " << got[first] << " packed, " << want[first]
+                        << " stored";
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Types, PackedWeights,
-    testing::Values(
-        // Every matrix of 256 inputs or more: q_a, kv_a, gate and up of each
-        // of the 4 layers (MTP's too), the shared experts' down, eh_proj,
-        // lm_head (21).
-        DenseTypes{"Q4_0", "experts=Q4_K,dense=Q4_0,kv_b=F16", 20},
-        // tiny's narrower matrices (32 inputs) hold no whole super-block:
-        // lm_head alone in Q4_K.
-        DenseTypes{"Q4_K", "experts=Q4_K,dense=Q8_0,kv_b=F16,output=Q4_K", 1}),
-    [](const testing::TestParamInfo<DenseTypes>& info) { return std::string(info.param.name); });
+INSTANTIATE_TEST_SUITE_P(Types, PackedWeights,
+                         testing::Values(
+                             // Every matrix of 256 inputs or more: q_a, kv_a, gate and up of each
+                             // of the 4 layers (MTP's too), the shared experts' down, eh_proj,
+                             // lm_head (21).
+                             DenseTypes{"Q4_0", "experts=Q4_K,dense=Q4_0,kv_b=F16", 20},
+                             // tiny's narrower matrices (32 inputs) hold no whole super-block:
+                             // lm_head alone in Q4_K.
+                             DenseTypes{"Q4_K", "experts=Q4_K,dense=Q8_0,kv_b=F16,output=Q4_K", 1}),
+                         [](const testing::TestParamInfo<DenseTypes>& info) {
+                           return std::string(info.param.name);
+                         });
 
 }  // namespace
 }  // namespace glmrt

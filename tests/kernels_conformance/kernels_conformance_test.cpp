@@ -205,8 +205,8 @@ TEST_P(KernelsPluginTest, PackedRowsGiveTheProductsOfTheRowsAsStored) {
   const PluginHost host(std::vector<fs::path>{});
   const PluginInfo info = host.inspect(GetParam().file);
   // Its probe's note says which dots it runs.
-  const bool packs = GetParam().name == "kernels_avx2" &&
-                     info.reason.find("vpdpbusd") != std::string::npos;
+  const bool packs =
+      GetParam().name == "kernels_avx2" && info.reason.find("vpdpbusd") != std::string::npos;
   for (const char* activations : {"int8", "int8x2"})
     for (int threads : {1, 2}) {
       MemoryBudget budget;

@@ -154,8 +154,8 @@ void print_load_report(std::FILE* out, const Engine& engine) {
       load.tensors_read_in_place, load.tensors_converted, engine.open_seconds());
   if (load.matrices_packed > 0)
     fmt::print(out, "load: {} matrices ({}) packed for kernels plugin `{}` in {:.2f} s\n",
-               load.matrices_packed, format_byte_size(load.packed_bytes),
-               engine.kernels().name(), load.packing_seconds);
+               load.matrices_packed, format_byte_size(load.packed_bytes), engine.kernels().name(),
+               load.packing_seconds);
   // The slots a budget limit allows are faulted in at load (ExpertStore::finish_warming).
   if (const ExpertStoreStats& experts = engine.experts().stats(); experts.warmed_slot_bytes > 0)
     fmt::print(out, "load: expert slots faulted in: {}, waited {:.2f} s of the opening for them\n",

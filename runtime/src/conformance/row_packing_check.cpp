@@ -59,8 +59,7 @@ std::string compare_packed(plugin::Kernels& kernels, const MatmulProblem& proble
   packed.data = bytes.data();
   packed.row_stride_bytes = row_bytes;
   if (!kernels.supports(packed.format))
-    return fmt::format("supports() refuses the packing {:#x} row_packing() offered",
-                       offer.packing);
+    return fmt::format("supports() refuses the packing {:#x} row_packing() offered", offer.packing);
   // The whole matrix, one group, and the rows from the last group's start.
   struct Rows {
     int64_t first, count;
@@ -108,8 +107,8 @@ CheckResult check_row_packing(plugin::Kernels& kernels, int abi_minor) {
         return {name, Outcome::kFail,
                 fmt::format("{}: row_packing() offers packing {:#x} in groups of 0 rows",
                             format.name(), offer.packing)};
-      const MatmulCase c{format, kMaxInvarianceRows, shape.O, I, ActivationKind::kGaussian,
-                         false,  ++seed};
+      const MatmulCase c{format, kMaxInvarianceRows, shape.O, I, ActivationKind::kGaussian, false,
+                         ++seed};
       const MatmulProblem problem(c);
       if (std::string e = compare_packed(kernels, problem, offer); !e.empty())
         return {name, Outcome::kFail, fmt::format("{} O={} I={}: {}", format.name(), c.O, I, e)};

@@ -48,8 +48,7 @@ PackedWeightsSummary pack_resident_weights(ModelWeights& weights, const KernelsB
     pack(weights.mtp->head);
   }
   PackedWeightsSummary summary = pack.summary();
-  summary.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }
 

@@ -66,8 +66,8 @@ bool KernelsBackend::pack(Matrix& m) const {
   if (offer.packing == 0) return false;
   if (kernels_.pack_rows(v.format, m.storage().data, v.rows, v.cols, v.row_stride_bytes) !=
       GLMRT_OK)
-    fail("kernels plugin `{}` failed to pack a [{}x{}] matrix (element type {}): {}", name_,
-         v.rows, v.cols, v.format.element_type, kernels_.last_error());
+    fail("kernels plugin `{}` failed to pack a [{}x{}] matrix (element type {}): {}", name_, v.rows,
+         v.cols, v.format.element_type, kernels_.last_error());
   m.set_packing(offer.packing, offer.group_rows);
   return true;
 }

@@ -86,11 +86,12 @@ glmrt_weight_view Matrix::view() const {
 
 glmrt_weight_view Matrix::view_rows(int64_t first, int64_t count) const {
   const int64_t end = first + count;
-  if (packing_ != 0 && (first % packed_group_rows_ != 0 ||
-                        (end % packed_group_rows_ != 0 && end != rows_)))
-    fail("rows [{}, {}) of a {}x{} matrix packed in groups of {} rows: a view of packed rows "
-         "starts and ends at a group's edge",
-         first, end, rows_, cols_, packed_group_rows_);
+  if (packing_ != 0 &&
+      (first % packed_group_rows_ != 0 || (end % packed_group_rows_ != 0 && end != rows_)))
+    fail(
+        "rows [{}, {}) of a {}x{} matrix packed in groups of {} rows: a view of packed rows "
+        "starts and ends at a group's edge",
+        first, end, rows_, cols_, packed_group_rows_);
   glmrt_weight_view v{};
   v.format.struct_size = sizeof(glmrt_weight_format);
   v.format.element_type = type_;

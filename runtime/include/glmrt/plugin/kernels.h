@@ -118,8 +118,7 @@ inline glmrt_status Kernels::grouped_matmul(const glmrt_matmul_product* products
   return GLMRT_OK;
 }
 
-inline glmrt_row_packing Kernels::row_packing(const glmrt_weight_format&,
-                                              int64_t) const noexcept {
+inline glmrt_row_packing Kernels::row_packing(const glmrt_weight_format&, int64_t) const noexcept {
   return glmrt_row_packing{sizeof(glmrt_row_packing), 0, 1};
 }
 

@@ -46,7 +46,7 @@ class KernelsBackend {
  private:
   plugin::Kernels& kernels_;
   bool grouped_;
-  bool ggml_types_;  // ABI >= 1.5
+  bool ggml_types_;   // ABI >= 1.5
   bool row_packing_;  // ABI >= 1.7
   std::string name_;
 };
