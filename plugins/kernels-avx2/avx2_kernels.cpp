@@ -110,15 +110,14 @@ class Avx2Kernels final : public plugin::Kernels {
       return fail(GLMRT_ERR_UNSUPPORTED, "pack_rows: %s rows of %lld inputs are not packed here",
                   element_type_name(format.element_type), static_cast<long long>(cols));
     const int64_t row_bytes = plugin::packed_row_bytes(format.element_type, cols);
-    if (rows < 0 || (rows > 0 && !data) || row_stride_bytes != row_bytes)
+    if (rows < 0 || (rows > 0 && !data) || row_stride_bytes < row_bytes)
       return fail(GLMRT_ERR_INVALID_ARGUMENT,
-                  "pack_rows: %lld rows at %p, %lld bytes apart (packing needs contiguous rows "
-                  "of %lld bytes)",
+                  "pack_rows: %lld rows at %p, %lld bytes apart (rows of %lld bytes)",
                   static_cast<long long>(rows), data, static_cast<long long>(row_stride_bytes),
                   static_cast<long long>(row_bytes));
     pack_rows_in_place(plugin::ggml_type_of(format.element_type), static_cast<uint8_t*>(data), rows,
                        cols / plugin::ggml_block_values(format.element_type), row_bytes,
-                       n_threads_);
+                       row_stride_bytes, n_threads_);
     return GLMRT_OK;
   }
 
@@ -135,7 +134,8 @@ class Avx2Kernels final : public plugin::Kernels {
     // Offered where it measured faster at S = 1 (docs/kernels-benchmark.md,
     // "Packed rows"): q4_0 always; q4_k with int8x2 activations only (with
     // int8 its row kernel, one float step per super-block, is cheaper).
-    if (type == GLMRT_GGML_Q4_K) return settings_.activations == ActivationMode::kInt8Residual;
+    if (type == GLMRT_GGML_Q4_K || type == GLMRT_GGML_Q6_K)
+      return settings_.activations == ActivationMode::kInt8Residual;
     return packs_rows(type, 8);
   }
 

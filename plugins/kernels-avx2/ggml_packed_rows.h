@@ -30,11 +30,11 @@ inline constexpr int64_t kPackedGroupRows = 8;
 /// pack here.
 bool packs_rows(uint32_t ggml_type, int64_t blocks);
 
-/// Packs each whole group of 8 rows (`row_bytes` apart, contiguous) in
-/// place, over at most `n_threads` threads; rows after the last whole group
-/// stay as they are.
+/// Packs each whole group of 8 rows of `row_bytes` bytes, `row_stride`
+/// apart, in place: a group's packed bytes from its first row on. Over at
+/// most `n_threads` threads; rows after the last whole group stay as they are.
 void pack_rows_in_place(uint32_t ggml_type, uint8_t* data, int64_t rows, int64_t blocks,
-                        int64_t row_bytes, int n_threads);
+                        int64_t row_bytes, int64_t row_stride, int n_threads);
 
 /// out[c * 8 + i] = row i of a packed group . activation row x[c], for
 /// c < columns (1 to kGgmlColumns).

@@ -46,7 +46,7 @@ CheckResult check_grouped_matmul(plugin::Kernels& kernels, int abi_minor);
 CheckResult check_grouped_matmul_side_by_side(plugin::Kernels& kernels, int abi_minor);
 
 /// ABI 1.7: for every format and shape the plugin offers a row packing for,
-/// pack_rows() on a copy of the rows leaves the rows after the last whole
+/// pack_rows() on a copy of the rows (back to back, and padded) leaves the rows after the last whole
 /// group as they were, and products of the packed rows (the whole matrix,
 /// one group, the last group with the tail; S = 1..kMaxInvarianceRows) give
 /// bit for bit what the rows as stored give. Skipped for an older plugin,
