@@ -61,6 +61,31 @@ GLMRT_ALWAYS_INLINE __m256i chunk_sums(const uint8_t* chunks, const int8_t* x) {
   return _mm256_add_epi32(even, odd);
 }
 
+/// Each row's exact sum of its 32 codes times x[0..31], the codes as 8
+/// chunks in registers (chunk k: inputs 4k..4k+3, row i in lane i).
+GLMRT_ALWAYS_INLINE __m256i codes_sums(const __m256i (&codes)[8], const int8_t* x) {
+  __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
+  for (int k = 0; k < 8; k += 2) {
+    int32_t a, b;
+    std::memcpy(&a, x + 4 * k, 4);
+    std::memcpy(&b, x + 4 * k + 4, 4);
+    even = _mm256_dpbusd_avx_epi32(even, codes[k], _mm256_set1_epi32(a));
+    odd = _mm256_dpbusd_avx_epi32(odd, codes[k + 1], _mm256_set1_epi32(b));
+  }
+  return _mm256_add_epi32(even, odd);
+}
+
+/// q4_k's float step for sub-block (activation group) g of 8 rows, as its
+/// row kernel takes it: acc + codes * dxs * scale * d - x_sums * min * dmin.
+GLMRT_ALWAYS_INLINE __m256 q4_k_lane_step(__m256 acc, __m256i sums, const GgmlColumn& x, int64_t g,
+                                          __m256 scale, __m256 min, __m256 d, __m256 dmin) {
+  const float dxs = x.scales[g];
+  const float x_sums = static_cast<float>(x.sums16[2 * g] + x.sums16[2 * g + 1]) * dxs;
+  const __m256 codes = _mm256_mul_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(dxs));
+  acc = _mm256_fmadd_ps(_mm256_mul_ps(codes, scale), d, acc);
+  return _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_set1_ps(x_sums), min), dmin, acc);
+}
+
 /// Per lane, horizontal_sum's tree over the 8 partial sums a row-at-a-time
 /// kernel keeps in its lanes: ((f0 + f4) + (f2 + f6)) + ((f1 + f5) + (f3 + f7)).
 GLMRT_ALWAYS_INLINE __m256 lane_totals(const __m256 (&f)[8]) {

@@ -108,11 +108,7 @@ void meet_q4_k(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, float
     for (int c = 0; c < C; ++c) {
       const int64_t g = 8 * sb + j;  // the activations' 32-input group
       const __m256i sums = chunk_sums(block + 8 * 32 * j, x[c].values + 32 * g);
-      const float dxs = x[c].scales[g];
-      const float x_sums = static_cast<float>(x[c].sums16[2 * g] + x[c].sums16[2 * g + 1]) * dxs;
-      const __m256 codes = _mm256_mul_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(dxs));
-      acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(codes, scales), d, acc[c]);
-      acc[c] = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_set1_ps(x_sums), mins), dmin, acc[c]);
+      acc[c] = q4_k_lane_step(acc[c], sums, x[c], g, scales, mins, d, dmin);
     }
   });
 }

@@ -71,13 +71,7 @@ void meet_q4_0(const uint8_t* group, int64_t blocks, const GgmlColumn* x, float*
       codes[g + 4] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
     }
     for (int c = 0; c < C; ++c) {
-      const int8_t* xs = x[c].values + 32 * b;
-      __m256i first = _mm256_setzero_si256(), second = _mm256_setzero_si256();
-      for (int g = 0; g < 8; g += 2) {
-        first = _mm256_dpbusd_avx_epi32(first, codes[g], broadcast4(xs + 4 * g));
-        second = _mm256_dpbusd_avx_epi32(second, codes[g + 1], broadcast4(xs + 4 * g + 4));
-      }
-      __m256i sums = _mm256_add_epi32(first, second);
+      __m256i sums = codes_sums(codes, x[c].values + 32 * b);
       const int x_sum = x[c].sums16[2 * b] + x[c].sums16[2 * b + 1];
       sums = _mm256_sub_epi32(sums, _mm256_set1_epi32(8 * x_sum));
       const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[c].scales[b]));
@@ -145,20 +139,9 @@ GLMRT_ALWAYS_INLINE void q4_k_step(const __m256i (&codes)[8], int64_t sb, int j,
                                    __m256 min, __m256 d, __m256 dmin, const GgmlColumn* x,
                                    __m256 (&acc)[C]) {
   const int64_t g = 8 * sb + j;  // the activations' 32-input group
-  for (int c = 0; c < C; ++c) {
-    const int8_t* xs = x[c].values + 32 * g;
-    __m256i first = _mm256_setzero_si256(), second = _mm256_setzero_si256();
-    for (int k = 0; k < 8; k += 2) {
-      first = _mm256_dpbusd_avx_epi32(first, codes[k], broadcast4(xs + 4 * k));
-      second = _mm256_dpbusd_avx_epi32(second, codes[k + 1], broadcast4(xs + 4 * k + 4));
-    }
-    const __m256i sums = _mm256_add_epi32(first, second);
-    const float dxs = x[c].scales[g];
-    const float x_sums = static_cast<float>(x[c].sums16[2 * g] + x[c].sums16[2 * g + 1]) * dxs;
-    const __m256 codes_x = _mm256_mul_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(dxs));
-    acc[c] = _mm256_fmadd_ps(_mm256_mul_ps(codes_x, scale), d, acc[c]);
-    acc[c] = _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_set1_ps(x_sums), min), dmin, acc[c]);
-  }
+  for (int c = 0; c < C; ++c)
+    acc[c] = q4_k_lane_step(acc[c], codes_sums(codes, x[c].values + 32 * g), x[c], g, scale, min, d,
+                            dmin);
 }
 
 template <int C>
