@@ -132,8 +132,9 @@ class Avx2Kernels final : public plugin::Kernels {
       return false;
     const uint32_t type = plugin::ggml_type_of(format.element_type);
     // Offered where it measured faster at S = 1 (docs/kernels-benchmark.md,
-    // "Packed rows"): q4_0 always; q4_k with int8x2 activations only (with
-    // int8 its row kernel, one float step per super-block, is cheaper).
+    // "Packed rows"): q4_0 always; q4_k and q6_k with int8x2 activations
+    // only (with int8 their row kernels, one float step per super-block,
+    // are cheaper).
     if (type == GLMRT_GGML_Q4_K || type == GLMRT_GGML_Q6_K)
       return settings_.activations == ActivationMode::kInt8Residual;
     return packs_rows(type, 8);

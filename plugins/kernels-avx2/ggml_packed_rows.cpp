@@ -1,4 +1,4 @@
-// Rows packed in place into lanes (ggml_packed_rows.h) for q4_0 and q4_k,
+// Rows packed in place into lanes (ggml_packed_rows.h) for q4_0, q4_k and q6_k,
 // built with -mavxvnni. The block layouts are ggml-common.h's (block_q4_0:
 // f16 d, then 16 bytes, value j the low nibble of byte j and value j + 16
 // its high one; block_q4_k: f16 d, f16 dmin, 12 bytes of 6-bit scales and
@@ -18,6 +18,14 @@
 // rows' 8 f16 d, 8 f16 dmin, and the three 32-bit words of their packed
 // scales as 3 vectors (word w of row i in lane i). The kernel reads run
 // after run, each front to back, the two sub-blocks of a run together.
+//
+// q6_k (8 x 210 bytes; block_q6_k: ql[128] low nibbles, qh[64] high bit
+// pairs, 16 int8 scales, f16 d; half n's sub-block 4n + k takes the low
+// (k < 2) or high nibbles of ql[64n + 32 (k % 2)..] and bits 2k..2k+1 of
+// qh[32n..]): for each half, the super-blocks' three 32-byte runs of it
+// (ql, ql + 32, qh) as chunks, 768 bytes each; then per super-block the
+// rows' 16 scales ([scale][row]) and 8 f16 d. A half's 4 sub-blocks gather
+// together.
 #include "ggml_packed_rows.h"
 
 #include "ggml_lane_kernels.h"

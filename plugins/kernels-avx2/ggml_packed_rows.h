@@ -26,7 +26,7 @@ inline constexpr uint32_t kLanePacking = 0x384E414C;
 /// Rows packed together.
 inline constexpr int64_t kPackedGroupRows = 8;
 
-/// True when rows of ggml type `ggml_type` (q4_0, q4_k) with `blocks` blocks
+/// True when rows of ggml type `ggml_type` (q4_0, q4_k, q6_k) with `blocks` blocks
 /// pack here.
 bool packs_rows(uint32_t ggml_type, int64_t blocks);
 

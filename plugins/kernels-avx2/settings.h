@@ -31,9 +31,8 @@ struct Settings {
   /// everywhere. The same bits.
   bool vnni_allowed = true;
   /// `pack: auto` (true): offer the host to pack resident rows of the types
-  /// ggml_packed_rows.h packs (ABI 1.7), where the AVX-VNNI kernels run
-  /// with int8 activations; `pack: off`: rows stay as the file has them.
-  /// The same bits.
+  /// ggml_packed_rows.h packs (ABI 1.7; q4_0, and q4_k / q6_k with int8x2), where the AVX-VNNI
+  /// kernels run with int8 activations; `pack: off`: rows stay as the file has them. The same bits.
   bool pack_allowed = true;
 };
 
