@@ -7,7 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-ctest --test-dir build --output-on-failure -j "$(nproc)"
+# A test that hangs fails on its own, named, instead of holding CI until its
+# limit: the slowest test takes about a minute on 2 cores (tests with a
+# TIMEOUT of their own keep it).
+ctest --test-dir build --output-on-failure -j "$(nproc)" --timeout 300
 # One glmrt for any x86-64: the build on emulated baseline and AVX2 CPUs.
 bash scripts/portable-check.sh build
 
@@ -22,7 +25,7 @@ if [ "${GLMRT_SKIP_SANITIZERS:-0}" != 1 ]; then
   # ranks are separate processes whose MPI libraries are not instrumented;
   # the protocol's own tests (distributed_tests) do run instrumented.
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir build-asan --output-on-failure -j "$(nproc)" -LE "no-sanitizer|mpi"
+    ctest --test-dir build-asan --output-on-failure -j "$(nproc)" --timeout 300 -LE "no-sanitizer|mpi"
 fi
 
 if [ "${GLMRT_SKIP_FUZZ:-0}" != 1 ]; then

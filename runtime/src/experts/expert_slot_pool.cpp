@@ -54,16 +54,21 @@ void ExpertSlotPool::touch(int slot) {
 
 HugePageBlock ExpertSlotPool::new_slot_memory(Growth growth) {
   if (warmer_) {
-    if (HugePageBlock warm = warmer_->take(warmer_index_); warm.data()) {
+    const bool may_map = growth != Growth::warm_only || !warmer_->warming();
+    if (HugePageBlock warm = warmer_->take(warmer_index_, may_map); warm.data()) {
       if (!warm.charged()) warm.charge_to(budget_, "expert slots");
       return warm;
     }
-    if (growth == Growth::warm_only && warmer_->warming()) return {};
+    if (!may_map) return {};
   }
-  HugePageBlock fresh(slot_bytes_, budget_, "expert slots");
-  fresh_bytes_ += fresh.size();
-  if (warmer_) warmer_->mapped_own(warmer_index_);
-  return fresh;
+  try {
+    HugePageBlock fresh(slot_bytes_, budget_, "expert slots");
+    fresh_bytes_ += fresh.size();
+    return fresh;
+  } catch (...) {
+    if (warmer_) warmer_->cancel_reservation(warmer_index_);
+    throw;
+  }
 }
 
 int ExpertSlotPool::claim(int32_t id, const std::function<bool(int slot)>& usable, Growth growth) {

@@ -76,19 +76,20 @@ void SlotWarmer::run(const std::stop_token& stop) {
   if (--running_ == 0) done_changed_.notify_all();
 }
 
-HugePageBlock SlotWarmer::take(int index) {
+HugePageBlock SlotWarmer::take(int index, bool reserve_if_none) {
   std::lock_guard lock(mutex_);
   State& state = states_.at(static_cast<size_t>(index));
-  if (state.ready.empty()) return {};
+  if (state.ready.empty() && !reserve_if_none) return {};
   ++state.handed;
+  if (state.ready.empty()) return {};
   HugePageBlock block = std::move(state.ready.back());
   state.ready.pop_back();
   return block;
 }
 
-void SlotWarmer::mapped_own(int index) {
+void SlotWarmer::cancel_reservation(int index) {
   std::lock_guard lock(mutex_);
-  ++states_.at(static_cast<size_t>(index)).handed;
+  --states_.at(static_cast<size_t>(index)).handed;
 }
 
 bool SlotWarmer::warming() const {

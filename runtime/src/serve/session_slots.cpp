@@ -23,6 +23,13 @@ SessionStats plus(SessionStats a, const SessionStats& b) {
   return a;
 }
 
+// What a request allocates besides its KV cache while it runs (its parsed
+// JSON and text, the sampler's buffers, stack pages of the thread serving
+// it), which current_rss_bytes() cannot see coming: slots kept up to the
+// budget's last byte took the server's peak 124 KiB past it (tests/memory,
+// under load). Kept free, twice that.
+constexpr uint64_t kRequestHeadroom = 256 << 10;
+
 }  // namespace
 
 SessionSlots::SessionSlots(Engine& engine, size_t slots, bool drafting)
@@ -125,7 +132,8 @@ void SessionSlots::make_room(size_t chosen, int64_t tokens) {
     const bool kv_fits = others + need <= kv_allowance_;
     const bool process_fits =
         budget == 0 ||
-        current_rss_bytes() + (growth_peak > held ? growth_peak - held : 0) <= budget;
+        current_rss_bytes() + (growth_peak > held ? growth_peak - held : 0) + kRequestHeadroom <=
+            budget;
     if (kv_fits && process_fits) break;
     empty(*oldest);
   }

@@ -38,10 +38,12 @@ class SlotWarmer {
   ~SlotWarmer();
 
   /// A populated, uncharged block for pool `index`, or an empty one when none
-  /// is ready.
-  HugePageBlock take(int index);
-  /// Pool `index` mapped a slot of its own: the warmer makes one fewer.
-  void mapped_own(int index);
+  /// is ready. With `reserve_if_none`, an empty answer also counts the slot as
+  /// the pool's own to map, in the same step: a warmer that checked later
+  /// would make a block nobody takes.
+  HugePageBlock take(int index, bool reserve_if_none = false);
+  /// The pool could not map the slot it reserved: the warmer may make it.
+  void cancel_reservation(int index);
   /// Still making slots (false once every pool is full or the kernel cannot populate).
   bool warming() const;
   /// Waits until every slot is warmed or handed over (or warming stopped
