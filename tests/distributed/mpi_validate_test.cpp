@@ -27,8 +27,13 @@ const std::string kGlmrt = GLMRT_EXECUTABLE;
 const std::string kFixture = std::string(GLMRT_FIXTURES) + "/glm_tiny";
 const std::string kProfile = std::string(GLMRT_SOURCE_DIR) + "/configs/reference.yaml";
 
+// Ranks that wait on each other forever would hold the test (and CI) until
+// ctest's limit: a run that takes two minutes is stopped and fails with 124.
+const std::string kMpirun =
+    fmt::format("timeout -k 10 120 {} {}", GLMRT_MPIRUN, GLMRT_MPIRUN_FLAGS);
+
 std::string mpirun(int ranks) {
-  return fmt::format("{} {} -n {}", GLMRT_MPIRUN, GLMRT_MPIRUN_FLAGS, ranks);
+  return fmt::format("{} -n {}", kMpirun, ranks);
 }
 
 std::string validate_args(const std::string& model = kFixture) {
@@ -221,8 +226,7 @@ std::pair<int, std::string> run_two(const fs::path& ours, const fs::path& theirs
     return fmt::format("{} run --profile {} --model {} --prompt-ids 1,2,3 -n 2 {}", kGlmrt,
                        kProfile, model.string(), flags);
   };
-  return test::run_shell(fmt::format("{} {} -n 1 {} : -n 1 {} 2>&1", GLMRT_MPIRUN,
-                                     GLMRT_MPIRUN_FLAGS, run(ours), run(theirs)));
+  return test::run_shell(fmt::format("{} -n 1 {} : -n 1 {} 2>&1", kMpirun, run(ours), run(theirs)));
 }
 
 TEST(MpiRefusal, ARankWhoseCopyListsOtherChecksumsIsNamedWithTheFile) {
