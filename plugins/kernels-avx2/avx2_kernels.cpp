@@ -71,18 +71,24 @@ class Avx2Kernels final : public plugin::Kernels {
 
   glmrt_status matmul(const float* x, int64_t S, const glmrt_weight_view& w,
                       float* y) noexcept override {
+    return matmul_hinted(x, S, w, y, 0);
+  }
+
+  glmrt_status grouped_matmul(const glmrt_matmul_product* products, size_t n) noexcept override {
+    if (n > 0 && !products) return fail(GLMRT_ERR_INVALID_ARGUMENT, "grouped_matmul: NULL list");
+    return run(products, n, ggml_passes());
+  }
+
+  glmrt_status matmul_hinted(const float* x, int64_t S, const glmrt_weight_view& w, float* y,
+                             uint32_t hints) noexcept override {
     glmrt_matmul_product product{};
     product.struct_size = sizeof(product);
     product.x = x;
     product.S = S;
     product.w = w;
     product.y = y;
-    return run(&product, 1);
-  }
-
-  glmrt_status grouped_matmul(const glmrt_matmul_product* products, size_t n) noexcept override {
-    if (n > 0 && !products) return fail(GLMRT_ERR_INVALID_ARGUMENT, "grouped_matmul: NULL list");
-    return run(products, n);
+    const bool one_pass = (hints & GLMRT_PRODUCT_LOGITS) && settings_.int8_logits;
+    return run(&product, 1, one_pass ? 1 : ggml_passes());
   }
 
   const char* last_error() const noexcept override { return error_; }
@@ -231,7 +237,8 @@ class Avx2Kernels final : public plugin::Kernels {
            row_stride(a.x_stride, a.w.cols) == row_stride(b.x_stride, b.w.cols);
   }
 
-  glmrt_status run(const glmrt_matmul_product* products, size_t n) {
+  /// `passes`: int8 passes over ggml blocks (ggml_passes(), or 1 for hinted logits).
+  glmrt_status run(const glmrt_matmul_product* products, size_t n, int passes) {
     try {
       prepared_.assign(n, Prepared{});
       ScratchPlan plan;
@@ -265,8 +272,7 @@ class Avx2Kernels final : public plugin::Kernels {
                 same_ggml_activations(products[j], product))
               p.shares = j;
           if (p.shares != SIZE_MAX) continue;
-          const GgmlActivationBytes bytes =
-              ggml_activation_bytes(product.S * ggml_passes(), w.cols);
+          const GgmlActivationBytes bytes = ggml_activation_bytes(product.S * passes, w.cols);
           p.values_at = plan.add(bytes.values);
           p.scales_at = plan.add(bytes.scales);
           p.sums_at = plan.add(bytes.sums16);
@@ -326,7 +332,7 @@ class Avx2Kernels final : public plugin::Kernels {
                product.S,
                product.y,
                y_stride,
-               ggml_passes(),
+               passes,
                vnni_};
           if (p.shares == SIZE_MAX)
             ggml_quantize_.push_back({product.x, product.S, row_stride(product.x_stride, w.cols),

@@ -42,8 +42,17 @@ bool parse_settings(const glmrt_setting* settings, size_t n_settings, Settings& 
         error = plugin_support::bad_setting(kName, key, "auto or off", value);
         return false;
       }
+    } else if (key == "logits") {
+      if (value == "int8") {
+        out.int8_logits = true;
+      } else if (value == "same") {
+        out.int8_logits = false;
+      } else {
+        error = plugin_support::bad_setting(kName, key, "int8 or same", value);
+        return false;
+      }
     } else {
-      error = plugin_support::unknown_setting(kName, key, "activations, vnni, pack");
+      error = plugin_support::unknown_setting(kName, key, "activations, vnni, pack, logits");
       return false;
     }
   }

@@ -34,6 +34,11 @@ struct Settings {
   /// ggml_packed_rows.h packs (ABI 1.7; q4_0, and q4_k / q6_k with int8x2), where the AVX-VNNI
   /// kernels run with int8 activations; `pack: off`: rows stay as the file has them. The same bits.
   bool pack_allowed = true;
+  /// `logits: int8` (true): the step's logits product (GLMRT_PRODUCT_LOGITS,
+  /// ABI 1.8) takes one int8 pass over ggml blocks even with int8x2: only
+  /// sampling reads it, and it is the step's largest product; `logits: same`
+  /// (the default): as every product (docs/profiles.md has the trade).
+  bool int8_logits = false;
 };
 
 /// Parses the settings; on an unknown key or bad value returns false and

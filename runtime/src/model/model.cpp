@@ -196,7 +196,10 @@ std::vector<float> Model::head(std::span<const float> normed, int64_t rows) {
   std::vector<float> out(rows * config_.vocab_size);
   observe_input(context_.activations, {-1, -1, {}, "lm_head.weight"},
                 normed.first(rows * config_.hidden_size), rows);
-  linear(kernels_, normed.first(rows * config_.hidden_size), rows, weights_.lm_head, out);
+  // Only sampling reads the logits: the plugin may take its fastest
+  // activation rounding here (kernels-avx2's `logits` setting).
+  linear(kernels_, normed.first(rows * config_.hidden_size), rows, weights_.lm_head, out,
+         GLMRT_PRODUCT_LOGITS);
   return out;
 }
 

@@ -16,11 +16,15 @@ KernelsBackend::KernelsBackend(plugin::Kernels& kernels, int abi_minor, std::str
       grouped_(abi_minor >= GLMRT_ABI_MINOR_GROUPED_MATMUL),
       ggml_types_(abi_minor >= GLMRT_ABI_MINOR_GGML_TYPES),
       row_packing_(abi_minor >= GLMRT_ABI_MINOR_ROW_PACKING),
+      hints_(abi_minor >= GLMRT_ABI_MINOR_PRODUCT_HINTS),
       name_(std::move(name)) {}
 
-void KernelsBackend::matmul(const float* x, int64_t S, const glmrt_weight_view& w, float* y) {
+void KernelsBackend::matmul(const float* x, int64_t S, const glmrt_weight_view& w, float* y,
+                            uint32_t hints) {
   if (S == 0 || w.rows == 0) return;
-  if (kernels_.matmul(x, S, w, y) != GLMRT_OK)
+  const glmrt_status status =
+      hints && hints_ ? kernels_.matmul_hinted(x, S, w, y, hints) : kernels_.matmul(x, S, w, y);
+  if (status != GLMRT_OK)
     fail("kernels plugin `{}` failed on a [{}x{}] · [{}x{}]ᵀ product (element type {}): {}", name_,
          S, w.cols, w.rows, w.cols, w.format.element_type, kernels_.last_error());
 }

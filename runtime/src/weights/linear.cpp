@@ -4,16 +4,16 @@
 namespace glmrt {
 
 void linear(KernelsBackend& kernels, std::span<const float> x, int64_t S, const Matrix& w,
-            std::span<float> y) {
-  linear(kernels, x, S, w.view(), y);
+            std::span<float> y, uint32_t hints) {
+  linear(kernels, x, S, w.view(), y, hints);
 }
 
 void linear(KernelsBackend& kernels, std::span<const float> x, int64_t S,
-            const glmrt_weight_view& w, std::span<float> y) {
+            const glmrt_weight_view& w, std::span<float> y, uint32_t hints) {
   if (static_cast<int64_t>(x.size()) < S * w.cols || static_cast<int64_t>(y.size()) < S * w.rows)
     fail("linear: buffers of {} and {} floats cannot hold [{}x{}] · [{}x{}]ᵀ", x.size(), y.size(),
          S, w.cols, w.rows, w.cols);
-  kernels.matmul(x.data(), S, w, y.data());
+  kernels.matmul(x.data(), S, w, y.data(), hints);
 }
 
 glmrt_weight_view f32_view(std::span<const float> values, int64_t rows, int64_t cols) {

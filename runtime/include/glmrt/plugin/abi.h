@@ -56,13 +56,18 @@
 //        of its own that keeps every byte count (glmrt_weight_format::
 //        packing names it), so a one-token product runs as fast as a
 //        prefill's. The host never asks an older plugin.
+//   1.8  kernels: Kernels::matmul_hinted, a product with hints about its
+//        outputs (GLMRT_PRODUCT_LOGITS: the step's logits, which no other
+//        product or routing choice of the step reads), so a plugin whose
+//        activation precision is a trade-off may take its fastest one
+//        there. The host calls plain matmul() on an older plugin.
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define GLMRT_ABI_MAJOR 1
-#define GLMRT_ABI_MINOR 7
+#define GLMRT_ABI_MINOR 8
 
 /// The first minor with asynchronous io (Io::submit/wait/poll) and the host
 /// services start_thread/join_thread.
@@ -79,6 +84,8 @@
 #define GLMRT_ABI_MINOR_IO_PRIORITY 6
 /// The first minor with weights packed for the kernels plugin (Kernels::row_packing, pack_rows).
 #define GLMRT_ABI_MINOR_ROW_PACKING 7
+/// The first minor with hinted products (Kernels::matmul_hinted).
+#define GLMRT_ABI_MINOR_PRODUCT_HINTS 8
 
 /// Name of the one symbol every plugin exports.
 #define GLMRT_PLUGIN_ENTRY_SYMBOL "glmrt_plugin_describe"

@@ -37,6 +37,13 @@ typedef struct glmrt_row_packing {
   uint32_t group_rows;
 } glmrt_row_packing;
 
+/// ABI 1.8: hints of Kernels::matmul_hinted, bits of its `hints`.
+/// y are the step's output logits: only sampling reads them, no routing or
+/// selection and no other product of the step. Results may differ from
+/// matmul()'s by the plugin's fastest activation rounding (never by more
+/// than its conformance tolerance).
+#define GLMRT_PRODUCT_LOGITS 1u
+
 #ifdef __cplusplus
 }  // extern "C"
 
@@ -93,6 +100,11 @@ class Kernels {
   virtual glmrt_status pack_rows(const glmrt_weight_format& format, void* data, int64_t rows,
                                  int64_t cols, int64_t row_stride_bytes) noexcept;
 
+  /// ABI 1.8: matmul() with hints about the product (GLMRT_PRODUCT_* bits;
+  /// unknown bits are ignored). The default ignores every hint.
+  virtual glmrt_status matmul_hinted(const float* x, int64_t S, const glmrt_weight_view& w,
+                                     float* y, uint32_t hints) noexcept;
+
  protected:
   ~Kernels() = default;  // never deleted through the interface
 };
@@ -125,6 +137,11 @@ inline glmrt_row_packing Kernels::row_packing(const glmrt_weight_format&, int64_
 inline glmrt_status Kernels::pack_rows(const glmrt_weight_format&, void*, int64_t, int64_t,
                                        int64_t) noexcept {
   return GLMRT_ERR_UNSUPPORTED;
+}
+
+inline glmrt_status Kernels::matmul_hinted(const float* x, int64_t S, const glmrt_weight_view& w,
+                                           float* y, uint32_t) noexcept {
+  return matmul(x, S, w, y);
 }
 
 }  // namespace glmrt::plugin

@@ -30,8 +30,9 @@ class KernelsBackend {
   }
 
   /// y = x · Wᵀ (x [S, I], y [S, O], rows packed); throws glmrt::Error naming
-  /// the plugin and the shapes when the plugin fails.
-  void matmul(const float* x, int64_t S, const glmrt_weight_view& w, float* y);
+  /// the plugin and the shapes when the plugin fails. `hints` (GLMRT_PRODUCT_*
+  /// bits) reach a plugin of ABI >= 1.8 through matmul_hinted().
+  void matmul(const float* x, int64_t S, const glmrt_weight_view& w, float* y, uint32_t hints = 0);
   /// Every product of the list; each y is what matmul() would give it alone.
   void grouped_matmul(std::span<const glmrt_matmul_product> products);
 
@@ -48,6 +49,7 @@ class KernelsBackend {
   bool grouped_;
   bool ggml_types_;   // ABI >= 1.5
   bool row_packing_;  // ABI >= 1.7
+  bool hints_;        // ABI >= 1.8
   std::string name_;
 };
 

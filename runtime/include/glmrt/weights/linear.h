@@ -9,12 +9,13 @@
 
 namespace glmrt {
 
-/// x is [S, w.cols()] row-major, y is [S, w.rows()].
+/// x is [S, w.cols()] row-major, y is [S, w.rows()]; `hints`: GLMRT_PRODUCT_*
+/// bits for the plugin (KernelsBackend::matmul).
 void linear(KernelsBackend& kernels, std::span<const float> x, int64_t S, const Matrix& w,
-            std::span<float> y);
+            std::span<float> y, uint32_t hints = 0);
 /// Same with an arbitrary view (a row slice of a matrix).
 void linear(KernelsBackend& kernels, std::span<const float> x, int64_t S,
-            const glmrt_weight_view& w, std::span<float> y);
+            const glmrt_weight_view& w, std::span<float> y, uint32_t hints = 0);
 
 /// An f32 row-major buffer [rows, cols] as a weight view (weights computed on
 /// the fly). The view borrows `values`.
