@@ -4,7 +4,6 @@
 // for bit, while every other product keeps both passes; `logits: same` keeps
 // them too. A tiny-256 GGUF whose lm_head is Q6_K.
 #include <glmrt/engine/engine.h>
-#include <glmrt/model_maker/make_model.h>
 
 #include <gtest/gtest.h>
 
@@ -12,6 +11,7 @@
 #include <cmath>
 
 #include "temp_folder.h"
+#include "tiny_gguf.h"
 
 namespace glmrt {
 namespace {
@@ -46,16 +46,11 @@ size_t bits_differ(const std::vector<float>& a, const std::vector<float>& b) {
 
 TEST(LogitsHint, OnlyTheLogitsProductTakesOneInt8Pass) {
   test::TempFolder folder("glmrt-logits-hint");
-  MakeModelOptions o;
-  o.preset = "tiny-256";
-  o.moe_layers = 2;
-  o.out = folder.path() / "model.gguf";
-  o.gguf = true;
-  o.gguf_types = "experts=Q4_K,dense=Q8_0,kv_b=F16,output=Q6_K";
-  make_model(o);
-  auto one_pass_logits = open_gguf(o.out, "int8x2", "int8");
-  auto same = open_gguf(o.out, "int8x2", "same");
-  auto int8 = open_gguf(o.out, "int8", "same");
+  const fs::path model = test::make_tiny_gguf(folder.path() / "model.gguf", 2,
+                                              "experts=Q4_K,dense=Q8_0,kv_b=F16,output=Q6_K");
+  auto one_pass_logits = open_gguf(model, "int8x2", "int8");
+  auto same = open_gguf(model, "int8x2", "same");
+  auto int8 = open_gguf(model, "int8", "same");
 
   const std::vector<float> hidden = prefill_hidden(*one_pass_logits);
   // The hint reaches no other product: the hidden states are int8x2's.
@@ -75,15 +70,10 @@ TEST(LogitsHint, OnlyTheLogitsProductTakesOneInt8Pass) {
 
 TEST(LogitsHint, AnUnknownValueIsRefusedNamingTheSetting) {
   test::TempFolder folder("glmrt-logits-hint-setting");
-  MakeModelOptions o;
-  o.preset = "tiny-256";
-  o.moe_layers = 1;
-  o.out = folder.path() / "model.gguf";
-  o.gguf = true;
-  o.gguf_types = "experts=Q4_K,dense=Q8_0,kv_b=F16";
-  make_model(o);
+  const fs::path model =
+      test::make_tiny_gguf(folder.path() / "model.gguf", 1, "experts=Q4_K,dense=Q8_0,kv_b=F16");
   try {
-    open_gguf(o.out, "int8x2", "int4");
+    open_gguf(model, "int8x2", "int4");
     ADD_FAILURE() << "logits: int4 was accepted";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("logits"), std::string::npos) << e.what();

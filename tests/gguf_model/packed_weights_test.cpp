@@ -3,7 +3,6 @@
 // one-token steps after it; `pack: off` packs nothing. A tiny-256 GGUF
 // (widths of 256: whole q4_k super-blocks, whole groups of 8 q4_0 blocks).
 #include <glmrt/engine/engine.h>
-#include <glmrt/model_maker/make_model.h>
 
 #include <gtest/gtest.h>
 
@@ -14,6 +13,7 @@
 #include <cstring>
 
 #include "temp_folder.h"
+#include "tiny_gguf.h"
 
 namespace glmrt {
 namespace {
@@ -56,17 +56,12 @@ class PackedWeights : public testing::TestWithParam<DenseTypes> {};
 
 TEST_P(PackedWeights, GiveTheLogitsOfTheStoredRowsBitForBit) {
   test::TempFolder folder("glmrt-packed-weights");
-  MakeModelOptions o;
-  o.preset = "tiny-256";
-  o.moe_layers = 2;
-  o.out = folder.path() / "model.gguf";
-  o.gguf = true;
-  o.gguf_types = GetParam().gguf_types;
-  make_model(o);
-  auto packed = open_stored(o.out, "auto");
+  const fs::path model =
+      test::make_tiny_gguf(folder.path() / "model.gguf", 2, GetParam().gguf_types);
+  auto packed = open_stored(model, "auto");
   if (packed->load_summary().matrices_packed == 0)
     GTEST_SKIP() << "kernels-avx2 packs no rows here (it needs AVX-VNNI)";
-  auto stored = open_stored(o.out, "off");
+  auto stored = open_stored(model, "off");
   EXPECT_EQ(stored->load_summary().matrices_packed, 0);
   EXPECT_GE(packed->load_summary().matrices_packed, GetParam().packed_at_least);
   const std::vector<float> want = run_logits(*stored), got = run_logits(*packed);
