@@ -5,11 +5,27 @@
 #include <string_view>
 
 namespace glmrt::kernels_avx2 {
+namespace {
+
+constexpr const char* kName = "kernels-avx2";
+
+/// A setting of two values: `yes` sets `flag`, `no` clears it.
+bool two_way(std::string_view key, std::string_view value, std::string_view yes,
+             std::string_view no, bool& flag, std::string& error) {
+  if (value != yes && value != no) {
+    error =
+        plugin_support::bad_setting(kName, key, std::string(yes) + " or " + std::string(no), value);
+    return false;
+  }
+  flag = value == yes;
+  return true;
+}
+
+}  // namespace
 
 bool parse_settings(const glmrt_setting* settings, size_t n_settings, Settings& out,
                     std::string& error) {
   using plugin_support::setting_text;
-  constexpr const char* kName = "kernels-avx2";
   for (size_t i = 0; i < n_settings; ++i) {
     const std::string_view key = setting_text(settings[i].key);
     const std::string_view value = setting_text(settings[i].value);
@@ -25,32 +41,11 @@ bool parse_settings(const glmrt_setting* settings, size_t n_settings, Settings& 
         return false;
       }
     } else if (key == "vnni") {
-      if (value == "auto") {
-        out.vnni_allowed = true;
-      } else if (value == "off") {
-        out.vnni_allowed = false;
-      } else {
-        error = plugin_support::bad_setting(kName, key, "auto or off", value);
-        return false;
-      }
+      if (!two_way(key, value, "auto", "off", out.vnni_allowed, error)) return false;
     } else if (key == "pack") {
-      if (value == "auto") {
-        out.pack_allowed = true;
-      } else if (value == "off") {
-        out.pack_allowed = false;
-      } else {
-        error = plugin_support::bad_setting(kName, key, "auto or off", value);
-        return false;
-      }
+      if (!two_way(key, value, "auto", "off", out.pack_allowed, error)) return false;
     } else if (key == "logits") {
-      if (value == "int8") {
-        out.int8_logits = true;
-      } else if (value == "same") {
-        out.int8_logits = false;
-      } else {
-        error = plugin_support::bad_setting(kName, key, "int8 or same", value);
-        return false;
-      }
+      if (!two_way(key, value, "int8", "same", out.int8_logits, error)) return false;
     } else {
       error = plugin_support::unknown_setting(kName, key, "activations, vnni, pack, logits");
       return false;
