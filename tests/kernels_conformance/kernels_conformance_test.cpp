@@ -11,6 +11,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <ostream>
@@ -227,6 +228,54 @@ TEST_P(KernelsPluginTest, PackedRowsGiveTheProductsOfTheRowsAsStored) {
         EXPECT_EQ(check_row_packing(*plain, info.abi_minor).outcome, Outcome::kSkip);
       }
     }
+}
+
+// ABI 1.8: a product marked as the step's logits may take other rounding
+// (kernels-avx2's `logits: int8` under int8x2: one int8 pass), never more
+// than the tolerance; bits the SDK does not define change nothing.
+TEST_P(KernelsPluginTest, TheLogitsHintKeepsTheTolerance) {
+  SKIP_UNLESS_SUPPORTED(GetParam().file);
+  const PluginHost host(std::vector<fs::path>{});
+  if (host.inspect(GetParam().file).abi_minor < GLMRT_ABI_MINOR_PRODUCT_HINTS)
+    GTEST_SKIP() << "ABI older than 1.8: the host never hints";
+  MemoryBudget budget;
+  HostServices services(budget, 2);
+  PluginChoice choice{GetParam().file.string(), {}, {}};
+  if (GetParam().name == "kernels_avx2") {
+    choice.settings["activations"] = "int8x2";
+    choice.settings["logits"] = "int8";
+  }
+  PluginHandle<plugin::Kernels> kernels = host.create_kernels(choice, services);
+  int checked = 0;
+  for (const WeightFormatSpec& format : conformance_formats()) {
+    const std::vector<MatmulCase> cases = conformance_cases(format);
+    for (size_t k = 0; k < cases.size(); k += 5) {
+      const CheckResult result = check_matmul_case(*kernels, cases[k], GLMRT_PRODUCT_LOGITS);
+      EXPECT_NE(result.outcome, Outcome::kFail) << result.name << ": " << result.detail;
+      checked += result.outcome == Outcome::kPass;
+    }
+  }
+  EXPECT_GT(checked, 0);
+  // Q8_0 rows (a block: an f16 scale, 32 int8 codes) of 256 inputs, S = 1.
+  constexpr int64_t O = 16, I = 256, kBlockBytes = 34;
+  std::vector<uint8_t> rows(static_cast<size_t>(O * I / 32 * kBlockBytes));
+  for (size_t b = 0; b < rows.size(); b += kBlockBytes) {
+    rows[b] = 0x00, rows[b + 1] = 0x3c;  // 1.0
+    for (size_t k = 2; k < kBlockBytes; ++k) rows[b + k] = static_cast<uint8_t>(b * 7 + k * 13);
+  }
+  glmrt_weight_view view{};
+  view.format = WeightFormatSpec{plugin::ggml_element_type(GLMRT_GGML_Q8_0), 0}.to_format(1);
+  view.data = rows.data();
+  view.rows = O;
+  view.cols = I;
+  view.row_stride_bytes = I / 32 * kBlockBytes;
+  if (!kernels->supports(view.format)) return;
+  std::vector<float> x(I), plain(O), unknown(O);
+  for (int64_t i = 0; i < I; ++i)
+    x[static_cast<size_t>(i)] = std::sin(0.37f * static_cast<float>(i));
+  ASSERT_EQ(kernels->matmul(x.data(), 1, view, plain.data()), GLMRT_OK);
+  ASSERT_EQ(kernels->matmul_hinted(x.data(), 1, view, unknown.data(), 1u << 31), GLMRT_OK);
+  EXPECT_EQ(std::memcmp(plain.data(), unknown.data(), plain.size() * sizeof(float)), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Plugins, KernelsPluginTest, testing::ValuesIn(kernels_plugins()),

@@ -52,7 +52,7 @@ CheckResult failed(const MatmulCase& c, std::string detail) {
 
 }  // namespace
 
-CheckResult check_matmul_case(plugin::Kernels& kernels, const MatmulCase& c) {
+CheckResult check_matmul_case(plugin::Kernels& kernels, const MatmulCase& c, uint32_t hints) {
   const MatmulProblem problem(c);
   const glmrt_weight_view view = problem.view();
   if (!kernels.supports(view.format)) {
@@ -60,9 +60,12 @@ CheckResult check_matmul_case(plugin::Kernels& kernels, const MatmulCase& c) {
     return {c.name(), Outcome::kSkip, "the plugin declines this format through supports()"};
   }
   GuardedOutput y(static_cast<size_t>(c.S * c.O));
-  const glmrt_status status = kernels.matmul(problem.x().data(), c.S, view, y.data());
+  const glmrt_status status =
+      hints ? kernels.matmul_hinted(problem.x().data(), c.S, view, y.data(), hints)
+            : kernels.matmul(problem.x().data(), c.S, view, y.data());
   if (status != GLMRT_OK)
-    return failed(c, fmt::format("matmul returned status {}: {}", status, kernels.last_error()));
+    return failed(c, fmt::format("{} returned status {}: {}", hints ? "matmul_hinted" : "matmul",
+                                 status, kernels.last_error()));
   std::ptrdiff_t bad = 0;
   if (!y.guards_intact(bad))
     return failed(c, fmt::format("wrote outside y[0, S*O): at y[{}]", bad));
@@ -214,6 +217,13 @@ CheckReport run_kernels_conformance(const std::filesystem::path& plugin_file,
         CheckResult result = check_matmul_case(*kernels, c);
         result.name += suffix;
         report.add(std::move(result));
+        // ABI 1.8: the logits product, on one mid-list case per format.
+        if (t == 0 && &c == &cases[cases.size() / 2] &&
+            kernels.info().abi_minor >= GLMRT_ABI_MINOR_PRODUCT_HINTS) {
+          CheckResult hinted = check_matmul_case(*kernels, c, GLMRT_PRODUCT_LOGITS);
+          hinted.name += " (logits hint)" + suffix;
+          report.add(std::move(hinted));
+        }
       }
     }
   }

@@ -13,8 +13,11 @@ namespace glmrt::conformance {
 /// Runs one case on `kernels`. Fails when any output is outside its tolerance
 /// or not finite, when y is written outside [0, S*O), or when an aggregate
 /// error exceeds what int8 activation quantization explains. Skips a
-/// non-required format the plugin declines through supports().
-CheckResult check_matmul_case(plugin::Kernels& kernels, const MatmulCase& matmul_case);
+/// non-required format the plugin declines through supports(). With `hints`
+/// (ABI 1.8, GLMRT_PRODUCT_* bits) the product goes through matmul_hinted():
+/// a hint may change the rounding, never the tolerance.
+CheckResult check_matmul_case(plugin::Kernels& kernels, const MatmulCase& matmul_case,
+                              uint32_t hints = 0);
 
 /// supports() accepts the required formats and refuses unknown element types
 /// and packings; matmul() refuses an unsupported format or a too-short row
@@ -46,11 +49,10 @@ CheckResult check_grouped_matmul(plugin::Kernels& kernels, int abi_minor);
 CheckResult check_grouped_matmul_side_by_side(plugin::Kernels& kernels, int abi_minor);
 
 /// ABI 1.7: for every format and shape the plugin offers a row packing for,
-/// pack_rows() on a copy of the rows (back to back, and padded) leaves the rows after the last whole
-/// group as they were, and products of the packed rows (the whole matrix,
-/// one group, the last group with the tail; S = 1..kMaxInvarianceRows) give
-/// bit for bit what the rows as stored give. Skipped for an older plugin,
-/// or one that offers no packing.
+/// pack_rows() on a copy of the rows (back to back, and padded) leaves the rows after the last
+/// whole group as they were, and products of the packed rows (the whole matrix, one group, the last
+/// group with the tail; S = 1..kMaxInvarianceRows) give bit for bit what the rows as stored give.
+/// Skipped for an older plugin, or one that offers no packing.
 CheckResult check_row_packing(plugin::Kernels& kernels, int abi_minor);
 
 struct KernelsConformanceOptions {
