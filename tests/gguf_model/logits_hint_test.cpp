@@ -1,8 +1,9 @@
 // ABI 1.8: the engine marks the step's logits product (GLMRT_PRODUCT_LOGITS)
 // and nothing else. With kernels-avx2's `activations: int8x2` and `logits:
 // int8`, the logits are those of one int8 pass on the same hidden states, bit
-// for bit, while every other product keeps both passes; `logits: same` keeps
-// them too. A tiny-256 GGUF whose lm_head is Q6_K.
+// for bit, while every other product keeps both passes (the MTP head's draft
+// logits take one too); `logits: same` keeps them. A tiny-256 GGUF whose
+// lm_head is Q6_K.
 #include <glmrt/engine/engine.h>
 
 #include <gtest/gtest.h>
@@ -66,6 +67,12 @@ TEST(LogitsHint, OnlyTheLogitsProductTakesOneInt8Pass) {
   for (size_t k = 0; k < hinted.size(); ++k)
     worst = std::max(worst, std::fabs(hinted[k] - two_passes[k]));
   EXPECT_LT(worst, 0.1f) << "one int8 pass moved a logit by " << worst;
+
+  // The MTP head's draft logits are marked too (any hidden rows will do).
+  ASSERT_TRUE(one_pass_logits->model().has_mtp());
+  const std::vector<float> draft = one_pass_logits->model().mtp_logits(hidden, rows);
+  EXPECT_EQ(bits_differ(draft, int8->model().mtp_logits(hidden, rows)), 0u);
+  EXPECT_GT(bits_differ(draft, same->model().mtp_logits(hidden, rows)), draft.size() / 2);
 }
 
 TEST(LogitsHint, AnUnknownValueIsRefusedNamingTheSetting) {

@@ -69,7 +69,8 @@ std::vector<float> Model::mtp_logits(std::span<const float> hidden, int64_t rows
   std::vector<float> normed(rows * D), out(rows * config_.vocab_size);
   rms_norm_rows(hidden.first(rows * D), m.head_norm, static_cast<float>(config_.rms_norm_eps),
                 normed);
-  linear(kernels_, normed, rows, weights_.mtp_head(), out);
+  // Draft logits: only the drafter's sampling reads them (Model::head says why).
+  linear(kernels_, normed, rows, weights_.mtp_head(), out, GLMRT_PRODUCT_LOGITS);
   return out;
 }
 
