@@ -201,11 +201,9 @@ class Bench {
     state.counters["int8_ratio"] = macs / seconds / baselines_.int8_macs_per_second;
     state.counters["copies"] = static_cast<double>(weights.count());
     const double time_per_call = seconds / iterations;
-    const auto vnni = settings.find("vnni");
-    const auto pack = settings.find("pack");
-    const std::string key =
-        fmt::format("{}|{}|{}|{}|{}", plugin.string(), vnni == settings.end() ? "" : vnni->second,
-                    pack == settings.end() ? "" : pack->second, shape.name, format.name);
+    std::string key = plugin.string();
+    for (const auto& [setting, value] : settings) key += "|" + setting + "=" + value;
+    key += fmt::format("|{}|{}", shape.name, format.name);
     if (S == 1) {
       s1_time_[key] = time_per_call;
     } else if (auto found = s1_time_.find(key); found != s1_time_.end()) {
@@ -290,10 +288,10 @@ struct Options {
   uint64_t working_set_mb = 512;
   /// kernels-avx2's `activations` setting ("" = its default), e.g. int8x2.
   std::string activations;
-  /// kernels-avx2's `vnni` and `pack` settings to compare (none = its
-  /// default): each of its benchmarks registered once per pair of values,
-  /// next to each other.
-  std::vector<std::string> vnni, pack;
+  /// kernels-avx2's `vnni`, `avx512` and `pack` settings to compare (none =
+  /// its default): each of its benchmarks registered once per combination of
+  /// values, next to each other.
+  std::vector<std::string> vnni, avx512, pack;
 };
 
 /// The values of a flag's comma-separated list.
@@ -307,7 +305,8 @@ std::vector<std::string> list_values(std::string_view list) {
   return values;
 }
 
-/// Takes --threads=N, --working_set_mb=N, --activations=MODE, --vnni=A,B and --pack=A,B out of argv
+/// Takes --threads=N, --working_set_mb=N, --activations=MODE, --vnni=A,B, --avx512=A,B and
+/// --pack=A,B out of argv
 /// (Google Benchmark rejects flags it does not know); $GLMRT_BENCH_THREADS sets the default.
 Options take_own_flags(int& argc, char** argv) {
   Options options;
@@ -320,6 +319,8 @@ Options take_own_flags(int& argc, char** argv) {
       options.activations = argv[k] + 14;
     } else if (std::strncmp(argv[k], "--vnni=", 7) == 0) {
       options.vnni = list_values(argv[k] + 7);
+    } else if (std::strncmp(argv[k], "--avx512=", 9) == 0) {
+      options.avx512 = list_values(argv[k] + 9);
     } else if (std::strncmp(argv[k], "--pack=", 7) == 0) {
       options.pack = list_values(argv[k] + 7);
     } else if (std::strncmp(argv[k], "--working_set_mb=", 17) == 0) {
@@ -359,31 +360,37 @@ int main(int argc, char** argv) {
       std::map<std::string, std::string> settings;
       if (!options.activations.empty() && avx2) settings["activations"] = options.activations;
       // "" = the plugin's default, named as before; a value names its run
-      // "+vnni=VALUE" / "+pack=VALUE".
+      // "+vnni=VALUE" / "+avx512=VALUE" / "+pack=VALUE".
       const auto values = [&](const std::vector<std::string>& given) {
         return avx2 && !given.empty() ? given : std::vector<std::string>{""};
       };
       const std::vector<std::string> vnni_values = values(options.vnni);
+      const std::vector<std::string> avx512_values = values(options.avx512);
       const std::vector<std::string> pack_values = values(options.pack);
       for (const Shape& shape : kShapes)
         for (const Format& format : kFormats)
           for (int64_t S : kBatchSizes)
             for (const std::string& vnni : vnni_values)
-              for (const std::string& pack : pack_values) {
-                std::map<std::string, std::string> run_settings = settings;
-                if (!vnni.empty()) run_settings["vnni"] = vnni;
-                if (!pack.empty()) run_settings["pack"] = pack;
-                const std::string name =
-                    fmt::format("{}{}{}/{}/{}/S={}", info.name, vnni.empty() ? "" : "+vnni=" + vnni,
-                                pack.empty() ? "" : "+pack=" + pack, shape.name, format.name, S);
-                benchmark::RegisterBenchmark(
-                    name.c_str(),
-                    [&bench, plugin, run_settings, shape, format, S](benchmark::State& s) {
-                      bench.matmul(s, plugin, run_settings, shape, format, S);
-                    })
-                    ->UseManualTime()
-                    ->Unit(benchmark::kMicrosecond);
-              }
+              for (const std::string& avx512 : avx512_values)
+                for (const std::string& pack : pack_values) {
+                  std::map<std::string, std::string> run_settings = settings;
+                  std::string label;
+                  for (const auto& [setting, value] :
+                       {std::pair{"vnni", vnni}, {"avx512", avx512}, {"pack", pack}})
+                    if (!value.empty()) {
+                      run_settings[setting] = value;
+                      label += fmt::format("+{}={}", setting, value);
+                    }
+                  const std::string name =
+                      fmt::format("{}{}/{}/{}/S={}", info.name, label, shape.name, format.name, S);
+                  benchmark::RegisterBenchmark(
+                      name.c_str(),
+                      [&bench, plugin, run_settings, shape, format, S](benchmark::State& s) {
+                        bench.matmul(s, plugin, run_settings, shape, format, S);
+                      })
+                      ->UseManualTime()
+                      ->Unit(benchmark::kMicrosecond);
+                }
     }
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

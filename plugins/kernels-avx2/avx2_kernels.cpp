@@ -40,9 +40,10 @@ const char* element_type_name(uint32_t type) {
 
 class Avx2Kernels final : public plugin::Kernels {
  public:
-  Avx2Kernels(const glmrt_host_services& host, const Settings& settings, bool vnni)
+  Avx2Kernels(const glmrt_host_services& host, const Settings& settings, CpuPaths paths)
       : settings_(settings),
-        vnni_(vnni),
+        vnni_(paths.vnni),
+        wide_lanes_(paths.vnni && paths.wide_lanes),
         n_threads_(std::max(1, host.n_threads)),
         scratch_(host, kScratchGranule) {}
 
@@ -333,7 +334,8 @@ class Avx2Kernels final : public plugin::Kernels {
                product.y,
                y_stride,
                passes,
-               vnni_};
+               vnni_,
+               wide_lanes_};
           if (p.shares == SIZE_MAX)
             ggml_quantize_.push_back({product.x, product.S, row_stride(product.x_stride, w.cols),
                                       w.cols, g.passes, g.activations});
@@ -444,7 +446,8 @@ class Avx2Kernels final : public plugin::Kernels {
   }
 
   Settings settings_;
-  bool vnni_;  // the int and ggml dots' AVX-VNNI builds (same bits, faster)
+  bool vnni_;        // the int and ggml dots' AVX-VNNI builds (same bits, faster)
+  bool wide_lanes_;  // the ggml lane kernels at 16 rows (AVX-512 VNNI; same bits)
   int n_threads_;
   HostBuffer scratch_;
   // Reused from call to call (one call at a time): a step's products
@@ -458,8 +461,9 @@ class Avx2Kernels final : public plugin::Kernels {
 
 }  // namespace
 
-KernelsPtr make_avx2_kernels(const glmrt_host_services& host, const Settings& settings, bool vnni) {
-  return KernelsPtr(new Avx2Kernels(host, settings, vnni));
+KernelsPtr make_avx2_kernels(const glmrt_host_services& host, const Settings& settings,
+                             CpuPaths paths) {
+  return KernelsPtr(new Avx2Kernels(host, settings, paths));
 }
 
 }  // namespace glmrt::kernels_avx2

@@ -17,8 +17,18 @@ struct KernelsDestroyer {
 };
 using KernelsPtr = std::unique_ptr<plugin::Kernels, KernelsDestroyer>;
 
-/// Call only on a CPU the probe accepted, with `vnni` only where it has
-/// AVX-VNNI (the int and ggml dots' vpdpbusd builds). `host` must outlive the object.
-KernelsPtr make_avx2_kernels(const glmrt_host_services& host, const Settings& settings, bool vnni);
+/// The instruction-set paths a Kernels object takes (the same bits on each).
+struct CpuPaths {
+  /// The int and ggml dots' vpdpbusd builds: only where the CPU has AVX-VNNI.
+  bool vnni = false;
+  /// With vnni, the ggml lane kernels at 16 rows per zmm: only where the CPU
+  /// has AVX-512 F, BW, VL and VNNI.
+  bool wide_lanes = false;
+};
+
+/// Call only on a CPU the probe accepted, with `paths` it has. `host` must
+/// outlive the object.
+KernelsPtr make_avx2_kernels(const glmrt_host_services& host, const Settings& settings,
+                             CpuPaths paths);
 
 }  // namespace glmrt::kernels_avx2

@@ -5,6 +5,7 @@
 // The kernels: ggml_lanes.cpp (q8_0, q4_0, q4_k), ggml_lanes_k.cpp (q2_k, q6_k).
 #pragma once
 
+#include "ggml_lane_vectors.h"
 #include "ggml_lanes.h"
 
 // The helpers of the VNNI build of the row-at-a-time kernels.
@@ -48,64 +49,62 @@ GLMRT_ALWAYS_INLINE void store_chunks(__m256i (&codes)[8], uint8_t* out) {
 }
 
 /// Each row's exact sum of its 32 codes times x[0..31] (codes as store_chunks lays them).
-GLMRT_ALWAYS_INLINE __m256i chunk_sums(const uint8_t* chunks, const int8_t* x) {
-  __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
+template <class V = Lanes8>
+GLMRT_ALWAYS_INLINE typename V::I chunk_sums(const uint8_t* chunks, const int8_t* x) {
+  constexpr int kUnit = 32 * V::kWiden;
+  typename V::I even = V::izero(), odd = V::izero();
 #pragma GCC unroll 4
   for (int k = 0; k < 8; k += 2) {
-    int32_t a, b;
-    std::memcpy(&a, x + 4 * k, 4);
-    std::memcpy(&b, x + 4 * k + 4, 4);
-    even = _mm256_dpbusd_avx_epi32(even, load32(chunks + 32 * k), _mm256_set1_epi32(a));
-    odd = _mm256_dpbusd_avx_epi32(odd, load32(chunks + 32 * k + 32), _mm256_set1_epi32(b));
+    even = V::dot(even, V::load(chunks + kUnit * k), x + 4 * k);
+    odd = V::dot(odd, V::load(chunks + kUnit * (k + 1)), x + 4 * k + 4);
   }
-  return _mm256_add_epi32(even, odd);
+  return V::add(even, odd);
 }
 
 /// Each row's exact sum of its 32 codes times x[0..31], the codes as 8
 /// chunks in registers (chunk k: inputs 4k..4k+3, row i in lane i).
-GLMRT_ALWAYS_INLINE __m256i codes_sums(const __m256i (&codes)[8], const int8_t* x) {
-  __m256i even = _mm256_setzero_si256(), odd = _mm256_setzero_si256();
+template <class V = Lanes8>
+GLMRT_ALWAYS_INLINE typename V::I codes_sums(const typename V::I (&codes)[8], const int8_t* x) {
+  typename V::I even = V::izero(), odd = V::izero();
   for (int k = 0; k < 8; k += 2) {
-    int32_t a, b;
-    std::memcpy(&a, x + 4 * k, 4);
-    std::memcpy(&b, x + 4 * k + 4, 4);
-    even = _mm256_dpbusd_avx_epi32(even, codes[k], _mm256_set1_epi32(a));
-    odd = _mm256_dpbusd_avx_epi32(odd, codes[k + 1], _mm256_set1_epi32(b));
+    even = V::dot(even, codes[k], x + 4 * k);
+    odd = V::dot(odd, codes[k + 1], x + 4 * k + 4);
   }
-  return _mm256_add_epi32(even, odd);
+  return V::add(even, odd);
 }
 
-/// q4_k's float step for sub-block (activation group) g of 8 rows, as its
+/// q4_k's float step for sub-block (activation group) g of the rows, as its
 /// row kernel takes it: acc + codes * dxs * scale * d - x_sums * min * dmin.
-GLMRT_ALWAYS_INLINE __m256 q4_k_lane_step(__m256 acc, __m256i sums, const GgmlColumn& x, int64_t g,
-                                          __m256 scale, __m256 min, __m256 d, __m256 dmin) {
+template <class V = Lanes8, class F = typename V::F>
+GLMRT_ALWAYS_INLINE F q4_k_lane_step(F acc, typename V::I sums, const GgmlColumn& x, int64_t g,
+                                     F scale, F min, F d, F dmin) {
   const float dxs = x.scales[g];
   const float x_sums = static_cast<float>(x.sums16[2 * g] + x.sums16[2 * g + 1]) * dxs;
-  const __m256 codes = _mm256_mul_ps(_mm256_cvtepi32_ps(sums), _mm256_set1_ps(dxs));
-  acc = _mm256_fmadd_ps(_mm256_mul_ps(codes, scale), d, acc);
-  return _mm256_fnmadd_ps(_mm256_mul_ps(_mm256_set1_ps(x_sums), min), dmin, acc);
+  const F codes = V::fmul(V::to_float(sums), V::fset(dxs));
+  acc = V::fmadd(V::fmul(codes, scale), d, acc);
+  return V::fnmadd(V::fmul(V::fset(x_sums), min), dmin, acc);
 }
 
 /// Per lane, horizontal_sum's tree over the 8 partial sums a row-at-a-time
 /// kernel keeps in its lanes: ((f0 + f4) + (f2 + f6)) + ((f1 + f5) + (f3 + f7)).
-GLMRT_ALWAYS_INLINE __m256 lane_totals(const __m256 (&f)[8]) {
-  return _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(f[0], f[4]), _mm256_add_ps(f[2], f[6])),
-                       _mm256_add_ps(_mm256_add_ps(f[1], f[5]), _mm256_add_ps(f[3], f[7])));
+template <class V = Lanes8, class F = typename V::F>
+GLMRT_ALWAYS_INLINE F lane_totals(const F (&f)[8]) {
+  return V::fadd(V::fadd(V::fadd(f[0], f[4]), V::fadd(f[2], f[6])),
+                 V::fadd(V::fadd(f[1], f[5]), V::fadd(f[3], f[7])));
 }
 
 /// Each row's exact sums of its codes times x over inputs 0-15 and 16-31
 /// (the types with a scale per 16 values).
-GLMRT_ALWAYS_INLINE void half_sums(const uint8_t* chunks, const int8_t* x, __m256i& first,
-                                   __m256i& second) {
-  first = _mm256_setzero_si256();
-  second = _mm256_setzero_si256();
+template <class V>
+GLMRT_ALWAYS_INLINE void half_sums(const uint8_t* chunks, const int8_t* x, typename V::I& first,
+                                   typename V::I& second) {
+  constexpr int kUnit = 32 * V::kWiden;
+  first = V::izero();
+  second = V::izero();
 #pragma GCC unroll 4
   for (int k = 0; k < 4; ++k) {
-    int32_t a, b;
-    std::memcpy(&a, x + 4 * k, 4);
-    std::memcpy(&b, x + 16 + 4 * k, 4);
-    first = _mm256_dpbusd_avx_epi32(first, load32(chunks + 32 * k), _mm256_set1_epi32(a));
-    second = _mm256_dpbusd_avx_epi32(second, load32(chunks + 32 * (k + 4)), _mm256_set1_epi32(b));
+    first = V::dot(first, V::load(chunks + kUnit * k), x + 4 * k);
+    second = V::dot(second, V::load(chunks + kUnit * (k + 4)), x + 16 + 4 * k);
   }
 }
 
@@ -125,41 +124,39 @@ GLMRT_ALWAYS_INLINE void store_fields(const uint8_t (&by_field)[kFields][kLaneRo
 /// accumulators start at zero and `step(j, k, acc)` adds the k-th of the
 /// `per_lane` blocks that partial sum takes, in row order; then each
 /// activation row's 8 partial sums are added in horizontal_sum's order.
-template <int C, class Step>
+template <class V, int C, class Step>
 GLMRT_ALWAYS_INLINE void meet_lanes(int64_t per_lane, float* out, Step step) {
-  __m256 f[C][8];
+  typename V::F f[C][8];
   for (int j = 0; j < 8; ++j) {
-    __m256 acc[C];
-    for (int c = 0; c < C; ++c) acc[c] = _mm256_setzero_ps();
+    typename V::F acc[C];
+    for (int c = 0; c < C; ++c) acc[c] = V::fzero();
     for (int64_t k = 0; k < per_lane; ++k) step(j, k, acc);
     for (int c = 0; c < C; ++c) f[c][j] = acc[c];
   }
-  for (int c = 0; c < C; ++c) _mm256_storeu_ps(out + kLaneRows * c, lane_totals(f[c]));
+  for (int c = 0; c < C; ++c) V::store(out + V::kRows * c, lane_totals<V>(f[c]));
 }
 
-/// A Meet<C>::run for 1 to kGgmlColumns activation rows.
-template <template <int> class Meet>
+/// A Meet<V, C>::run for 1 to kGgmlColumns activation rows.
+template <class V, template <class, int> class Meet>
 void meet_columns(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, int columns,
                   float* out) {
   switch (columns) {
     case 1:
-      return Meet<1>::run(packed, blocks, x, out);
+      return Meet<V, 1>::run(packed, blocks, x, out);
     case 2:
-      return Meet<2>::run(packed, blocks, x, out);
+      return Meet<V, 2>::run(packed, blocks, x, out);
     case 3:
-      return Meet<3>::run(packed, blocks, x, out);
+      return Meet<V, 3>::run(packed, blocks, x, out);
     default:
-      return Meet<4>::run(packed, blocks, x, out);
+      return Meet<V, 4>::run(packed, blocks, x, out);
   }
 }
 static_assert(kGgmlColumns == 4, "meet_columns covers 1 to 4 activation rows");
 
-/// Packing and meeting of the K-quants in ggml_lanes_k.cpp.
+/// Packing of the K-quants with a scale per 16 values (ggml_lanes_k.cpp).
 size_t packed_bytes_q2_k(int64_t blocks);
 void pack_q2_k(const uint8_t* rows, int64_t row_stride, int64_t blocks, uint8_t* packed);
-void meet_q2_k(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, int columns, float* out);
 size_t packed_bytes_q6_k(int64_t blocks);
 void pack_q6_k(const uint8_t* rows, int64_t row_stride, int64_t blocks, uint8_t* packed);
-void meet_q6_k(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, int columns, float* out);
 
 }  // namespace glmrt::kernels_avx2::lanes

@@ -1,15 +1,12 @@
-// Lane kernels (ggml_lanes.h) for q8_0, q4_0 and q4_k, built with
-// -mavxvnni. Each mirrors its row-at-a-time kernel in ggml_dots_k.cpp step
-// for step; the comments there give the block layouts (ggml-common.h's).
-#include "ggml_lane_kernels.h"
+// Lane kernels (ggml_lanes.h) at 8 rows, built with -mavxvnni: packing
+// q8_0, q4_0 and q4_k (ggml_lanes_k.cpp packs q2_k and q6_k); the meets are
+// ggml_lane_meets.h's. The block layouts are ggml-common.h's.
+#include "ggml_lane_meets.h"
 
 namespace glmrt::kernels_avx2 {
 namespace {
 
 using namespace lanes;
-
-// --- q8_0 and q4_0: per block, 8 chunks of codes then the 8 rows' d. ---
-constexpr int64_t kPacked32 = 8 * 32 + kLaneRows * 4;
 
 size_t packed_bytes_32(int64_t blocks) {
   // Their kernels keep a lane per block of 8: whole groups only.
@@ -33,27 +30,6 @@ void pack_32(const uint8_t* rows, int64_t row_stride, int64_t blocks, uint8_t* p
     std::memcpy(out + 8 * 32, d, sizeof(d));
   }
 }
-
-template <int kOffset, int C>
-void meet_32(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, float* out) {
-  meet_lanes<C>(blocks / 8, out, [&](int j, int64_t k, __m256(&acc)[C]) {
-    const int64_t b = 8 * k + j;
-    const uint8_t* block = packed + kPacked32 * b;
-    const __m256 d = _mm256_loadu_ps(reinterpret_cast<const float*>(block + 8 * 32));
-    for (int c = 0; c < C; ++c) {
-      __m256i sums = chunk_sums(block, x[c].values + 32 * b);
-      const int x_sum = x[c].sums16[2 * b] + x[c].sums16[2 * b + 1];
-      sums = _mm256_sub_epi32(sums, _mm256_set1_epi32(kOffset * x_sum));
-      const __m256 scale = _mm256_mul_ps(d, _mm256_set1_ps(x[c].scales[b]));
-      acc[c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sums), scale, acc[c]);
-    }
-  });
-}
-
-// --- q4_k: per super-block, 8 sub-blocks of chunks, then per sub-block the
-// rows' scales and mins, then the rows' d and dmin (floats). ---
-constexpr int64_t kCodesK = 8 * 8 * 32;
-constexpr int64_t kPackedQ4K = kCodesK + 2 * 8 * kLaneRows * 4 + 2 * kLaneRows * 4;
 
 size_t packed_bytes_q4_k(int64_t blocks) {
   return static_cast<size_t>(blocks * kPackedQ4K);
@@ -96,42 +72,6 @@ void pack_q4_k(const uint8_t* rows, int64_t row_stride, int64_t blocks, uint8_t*
   }
 }
 
-template <int C>
-void meet_q4_k(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, float* out) {
-  meet_lanes<C>(blocks, out, [&](int j, int64_t sb, __m256(&acc)[C]) {
-    const uint8_t* block = packed + kPackedQ4K * sb;
-    const auto* floats = reinterpret_cast<const float*>(block + kCodesK);
-    const __m256 scales = _mm256_loadu_ps(floats + j * kLaneRows);
-    const __m256 mins = _mm256_loadu_ps(floats + (8 + j) * kLaneRows);
-    const __m256 d = _mm256_loadu_ps(floats + 16 * kLaneRows);
-    const __m256 dmin = _mm256_loadu_ps(floats + 17 * kLaneRows);
-    for (int c = 0; c < C; ++c) {
-      const int64_t g = 8 * sb + j;  // the activations' 32-input group
-      const __m256i sums = chunk_sums(block + 8 * 32 * j, x[c].values + 32 * g);
-      acc[c] = q4_k_lane_step(acc[c], sums, x[c], g, scales, mins, d, dmin);
-    }
-  });
-}
-
-template <int C>
-struct MeetQ8_0 {
-  static void run(const uint8_t* b, int64_t n, const GgmlColumn* x, float* o) {
-    meet_32<128, C>(b, n, x, o);
-  }
-};
-template <int C>
-struct MeetQ4_0 {
-  static void run(const uint8_t* b, int64_t n, const GgmlColumn* x, float* o) {
-    meet_32<8, C>(b, n, x, o);
-  }
-};
-template <int C>
-struct MeetQ4_K {
-  static void run(const uint8_t* b, int64_t n, const GgmlColumn* x, float* o) {
-    meet_q4_k<C>(b, n, x, o);
-  }
-};
-
 }  // namespace
 
 GgmlLaneKernel ggml_lane_kernel(uint32_t ggml_type) {
@@ -144,19 +84,19 @@ GgmlLaneKernel ggml_lane_kernel(uint32_t ggml_type) {
                   return _mm256_xor_si256(load32(block + 2), _mm256_set1_epi8(-128));
                 });
               },
-              &meet_columns<MeetQ8_0>};
+              meet_of<Lanes8>(ggml_type)};
     case GLMRT_GGML_Q4_0:
       return {&packed_bytes_32,
               [](const uint8_t* rows, int64_t stride, int64_t blocks, uint8_t* packed) {
                 pack_32<18>(rows, stride, blocks, packed, &q4_0_codes);
               },
-              &meet_columns<MeetQ4_0>};
+              meet_of<Lanes8>(ggml_type)};
     case GLMRT_GGML_Q4_K:
-      return {&packed_bytes_q4_k, &pack_q4_k, &meet_columns<MeetQ4_K>};
+      return {&packed_bytes_q4_k, &pack_q4_k, meet_of<Lanes8>(ggml_type)};
     case GLMRT_GGML_Q2_K:
-      return {&packed_bytes_q2_k, &pack_q2_k, &meet_q2_k};
+      return {&packed_bytes_q2_k, &pack_q2_k, meet_of<Lanes8>(ggml_type)};
     case GLMRT_GGML_Q6_K:
-      return {&packed_bytes_q6_k, &pack_q6_k, &meet_q6_k};
+      return {&packed_bytes_q6_k, &pack_q6_k, meet_of<Lanes8>(ggml_type)};
     default:
       return {};
   }

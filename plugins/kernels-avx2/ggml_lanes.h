@@ -16,7 +16,8 @@
 //
 // Built for AVX-VNNI only (ggml_lanes.cpp, ggml_lanes_k.cpp, -mavxvnni): the unsigned side of
 // vpdpbusd is the weight codes (q8_0's stored with +128), which vpmaddubsw
-// would saturate.
+// would saturate. With AVX-512 VNNI a zmm holds 16 rows (ggml_lanes_wide.cpp):
+// half the instructions per product, the same bits.
 #pragma once
 
 #include "ggml_matmul.h"
@@ -26,23 +27,31 @@
 
 namespace glmrt::kernels_avx2 {
 
-/// Weight rows packed together: one per 32-bit lane of a vector.
+/// Weight rows packed together: one per 32-bit lane of a vector (ymm).
 inline constexpr int kLaneRows = 8;
+/// The same with AVX-512 VNNI (zmm): two 8-row packs interleaved.
+inline constexpr int kWideLaneRows = 16;
 
 /// A type's lane kernel, or all null.
 struct GgmlLaneKernel {
-  /// Bytes of kLaneRows packed rows of `blocks` blocks, or 0 when rows of
+  /// Bytes of `rows` packed rows of `blocks` blocks, or 0 when rows of
   /// that many blocks take the row-at-a-time kernels.
   size_t (*packed_bytes)(int64_t blocks) = nullptr;
-  /// Packs kLaneRows rows (`row_stride` bytes apart) into `packed`.
+  /// Packs `rows` rows (`row_stride` bytes apart) into `packed`.
   void (*pack)(const uint8_t* rows, int64_t row_stride, int64_t blocks, uint8_t* packed) = nullptr;
-  /// out[c * kLaneRows + i] = packed row i . activation row x[c], for
+  /// out[c * rows + i] = packed row i . activation row x[c], for
   /// c < columns (1 to kGgmlColumns).
   void (*meet)(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, int columns,
                float* out) = nullptr;
+  /// Weight rows one pack holds.
+  int rows = kLaneRows;
 };
 
 /// The lane kernel of a ggml type (q8_0, q4_0, q2_k, q4_k, q6_k), or none.
 GgmlLaneKernel ggml_lane_kernel(uint32_t ggml_type);
+
+/// The same at kWideLaneRows rows, for a CPU with AVX-512 F, BW, VL and
+/// VNNI only (ggml_lanes_wide.cpp): the same bits as ggml_lane_kernel's.
+GgmlLaneKernel ggml_wide_lane_kernel(uint32_t ggml_type);
 
 }  // namespace glmrt::kernels_avx2

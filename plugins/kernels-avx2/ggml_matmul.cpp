@@ -38,13 +38,18 @@ void run_packed_tiles(const void* problem, int64_t first, int64_t end) {
   const int64_t whole = w.rows / kPackedGroupRows;
   const auto* data = static_cast<const uint8_t*>(w.data);
   GgmlColumn columns[kGgmlColumns];
-  float out[kGgmlColumns * kPackedGroupRows];
+  float out[kGgmlColumns * 2 * kPackedGroupRows];
   const auto put = [&](int64_t r, int64_t o, float value) {
     float& y = p.y[(r / p.passes) * p.y_stride + o];
     y = r % p.passes == 0 ? value : y + value;
   };
-  for (int64_t t = first; t < end; ++t) {
+  // With AVX-512 VNNI and enough activation rows, two groups side by side
+  // meet in one zmm (the same bits).
+  const bool pairs = p.wide_lanes && rows >= kLanesMinRows && meets_packed_groups_wide(type);
+  for (int64_t t = first; t < end;) {
     const bool group = t < whole;
+    const bool pair = pairs && t + 1 < std::min(end, whole);
+    const int64_t group_rows = pair ? 2 * kPackedGroupRows : kPackedGroupRows;
     const int64_t o = group ? t * kPackedGroupRows : whole * kPackedGroupRows + (t - whole);
     const uint8_t* at = data + o * w.row_stride_bytes;
     for (int64_t r = 0; r < rows; r += kGgmlColumns) {
@@ -54,10 +59,13 @@ void run_packed_tiles(const void* problem, int64_t first, int64_t end) {
                                 p.activations.scales + (r + c) * (I / kGroup),
                                 p.activations.sums16 + (r + c) * (I / 16)};
       if (group) {
-        meet_packed_group(type, at, blocks, columns, n, out);
+        if (pair)
+          meet_packed_groups_wide(type, at, kPackedGroupRows * w.row_stride_bytes, blocks, columns,
+                                  n, out);
+        else
+          meet_packed_group(type, at, blocks, columns, n, out);
         for (int c = 0; c < n; ++c)
-          for (int i = 0; i < kPackedGroupRows; ++i)
-            put(r + c, o + i, out[kPackedGroupRows * c + i]);
+          for (int i = 0; i < group_rows; ++i) put(r + c, o + i, out[group_rows * c + i]);
         continue;
       }
       for (int c = 0; c < n; ++c) {
@@ -65,6 +73,7 @@ void run_packed_tiles(const void* problem, int64_t first, int64_t end) {
         put(r + c, o, out[0]);
       }
     }
+    t += pair ? 2 : 1;
   }
 }
 
@@ -111,27 +120,31 @@ void run_tiles(const void* problem, int64_t first, int64_t end) {
     }
   };
   // With the AVX-VNNI kernels and enough activation rows, each 8 weight rows
-  // are packed one per lane (ggml_lanes.h) once, in this thread's scratch (at
-  // most ~150 KB at GLM-5's widths), and meet every activation row; the rows
-  // left over go one at a time below. The same bits either way.
-  const GgmlLaneKernel lanes = p.vnni && rows >= kLanesMinRows
-                                   ? ggml_lane_kernel(plugin::ggml_type_of(w.format.element_type))
-                                   : GgmlLaneKernel{};
-  const size_t packed_bytes = lanes.meet ? lanes.packed_bytes(blocks) : 0;
-  if (packed_bytes > 0) {
+  // (16 with AVX-512 VNNI) are packed one per lane (ggml_lanes.h) once, in
+  // this thread's scratch (at most ~300 KB at GLM-5's widths), and meet
+  // every activation row; the rows left over go 8 at a time, then one at a
+  // time below. The same bits every way.
+  const auto run_lanes = [&](const GgmlLaneKernel& lanes) {
+    const size_t packed_bytes = lanes.meet ? lanes.packed_bytes(blocks) : 0;
+    if (packed_bytes == 0) return;
     thread_local std::vector<uint8_t> packed;
     packed.resize(packed_bytes);
-    float lane_out[kGgmlColumns * kLaneRows];
-    for (; first + kLaneRows <= end; first += kLaneRows) {
+    float lane_out[kGgmlColumns * kWideLaneRows];
+    for (; first + lanes.rows <= end; first += lanes.rows) {
       lanes.pack(data + first * w.row_stride_bytes, w.row_stride_bytes, blocks, packed.data());
       for (int64_t r = 0; r < rows; r += kGgmlColumns) {
         const int n = static_cast<int>(std::min<int64_t>(kGgmlColumns, rows - r));
         for (int c = 0; c < n; ++c) columns[c] = column(r + c);
         lanes.meet(packed.data(), blocks, columns, n, lane_out);
         for (int c = 0; c < n; ++c)
-          for (int i = 0; i < kLaneRows; ++i) put(r + c, first + i, lane_out[kLaneRows * c + i]);
+          for (int i = 0; i < lanes.rows; ++i) put(r + c, first + i, lane_out[lanes.rows * c + i]);
       }
     }
+  };
+  if (p.vnni && rows >= kLanesMinRows) {
+    const uint32_t type = plugin::ggml_type_of(w.format.element_type);
+    if (p.wide_lanes) run_lanes(ggml_wide_lane_kernel(type));
+    run_lanes(ggml_lane_kernel(type));
   }
   // Cache blocking: a band of weight rows (kWeightBand bytes, kept in L2)
   // meets a panel of activation rows (kActivationPanel bytes, also in L2)

@@ -56,6 +56,9 @@ struct GgmlMatmul {
   int64_t y_stride = 0;  // floats between rows of y
   int passes = 1;        // activation rows per input row, summed into its output
   bool vnni = false;     // the AVX-VNNI kernels (the same bits; the CPU must have AVX-VNNI)
+  /// With vnni: the lane kernels at 16 rows (the same bits; the CPU must
+  /// have AVX-512 F, BW, VL and VNNI).
+  bool wide_lanes = false;
 };
 
 /// True for the ggml element types with an int8-activation kernel.

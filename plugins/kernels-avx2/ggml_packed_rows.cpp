@@ -28,7 +28,7 @@
 // together.
 #include "ggml_packed_rows.h"
 
-#include "ggml_lane_kernels.h"
+#include "ggml_packed_meets.h"
 
 #include <omp.h>
 
@@ -64,7 +64,7 @@ template <int C>
 void meet_q4_0(const uint8_t* group, int64_t blocks, const GgmlColumn* x, float* out) {
   const int64_t per_lane = blocks / 8;
   const __m256i low4 = _mm256_set1_epi8(0x0F);
-  meet_lanes<C>(per_lane, out, [&](int j, int64_t k, __m256(&acc)[C]) {
+  meet_lanes<Lanes8, C>(per_lane, out, [&](int j, int64_t k, __m256(&acc)[C]) {
     const int64_t b = 8 * k + j;
     const uint8_t* piece = group + kQ4_0Piece * (j * per_lane + k);
     // The row kernels prefetch ahead of a row; here ahead of the piece (the
@@ -88,7 +88,7 @@ void meet_q4_0(const uint8_t* group, int64_t blocks, const GgmlColumn* x, float*
   });
 }
 
-template <int C>
+template <class, int C>
 struct MeetQ4_0 {
   static void run(const uint8_t* g, int64_t n, const GgmlColumn* x, float* o) {
     meet_q4_0<C>(g, n, x, o);
@@ -97,20 +97,18 @@ struct MeetQ4_0 {
 
 // --- q4_k ---
 constexpr int kQ4_KBlock = 144;
-constexpr int kRunBytes = 256;  // one 32-byte run of nibbles of 8 rows
-constexpr int kQ4_KHeader = 128;
 
 void pack_group_q4_k(const uint8_t* rows, int64_t row_stride, int64_t blocks, uint8_t* out) {
-  uint8_t* headers = out + 4 * kRunBytes * blocks;
+  uint8_t* headers = out + 4 * kQ4KRunBytes * blocks;
   for (int64_t sb = 0; sb < blocks; ++sb) {
-    uint8_t* header = headers + kQ4_KHeader * sb;
+    uint8_t* header = headers + kQ4KHeader * sb;
     for (int i = 0; i < kPackedGroupRows; ++i) {
       const uint8_t* block = rows + i * row_stride + kQ4_KBlock * sb;
       std::memcpy(header + 2 * i, block, 2);
       std::memcpy(header + 16 + 2 * i, block + 2, 2);
       for (int w = 0; w < 3; ++w) std::memcpy(header + 32 + 32 * w + 4 * i, block + 4 + 4 * w, 4);
       for (int q = 0; q < 4; ++q) {
-        uint8_t* run = out + kRunBytes * (q * blocks + sb);
+        uint8_t* run = out + kQ4KRunBytes * (q * blocks + sb);
         for (int g = 0; g < 8; ++g)
           std::memcpy(run + 32 * g + 4 * i, block + 16 + 32 * q + 4 * g, 4);
       }
@@ -118,88 +116,9 @@ void pack_group_q4_k(const uint8_t* rows, int64_t row_stride, int64_t blocks, ui
   }
 }
 
-/// The 8 rows' 6-bit scale and min of sub-block j as floats, from the words
-/// of their packed scales (lane i: row i), as ggml's get_scale_min_k4.
-GLMRT_ALWAYS_INLINE void scale_min(const __m256i (&w)[3], int j, __m256& scale, __m256& min) {
-  const __m256i six = _mm256_set1_epi32(0x3f), four = _mm256_set1_epi32(0x0f),
-                two = _mm256_set1_epi32(0x03);
-  __m256i s, m;
-  if (j < 4) {
-    s = _mm256_and_si256(_mm256_srli_epi32(w[0], 8 * j), six);
-    m = _mm256_and_si256(_mm256_srli_epi32(w[1], 8 * j), six);
-  } else {
-    const int k = 8 * (j - 4);
-    s = _mm256_or_si256(
-        _mm256_and_si256(_mm256_srli_epi32(w[2], k), four),
-        _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(w[0], k + 6), two), 4));
-    m = _mm256_or_si256(
-        _mm256_and_si256(_mm256_srli_epi32(w[2], k + 4), four),
-        _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(w[1], k + 6), two), 4));
-  }
-  scale = _mm256_cvtepi32_ps(s);
-  min = _mm256_cvtepi32_ps(m);
-}
-
-/// Adds sub-block j of super-block sb (codes: its 8 chunks) to acc, as the
-/// row kernel's float step.
-template <int C>
-GLMRT_ALWAYS_INLINE void q4_k_step(const __m256i (&codes)[8], int64_t sb, int j, __m256 scale,
-                                   __m256 min, __m256 d, __m256 dmin, const GgmlColumn* x,
-                                   __m256 (&acc)[C]) {
-  const int64_t g = 8 * sb + j;  // the activations' 32-input group
-  for (int c = 0; c < C; ++c)
-    acc[c] = q4_k_lane_step(acc[c], codes_sums(codes, x[c].values + 32 * g), x[c], g, scale, min, d,
-                            dmin);
-}
-
-template <int C>
-void meet_q4_k(const uint8_t* group, int64_t blocks, const GgmlColumn* x, float* out) {
-  const uint8_t* headers = group + 4 * kRunBytes * blocks;
-  const __m256i low4 = _mm256_set1_epi8(0x0F);
-  __m256 f[C][8];
-  // Partial sums 2q and 2q + 1 (a row kernel's lanes) gather side by side,
-  // each over the super-blocks in order: the same sums as one at a time.
-  for (int q = 0; q < 4; ++q) {
-    __m256 low[C], high[C];
-    for (int c = 0; c < C; ++c) low[c] = high[c] = _mm256_setzero_ps();
-    for (int64_t sb = 0; sb < blocks; ++sb) {
-      const uint8_t* run = group + kRunBytes * (q * blocks + sb);
-      for (int line = 0; line < kRunBytes; line += 64) prefetch_ahead(run + line);
-      const uint8_t* header = headers + kQ4_KHeader * sb;
-      const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(header)));
-      const __m256 dmin =
-          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(header + 16)));
-      const __m256i words[3] = {load32(header + 32), load32(header + 64), load32(header + 96)};
-      __m256i low_codes[8], high_codes[8];
-      for (int k = 0; k < 8; ++k) {
-        const __m256i bytes = load32(run + 32 * k);
-        low_codes[k] = _mm256_and_si256(bytes, low4);
-        high_codes[k] = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
-      }
-      __m256 scale, min;
-      scale_min(words, 2 * q, scale, min);
-      q4_k_step<C>(low_codes, sb, 2 * q, scale, min, d, dmin, x, low);
-      scale_min(words, 2 * q + 1, scale, min);
-      q4_k_step<C>(high_codes, sb, 2 * q + 1, scale, min, d, dmin, x, high);
-    }
-    for (int c = 0; c < C; ++c) {
-      f[c][2 * q] = low[c];
-      f[c][2 * q + 1] = high[c];
-    }
-  }
-  for (int c = 0; c < C; ++c) _mm256_storeu_ps(out + kLaneRows * c, lane_totals(f[c]));
-}
-
-template <int C>
-struct MeetQ4_K {
-  static void run(const uint8_t* g, int64_t n, const GgmlColumn* x, float* o) {
-    meet_q4_k<C>(g, n, x, o);
-  }
-};
-
 // --- q6_k ---
 constexpr int kQ6_KBlock = 210;
-constexpr int kQ6_KHalf = 3 * kRunBytes;  // ql[0..31], ql[32..63], qh[0..31] of a half
+constexpr int kQ6_KHalf = 3 * kQ4KRunBytes;  // ql[0..31], ql[32..63], qh[0..31] of a half
 constexpr int kQ6_KHeader = 16 * kPackedGroupRows + 2 * kPackedGroupRows;
 
 void pack_group_q6_k(const uint8_t* rows, int64_t row_stride, int64_t blocks, uint8_t* out) {
@@ -215,7 +134,7 @@ void pack_group_q6_k(const uint8_t* rows, int64_t row_stride, int64_t blocks, ui
         const uint8_t* runs[3] = {block + 64 * n, block + 64 * n + 32, block + 128 + 32 * n};
         for (int r = 0; r < 3; ++r)
           for (int g = 0; g < 8; ++g)
-            std::memcpy(half + kRunBytes * r + 32 * g + 4 * i, runs[r] + 4 * g, 4);
+            std::memcpy(half + kQ4KRunBytes * r + 32 * g + 4 * i, runs[r] + 4 * g, 4);
       }
     }
   }
@@ -245,8 +164,8 @@ void meet_q6_k(const uint8_t* group, int64_t blocks, const GgmlColumn* x, float*
               _mm_loadl_epi64(reinterpret_cast<const __m128i*>(header + kPackedGroupRows * field)));
         };
         const __m256i scale_a = scale(2 * j), scale_b = scale(2 * j + 1);
-        const uint8_t* nibbles = half + kRunBytes * (k % 2);
-        const uint8_t* highs = half + 2 * kRunBytes;
+        const uint8_t* nibbles = half + kQ4KRunBytes * (k % 2);
+        const uint8_t* highs = half + 2 * kQ4KRunBytes;
         __m256i codes[8];
         for (int m = 0; m < 8; ++m) {
           const __m256i bytes = load32(nibbles + 32 * m);
@@ -283,7 +202,7 @@ void meet_q6_k(const uint8_t* group, int64_t blocks, const GgmlColumn* x, float*
   for (int c = 0; c < C; ++c) _mm256_storeu_ps(out + kLaneRows * c, lane_totals(f[c]));
 }
 
-template <int C>
+template <class, int C>
 struct MeetQ6_K {
   static void run(const uint8_t* g, int64_t n, const GgmlColumn* x, float* o) {
     meet_q6_k<C>(g, n, x, o);
@@ -324,11 +243,17 @@ void pack_rows_in_place(uint32_t ggml_type, uint8_t* data, int64_t rows, int64_t
   }
 }
 
+bool meets_packed_groups_wide(uint32_t ggml_type) {
+  return ggml_type == GLMRT_GGML_Q4_K;
+}
+
 void meet_packed_group(uint32_t ggml_type, const uint8_t* group, int64_t blocks,
                        const GgmlColumn* x, int columns, float* out) {
-  if (ggml_type == GLMRT_GGML_Q4_K) return meet_columns<MeetQ4_K>(group, blocks, x, columns, out);
-  if (ggml_type == GLMRT_GGML_Q6_K) return meet_columns<MeetQ6_K>(group, blocks, x, columns, out);
-  return meet_columns<MeetQ4_0>(group, blocks, x, columns, out);
+  if (ggml_type == GLMRT_GGML_Q4_K)
+    return meet_packed_q4_k<Lanes8>(group, 0, blocks, x, columns, out);
+  if (ggml_type == GLMRT_GGML_Q6_K)
+    return meet_columns<Lanes8, MeetQ6_K>(group, blocks, x, columns, out);
+  return meet_columns<Lanes8, MeetQ4_0>(group, blocks, x, columns, out);
 }
 
 }  // namespace glmrt::kernels_avx2

@@ -41,4 +41,13 @@ void pack_rows_in_place(uint32_t ggml_type, uint8_t* data, int64_t rows, int64_t
 void meet_packed_group(uint32_t ggml_type, const uint8_t* group, int64_t blocks,
                        const GgmlColumn* x, int columns, float* out);
 
+/// True when meet_packed_groups_wide takes rows of this type (q4_k).
+bool meets_packed_groups_wide(uint32_t ggml_type);
+
+/// With AVX-512 F/BW/VL/VNNI only (ggml_lanes_wide.cpp): two packed groups,
+/// the second `second` bytes after `group`, in one zmm: out[c * 16 + i] =
+/// row i of them . x[c], the same bits as meet_packed_group's.
+void meet_packed_groups_wide(uint32_t ggml_type, const uint8_t* group, int64_t second,
+                             int64_t blocks, const GgmlColumn* x, int columns, float* out);
+
 }  // namespace glmrt::kernels_avx2

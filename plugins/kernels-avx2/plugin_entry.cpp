@@ -37,6 +37,13 @@ bool has_avx_vnni() {
   return __builtin_cpu_supports("avxvnni");
 }
 
+/// True where the ggml lane kernels may run 16 rows per zmm (`avx512: auto`).
+bool has_avx512_vnni() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+}
+
 void probe(glmrt_probe_result* out) {
   if (!out) return;
   const std::string missing = missing_instruction_sets();
@@ -58,8 +65,9 @@ void probe(glmrt_probe_result* out) {
 glmrt::kernels_avx2::KernelsPtr make(const glmrt_host_services& host, const Settings& settings) {
   if (const std::string missing = missing_instruction_sets(); !missing.empty())
     throw std::runtime_error("this CPU lacks:" + missing);
-  return glmrt::kernels_avx2::make_avx2_kernels(host, settings,
-                                                settings.vnni_allowed && has_avx_vnni());
+  const bool vnni = settings.vnni_allowed && has_avx_vnni();
+  return glmrt::kernels_avx2::make_avx2_kernels(
+      host, settings, {vnni, vnni && settings.avx512_allowed && has_avx512_vnni()});
 }
 
 void* create(const glmrt_host_services* host, const glmrt_setting* settings, size_t n_settings,

@@ -42,12 +42,15 @@ bool parse_settings(const glmrt_setting* settings, size_t n_settings, Settings& 
       }
     } else if (key == "vnni") {
       if (!two_way(key, value, "auto", "off", out.vnni_allowed, error)) return false;
+    } else if (key == "avx512") {
+      if (!two_way(key, value, "auto", "off", out.avx512_allowed, error)) return false;
     } else if (key == "pack") {
       if (!two_way(key, value, "auto", "off", out.pack_allowed, error)) return false;
     } else if (key == "logits") {
       if (!two_way(key, value, "int8", "same", out.int8_logits, error)) return false;
     } else {
-      error = plugin_support::unknown_setting(kName, key, "activations, vnni, pack, logits");
+      error =
+          plugin_support::unknown_setting(kName, key, "activations, vnni, avx512, pack, logits");
       return false;
     }
   }

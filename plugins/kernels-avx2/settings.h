@@ -30,6 +30,11 @@ struct Settings {
   /// AVX-VNNI's vpdpbusd where the CPU has it; `vnni: off`: AVX2's maddubs
   /// everywhere. The same bits.
   bool vnni_allowed = true;
+  /// `avx512: auto` (true): with the AVX-VNNI path, where the CPU has AVX-512
+  /// F/BW/VL/VNNI the lane kernels of products with many activation rows
+  /// (prefill, batched steps) hold 16 weight rows per zmm instead of 8 per
+  /// ymm; `avx512: off`: 8. The same bits.
+  bool avx512_allowed = true;
   /// `pack: auto` (true): offer the host to pack resident rows of the types
   /// ggml_packed_rows.h packs (ABI 1.7; q4_0, and q4_k / q6_k with int8x2), where the AVX-VNNI
   /// kernels run with int8 activations; `pack: off`: rows stay as the file has them. The same bits.

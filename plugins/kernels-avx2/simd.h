@@ -3,6 +3,8 @@
 
 #include <immintrin.h>
 
+#include <cstdint>
+
 #define GLMRT_ALWAYS_INLINE inline __attribute__((always_inline))
 
 namespace glmrt::kernels_avx2 {

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace glmrt::conformance::avx2_prefill {
@@ -64,7 +65,15 @@ GgmlWeights ggml_weights(const GgmlType& t, std::mt19937& rng) {
   return w;
 }
 
-class Avx2GgmlPrefill : public testing::TestWithParam<const char*> {
+/// kernels-avx2's `activations` and `avx512` settings: with `auto` on a CPU
+/// with AVX-512 VNNI the lane kernels pack 16 rows per zmm, with `off` 8 per
+/// ymm (ggml_lanes.h); both must give every row its bits alone.
+struct PrefillCase {
+  const char* activations;
+  const char* avx512;
+};
+
+class Avx2GgmlPrefill : public testing::TestWithParam<PrefillCase> {
  protected:
   void SetUp() override {
     const PluginInfo info = PluginHost(std::vector<fs::path>{}).inspect(kAvx2Plugin);
@@ -75,7 +84,10 @@ class Avx2GgmlPrefill : public testing::TestWithParam<const char*> {
 
   PluginHandle<plugin::Kernels> kernels(HostServices& services) const {
     return host_.create_kernels(
-        PluginChoice{kAvx2Plugin.string(), {{"activations", GetParam()}}, {}}, services);
+        PluginChoice{kAvx2Plugin.string(),
+                     {{"activations", GetParam().activations}, {"avx512", GetParam().avx512}},
+                     {}},
+        services);
   }
 
   std::mt19937 rng_{35};
@@ -87,8 +99,9 @@ TEST_P(Avx2GgmlPrefill, EveryRowIsItsBitsAloneAcrossCacheBlocksAndThreads) {
   MemoryBudget budget;
   HostServices services(budget, 2);
   PluginHandle<plugin::Kernels> k = kernels(services);
-  // These types pack 8 weight rows into lanes on CPUs with AVX-VNNI
-  // (ggml_lanes.h): 45 rows are 5 packs and 5 rows left, split over 2 threads.
+  // These types pack 8 weight rows into lanes on CPUs with AVX-VNNI, 16 with
+  // AVX-512 VNNI (ggml_lanes.h): 45 rows over 2 threads are, per thread, a
+  // pack of 16, then one of 8 or none, then single rows.
   for (const GgmlType& t :
        {kQ4_0, kQ8_0, GgmlType{GLMRT_GGML_Q4_K, 144, 256, {0, 2}},
         GgmlType{GLMRT_GGML_Q2_K, 84, 256, {80, 82}}, GgmlType{GLMRT_GGML_Q6_K, 210, 256, {208}}}) {
@@ -136,7 +149,13 @@ TEST_P(Avx2GgmlPrefill, ProductsOfOneXQuantizeItOnceWithTheSameResults) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Activations, Avx2GgmlPrefill, testing::Values("int8", "int8x2"));
+INSTANTIATE_TEST_SUITE_P(Settings, Avx2GgmlPrefill,
+                         testing::Values(PrefillCase{"int8", "auto"}, PrefillCase{"int8x2", "auto"},
+                                         PrefillCase{"int8", "off"}, PrefillCase{"int8x2", "off"}),
+                         [](const testing::TestParamInfo<PrefillCase>& info) {
+                           return std::string(info.param.activations) + "_avx512_" +
+                                  info.param.avx512;
+                         });
 
 }  // namespace
 }  // namespace glmrt::conformance::avx2_prefill

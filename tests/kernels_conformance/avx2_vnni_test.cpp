@@ -189,6 +189,13 @@ TEST(Avx2VnniReport, ABadValueNamesTheSettingAndWhatIsAccepted) {
     EXPECT_THAT(e.what(), HasSubstr("vnni"));
     EXPECT_THAT(e.what(), HasSubstr("auto or off"));
   }
+  try {
+    host.create_kernels(PluginChoice{kAvx2Plugin.string(), {{"avx512", "yes"}}, {}}, services);
+    FAIL() << "avx512: yes was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_THAT(e.what(), HasSubstr("avx512"));
+    EXPECT_THAT(e.what(), HasSubstr("auto or off"));
+  }
 }
 
 }  // namespace
