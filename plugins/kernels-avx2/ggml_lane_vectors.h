@@ -58,6 +58,11 @@ struct Lanes8 {
   GLMRT_LANE_OP F halves_groups(const uint8_t* p, int64_t) {
     return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   }
+  GLMRT_LANE_OP I sll16(I a, int n) { return _mm256_slli_epi16(a, n); }
+  /// The 8 int8 at p as int32; Lanes16 adds the 8 at p + second.
+  GLMRT_LANE_OP I int8s_groups(const uint8_t* p, int64_t) {
+    return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
   GLMRT_LANE_OP F fzero() { return _mm256_setzero_ps(); }
   GLMRT_LANE_OP F fload(const uint8_t* p) {
     return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
@@ -103,6 +108,12 @@ struct Lanes16 {
     const __m128i low = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     const __m128i high = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + second));
     return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(low), high, 1));
+  }
+  GLMRT_LANE_OP I sll16(I a, int n) { return _mm512_slli_epi16(a, n); }
+  GLMRT_LANE_OP I int8s_groups(const uint8_t* p, int64_t second) {
+    const __m128i low = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+    const __m128i high = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + second));
+    return _mm512_cvtepi8_epi32(_mm_unpacklo_epi64(low, high));
   }
   GLMRT_LANE_OP F fzero() { return _mm512_setzero_ps(); }
   GLMRT_LANE_OP F fload(const uint8_t* p) { return _mm512_loadu_ps(p); }

@@ -2,8 +2,9 @@
 // AVX-512 F/BW/VL/VNNI and run only where the CPU has them: a pack is two
 // 8-row packs (ggml_lanes.cpp's) interleaved by 32-byte units, and the
 // meets are ggml_lane_meets.h's, the same code as at 8 rows, so every row's
-// result is the same bits. Also q4_k rows packed in place: two groups of 8
-// meet as one (ggml_packed_meets.h).
+// result is the same bits. Also q4_k and q6_k rows packed in place: two
+// groups of 8 meet as one (ggml_packed_meets.h).
+//
 // GCC 12's avx512fintrin.h builds _mm512_cvtepi32_ps on _mm512_undefined_ps(),
 // which -Wmaybe-uninitialized reports as uninitialized (a false positive).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -66,7 +67,9 @@ GgmlLaneKernel ggml_wide_lane_kernel(uint32_t ggml_type) {
 void meet_packed_groups_wide(uint32_t ggml_type, const uint8_t* group, int64_t second,
                              int64_t blocks, const GgmlColumn* x, int columns, float* out) {
   if (ggml_type == GLMRT_GGML_Q4_K)
-    meet_packed_q4_k<Lanes16>(group, second, blocks, x, columns, out);
+    meet_packed<Lanes16, MeetPackedQ4K>(group, second, blocks, x, columns, out);
+  else if (ggml_type == GLMRT_GGML_Q6_K)
+    meet_packed<Lanes16, MeetPackedQ6K>(group, second, blocks, x, columns, out);
 }
 
 }  // namespace glmrt::kernels_avx2

@@ -45,7 +45,7 @@ void run_packed_tiles(const void* problem, int64_t first, int64_t end) {
   };
   // With AVX-512 VNNI and enough activation rows, two groups side by side
   // meet in one zmm (the same bits).
-  const bool pairs = p.wide_lanes && rows >= kLanesMinRows && meets_packed_groups_wide(type);
+  const bool pairs = p.wide_lanes && meets_packed_groups_wide(type);
   for (int64_t t = first; t < end;) {
     const bool group = t < whole;
     const bool pair = pairs && t + 1 < std::min(end, whole);

@@ -118,19 +118,18 @@ void pack_group_q4_k(const uint8_t* rows, int64_t row_stride, int64_t blocks, ui
 
 // --- q6_k ---
 constexpr int kQ6_KBlock = 210;
-constexpr int kQ6_KHalf = 3 * kQ4KRunBytes;  // ql[0..31], ql[32..63], qh[0..31] of a half
-constexpr int kQ6_KHeader = 16 * kPackedGroupRows + 2 * kPackedGroupRows;
+static_assert(kQ6KHeader == 16 * kPackedGroupRows + 2 * kPackedGroupRows);
 
 void pack_group_q6_k(const uint8_t* rows, int64_t row_stride, int64_t blocks, uint8_t* out) {
-  uint8_t* headers = out + 2 * kQ6_KHalf * blocks;
+  uint8_t* headers = out + 2 * kQ6KHalf * blocks;
   for (int64_t sb = 0; sb < blocks; ++sb) {
-    uint8_t* header = headers + kQ6_KHeader * sb;
+    uint8_t* header = headers + kQ6KHeader * sb;
     for (int i = 0; i < kPackedGroupRows; ++i) {
       const uint8_t* block = rows + i * row_stride + kQ6_KBlock * sb;
       for (int f = 0; f < 16; ++f) header[kPackedGroupRows * f + i] = block[192 + f];
       std::memcpy(header + 128 + 2 * i, block + 208, 2);
       for (int n = 0; n < 2; ++n) {
-        uint8_t* half = out + kQ6_KHalf * (n * blocks + sb);
+        uint8_t* half = out + kQ6KHalf * (n * blocks + sb);
         const uint8_t* runs[3] = {block + 64 * n, block + 64 * n + 32, block + 128 + 32 * n};
         for (int r = 0; r < 3; ++r)
           for (int g = 0; g < 8; ++g)
@@ -139,75 +138,6 @@ void pack_group_q6_k(const uint8_t* rows, int64_t row_stride, int64_t blocks, ui
     }
   }
 }
-
-template <int C>
-void meet_q6_k(const uint8_t* group, int64_t blocks, const GgmlColumn* x, float* out) {
-  const uint8_t* headers = group + 2 * kQ6_KHalf * blocks;
-  const __m256i low4 = _mm256_set1_epi8(0x0F), two = _mm256_set1_epi8(0x03);
-  __m256 f[C][8];
-  // Half n holds sub-blocks 4n..4n+3 (a row kernel's lanes 4n..4n+3): they
-  // gather side by side, each over the super-blocks in order.
-  for (int n = 0; n < 2; ++n) {
-    __m256 acc[4][C];
-    for (int k = 0; k < 4; ++k)
-      for (int c = 0; c < C; ++c) acc[k][c] = _mm256_setzero_ps();
-    for (int64_t sb = 0; sb < blocks; ++sb) {
-      const uint8_t* half = group + kQ6_KHalf * (n * blocks + sb);
-      for (int line = 0; line < kQ6_KHalf; line += 64) prefetch_ahead(half + line);
-      const uint8_t* header = headers + kQ6_KHeader * sb;
-      const __m256 d =
-          _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(header + 128)));
-      for (int k = 0; k < 4; ++k) {
-        const int j = 4 * n + k;  // the sub-block
-        const auto scale = [&](int field) {
-          return _mm256_cvtepi8_epi32(
-              _mm_loadl_epi64(reinterpret_cast<const __m128i*>(header + kPackedGroupRows * field)));
-        };
-        const __m256i scale_a = scale(2 * j), scale_b = scale(2 * j + 1);
-        const uint8_t* nibbles = half + kQ4KRunBytes * (k % 2);
-        const uint8_t* highs = half + 2 * kQ4KRunBytes;
-        __m256i codes[8];
-        for (int m = 0; m < 8; ++m) {
-          const __m256i bytes = load32(nibbles + 32 * m);
-          const __m256i low = k < 2 ? _mm256_and_si256(bytes, low4)
-                                    : _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4);
-          const __m256i high =
-              _mm256_and_si256(_mm256_srli_epi16(load32(highs + 32 * m), 2 * k), two);
-          codes[m] = _mm256_or_si256(low, _mm256_slli_epi16(high, 4));
-        }
-        const int64_t g = 8 * sb + j;  // the activations' 32-input group
-        for (int c = 0; c < C; ++c) {
-          const int8_t* xs = x[c].values + 32 * g;
-          __m256i first = _mm256_setzero_si256(), second = _mm256_setzero_si256();
-          for (int m = 0; m < 4; ++m) {
-            first = _mm256_dpbusd_avx_epi32(first, codes[m], broadcast4(xs + 4 * m));
-            second = _mm256_dpbusd_avx_epi32(second, codes[m + 4], broadcast4(xs + 16 + 4 * m));
-          }
-          // The -32 offset of every code, through the sums of x.
-          const __m256i offsets = _mm256_add_epi32(
-              _mm256_mullo_epi32(scale_a, _mm256_set1_epi32(x[c].sums16[2 * g])),
-              _mm256_mullo_epi32(scale_b, _mm256_set1_epi32(x[c].sums16[2 * g + 1])));
-          const __m256i net =
-              _mm256_sub_epi32(_mm256_add_epi32(_mm256_mullo_epi32(first, scale_a),
-                                                _mm256_mullo_epi32(second, scale_b)),
-                               _mm256_slli_epi32(offsets, 5));
-          acc[k][c] = _mm256_fmadd_ps(
-              _mm256_mul_ps(_mm256_cvtepi32_ps(net), _mm256_set1_ps(x[c].scales[g])), d, acc[k][c]);
-        }
-      }
-    }
-    for (int k = 0; k < 4; ++k)
-      for (int c = 0; c < C; ++c) f[c][4 * n + k] = acc[k][c];
-  }
-  for (int c = 0; c < C; ++c) _mm256_storeu_ps(out + kLaneRows * c, lane_totals(f[c]));
-}
-
-template <class, int C>
-struct MeetQ6_K {
-  static void run(const uint8_t* g, int64_t n, const GgmlColumn* x, float* o) {
-    meet_q6_k<C>(g, n, x, o);
-  }
-};
 
 }  // namespace
 
@@ -244,15 +174,15 @@ void pack_rows_in_place(uint32_t ggml_type, uint8_t* data, int64_t rows, int64_t
 }
 
 bool meets_packed_groups_wide(uint32_t ggml_type) {
-  return ggml_type == GLMRT_GGML_Q4_K;
+  return ggml_type == GLMRT_GGML_Q4_K || ggml_type == GLMRT_GGML_Q6_K;
 }
 
 void meet_packed_group(uint32_t ggml_type, const uint8_t* group, int64_t blocks,
                        const GgmlColumn* x, int columns, float* out) {
   if (ggml_type == GLMRT_GGML_Q4_K)
-    return meet_packed_q4_k<Lanes8>(group, 0, blocks, x, columns, out);
+    return meet_packed<Lanes8, MeetPackedQ4K>(group, 0, blocks, x, columns, out);
   if (ggml_type == GLMRT_GGML_Q6_K)
-    return meet_columns<Lanes8, MeetQ6_K>(group, blocks, x, columns, out);
+    return meet_packed<Lanes8, MeetPackedQ6K>(group, 0, blocks, x, columns, out);
   return meet_columns<Lanes8, MeetQ4_0>(group, blocks, x, columns, out);
 }
 

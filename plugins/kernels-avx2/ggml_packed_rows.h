@@ -41,7 +41,7 @@ void pack_rows_in_place(uint32_t ggml_type, uint8_t* data, int64_t rows, int64_t
 void meet_packed_group(uint32_t ggml_type, const uint8_t* group, int64_t blocks,
                        const GgmlColumn* x, int columns, float* out);
 
-/// True when meet_packed_groups_wide takes rows of this type (q4_k).
+/// True when meet_packed_groups_wide takes rows of this type (q4_k, q6_k).
 bool meets_packed_groups_wide(uint32_t ggml_type);
 
 /// With AVX-512 F/BW/VL/VNNI only (ggml_lanes_wide.cpp): two packed groups,

@@ -199,8 +199,8 @@ TEST_P(KernelsPluginTest, GroupedCallsGiveWhatMatmulGivesAlone) {
 }
 
 // ABI 1.7: resident rows packed by the plugin multiply bit for bit as they
-// did stored; kernels-avx2 offers it for q4_0 and q4_k where it runs its
-// AVX-VNNI kernels with int8 activations, and `pack: off` withdraws it.
+// did stored; kernels-avx2 offers it for q4_0 (and q4_k, q6_k with int8x2)
+// where it runs its AVX-VNNI kernels, and `pack: off` withdraws it.
 TEST_P(KernelsPluginTest, PackedRowsGiveTheProductsOfTheRowsAsStored) {
   SKIP_UNLESS_SUPPORTED(GetParam().file);
   const PluginHost host(std::vector<fs::path>{});
@@ -223,6 +223,12 @@ TEST_P(KernelsPluginTest, PackedRowsGiveTheProductsOfTheRowsAsStored) {
         EXPECT_EQ(result.outcome, Outcome::kPass) << result.detail;
       }
       if (avx2) {
+        // With AVX-512 VNNI, `auto` meets two packed groups per zmm; `off`
+        // keeps one per ymm: both must give the stored rows' bits.
+        choice.settings["avx512"] = "off";
+        PluginHandle<plugin::Kernels> narrow = host.create_kernels(choice, services);
+        EXPECT_NE(check_row_packing(*narrow, info.abi_minor).outcome, Outcome::kFail)
+            << activations << ", " << threads << " threads, avx512: off";
         choice.settings["pack"] = "off";
         PluginHandle<plugin::Kernels> plain = host.create_kernels(choice, services);
         EXPECT_EQ(check_row_packing(*plain, info.abi_minor).outcome, Outcome::kSkip);
