@@ -49,13 +49,16 @@ void probe(glmrt_probe_result* out) {
   const std::string missing = missing_instruction_sets();
   out->supported = missing.empty() ? 1 : 0;
   out->score = missing.empty() ? kScore : 0;
-  // Names the int8 dot path `vnni: auto` takes on this CPU.
-  if (missing.empty())
+  // Names the int8 dot paths `vnni: auto` and `avx512: auto` take on this CPU.
+  if (missing.empty() && has_avx_vnni())
     write_message(out->reason, sizeof(out->reason),
-                  has_avx_vnni() ? "AVX2+FMA+F16C, int8 activation dot products; int and ggml "
-                                   "dots by AVX-VNNI vpdpbusd (vnni: off for maddubs)"
-                                 : "AVX2+FMA+F16C, int8 activation dot products; int and ggml "
-                                   "dots by maddubs (no AVX-VNNI)");
+                  std::string("AVX2+FMA+F16C, int8 activation dot products; int and ggml dots by "
+                              "AVX-VNNI vpdpbusd (vnni: off for maddubs)") +
+                      (has_avx512_vnni() ? "; ggml lanes 16 rows per zmm (AVX-512 VNNI)" : ""));
+  else if (missing.empty())
+    write_message(out->reason, sizeof(out->reason),
+                  "AVX2+FMA+F16C, int8 activation dot products; int and ggml dots by maddubs (no "
+                  "AVX-VNNI)");
   else
     write_message(out->reason, sizeof(out->reason), "this CPU lacks:" + missing);
 }
