@@ -8,6 +8,8 @@
 #include "ggml_lane_vectors.h"
 #include "ggml_lanes.h"
 
+#include <type_traits>
+
 // The helpers of the VNNI build of the row-at-a-time kernels.
 #define GLMRT_GGML_DOTS_VNNI 1
 #include "ggml_dot_kernels.h"
@@ -136,22 +138,29 @@ GLMRT_ALWAYS_INLINE void meet_lanes(int64_t per_lane, float* out, Step step) {
   for (int c = 0; c < C; ++c) V::store(out + V::kRows * c, lane_totals<V>(f[c]));
 }
 
+/// run(std::integral_constant<int, C>{}) for C = columns, 1 to kGgmlColumns:
+/// the kernels are templates on their number of activation rows.
+template <class Run>
+GLMRT_ALWAYS_INLINE void with_columns(int columns, Run run) {
+  switch (columns) {
+    case 1:
+      return run(std::integral_constant<int, 1>{});
+    case 2:
+      return run(std::integral_constant<int, 2>{});
+    case 3:
+      return run(std::integral_constant<int, 3>{});
+    default:
+      return run(std::integral_constant<int, 4>{});
+  }
+}
+static_assert(kGgmlColumns == 4, "with_columns covers 1 to 4 activation rows");
+
 /// A Meet<V, C>::run for 1 to kGgmlColumns activation rows.
 template <class V, template <class, int> class Meet>
 void meet_columns(const uint8_t* packed, int64_t blocks, const GgmlColumn* x, int columns,
                   float* out) {
-  switch (columns) {
-    case 1:
-      return Meet<V, 1>::run(packed, blocks, x, out);
-    case 2:
-      return Meet<V, 2>::run(packed, blocks, x, out);
-    case 3:
-      return Meet<V, 3>::run(packed, blocks, x, out);
-    default:
-      return Meet<V, 4>::run(packed, blocks, x, out);
-  }
+  with_columns(columns, [&](auto c) { Meet<V, c()>::run(packed, blocks, x, out); });
 }
-static_assert(kGgmlColumns == 4, "meet_columns covers 1 to 4 activation rows");
 
 /// Packing of the K-quants with a scale per 16 values (ggml_lanes_k.cpp).
 size_t packed_bytes_q2_k(int64_t blocks);

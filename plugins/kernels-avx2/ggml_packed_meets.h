@@ -160,16 +160,7 @@ struct MeetPackedQ6K {
 template <class V, template <class, int> class Meet>
 void meet_packed(const uint8_t* group, int64_t second, int64_t blocks, const GgmlColumn* x,
                  int columns, float* out) {
-  switch (columns) {
-    case 1:
-      return Meet<V, 1>::run(group, second, blocks, x, out);
-    case 2:
-      return Meet<V, 2>::run(group, second, blocks, x, out);
-    case 3:
-      return Meet<V, 3>::run(group, second, blocks, x, out);
-    default:
-      return Meet<V, 4>::run(group, second, blocks, x, out);
-  }
+  with_columns(columns, [&](auto c) { Meet<V, c()>::run(group, second, blocks, x, out); });
 }
 
 }  // namespace
