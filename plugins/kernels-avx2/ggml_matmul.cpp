@@ -43,8 +43,8 @@ void run_packed_tiles(const void* problem, int64_t first, int64_t end) {
     float& y = p.y[(r / p.passes) * p.y_stride + o];
     y = r % p.passes == 0 ? value : y + value;
   };
-  // With AVX-512 VNNI and enough activation rows, two groups side by side
-  // meet in one zmm (the same bits).
+  // With AVX-512 VNNI, two groups side by side meet in one zmm at every S
+  // (the same bits): the packed layout needs no packing per call.
   const bool pairs = p.wide_lanes && meets_packed_groups_wide(type);
   for (int64_t t = first; t < end;) {
     const bool group = t < whole;
