@@ -8,7 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 namespace glmrt {
 namespace {
@@ -129,6 +131,21 @@ TEST(SlotWarmer, WithoutOneEverySlotIsFresh) {
   ExpertSlotPool pool(16, 3, kWarmSlotBytes, nullptr);
   for (int id = 0; id < 5; ++id) pool.claim(id, kAnySlot);
   EXPECT_EQ(pool.fresh_bytes(), 3 * kWarmPerSlot);
+}
+
+TEST(SlotWarmer, EveryThreadStartsEvenWhenTheFirstFindsNothingToDo) {
+  // Pools already full: each thread leaves as soon as it starts. A warmer that
+  // started fewer threads than it waits for never finishes (CI hung in
+  // MemoryPlan.BudgetHoldsWhatTheRunAllocates, whose budget refuses the slots).
+  // warming() is polled against a deadline so that the fault fails the test
+  // instead of hanging it.
+  for (int round = 0; round < 50; ++round) {
+    SlotWarmer warmer({{.capacity = 0, .slot_bytes = kWarmSlotBytes}}, 8);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (warmer.warming() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_FALSE(warmer.warming()) << "round " << round;
+  }
 }
 
 TEST(SlotWarmer, StopsPromptlyWhenDestroyedEarly) {

@@ -10,9 +10,13 @@ SlotWarmer::SlotWarmer(std::vector<Pool> pools, int threads, MemoryBudget* budge
   states_.reserve(pools.size());
   for (const Pool& pool : pools)
     states_.push_back(State{.pool = pool, .handed = 0, .in_making = 0, .ready = {}});
-  running_ = std::max(threads, 1);
-  threads_.reserve(static_cast<size_t>(running_));
-  for (int t = 0; t < running_; ++t)
+  // The count is read from a local: a thread that finds nothing to do leaves
+  // at once and lowers running_, and a loop over running_ would then start
+  // fewer threads than it counted, so wait_done would wait for ever.
+  const int count = std::max(threads, 1);
+  running_ = count;
+  threads_.reserve(static_cast<size_t>(count));
+  for (int t = 0; t < count; ++t)
     threads_.emplace_back([this](const std::stop_token& stop) { run(stop); });
 }
 
