@@ -4,6 +4,7 @@
 #include "ggml_dots.h"
 #include "ggml_lanes.h"
 #include "ggml_packed_rows.h"
+#include "ggml_row_pairs.h"
 #include "simd.h"
 
 #include <algorithm>
@@ -119,6 +120,36 @@ void run_tiles(const void* problem, int64_t first, int64_t end) {
       put(r, o, out[0]);
     }
   };
+  // Two weight rows at once through one zmm (AVX-512 VNNI, ggml_row_pairs.h),
+  // the activation rows grouped as meet groups them: the same bits.
+  const GgmlRowPairKernel row_pairs =
+      p.wide_lanes ? ggml_row_pair_kernel(plugin::ggml_type_of(w.format.element_type))
+                   : GgmlRowPairKernel{};
+  const auto meet_two = [&](int64_t o, int64_t r, int64_t end) {
+    const uint8_t* const two[2] = {data + o * w.row_stride_bytes,
+                                   data + (o + 1) * w.row_stride_bytes};
+    float two_out[2 * kGgmlColumns];
+    const auto put_two = [&](int64_t at, int n) {
+      for (int c = 0; c < n; ++c)
+        for (int h = 0; h < 2; ++h) put(at + c, o + h, two_out[2 * c + h]);
+    };
+    for (; r + kGgmlColumns <= end; r += kGgmlColumns) {
+      for (int c = 0; c < kGgmlColumns; ++c) columns[c] = column(r + c);
+      row_pairs.wide(two, blocks, columns, two_out);
+      put_two(r, kGgmlColumns);
+    }
+    if (r + 2 <= end) {
+      for (int c = 0; c < 2; ++c) columns[c] = column(r + c);
+      row_pairs.pair(two, blocks, columns, two_out);
+      put_two(r, 2);
+      r += 2;
+    }
+    for (; r < end; ++r) {
+      columns[0] = column(r);
+      row_pairs.one(two, blocks, columns, two_out);
+      put_two(r, 1);
+    }
+  };
   // With the AVX-VNNI kernels and enough activation rows, each 8 weight rows
   // (16 with AVX-512 VNNI) are packed one per lane (ggml_lanes.h) once, in
   // this thread's scratch (at most ~300 KB at GLM-5's widths), and meet
@@ -160,7 +191,10 @@ void run_tiles(const void* problem, int64_t first, int64_t end) {
     const int64_t o1 = std::min(end, o0 + band);
     for (int64_t r0 = 0; r0 < rows; r0 += panel) {
       const int64_t r1 = std::min(rows, r0 + panel);
-      for (int64_t o = o0; o < o1; ++o) meet(data + o * w.row_stride_bytes, o, r0, r1);
+      int64_t o = o0;
+      if (row_pairs.one)
+        for (; o + 2 <= o1; o += 2) meet_two(o, r0, r1);
+      for (; o < o1; ++o) meet(data + o * w.row_stride_bytes, o, r0, r1);
     }
   }
 }

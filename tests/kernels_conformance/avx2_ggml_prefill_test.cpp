@@ -25,18 +25,20 @@ const fs::path kAvx2Plugin = fs::path(GLMRT_BUILD_DIR) / "plugins" / "libglmrt-k
 // 28 (Q4_0) or 15 (Q8_0); S = 41 is two panels at int8 and three at int8x2,
 // the last ones partial (wide, pair and single-row kernels all run).
 constexpr int64_t kS = 41, kO = 45, kI = 4096;
-constexpr uint16_t kScaleOneOver64 = 0x2400;  // f16 of 2^-6
+/// f16 of 2^-7, 2^-6, 1.5 x 2^-6 and 2^-5: finite scales that differ from
+/// block to block and row to row.
+constexpr uint16_t kScales[] = {0x2000, 0x2400, 0x2600, 0x2800};
 
 /// Rows of ggml blocks of `block_bytes`: random bytes (codes, and the
 /// K-quants' packed scales and mins) with the f16 fields at `f16_offsets`
-/// (d, dmin) set to 2^-6.
+/// (d, dmin) each one of kScales.
 std::vector<uint8_t> random_rows(int64_t block_bytes, int64_t block_values,
                                  const std::vector<int>& f16_offsets, std::mt19937& rng) {
   std::vector<uint8_t> data(static_cast<size_t>(kO * kI / block_values * block_bytes));
-  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_int_distribution<int> byte(0, 255), scale(0, 3);
   for (uint8_t& b : data) b = static_cast<uint8_t>(byte(rng));
   for (size_t at = 0; at < data.size(); at += static_cast<size_t>(block_bytes))
-    for (const int offset : f16_offsets) std::memcpy(&data[at + offset], &kScaleOneOver64, 2);
+    for (const int offset : f16_offsets) std::memcpy(&data[at + offset], &kScales[scale(rng)], 2);
   return data;
 }
 
@@ -147,6 +149,46 @@ TEST_P(Avx2GgmlPrefill, ProductsOfOneXQuantizeItOnceWithTheSameResults) {
       ASSERT_EQ(std::memcmp(&both[s * 2 * kO + kO + o], &up_alone[s * kO + o], sizeof(float)), 0)
           << "up y[" << s << ", " << o << "]";
     }
+}
+
+// Below the rows that pay for packing lanes, a CPU with AVX-512 VNNI meets
+// two weight rows per zmm (ggml_row_pairs.h): every row must be the bits of
+// the AVX2 row kernel (`avx512: off`), at each width of the activation rows
+// (1, 2 and 4: S = 1-7 rows, doubled by int8x2's passes) and for the odd
+// weight row left over (45 rows).
+TEST(Avx2GgmlRowPairs, GiveTheRowKernelsBitsAtEveryWidth) {
+  const PluginHost host{std::vector<fs::path>{}};
+  const PluginInfo info = host.inspect(kAvx2Plugin);
+  if (!info.supported) GTEST_SKIP() << "kernels-avx2 does not run here: " << info.reason;
+  std::mt19937 rng{36};
+  std::normal_distribution<float> normal;
+  std::vector<float> x(7 * kI);
+  for (float& v : x) v = normal(rng);
+  MemoryBudget budget;
+  HostServices services(budget, 2);
+  for (const char* activations : {"int8", "int8x2"}) {
+    const auto kernels = [&](const char* avx512) {
+      return host.create_kernels(
+          PluginChoice{
+              kAvx2Plugin.string(), {{"activations", activations}, {"avx512", avx512}}, {}},
+          services);
+    };
+    PluginHandle<plugin::Kernels> wide = kernels("auto"), narrow = kernels("off");
+    for (const GgmlType& t : {GgmlType{GLMRT_GGML_Q4_K, 144, 256, {0, 2}},
+                              GgmlType{GLMRT_GGML_Q2_K, 84, 256, {80, 82}}}) {
+      const GgmlWeights w = ggml_weights(t, rng);
+      for (const int64_t S : {1, 2, 3, 4, 5, 7}) {
+        std::vector<float> a(S * kO), b(S * kO);
+        ASSERT_EQ(wide->matmul(x.data(), S, w.view, a.data()), GLMRT_OK) << wide->last_error();
+        ASSERT_EQ(narrow->matmul(x.data(), S, w.view, b.data()), GLMRT_OK);
+        for (int64_t i = 0; i < S * kO; ++i)
+          ASSERT_EQ(std::memcmp(&a[i], &b[i], sizeof(float)), 0)
+              << "type " << t.type << ", " << activations << ", S = " << S << ": y[" << i / kO
+              << ", " << i % kO << "] is " << a[i] << " with avx512: auto but " << b[i]
+              << " with off";
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Settings, Avx2GgmlPrefill,
