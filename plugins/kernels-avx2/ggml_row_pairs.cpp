@@ -1,7 +1,7 @@
-// Two weight rows per zmm (ggml_row_pairs.h): q4_k and q2_k, each the AVX2
-// row kernel of ggml_dots_k.cpp with row h in the 256-bit half h of every
-// vector. Integer sums are exact, so they may be reduced in any order; the
-// float steps are the row kernel's, lane for lane.
+// Two weight rows per zmm (ggml_row_pairs.h): q4_k, q2_k and iq4_xs, each
+// the AVX2 row kernel of ggml_dots_k.cpp or ggml_dots_iq.cpp with row h in
+// the 256-bit half h of every vector. Integer sums are exact, so they may be
+// reduced in any order; the float steps are the row kernel's, lane for lane.
 //
 // GCC 12's avx512fintrin.h builds its conversions and extractions on
 // _mm*_undefined_*(), which -W(maybe-)uninitialized reports (a false positive).
@@ -14,9 +14,12 @@
 #define GLMRT_GGML_DOTS_VNNI 1
 #include "ggml_dot_kernels.h"
 
+#include <ggml/ggml_grids.h>
+
 namespace glmrt::kernels_avx2 {
 namespace {
 
+namespace ggml = plugin_support::ggml;
 using ggml_dots_vnni::f16;
 using ggml_dots_vnni::load32;
 using ggml_dots_vnni::prefetch_block;
@@ -178,6 +181,72 @@ void pair_q2_k(const uint8_t* const (&rows)[2], int64_t blocks, const GgmlColumn
   finish<C>(acc, out);
 }
 
+// IQ4_XS (ggml_dots_iq.cpp's dot_iq4_xs). AVX-512 has no vpsignb: the
+// magnitudes are the absolute grid values (none is -128) and x is negated
+// where the value is negative, the same products.
+template <int C>
+void pair_iq4_xs(const uint8_t* const (&rows)[2], int64_t blocks, const GgmlColumn* x, float* out) {
+  __m512 acc[C];
+  for (int c = 0; c < C; ++c) acc[c] = _mm512_setzero_ps();
+  const __m512i table = _mm512_broadcast_i32x4(
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(ggml::kValuesIq4nl.data())));
+  const __m512i low4 = _mm512_set1_epi8(0x0F);
+  const __m256i shift4 = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  const __m256i shift2 = _mm256_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14);
+  // Per 128-bit lane: row 0's low nibbles, its high ones, row 1's low, high.
+  const __m512i high_lane4 = _mm512_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4, 0, 0, 0, 0, 4, 4, 4, 4);
+  for (int64_t sb = 0; sb < blocks; ++sb) {
+    const uint8_t* const block[2] = {rows[0] + 136 * sb, rows[1] + 136 * sb};
+    prefetch_block(block[0], 136);
+    prefetch_block(block[1], 136);
+    __m256 row_scales[2];
+    for (int h = 0; h < 2; ++h) {
+      uint32_t low_bits;
+      std::memcpy(&low_bits, block[h] + 4, sizeof(low_bits));
+      const __m256i low_ls = _mm256_and_si256(
+          _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int32_t>(low_bits)), shift4),
+          _mm256_set1_epi32(0xF));
+      const __m256i high_ls = _mm256_and_si256(
+          _mm256_srlv_epi32(_mm256_set1_epi32(block[h][2] | (block[h][3] << 8)), shift2),
+          _mm256_set1_epi32(0x3));
+      row_scales[h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(
+          _mm256_or_si256(low_ls, _mm256_slli_epi32(high_ls, 4)), _mm256_set1_epi32(32)));
+    }
+    const __m512 scales = _mm512_castsi512_ps(
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_castps_si256(row_scales[0])),
+                           _mm256_castps_si256(row_scales[1]), 1));
+    const __m512 d = halves_of(f16(block[0]), f16(block[1]));
+    __m512i magnitude[8];
+    __mmask64 negative[8];
+#pragma GCC unroll 8
+    for (int b = 0; b < 8; ++b) {
+      const auto sixteen = [&](int h) {
+        return _mm256_broadcastsi128_si256(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(block[h] + 8 + 16 * b)));
+      };
+      const __m512i bytes = _mm512_inserti64x4(_mm512_castsi256_si512(sixteen(0)), sixteen(1), 1);
+      const __m512i w =
+          _mm512_shuffle_epi8(table, _mm512_and_si512(_mm512_srlv_epi32(bytes, high_lane4), low4));
+      magnitude[b] = _mm512_abs_epi8(w);
+      negative[b] = _mm512_movepi8_mask(w);
+    }
+    for (int c = 0; c < C; ++c) {
+      const int8_t* xs = x[c].values + 256 * sb;
+      __m512i p[8];
+#pragma GCC unroll 8
+      for (int b = 0; b < 8; ++b) {
+        const __m512i xb = both_halves(load32(xs + 32 * b));
+        p[b] = dot(magnitude[b], _mm512_mask_sub_epi8(xb, negative[b], _mm512_setzero_si512(), xb));
+      }
+      const __m512 dxs = both_halves(_mm256_loadu_ps(x[c].scales + 8 * sb));
+      acc[c] = _mm512_fmadd_ps(
+          _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(pair_totals<false>(p)), dxs), scales), d,
+          acc[c]);
+    }
+  }
+  finish<C>(acc, out);
+}
+
 #define GLMRT_ROW_PAIR_KERNEL(name)         \
   GgmlRowPairKernel {                       \
     &name<1>, &name<2>, &name<kGgmlColumns> \
@@ -191,6 +260,8 @@ GgmlRowPairKernel ggml_row_pair_kernel(uint32_t ggml_type) {
       return GLMRT_ROW_PAIR_KERNEL(pair_q4_k);
     case GLMRT_GGML_Q2_K:
       return GLMRT_ROW_PAIR_KERNEL(pair_q2_k);
+    case GLMRT_GGML_IQ4_XS:
+      return GLMRT_ROW_PAIR_KERNEL(pair_iq4_xs);
     default:
       return {};
   }
