@@ -21,8 +21,9 @@ using KernelsPtr = std::unique_ptr<plugin::Kernels, KernelsDestroyer>;
 struct CpuPaths {
   /// The int and ggml dots' vpdpbusd builds: only where the CPU has AVX-VNNI.
   bool vnni = false;
-  /// With vnni, the ggml lane kernels at 16 rows per zmm: only where the CPU
-  /// has AVX-512 F, BW, VL and VNNI.
+  /// With vnni, the ggml lane kernels at 16 rows per zmm and the row kernels
+  /// of q4_k, q2_k and iq4_xs at two rows per zmm: only where the CPU has
+  /// AVX-512 F, BW, VL and VNNI.
   bool wide_lanes = false;
 };
 
