@@ -54,9 +54,7 @@ void probe(glmrt_probe_result* out) {
     write_message(out->reason, sizeof(out->reason),
                   std::string("AVX2+FMA+F16C, int8 activation dot products; int and ggml dots by "
                               "AVX-VNNI vpdpbusd (vnni: off for maddubs)") +
-                      (has_avx512_vnni()
-                           ? "; ggml lanes 16 rows and row kernels 2 rows per zmm (AVX-512 VNNI)"
-                           : ""));
+                      (has_avx512_vnni() ? "; ggml dots 16 or 2 rows per zmm (AVX-512 VNNI)" : ""));
   else if (missing.empty())
     write_message(out->reason, sizeof(out->reason),
                   "AVX2+FMA+F16C, int8 activation dot products; int and ggml dots by maddubs (no "
