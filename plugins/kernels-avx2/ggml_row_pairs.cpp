@@ -1,4 +1,4 @@
-// Two weight rows per zmm (ggml_row_pairs.h): q4_k, q2_k, q6_k and iq4_xs, each
+// Two weight rows per zmm (ggml_row_pairs.h): q4_k, q2_k and iq4_xs, each
 // the AVX2 row kernel of ggml_dots_k.cpp or ggml_dots_iq.cpp with row h in
 // the 256-bit half h of every vector. Integer sums are exact, so they may be
 // reduced in any order; the float steps are the row kernel's, lane for lane.
@@ -181,54 +181,6 @@ void pair_q2_k(const uint8_t* const (&rows)[2], int64_t blocks, const GgmlColumn
   finish<C>(acc, out);
 }
 
-// Q6_K (ggml_dots_k.cpp's dot_q6_k, its vpdpbusd build: each 16-value
-// half of a sub-block's int32 lanes scaled by its int8 scale).
-template <int C>
-void pair_q6_k(const uint8_t* const (&rows)[2], int64_t blocks, const GgmlColumn* x, float* out) {
-  __m512 acc[C];
-  for (int c = 0; c < C; ++c) acc[c] = _mm512_setzero_ps();
-  const __m512i low4 = _mm512_set1_epi8(0x0F), two = _mm512_set1_epi8(0x03);
-  for (int64_t sb = 0; sb < blocks; ++sb) {
-    const uint8_t* const block[2] = {rows[0] + 210 * sb, rows[1] + 210 * sb};
-    prefetch_block(block[0], 210);
-    prefetch_block(block[1], 210);
-    const __m128i scales16[2] = {_mm_loadu_si128(reinterpret_cast<const __m128i*>(block[0] + 192)),
-                                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(block[1] + 192))};
-    const __m512i scales = _mm512_cvtepi8_epi16(_mm256_set_m128i(scales16[1], scales16[0]));
-    const __m512 d = halves_of(f16(block[0] + 208), f16(block[1] + 208));
-    __m512i q[8], pair[8];
-#pragma GCC unroll 2
-    for (int n = 0; n < 2; ++n) {
-      const __m512i ql0 = load_pair(block, 64 * n), ql1 = load_pair(block, 64 * n + 32);
-      const __m512i qh = load_pair(block, 128 + 32 * n);
-      const __m512i low[4] = {_mm512_and_si512(ql0, low4), _mm512_and_si512(ql1, low4),
-                              _mm512_and_si512(_mm512_srli_epi16(ql0, 4), low4),
-                              _mm512_and_si512(_mm512_srli_epi16(ql1, 4), low4)};
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) {
-        const __m512i high = _mm512_and_si512(_mm512_srli_epi16(qh, 2 * k), two);
-        q[4 * n + k] = _mm512_or_si512(low[k], _mm512_slli_epi16(high, 4));
-        pair[4 * n + k] = _mm512_inserti64x4(
-            _mm512_castsi256_si512(ggml_dots_vnni::dot_scales(scales16[0], 4 * n + k)),
-            ggml_dots_vnni::dot_scales(scales16[1], 4 * n + k), 1);
-      }
-    }
-    for (int c = 0; c < C; ++c) {
-      const int8_t* xs = x[c].values + 256 * sb;
-      __m512i p[8];
-#pragma GCC unroll 8
-      for (int b = 0; b < 8; ++b)
-        p[b] = _mm512_mullo_epi32(dot(q[b], both_halves(load32(xs + 32 * b))), pair[b]);
-      const __m512i offsets = _mm512_madd_epi16(scales, both_halves(load32(x[c].sums16 + 16 * sb)));
-      const __m512i net = _mm512_sub_epi32(pair_totals<false>(p), _mm512_slli_epi32(offsets, 5));
-      acc[c] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(net),
-                                             both_halves(_mm256_loadu_ps(x[c].scales + 8 * sb))),
-                               d, acc[c]);
-    }
-  }
-  finish<C>(acc, out);
-}
-
 // IQ4_XS (ggml_dots_iq.cpp's dot_iq4_xs). AVX-512 has no vpsignb: the
 // magnitudes are the absolute grid values (none is -128) and x is negated
 // where the value is negative, the same products.
@@ -308,8 +260,6 @@ GgmlRowPairKernel ggml_row_pair_kernel(uint32_t ggml_type) {
       return GLMRT_ROW_PAIR_KERNEL(pair_q4_k);
     case GLMRT_GGML_Q2_K:
       return GLMRT_ROW_PAIR_KERNEL(pair_q2_k);
-    case GLMRT_GGML_Q6_K:
-      return GLMRT_ROW_PAIR_KERNEL(pair_q6_k);
     case GLMRT_GGML_IQ4_XS:
       return GLMRT_ROW_PAIR_KERNEL(pair_iq4_xs);
     default:

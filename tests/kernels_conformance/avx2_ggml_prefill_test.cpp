@@ -176,7 +176,7 @@ TEST(Avx2GgmlRowPairs, GiveTheRowKernelsBitsAtEveryWidth) {
     PluginHandle<plugin::Kernels> wide = kernels("auto"), narrow = kernels("off");
     for (const GgmlType& t :
          {GgmlType{GLMRT_GGML_Q4_K, 144, 256, {0, 2}}, GgmlType{GLMRT_GGML_Q2_K, 84, 256, {80, 82}},
-          GgmlType{GLMRT_GGML_Q6_K, 210, 256, {208}}, GgmlType{GLMRT_GGML_IQ4_XS, 136, 256, {0}}}) {
+          GgmlType{GLMRT_GGML_IQ4_XS, 136, 256, {0}}}) {
       const GgmlWeights w = ggml_weights(t, rng);
       for (const int64_t S : {1, 2, 3, 4, 5, 7}) {
         std::vector<float> a(S * kO), b(S * kO);
