@@ -81,7 +81,6 @@ void run_packed_tiles(const void* problem, int64_t first, int64_t end) {
 void run_tiles(const void* problem, int64_t first, int64_t end) {
   const GgmlMatmul& p = *static_cast<const GgmlMatmul*>(problem);
   const glmrt_weight_view& w = *p.weights;
-  const GgmlKernel kernel = ggml_kernel(w.format.element_type, p.vnni);
   const plugin::GgmlTypeTraits traits =
       plugin::ggml_type_traits(plugin::ggml_type_of(w.format.element_type));
   const int64_t I = w.cols, blocks = I / traits.block_values;
@@ -98,57 +97,40 @@ void run_tiles(const void* problem, int64_t first, int64_t end) {
     y = r % p.passes == 0 ? value : y + value;
   };
   GgmlColumn columns[kGgmlColumns];
-  float out[kGgmlColumns];
-  // Activation rows [r, end) against weight row `row`: whole groups through
-  // the wide kernel, then a pair, the rest one at a time; each row's result
-  // is the same bits either way.
-  const auto meet = [&](const uint8_t* row, int64_t o, int64_t r, int64_t end) {
-    for (; r + kGgmlColumns <= end; r += kGgmlColumns) {
-      for (int c = 0; c < kGgmlColumns; ++c) columns[c] = column(r + c);
-      kernel.wide(row, blocks, columns, out);
-      for (int c = 0; c < kGgmlColumns; ++c) put(r + c, o, out[c]);
-    }
-    if (r + 2 <= end) {
-      for (int c = 0; c < 2; ++c) columns[c] = column(r + c);
-      kernel.pair(row, blocks, columns, out);
-      for (int c = 0; c < 2; ++c) put(r + c, o, out[c]);
-      r += 2;
-    }
-    for (; r < end; ++r) {
-      columns[0] = column(r);
-      kernel.one(row, blocks, columns, out);
-      put(r, o, out[0]);
-    }
+  // Activation rows [r, end) in whole groups through a kernel's wide width,
+  // then a pair, the rest one at a time: `run(first, width, kernel)` with `columns`
+  // filled. Each row's result is the same bits at every width.
+  const auto by_widths = [&](int64_t r, int64_t end, const auto& kernels, const auto& run) {
+    const auto group = [&](int n, const auto& kernel) {
+      for (int c = 0; c < n; ++c) columns[c] = column(r + c);
+      run(r, n, kernel);
+      r += n;
+    };
+    while (r + kGgmlColumns <= end) group(kGgmlColumns, kernels.wide);
+    if (r + 2 <= end) group(2, kernels.pair);
+    while (r < end) group(1, kernels.one);
   };
-  // Two weight rows at once through one zmm (AVX-512 VNNI, ggml_row_pairs.h),
-  // the activation rows grouped as meet groups them: the same bits.
+  float out[kGgmlColumns];
+  const GgmlKernel kernel = ggml_kernel(w.format.element_type, p.vnni);
+  const auto meet = [&](const uint8_t* row, int64_t o, int64_t r, int64_t end) {
+    by_widths(r, end, kernel, [&](int64_t at, int n, GgmlRowDot dot) {
+      dot(row, blocks, columns, out);
+      for (int c = 0; c < n; ++c) put(at + c, o, out[c]);
+    });
+  };
+  // Two weight rows at once through one zmm (AVX-512 VNNI, ggml_row_pairs.h).
   const GgmlRowPairKernel row_pairs =
       p.wide_lanes ? ggml_row_pair_kernel(plugin::ggml_type_of(w.format.element_type))
                    : GgmlRowPairKernel{};
   const auto meet_two = [&](int64_t o, int64_t r, int64_t end) {
     const uint8_t* const two[2] = {data + o * w.row_stride_bytes,
                                    data + (o + 1) * w.row_stride_bytes};
-    float two_out[2 * kGgmlColumns];
-    const auto put_two = [&](int64_t at, int n) {
+    by_widths(r, end, row_pairs, [&](int64_t at, int n, GgmlRowPairDot dot) {
+      float two_out[2 * kGgmlColumns];
+      dot(two, blocks, columns, two_out);
       for (int c = 0; c < n; ++c)
         for (int h = 0; h < 2; ++h) put(at + c, o + h, two_out[2 * c + h]);
-    };
-    for (; r + kGgmlColumns <= end; r += kGgmlColumns) {
-      for (int c = 0; c < kGgmlColumns; ++c) columns[c] = column(r + c);
-      row_pairs.wide(two, blocks, columns, two_out);
-      put_two(r, kGgmlColumns);
-    }
-    if (r + 2 <= end) {
-      for (int c = 0; c < 2; ++c) columns[c] = column(r + c);
-      row_pairs.pair(two, blocks, columns, two_out);
-      put_two(r, 2);
-      r += 2;
-    }
-    for (; r < end; ++r) {
-      columns[0] = column(r);
-      row_pairs.one(two, blocks, columns, two_out);
-      put_two(r, 1);
-    }
+    });
   };
   // With the AVX-VNNI kernels and enough activation rows, each 8 weight rows
   // (16 with AVX-512 VNNI) are packed one per lane (ggml_lanes.h) once, in
