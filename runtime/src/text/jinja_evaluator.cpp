@@ -189,6 +189,10 @@ void Evaluator::execute_set(const Node& node, const ScopePtr& scope) {
       raise(node.line, "{% set %}",
             fmt::format("cannot assign the attribute `{}` of `{}`, a {} and not a namespace()",
                         node.attribute, node.targets[0], python_type_name(target)));
+    if (holds(value, target.as<NamespacePtr>().get()))
+      raise(node.line, "{% set %}",
+            fmt::format("`{}.{}` would hold the namespace itself (a reference cycle)",
+                        node.targets[0], node.attribute));
     target.as<NamespacePtr>()->attributes.set(node.attribute, std::move(value));
     return;
   }

@@ -279,7 +279,10 @@ Value list_method(const ListPtr& l, std::string_view name, Args args) {
   if (name == "append") {
     if (l->size() * sizeof(Value) >= kMaxBuiltValueBytes)
       problem("append() builds a list too large");
-    l->push_back(args.take(0, "object"));
+    Value item = args.take(0, "object");
+    if (holds(item, l.get()))
+      problem("append() would put the list inside itself (a reference cycle)");
+    l->push_back(std::move(item));
     return None{};
   }
   if (name == "index" || name == "count") {
@@ -326,7 +329,9 @@ std::optional<Value> method_of(const Value& receiver, std::string_view name) {
   } else {
     return std::nullopt;
   }
-  return Value(std::make_shared<Callable>(Callable{std::string(name), std::move(function)}));
+  // A list's or dict's method holds it: holds() must see through the method.
+  const Value bound = receiver.is_string() ? Value() : receiver;
+  return Value(std::make_shared<Callable>(Callable{std::string(name), std::move(function), bound}));
 }
 
 }  // namespace glmrt::text::jinja

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <unordered_set>
+#include <vector>
 
 #include "utf8.h"
 
@@ -295,6 +297,36 @@ bool carries_marks(const Value& value) {
   if (value.is<DictPtr>())
     for (const auto& [k, item] : value.as<DictPtr>()->items)
       if (carries_marks(item)) return true;
+  return false;
+}
+
+bool holds(const Value& value, const void* container) {
+  // Iterative, and each container once: shared sublists would otherwise be
+  // walked once per path to them.
+  std::vector<const Value*> pending{&value};
+  std::unordered_set<const void*> seen;
+  while (!pending.empty()) {
+    const Value& v = *pending.back();
+    pending.pop_back();
+    if (v.is<CallablePtr>()) {
+      pending.push_back(&v.as<CallablePtr>()->bound);
+      continue;
+    }
+    const std::vector<Value>* list = v.is<ListPtr>() ? v.as<ListPtr>().get() : nullptr;
+    const Dict* dict = v.is<DictPtr>()        ? v.as<DictPtr>().get()
+                       : v.is<NamespacePtr>() ? &v.as<NamespacePtr>()->attributes
+                                              : nullptr;
+    const void* at = v.is<NamespacePtr>() ? static_cast<const void*>(v.as<NamespacePtr>().get())
+                     : list               ? static_cast<const void*>(list)
+                                          : static_cast<const void*>(dict);
+    if (at == nullptr) continue;
+    if (at == container) return true;
+    if (!seen.insert(at).second) continue;
+    if (list)
+      for (const Value& item : *list) pending.push_back(&item);
+    else
+      for (const auto& [key, item] : dict->items) pending.push_back(&item);
+  }
   return false;
 }
 

@@ -54,10 +54,7 @@ struct Namespace {
 struct CallArguments;
 class Evaluator;
 using Function = std::function<Value(Evaluator&, CallArguments&)>;
-struct Callable {
-  std::string name;
-  Function function;
-};
+struct Callable;
 
 using ListPtr = std::shared_ptr<std::vector<Value>>;
 using DictPtr = std::shared_ptr<Dict>;
@@ -111,6 +108,19 @@ struct CallArguments {
   Value take(std::size_t index, std::string_view name) const;
   bool has(std::size_t index, std::string_view name) const;
 };
+
+struct Callable {
+  std::string name;
+  Function function;
+  /// What the function holds strongly (a bound method's list or dict), for
+  /// holds(): nothing else a callable captures can reach a container.
+  Value bound = {};
+};
+
+// Whether `value` holds `container` (a list, dict or namespace) at any
+// depth. Storing such a value into that container would make a reference
+// cycle, which shared ownership never frees: the template is refused instead.
+bool holds(const Value& value, const void* container);
 
 // Python's type name, as its error messages say it ("str", "NoneType", ...).
 std::string python_type_name(const Value& value);
